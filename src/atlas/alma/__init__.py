@@ -1,0 +1,47 @@
+"""ALMA: an evolutionary search for memory designs (LLM-written Python modules).
+
+    from atlas.alma import run, Archive
+    archive, trace_path = run(llm=llm, meta_llm=meta_llm, env="graphworld", iterations=5)
+    best = archive.best()
+    archive = Archive.load("runs/graphworld-…/archive.json").hydrate()
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from atlas.alma.archive import Archive, ArchiveEntry, TaskResult
+from atlas.alma.config import AlmaConfig
+
+__all__ = [
+    "AlmaConfig",
+    "Archive",
+    "ArchiveEntry",
+    "DebugAgent",
+    "DebugLog",
+    "Harness",
+    "MetaAgent",
+    "Search",
+    "TaskResult",
+    "arun",
+    "run",
+]
+
+_LAZY = {
+    "DebugAgent": "atlas.alma.debug_agent",
+    "DebugLog": "atlas.alma.debug_log",
+    "Harness": "atlas.alma.harness",
+    "MetaAgent": "atlas.alma.meta_agent",
+    "Search": "atlas.alma.loop",
+    "arun": "atlas.alma.loop",
+    "run": "atlas.alma.loop",
+}
+
+
+def __getattr__(name: str) -> Any:
+    # The loop pulls in the agent, environments and sandbox: import it only when asked for.
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'atlas.alma' has no attribute {name!r}")

@@ -1,0 +1,302 @@
+"""The evolutionary archive: every design tried, with its scores, lineage and where its logs are.
+
+Persistence is the run folder's ``archive.json`` (format in coord/CONTRACTS.md), written
+atomically; the previous good version is kept as ``archive.json.bak``. Sources live beside it in
+``designs/<id>.py`` (``source_path``); ``load`` reads the scores, ``hydrate`` reads the sources
+back and rebuilds each ``Design``. ``export`` writes one self-contained JSON with sources inline,
+which ``load`` also accepts.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Iterable, Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
+
+from atlas.alma.novelty import novelty_scores
+from atlas.alma.run_dir import atomic_write_text
+from atlas.errors import ArchiveError
+
+if TYPE_CHECKING:
+    from atlas.alma.design import Design
+
+ARCHIVE_VERSION = 1
+Origin = Literal["seed", "baseline", "meta", "host"]
+Status = Literal["ok", "invalid", "error"]
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat()
+
+
+def empty_usage() -> dict[str, Any]:
+    return {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0, "cost_usd": 0.0, "calls": 0}
+
+
+class TaskResult(BaseModel):
+    """One episode's outcome, as the archive keeps it."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    task_id: str
+    phase: Literal["collection", "deployment"] = "deployment"
+    success: bool = False
+    score: float = 0.0
+    steps: int = 0
+    label: str | None = None  # C1 / D3: the episode's tag in the runtime logs
+
+
+class ArchiveEntry(BaseModel):
+    """One design in the archive. Scores are None for designs that never ran (status != "ok")."""
+
+    model_config = ConfigDict(extra="ignore", validate_assignment=True)
+
+    id: str
+    name: str
+    origin: Origin = "meta"
+    generation: int = 0
+    parent_ids: list[str] = Field(default_factory=list)
+    source_path: str | None = None
+    status: Status = "ok"
+    errors: list[str] = Field(default_factory=list)
+    collection_score: float | None = None
+    deployment_score: float | None = None
+    normalized_score: float | None = None
+    per_task: list[TaskResult] = Field(default_factory=list)
+    novelty: float | None = None
+    times_sampled: int = 0
+    critique: str | None = None
+    logs_dir: str | None = None
+    usage: dict[str, Any] = Field(default_factory=empty_usage)
+    created_at: str = Field(default_factory=_now)
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+    _source: str | None = PrivateAttr(default=None)
+    _design: Any = PrivateAttr(default=None)
+
+    @property
+    def source(self) -> str | None:
+        """The design's source, once known (set at creation, or read back by ``hydrate``)."""
+        return self._source
+
+    @source.setter
+    def source(self, value: str | None) -> None:
+        self._source = value
+        self._design = None
+
+    @property
+    def design(self) -> Design:
+        """The ``Design`` object (needs the source: call ``Archive.hydrate`` after ``load``)."""
+        if self._design is None:
+            if self._source is None:
+                raise ArchiveError(f"entry {self.id} has no source loaded: call Archive.hydrate() first")
+            from atlas.alma.design import Design
+
+            self._design = Design(
+                id=self.id,
+                name=self.name,
+                source=self._source,
+                parent_ids=list(self.parent_ids),
+                origin=self.origin,
+                metadata={"generation": self.generation},
+            )
+        return self._design
+
+    @property
+    def scored(self) -> bool:
+        return self.status == "ok" and self.normalized_score is not None
+
+    def to_json_dict(self, *, with_source: bool = False) -> dict[str, Any]:
+        d = self.model_dump(mode="json")
+        if with_source:
+            d["source"] = self._source
+        return d
+
+
+class Archive:
+    """Designs tried so far, the no-memory baseline and the iteration records."""
+
+    def __init__(self, path: str | Path | None = None) -> None:
+        self.path: Path | None = Path(path) if path is not None else None
+        self.entries: list[ArchiveEntry] = []
+        self.baseline: dict[str, Any] | None = None
+        self.iterations: list[dict[str, Any]] = []
+
+    # ---- collection-like ------------------------------------------------------------------------
+    def __len__(self) -> int:
+        return len(self.entries)
+
+    def __iter__(self) -> Iterator[ArchiveEntry]:
+        return iter(self.entries)
+
+    def __contains__(self, design_id: object) -> bool:
+        return any(e.id == design_id for e in self.entries)
+
+    def get(self, design_id: str) -> ArchiveEntry:
+        for e in self.entries:
+            if e.id == design_id:
+                return e
+        raise KeyError(design_id)
+
+    def find(self, *, name: str | None = None, origin: str | None = None) -> list[ArchiveEntry]:
+        return [e for e in self.entries if (name is None or e.name == name) and (origin is None or e.origin == origin)]
+
+    def next_id(self) -> str:
+        """``d-0001``, ``d-0002``, … in insertion order (deterministic, so resumed runs match)."""
+        return f"d-{len(self.entries) + 1:04d}"
+
+    def add(self, entry: ArchiveEntry, source: str | None = None) -> ArchiveEntry:
+        if entry.id in self:
+            raise ArchiveError(f"duplicate archive entry {entry.id}")
+        if source is not None:
+            entry.source = source
+        self.entries.append(entry)
+        self.refresh_novelty()
+        return entry
+
+    # ---- selection ------------------------------------------------------------------------------
+    def scored(self) -> list[ArchiveEntry]:
+        """Entries with scores: the ones that can be parents."""
+        return [e for e in self.entries if e.scored]
+
+    def best(self, *, origin: str | None = None) -> ArchiveEntry | None:
+        """Highest normalized score (ties: higher deployment score, then the earlier entry)."""
+        cands = [e for e in self.scored() if origin is None or e.origin == origin]
+        if not cands:
+            return None
+        order = {e.id: i for i, e in enumerate(self.entries)}
+        return max(cands, key=lambda e: (e.normalized_score, e.deployment_score or 0.0, -order[e.id]))
+
+    def refresh_novelty(self) -> None:
+        """Recompute every entry's novelty against the others (entries whose source is known)."""
+        sources = {e.id: e.source for e in self.entries if e.source is not None and e.status != "invalid"}
+        for eid, nov in novelty_scores(sources).items():
+            self.get(eid).novelty = round(nov, 6)
+
+    # ---- persistence ----------------------------------------------------------------------------
+    def to_dict(self, *, with_sources: bool = False) -> dict[str, Any]:
+        return {
+            "version": ARCHIVE_VERSION,
+            "baseline": self.baseline,
+            "entries": [e.to_json_dict(with_source=with_sources) for e in self.entries],
+            "iterations": self.iterations,
+        }
+
+    def save(self, path: str | Path | None = None) -> Path:
+        """Write archive.json atomically (the old one is kept as ``.bak``) and any design source
+        not yet on disk under ``designs/``."""
+        target = Path(path) if path is not None else self.path
+        if target is None:
+            raise ArchiveError("Archive.save needs a path (none given and none loaded)")
+        self.path = target
+        root = target.parent
+        for e in self.entries:
+            if e.source is None:
+                continue
+            if e.source_path is None:
+                e.source_path = f"designs/{e.id}.py"
+            src_file = root / e.source_path
+            if not src_file.exists() or src_file.read_text(encoding="utf-8") != e.source:
+                atomic_write_text(src_file, e.source)
+        text = json.dumps(self.to_dict(), indent=2, ensure_ascii=False) + "\n"
+        if target.exists():
+            shutil.copy2(target, target.with_name(target.name + ".bak"))
+        atomic_write_text(target, text)
+        return target
+
+    def export(self, path: str | Path) -> Path:
+        """One self-contained JSON with every source inline (needs hydrated sources)."""
+        missing = [e.id for e in self.entries if e.source is None and e.source_path]
+        if missing:
+            self.hydrate()
+        target = Path(path)
+        atomic_write_text(target, json.dumps(self.to_dict(with_sources=True), indent=2, ensure_ascii=False) + "\n")
+        return target
+
+    @classmethod
+    def from_dict(cls, data: Any, *, path: Path | None = None) -> Archive:
+        where = str(path) if path else "archive data"
+        if not isinstance(data, dict) or "entries" not in data:
+            raise ArchiveError(f"{where} is not an ALMA archive (no 'entries')")
+        if data.get("version") != ARCHIVE_VERSION:
+            raise ArchiveError(f"{where}: unsupported archive version {data.get('version')!r}")
+        arch = cls(path)
+        arch.baseline = data.get("baseline")
+        arch.iterations = list(data.get("iterations") or [])
+        try:
+            for raw in data["entries"]:
+                entry = ArchiveEntry.model_validate(raw)
+                if isinstance(raw, dict) and isinstance(raw.get("source"), str):
+                    entry.source = raw["source"]
+                arch.entries.append(entry)
+        except ValidationError as exc:
+            raise ArchiveError(f"{where}: invalid entry: {exc}") from exc
+        ids = [e.id for e in arch.entries]
+        if len(ids) != len(set(ids)):
+            raise ArchiveError(f"{where}: duplicate entry ids")
+        return arch
+
+    @classmethod
+    def load(cls, path: str | Path) -> Archive:
+        """Read an archive.json (or a run folder holding one, or an export file)."""
+        p = Path(path)
+        if p.is_dir():
+            p = p / "archive.json"
+        if not p.exists():
+            raise ArchiveError(f"no archive at {p}")
+        try:
+            data = json.loads(p.read_text(encoding="utf-8"))
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            bak = p.with_name(p.name + ".bak")
+            hint = (f"; the previous good version is kept at {bak} (copy it over {p.name} to recover)"
+                    if bak.exists() else "; no backup (.bak) exists")
+            raise ArchiveError(f"{p} is corrupt ({exc}){hint}") from exc
+        except OSError as exc:
+            raise ArchiveError(f"cannot read {p}: {exc}") from exc
+        return cls.from_dict(data, path=p)
+
+    def hydrate(self) -> Archive:
+        """Read every entry's source back (from ``designs/<id>.py``) so ``entry.design`` works and
+        novelty can be computed; returns self."""
+        root = self.path.parent if self.path is not None else Path(".")
+        for e in self.entries:
+            if e.source is not None or e.source_path is None:
+                continue
+            f = root / e.source_path
+            try:
+                e.source = f.read_text(encoding="utf-8")
+            except OSError as exc:
+                raise ArchiveError(f"cannot read the source of {e.id} at {f}: {exc}") from exc
+        self.refresh_novelty()
+        return self
+
+    # ---- presentation ---------------------------------------------------------------------------
+    def table(self) -> list[dict[str, Any]]:
+        """Rows for a results table, in archive order."""
+        return [
+            {
+                "id": e.id,
+                "name": e.name,
+                "origin": e.origin,
+                "generation": e.generation,
+                "status": e.status,
+                "collection": e.collection_score,
+                "deployment": e.deployment_score,
+                "normalized": e.normalized_score,
+                "novelty": e.novelty,
+                "sampled": e.times_sampled,
+            }
+            for e in self.entries
+        ]
+
+    def extend(self, entries: Iterable[ArchiveEntry]) -> None:
+        for e in entries:
+            self.add(e)
+
+
+__all__ = ["ARCHIVE_VERSION", "Archive", "ArchiveEntry", "TaskResult", "empty_usage"]

@@ -1,0 +1,127 @@
+"""The settings of one ALMA search (what `atlas run` flags map to), validated at construction.
+
+``config.json`` in the run folder is this model dumped; ``--resume`` loads it back, so a resumed
+run uses exactly the settings it started with.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from atlas.errors import ConfigError
+
+# Deployment task seeds are offset by multiples of this from the run seed, far from the collection
+# seeds (collection uses seed, seed+1, ...); the harness also asserts that the two sets never meet.
+DEPLOY_SEED_STRIDE = 10_007
+
+
+class AlmaConfig(BaseModel):
+    """Settings of one search. ``family=None`` with ``use_family=True`` means "family = seed"."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    env: str = "graphworld"
+    iterations: int = Field(5, ge=0)
+    episodes: int = Field(3, ge=1)
+    rooms: int = Field(8, ge=2)
+    seed: int = 42
+    family: int | None = None
+    use_family: bool = True
+    deploy_seeds: int = Field(3, ge=1)
+    model: str | None = None
+    meta_model: str | None = None
+    embed_model: str | None = None  # None → the local MiniLM embedder
+    no_embed: bool = False  # n-gram embedder, no model at all
+    trace: bool = True
+    quiet: bool = False
+    alfworld_data: str | None = None
+    concurrency: int = Field(4, ge=1)
+    parents: int = Field(2, ge=1)  # parents sampled per iteration
+    meta_turns: int = Field(3, ge=1)  # MetaAgent write → check → smoke → fix rounds
+    debug_turns: int = Field(6, ge=1)  # DebugAgent grep turns
+    max_turns: int | None = None  # task agent turns (None: the agent's default)
+    smoke_episodes: int = Field(2, ge=1)
+    baselines: list[str] | None = None  # library baselines seeded into the archive (None: all)
+    env_params: dict[str, Any] = Field(default_factory=dict)  # extra environment parameters
+
+    @model_validator(mode="after")
+    def _check(self) -> AlmaConfig:
+        if self.no_embed and self.embed_model:
+            raise ValueError("--no-embed and --embed-model are mutually exclusive")
+        return self
+
+    # ---- derived values ---------------------------------------------------------------------
+
+    @property
+    def family_seed(self) -> int | None:
+        """The family seed tasks share (None when family mode is off)."""
+        if not self.use_family:
+            return None
+        return self.seed if self.family is None else self.family
+
+    @property
+    def embedder_name(self) -> str | None:
+        """What ``make_embedder`` is given."""
+        return "ngram" if self.no_embed else self.embed_model
+
+    def env_kwargs(self) -> dict[str, Any]:
+        """Parameters for ``get_env(self.env, **kwargs)``."""
+        kwargs: dict[str, Any] = dict(self.env_params)
+        if self.env == "graphworld":
+            kwargs.setdefault("rooms", self.rooms)
+        if self.env == "alfworld" and self.alfworld_data:
+            kwargs.setdefault("data_dir", self.alfworld_data)
+        return kwargs
+
+    def collection_seed(self) -> int:
+        return self.seed
+
+    def deployment_seeds(self) -> list[int]:
+        return [self.seed + DEPLOY_SEED_STRIDE * k for k in range(1, self.deploy_seeds + 1)]
+
+    def evaluation_key(self, task_model: str) -> str:
+        """Hash of everything that decides a design's tasks and how they are played: the key of
+        the no-memory baseline cache."""
+        payload = {
+            "env": self.env,
+            "env_kwargs": self.env_kwargs(),
+            "episodes": self.episodes,
+            "seed": self.seed,
+            "family": self.family_seed,
+            "deploy_seeds": self.deploy_seeds,
+            "max_turns": self.max_turns,
+            "model": task_model,
+        }
+        blob = json.dumps(payload, sort_keys=True, default=str)
+        return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+    # ---- persistence ------------------------------------------------------------------------
+
+    def save(self, path: str | Path) -> None:
+        Path(path).write_text(self.model_dump_json(indent=2) + "\n", encoding="utf-8")
+
+    @classmethod
+    def load(cls, path: str | Path) -> AlmaConfig:
+        p = Path(path)
+        if not p.exists():
+            raise ConfigError(f"no config file at {p}")
+        try:
+            data = json.loads(p.read_text(encoding="utf-8"))
+        except json.JSONDecodeError as exc:
+            raise ConfigError(f"{p} is not valid JSON: {exc}") from exc
+        # config.json carries a few run facts beside the settings (resolved model names, ...).
+        fields = {k: v for k, v in data.items() if k in cls.model_fields}
+        try:
+            return cls.model_validate(fields)
+        except ValueError as exc:
+            raise ConfigError(f"{p}: invalid settings: {exc}") from exc
+
+
+EnvName = Literal["graphworld", "alfworld", "textworld"]
+
+__all__ = ["DEPLOY_SEED_STRIDE", "AlmaConfig", "EnvName"]

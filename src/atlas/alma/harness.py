@@ -1,0 +1,313 @@
+"""The memory harness: evaluates one design on an environment.
+
+Collection — tasks in order; for each, ``recall`` → ``TaskAgent.run(advice)`` → ``update``; the
+memory grows. Deployment — unseen tasks (same family, different seeds) run concurrently against
+one frozen memory; their mean score is the design's fitness, normalized by the no-memory baseline
+on the same tasks. Every ``update``/``recall`` call's runtime log (a ``CallLog``) is kept per
+episode, tagged with the episode label (C1… for collection, D1… for deployment).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from atlas.alma.archive import TaskResult, empty_usage
+from atlas.core.types import Task, Trajectory
+from atlas.envs.views import episode_view, task_view
+from atlas.errors import ConfigError, SandboxError
+from atlas.protocols.env import Environment
+
+if TYPE_CHECKING:
+    from atlas.alma.design import Design
+
+MAX_ADVICE_CHARS = 4000  # advice kept per episode record (the agent saw all of it)
+
+
+def add_usage(total: dict[str, Any], part: dict[str, Any] | None) -> dict[str, Any]:
+    """Add a Usage.to_dict()-shaped dict into ``total`` (in place) and return it."""
+    if part:
+        for k in ("prompt_tokens", "completion_tokens", "total_tokens", "calls"):
+            total[k] = int(total.get(k, 0)) + int(part.get(k, 0) or 0)
+        total["cost_usd"] = round(float(total.get("cost_usd", 0.0)) + float(part.get("cost_usd", 0.0) or 0.0), 6)
+    return total
+
+
+@dataclass
+class EpisodeRecord:
+    """One episode as the harness saw it: outcome, the advice given, the agent's actions and the
+    design's runtime logs (CallLog dicts) for this episode."""
+
+    label: str
+    phase: str  # "collection" | "deployment"
+    task_id: str
+    goal: str
+    success: bool
+    score: float
+    steps: int
+    advice: str = ""
+    actions: list[dict[str, Any]] = field(default_factory=list)  # {"action": str, "error": str|None}
+    calls: list[dict[str, Any]] = field(default_factory=list)
+    turns: int = 0
+    invalid_actions: int = 0
+    usage: dict[str, Any] = field(default_factory=empty_usage)
+    duration_s: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d.pop("calls")  # written to calls.jsonl
+        return d
+
+    def task_result(self) -> TaskResult:
+        return TaskResult(task_id=self.task_id, phase=self.phase, success=self.success, score=self.score,
+                          steps=self.steps, label=self.label)
+
+
+@dataclass
+class Evaluation:
+    """Everything one design evaluation produced (scores, episodes, logs, store summary)."""
+
+    design_id: str
+    name: str
+    status: str = "ok"  # "ok" | "error" (the sandbox itself failed)
+    errors: list[str] = field(default_factory=list)
+    collection: list[EpisodeRecord] = field(default_factory=list)
+    deployment: list[EpisodeRecord] = field(default_factory=list)
+    stores: dict[str, Any] = field(default_factory=dict)  # summary of the stores after collection
+    protections: dict[str, Any] = field(default_factory=dict)
+    duration_s: float = 0.0
+
+    @property
+    def collection_score(self) -> float | None:
+        return _mean([e.score for e in self.collection])
+
+    @property
+    def deployment_score(self) -> float | None:
+        return _mean([e.score for e in self.deployment])
+
+    @property
+    def episodes(self) -> list[EpisodeRecord]:
+        return [*self.collection, *self.deployment]
+
+    def per_task(self) -> list[TaskResult]:
+        return [e.task_result() for e in self.episodes]
+
+    def calls(self) -> list[dict[str, Any]]:
+        return [c for e in self.episodes for c in e.calls]
+
+    def usage(self) -> dict[str, Any]:
+        total = empty_usage()
+        for e in self.episodes:
+            add_usage(total, e.usage)
+        return total
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form (the baseline cache stores it); calls included."""
+        return {
+            "design_id": self.design_id,
+            "name": self.name,
+            "status": self.status,
+            "errors": self.errors,
+            "stores": self.stores,
+            "protections": self.protections,
+            "duration_s": self.duration_s,
+            "episodes": [{**e.to_dict(), "calls": e.calls} for e in self.episodes],
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Evaluation:
+        ev = cls(design_id=d["design_id"], name=d["name"], status=d.get("status", "ok"),
+                 errors=list(d.get("errors", [])), stores=d.get("stores", {}),
+                 protections=d.get("protections", {}), duration_s=float(d.get("duration_s", 0.0)))
+        for raw in d.get("episodes", []):
+            rec = EpisodeRecord(**{k: v for k, v in raw.items() if k in EpisodeRecord.__dataclass_fields__})
+            (ev.collection if rec.phase == "collection" else ev.deployment).append(rec)
+        return ev
+
+
+def _mean(xs: list[float]) -> float | None:
+    return round(sum(xs) / len(xs), 6) if xs else None
+
+
+def _call_dict(log: Any, label: str) -> dict[str, Any]:
+    d = log.to_dict() if hasattr(log, "to_dict") else dict(log)
+    d["episode"] = label
+    return d
+
+
+def _actions(traj: Trajectory) -> list[dict[str, Any]]:
+    return [{"action": s.action, "error": s.error} for s in traj.steps]
+
+
+def summarize_snapshot(snapshot: dict[str, Any]) -> dict[str, Any]:
+    """A small, JSON-safe description of a design's stores from ``DesignRunner.snapshot()``:
+    memory keys and size, vector items per collection, graph size (and a host adapter's keys)."""
+    out: dict[str, Any] = {}
+    memory = snapshot.get("memory")
+    if isinstance(memory, dict):
+        out["memory_keys"] = {str(k): _shape(v) for k, v in list(memory.items())[:30]}
+        out["memory_bytes"] = len(json.dumps(memory, default=str))
+    tools = snapshot.get("tools") or {}
+    vectors = tools.get("vectors") or {}
+    per = {str(name): len(v.get("ids") or []) for name, v in vectors.items() if isinstance(v, dict)}
+    out["vector_items"] = sum(per.values())
+    if per:
+        out["collections"] = per
+    graph = tools.get("graph") or {}
+    out["graph_nodes"] = len(graph.get("nodes") or [])
+    out["graph_edges"] = len(graph.get("edges") or [])
+    host = snapshot.get("host")
+    if isinstance(host, dict):
+        out["host_state"] = {str(k): _shape(v) for k, v in list(host.items())[:20]}
+    return out
+
+
+def _shape(v: Any) -> str:
+    if isinstance(v, dict):
+        return f"dict[{len(v)}]"
+    if isinstance(v, list):
+        return f"list[{len(v)}]"
+    if isinstance(v, str):
+        return f"str[{len(v)}]"
+    return type(v).__name__
+
+
+class Harness:
+    """Runs designs on an environment with a task agent.
+
+    ``agent`` is a ``TaskAgent`` (anything with ``async run(env, task, advice) -> Trajectory``);
+    ``design_llm`` backs the designs' ``summarize``/``analyze`` tools; ``concurrency`` bounds the
+    deployment episodes in flight. ``on_episode`` is called after every episode (progress bars).
+    """
+
+    def __init__(
+        self,
+        env: Environment,
+        agent: Any,
+        *,
+        embedder: Any,
+        design_llm: Any,
+        concurrency: int = 4,
+        pool: Any = None,
+        limits: Any = None,
+        on_episode: Callable[[EpisodeRecord], None] | None = None,
+    ) -> None:
+        self.env = env
+        self.agent = agent
+        self.embedder = embedder
+        self.design_llm = design_llm
+        self.concurrency = max(1, int(concurrency))
+        self.pool = pool
+        self.limits = limits
+        self.on_episode = on_episode
+
+    # ---- one episode ---------------------------------------------------------------------------
+    async def _episode(self, runner: Any, task: Task, label: str, phase: str, *, learn: bool) -> EpisodeRecord:
+        t0 = time.perf_counter()
+        env = self.env.clone()
+        first = await asyncio.to_thread(env.reset, task)
+        advice, recall_log = await runner.recall(task_view(env, task, first), label=label)
+        advice = advice or ""
+        traj: Trajectory = await self.agent.run(env, task, advice=advice)
+        calls = [_call_dict(recall_log, label)]
+        if learn:
+            update_log = await runner.update(episode_view(env, traj), label=label)
+            calls.append(_call_dict(update_log, label))
+        meta = traj.metadata
+        rec = EpisodeRecord(
+            label=label,
+            phase=phase,
+            task_id=task.id,
+            goal=env.format_goal(task),
+            success=bool(traj.success),
+            score=round(float(traj.score), 6),
+            steps=int(meta.get("steps_taken", len(traj.steps))),
+            advice=advice[:MAX_ADVICE_CHARS],
+            actions=_actions(traj),
+            calls=calls,
+            turns=int(meta.get("turns", 0) or 0),
+            invalid_actions=int(meta.get("invalid_actions", 0) or 0),
+            usage=add_usage(empty_usage(), meta.get("usage")),
+            duration_s=round(time.perf_counter() - t0, 4),
+        )
+        if self.on_episode is not None:
+            self.on_episode(rec)
+        return rec
+
+    # ---- phases --------------------------------------------------------------------------------
+    async def collect(self, runner: Any, tasks: list[Task]) -> list[EpisodeRecord]:
+        """Sequential: each episode's ``update`` must land before the next ``recall``."""
+        return [await self._episode(runner, t, f"C{i}", "collection", learn=True) for i, t in enumerate(tasks, 1)]
+
+    async def deploy(self, runner: Any, tasks: list[Task]) -> list[EpisodeRecord]:
+        """Concurrent (at most ``concurrency`` at once) against the runner's frozen memory."""
+        sem = asyncio.Semaphore(self.concurrency)
+
+        async def one(i: int, t: Task) -> EpisodeRecord:
+            async with sem:
+                return await self._episode(runner, t, f"D{i}", "deployment", learn=False)
+
+        return list(await asyncio.gather(*(one(i, t) for i, t in enumerate(tasks, 1))))
+
+    async def evaluate(self, design: Design, collection_tasks: list[Task], deployment_tasks: list[Task]) -> Evaluation:
+        """Collection then deployment. A design that crashes gets logs and scores (its recall
+        returns ""); only a sandbox that cannot run at all gives ``status == "error"``."""
+        from atlas.alma.runner import DesignRunner
+
+        check_disjoint(collection_tasks, deployment_tasks)
+        t0 = time.perf_counter()
+        ev = Evaluation(design_id=design.id, name=design.name)
+        runner = None
+        try:
+            runner = DesignRunner(design, embedder=self.embedder, llm=self.design_llm, pool=self.pool,
+                                  limits=self.limits)
+            ev.collection = await self.collect(runner, collection_tasks)
+            ev.stores = summarize_snapshot(runner.snapshot())
+            runner.freeze()
+            ev.deployment = await self.deploy(runner, deployment_tasks)
+            ev.protections = dict(getattr(runner, "protections", {}) or {})
+        except SandboxError as exc:
+            ev.status = "error"
+            ev.errors.append(f"sandbox failure: {exc}")
+        finally:
+            if runner is not None:
+                await runner.aclose()
+        ev.duration_s = round(time.perf_counter() - t0, 3)
+        return ev
+
+
+def _seeds(tasks: list[Task]) -> set[Any]:
+    return {t.metadata.get("seed", t.id) for t in tasks}
+
+
+def check_disjoint(collection: list[Task], deployment: list[Task]) -> None:
+    """Collection and deployment must never share a task (seed or id): deployment measures
+    generalization to unseen tasks."""
+    overlap = _seeds(collection) & _seeds(deployment)
+    ids = {t.id for t in collection} & {t.id for t in deployment}
+    if overlap or ids:
+        raise ConfigError(f"collection and deployment tasks overlap: seeds {sorted(map(str, overlap))}, "
+                          f"ids {sorted(ids)}")
+
+
+def make_tasks(env: Environment, *, episodes: int, seed: int, family: int | None,
+               deployment_seeds: list[int]) -> tuple[list[Task], list[Task]]:
+    """Collection tasks (``episodes`` from ``seed``) and deployment tasks (``episodes`` from each
+    deployment seed), all in one family when ``family`` is set; never overlapping."""
+
+    def gen(s: int) -> list[Task]:
+        if family is None:
+            return env.generate_tasks(episodes, s)
+        return env.generate_family_tasks(episodes, family, s)
+
+    collection = gen(seed)
+    deployment = [t for s in deployment_seeds for t in gen(s)]
+    check_disjoint(collection, deployment)
+    return collection, deployment
+
+
+__all__ = ["EpisodeRecord", "Evaluation", "Harness", "add_usage", "check_disjoint", "make_tasks", "summarize_snapshot"]

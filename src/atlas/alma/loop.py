@@ -1,0 +1,663 @@
+"""The ALMA loop: baseline → seeds → iterations (sample parents → debug → generate → collect →
+deploy → archive), with telemetry, progress and a run folder that can be resumed.
+
+Determinism for resume: each iteration's randomness is a pure function of (seed, generation), the
+archive (with ``times_sampled``) is saved atomically after every design, and the DebugAgent reads
+the parents' logs from the run folder — so a run killed between iterations and resumed produces
+the same archive as one that never stopped (given deterministic models).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from atlas.alma.archive import Archive, ArchiveEntry, empty_usage
+from atlas.alma.config import AlmaConfig
+from atlas.alma.debug_agent import DebugAgent
+from atlas.alma.debug_log import DebugLog, DesignLogs, render_design
+from atlas.alma.harness import Evaluation, Harness, add_usage, make_tasks
+from atlas.alma.meta_agent import MetaAgent
+from atlas.alma.prompts import fmt
+from atlas.alma.run_dir import RunDir, atomic_write_text
+from atlas.alma.sampling import sample_parents, seeded_rng
+from atlas.errors import ConfigError
+from atlas.trace.writer import TraceWriter
+
+Callback = Callable[[str, dict[str, Any]], Any]
+
+NO_MEMORY_NAME = "no_memory"
+NO_MEMORY_SOURCE = '''"""No memory: stores nothing, advises nothing (the baseline every score is measured against)."""
+
+
+def update(memory, episode, tools):
+    return None
+
+
+def recall(memory, task, tools):
+    return ""
+'''
+
+
+def _usage_of(client: Any) -> dict[str, Any]:
+    u = getattr(client, "usage", None)
+    return u.to_dict() if u is not None and hasattr(u, "to_dict") else empty_usage()
+
+
+def _delta(after: dict[str, Any], before: dict[str, Any]) -> dict[str, Any]:
+    out = {k: after.get(k, 0) - before.get(k, 0) for k in ("prompt_tokens", "completion_tokens", "total_tokens", "calls")}
+    out["cost_usd"] = round(float(after.get("cost_usd", 0.0)) - float(before.get("cost_usd", 0.0)), 6)
+    return out
+
+
+def default_cache_dir() -> Path:
+    import os
+
+    root = os.environ.get("ATLAS_CACHE_DIR") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "atlas")
+    return Path(root) / "baselines"
+
+
+class Progress:
+    """Rich progress bars (iterations, episodes) and per-design lines; silent when quiet."""
+
+    def __init__(self, quiet: bool, console: Any = None) -> None:
+        self.quiet = quiet
+        self._bar: Any = None
+        self._it: Any = None
+        self._ep: Any = None
+        self.console = console
+        if quiet:
+            return
+        from rich.console import Console
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress as RichProgress, TextColumn, TimeElapsedColumn
+
+        self.console = console or Console(stderr=True)
+        self._bar = RichProgress(TextColumn("{task.description:<28}"), BarColumn(), MofNCompleteColumn(),
+                                 TimeElapsedColumn(), console=self.console, transient=True)
+
+    def start(self, iterations: int) -> None:
+        if self._bar is None:
+            return
+        self._bar.start()
+        self._it = self._bar.add_task("iterations", total=max(iterations, 1))
+        self._ep = self._bar.add_task("episodes", total=1)
+
+    def design(self, name: str, episodes: int) -> None:
+        if self._bar is not None:
+            self._bar.update(self._ep, description=f"episodes · {name[:17]}", total=episodes, completed=0)
+
+    def episode(self, _rec: Any = None) -> None:
+        if self._bar is not None:
+            self._bar.advance(self._ep)
+
+    def iteration_done(self) -> None:
+        if self._bar is not None:
+            self._bar.advance(self._it)
+
+    def line(self, text: str) -> None:
+        if self.quiet or self.console is None:
+            return
+        self.console.print(text, highlight=False, markup=False)
+
+    def stop(self) -> None:
+        if self._bar is not None:
+            self._bar.stop()
+
+
+class Search:
+    """One ALMA search over a run folder. Build with collaborators, then ``await arun()``.
+
+    ``llm`` plays the tasks (and backs designs' summarize/analyze tools); ``meta_llm`` writes
+    designs; ``debug_llm`` (default ``meta_llm``) analyzes logs. ``callbacks`` receive every
+    telemetry event ``(event, fields)``; an exception raised by one stops the run (the archive is
+    already saved, so ``--resume`` continues from there).
+    """
+
+    def __init__(
+        self,
+        config: AlmaConfig,
+        *,
+        llm: Any,
+        meta_llm: Any = None,
+        debug_llm: Any = None,
+        run_dir: RunDir,
+        env: Any = None,
+        embedder: Any = None,
+        agent: Any = None,
+        trace: bool | str | Path = True,
+        callbacks: list[Callback] | None = None,
+        console: Any = None,
+        pool: Any = None,
+        limits: Any = None,
+        baseline_cache: Path | None | bool = None,
+        run_facts: dict[str, Any] | None = None,
+    ) -> None:
+        self.config = config
+        self.llm = llm
+        self.meta_llm = meta_llm or llm
+        self.debug_llm = debug_llm or self.meta_llm
+        self.run_dir = run_dir
+        self.env = env
+        self.embedder = embedder
+        self.agent = agent
+        self.callbacks = list(callbacks or [])
+        self.pool = pool
+        self._owns_pool = pool is None
+        self.limits = limits
+        self.progress = Progress(config.quiet, console)
+        self.run_facts = dict(run_facts or {})
+        if trace is True:
+            self.trace_path: Path | None = run_dir.trace_path
+        elif trace:
+            self.trace_path = Path(trace)
+        else:
+            self.trace_path = None
+        self._trace: TraceWriter | None = None
+        if baseline_cache is False:
+            self.baseline_cache: Path | None = None
+        elif baseline_cache is None or baseline_cache is True:
+            # Scripted doubles carry their behaviour in code, so their results are not cacheable.
+            self.baseline_cache = None if getattr(llm, "model", "") == "scripted" else default_cache_dir()
+        else:
+            self.baseline_cache = Path(baseline_cache)
+        self.archive = Archive(run_dir.archive_path)
+        self.collection_tasks: list[Any] = []
+        self.deployment_tasks: list[Any] = []
+        self.harness: Harness | None = None
+
+    # ---- telemetry -----------------------------------------------------------------------------
+    def emit(self, event: str, **fields: Any) -> None:
+        if self._trace is not None:
+            self._trace.emit(event, **fields)
+        for cb in self.callbacks:
+            cb(event, dict(fields))
+
+    def _clients(self) -> list[Any]:
+        seen: dict[int, Any] = {}
+        for c in (self.llm, self.meta_llm, self.debug_llm):
+            if c is not None:
+                seen.setdefault(id(c), c)
+        return list(seen.values())
+
+    def _usage_now(self) -> dict[str, Any]:
+        total = empty_usage()
+        for c in self._clients():
+            add_usage(total, _usage_of(c))
+        return total
+
+    # ---- setup ---------------------------------------------------------------------------------
+    def _setup(self, resume: bool) -> None:
+        cfg = self.config
+        if self.env is None:
+            from atlas.envs.registry import get_env
+
+            kwargs = cfg.env_kwargs()
+            if cfg.env == "graphworld":
+                kwargs.setdefault("family_mode", cfg.use_family)
+            self.env = get_env(cfg.env, **kwargs)
+        if self.embedder is None:
+            from atlas.infra.embeddings import make_embedder
+
+            self.embedder = make_embedder(cfg.embedder_name)
+        if self.agent is None:
+            from atlas.agent import TaskAgent
+
+            self.agent = TaskAgent(self.llm, max_turns=cfg.max_turns)
+        if self.pool is None:
+            from atlas.alma.sandbox.pool import SandboxLimits, WorkerPool
+
+            # One pool for the whole search: warm workers are reused across designs.
+            self.pool = WorkerPool(self.limits or SandboxLimits(), max_workers=max(2, cfg.concurrency))
+        self.collection_tasks, self.deployment_tasks = make_tasks(
+            self.env, episodes=cfg.episodes, seed=cfg.collection_seed(), family=cfg.family_seed,
+            deployment_seeds=cfg.deployment_seeds())
+        self.harness = Harness(self.env, self.agent, embedder=self.embedder, design_llm=self.llm,
+                               concurrency=cfg.concurrency, pool=self.pool, limits=self.limits,
+                               on_episode=self.progress.episode)
+        if resume and self.run_dir.archive_path.exists():
+            self.archive = Archive.load(self.run_dir.archive_path).hydrate()
+        else:
+            facts = {
+                **cfg.model_dump(),
+                **self.run_facts,
+                "task_model": getattr(self.llm, "model", None),
+                "meta_model_resolved": getattr(self.meta_llm, "model", None),
+                "embedder": getattr(self.embedder, "name", None),
+                "evaluation_key": cfg.evaluation_key(getattr(self.llm, "model", "")),
+                "collection_tasks": [t.id for t in self.collection_tasks],
+                "deployment_tasks": [t.id for t in self.deployment_tasks],
+                "created_at": datetime.now(UTC).isoformat(),
+            }
+            self.run_dir.write_config(facts)
+        if self.trace_path is not None:
+            self._trace = TraceWriter(self.trace_path)
+
+    # ---- evaluation + bookkeeping --------------------------------------------------------------
+    async def _evaluate(self, design: Any) -> Evaluation:
+        assert self.harness is not None
+        self.progress.design(design.name, len(self.collection_tasks) + len(self.deployment_tasks))
+        return await self.harness.evaluate(design, self.collection_tasks, self.deployment_tasks)
+
+    def _write_logs(self, entry: ArchiveEntry, ev: Evaluation) -> None:
+        episodes = [e.to_dict() for e in ev.episodes]
+        calls = ev.calls()
+        text = render_design(DesignLogs(entry=entry.model_dump(mode="json"), episodes=episodes, calls=calls,
+                                        stores=ev.stores))
+        entry.logs_dir = self.run_dir.write_logs(
+            entry.id, calls=calls, episodes=episodes, debug_log=text,
+            extra={"status": ev.status, "errors": ev.errors, "stores": ev.stores, "protections": ev.protections,
+                   "duration_s": ev.duration_s},
+        )
+
+    def _entry(self, ev: Evaluation, *, design: Any, generation: int, critique: str | None = None,
+               metadata: dict[str, Any] | None = None) -> ArchiveEntry:
+        baseline = (self.archive.baseline or {}).get("score")
+        ok = ev.status == "ok"
+        dep = ev.deployment_score if ok else None
+        entry = ArchiveEntry(
+            id=design.id, name=design.name, origin=design.origin, generation=generation,
+            parent_ids=list(design.parent_ids), status=ev.status, errors=list(ev.errors),
+            collection_score=ev.collection_score if ok else None, deployment_score=dep,
+            normalized_score=(round(dep - baseline, 6) if dep is not None and baseline is not None else None),
+            per_task=ev.per_task(), critique=critique, metadata=dict(metadata or {}),
+        )
+        entry.metadata.setdefault("eval_duration_s", ev.duration_s)
+        self._write_logs(entry, ev)
+        return entry
+
+    def _announce(self, entry: ArchiveEntry) -> None:
+        self.emit("design.evaluated", id=entry.id, name=entry.name, origin=entry.origin, status=entry.status,
+                  generation=entry.generation, collection_score=entry.collection_score,
+                  deployment_score=entry.deployment_score, normalized_score=entry.normalized_score)
+
+    # ---- baseline and seeds --------------------------------------------------------------------
+    def _cache_file(self) -> Path | None:
+        if self.baseline_cache is None:
+            return None
+        return self.baseline_cache / f"{self.config.evaluation_key(getattr(self.llm, 'model', ''))}.json"
+
+    async def _baseline(self) -> None:
+        if self.archive.baseline is not None:
+            return
+        design = self._no_memory_design()
+        t0 = time.perf_counter()
+        before = self._usage_now()
+        ev: Evaluation | None = None
+        cache = self._cache_file()
+        cached = False
+        if cache is not None and cache.exists():
+            try:
+                ev = Evaluation.from_dict(json.loads(cache.read_text(encoding="utf-8")))
+                ev.design_id, ev.name = design.id, design.name
+                cached = True
+            except (ValueError, KeyError, TypeError):
+                ev = None  # unreadable cache entry: recompute (and overwrite it below)
+        if ev is None:
+            ev = await self._evaluate(design)
+            if ev.status != "ok":
+                raise ConfigError(f"the no-memory baseline could not run: {'; '.join(ev.errors)}")
+            if cache is not None:
+                atomic_write_text(cache, json.dumps(ev.to_dict(), default=str))
+        self.archive.baseline = {
+            "score": ev.deployment_score,
+            "collection_score": ev.collection_score,
+            "per_task": [{"task_id": e.task_id, "success": e.success, "score": e.score, "steps": e.steps,
+                          "label": e.label} for e in ev.deployment],
+            "cached": cached,
+            "key": self.config.evaluation_key(getattr(self.llm, "model", "")),
+        }
+        entry = self._entry(ev, design=design, generation=0, metadata={"baseline_cached": cached})
+        entry.normalized_score = 0.0
+        entry.usage = _delta(self._usage_now(), before)
+        self.archive.add(entry, design.source)
+        self.archive.save()
+        self.emit("baseline.done", score=ev.deployment_score, collection_score=ev.collection_score,
+                  cached=cached, duration_s=round(time.perf_counter() - t0, 3))
+        self._announce(entry)
+        self.progress.line(f"baseline  no_memory      deployment {fmt(ev.deployment_score)}  "
+                           f"collection {fmt(ev.collection_score)}{'  (cached)' if cached else ''}")
+
+    def _no_memory_design(self) -> Any:
+        from atlas.alma.design import Design
+
+        did = self.archive.next_id()
+        try:
+            from atlas.alma.baselines import get_baseline
+
+            base = get_baseline(NO_MEMORY_NAME)
+            return base.model_copy(update={"id": did, "parent_ids": [], "origin": "baseline"})
+        except (ImportError, ConfigError, KeyError):
+            return Design(id=did, name=NO_MEMORY_NAME, source=NO_MEMORY_SOURCE, origin="baseline")
+
+    def _seed_designs(self) -> list[Any]:
+        """The environment's seed design and the library baselines (except no_memory), in order."""
+        from atlas.alma.design import Design
+
+        out: list[Any] = []
+        seed_src = self.env.seed_design() if hasattr(self.env, "seed_design") else None
+        if seed_src:
+            out.append(Design(name=f"{self.env.name}_seed", source=seed_src, origin="seed"))
+        try:
+            from atlas.alma.baselines import get_baseline, list_baselines
+        except ImportError:
+            return out
+        wanted = self.config.baselines
+        for name in _baseline_names(list_baselines, self.env):
+            if name == NO_MEMORY_NAME or (wanted is not None and name not in wanted):
+                continue
+            out.append(get_baseline(name))
+        return out
+
+    async def _seeds(self) -> None:
+        for design in self._seed_designs():
+            if any(e.generation == 0 and e.name == design.name for e in self.archive):
+                continue  # already evaluated (resume)
+            design = design.model_copy(update={"id": self.archive.next_id(), "parent_ids": []})
+            before = self._usage_now()
+            ev = await self._evaluate(design)
+            entry = self._entry(ev, design=design, generation=0)
+            entry.usage = _delta(self._usage_now(), before)
+            self.archive.add(entry, design.source)
+            self.archive.save()
+            self._announce(entry)
+            self.progress.line(self._design_line("seed", entry))
+
+    # ---- one iteration -------------------------------------------------------------------------
+    def _brief(self, e: ArchiveEntry, with_source: bool) -> dict[str, Any]:
+        d: dict[str, Any] = {"id": e.id, "name": e.name, "collection_score": e.collection_score,
+                             "deployment_score": e.deployment_score, "normalized_score": e.normalized_score}
+        if with_source:
+            d["source"] = e.source
+            col = [t for t in e.per_task if t.phase == "collection"]
+            dep = [t for t in e.per_task if t.phase == "deployment"]
+            d["outcomes"] = (f"collection {sum(t.success for t in col)}/{len(col)} solved, "
+                             f"deployment {sum(t.success for t in dep)}/{len(dep)} solved, "
+                             f"mean deployment steps {sum(t.steps for t in dep) / max(1, len(dep)):.1f}")
+        return d
+
+    async def iteration(self, generation: int) -> ArchiveEntry:
+        from atlas.alma.design import Design
+
+        cfg = self.config
+        t0 = time.perf_counter()
+        before = self._usage_now()
+        rng = seeded_rng(cfg.seed, generation)
+        parents = sample_parents(self.archive.scored(), cfg.parents, rng)
+        if not parents:
+            raise ConfigError("the archive has no scored design to sample parents from")
+        for p in parents:
+            p.times_sampled += 1
+        parent_ids = [p.id for p in parents]
+        self.emit("iteration.start", generation=generation, parent_ids=parent_ids)
+
+        logs = [DesignLogs.from_dir(self.run_dir.path / (p.logs_dir or f"logs/{p.id}"), p.model_dump(mode="json"))
+                for p in parents]
+        dlog = DebugLog.build(logs)
+        debug = await DebugAgent(self.debug_llm, max_turns=cfg.debug_turns).analyze(
+            dlog.text, [self._brief(p, False) for p in parents], informative=dlog.informative)
+        critique = debug.text
+
+        child_id = self.archive.next_id()
+        meta = await MetaAgent(self.meta_llm, env=self.env, embedder=self.embedder, pool=self.pool,
+                               max_turns=cfg.meta_turns, smoke_episodes=cfg.smoke_episodes).generate(
+            [self._brief(p, True) for p in parents], critique, generation=generation,
+            baseline=(self.archive.baseline or {}).get("score"), design_id=child_id)
+        meta_info = {"meta_turns": meta.turns, "meta_attempts": meta.attempts,
+                     "debug": {"skipped": debug.skipped, "reason": debug.reason, "turns": debug.turns,
+                               "tool_calls": debug.tool_calls}}
+        if meta.status == "ok" and meta.source is not None:
+            design = Design(id=child_id, name=meta.name, source=meta.source, parent_ids=parent_ids, origin="meta")
+            ev = await self._evaluate(design)
+            if meta.errors:
+                meta_info["meta_errors"] = meta.errors
+            entry = self._entry(ev, design=design, generation=generation, critique=critique, metadata=meta_info)
+            source = meta.source
+        else:
+            entry = ArchiveEntry(id=child_id, name=meta.name, origin="meta", generation=generation,
+                                 parent_ids=parent_ids, status="invalid", errors=meta.errors, critique=critique,
+                                 metadata=meta_info)
+            source = meta.source or "# The MetaAgent produced no code.\n"
+        usage = _delta(self._usage_now(), before)
+        entry.usage = usage
+        self.archive.add(entry, source)
+        duration = round(time.perf_counter() - t0, 3)
+        self.archive.iterations.append({"generation": generation, "parent_ids": parent_ids, "child_id": child_id,
+                                        "duration_s": duration, "usage": usage, "status": entry.status,
+                                        "critique_skipped": debug.skipped})
+        self.archive.save()
+        self._announce(entry)
+        baseline = (self.archive.baseline or {}).get("score")
+        self.emit("iteration.stop", generation=generation, duration_s=duration,
+                  collection_score=entry.collection_score, deployment_score=entry.deployment_score,
+                  normalized_score=entry.normalized_score, baseline_score=baseline, design_name=entry.name,
+                  design_id=entry.id, status=entry.status, archive_size=len(self.archive), usage=usage)
+        self.progress.iteration_done()
+        self.progress.line(self._design_line(f"gen {generation}", entry, duration=duration, usage=usage))
+        return entry
+
+    def _design_line(self, tag: str, e: ArchiveEntry, *, duration: float | None = None,
+                     usage: dict[str, Any] | None = None) -> str:
+        if e.status != "ok":
+            detail = f"{e.status}: {(e.errors or ['?'])[-1].splitlines()[0][:90]}"
+        else:
+            detail = (f"collection {fmt(e.collection_score)}  deployment {fmt(e.deployment_score)}  "
+                      f"normalized {fmt(e.normalized_score, signed=True)}")
+        tail = f"  archive {len(self.archive)}"
+        if duration is not None:
+            tail += f"  {duration:.1f}s"
+        if usage is not None:
+            tail += f"  {usage.get('total_tokens', 0)} tok ${usage.get('cost_usd', 0.0):.4f}"
+        return f"{tag:<9} {e.id} {e.name[:24]:<24} {detail}{tail}"
+
+    # ---- the run -------------------------------------------------------------------------------
+    async def arun(self, *, resume: bool = False) -> Archive:
+        cfg = self.config
+        self._setup(resume)
+        start = self._usage_now()
+        done = {int(it["generation"]) for it in self.archive.iterations}
+        self.emit("run.resume" if resume else "run.start", env=cfg.env, iterations=cfg.iterations,
+                  episodes=cfg.episodes, seed=cfg.seed, run_dir=str(self.run_dir.path),
+                  model=getattr(self.llm, "model", None), meta_model=getattr(self.meta_llm, "model", None),
+                  completed_generations=sorted(done))
+        self.progress.start(cfg.iterations)
+        t0 = time.perf_counter()
+        try:
+            await self._baseline()
+            await self._seeds()
+            for g in range(1, cfg.iterations + 1):
+                if g in done:
+                    self.progress.iteration_done()
+                    continue
+                await self.iteration(g)
+            best = self.archive.best()
+            self.emit("run.stop", duration_s=round(time.perf_counter() - t0, 3), archive_size=len(self.archive),
+                      best_id=best.id if best else None, best_name=best.name if best else None,
+                      best_normalized_score=best.normalized_score if best else None,
+                      usage=_delta(self._usage_now(), start), total_usage=self._total_usage())
+        finally:
+            self.progress.stop()
+            self.close()
+        return self.archive
+
+    async def evaluate_only(self, design: Any) -> ArchiveEntry:
+        """Baseline (cached when possible) and one design, no search: what `atlas eval` runs."""
+        self._setup(False)
+        self.progress.start(0)
+        try:
+            await self._baseline()
+            design = design.model_copy(update={"id": self.archive.next_id(), "parent_ids": []})
+            before = self._usage_now()
+            ev = await self._evaluate(design)
+            entry = self._entry(ev, design=design, generation=0)
+            entry.usage = _delta(self._usage_now(), before)
+            self.archive.add(entry, design.source)
+            self.archive.save()
+            self._announce(entry)
+        finally:
+            self.progress.stop()
+            self.close()
+        return entry
+
+    def close(self) -> None:
+        """Stop the sandbox workers this search started and close the trace (idempotent)."""
+        if self._owns_pool and self.pool is not None:
+            self.pool.close()
+            self.pool = None
+        if self._trace is not None:
+            self._trace.close()
+            self._trace = None
+
+    def _total_usage(self) -> dict[str, Any]:
+        total = empty_usage()
+        for e in self.archive:
+            add_usage(total, e.usage)
+        return total
+
+
+def _baseline_names(list_baselines: Callable[..., Any], env: Any) -> list[str]:
+    """Library baselines that apply to ``env`` (``list_baselines(env=...)`` when supported)."""
+    try:
+        names = list_baselines(env=getattr(env, "name", None))
+    except TypeError:
+        names = list_baselines()
+    return [n if isinstance(n, str) else getattr(n, "name", str(n)) for n in names]
+
+
+
+
+# ---- the public entry point -------------------------------------------------------------------
+
+RUNTIME_FIELDS = ("quiet", "concurrency", "trace")  # may change when a run is resumed
+
+
+async def arun(
+    *,
+    llm: Any = None,
+    meta_llm: Any = None,
+    debug_llm: Any = None,
+    env: Any = "graphworld",
+    iterations: int | None = None,
+    run_dir: str | Path | None = None,
+    resume: str | Path | None = None,
+    trace: bool | str | Path = True,
+    embedder: Any = None,
+    agent: Any = None,
+    callbacks: list[Callback] | None = None,
+    console: Any = None,
+    baseline_cache: Path | None | bool = None,
+    runs_root: str | Path = "runs",
+    pool: Any = None,
+    limits: Any = None,
+    run_facts: dict[str, Any] | None = None,
+    **settings: Any,
+) -> tuple[Archive, Path | None]:
+    """Async twin of ``run``."""
+    env_obj = None if isinstance(env, str) else env
+    if trace is False:
+        settings["trace"] = False
+    if resume is not None:
+        rd = RunDir.open(resume)
+        config = AlmaConfig.load(rd.config_path)
+        updates = {k: v for k, v in settings.items() if k in RUNTIME_FIELDS}
+        if iterations is not None:
+            updates["iterations"] = iterations
+        config = config.model_copy(update=updates)
+    else:
+        env_name = env if isinstance(env, str) else getattr(env, "name", "custom")
+        config = AlmaConfig(env=env_name, **({"iterations": iterations} if iterations is not None else {}), **settings)
+        rd = RunDir.create(run_dir, env=config.env, root=runs_root)
+    if llm is None:
+        from atlas.infra.llm import make_llm
+
+        llm = make_llm(config.model)
+    if meta_llm is None:
+        if config.meta_model and config.meta_model != config.model:
+            from atlas.infra.llm import make_llm
+
+            meta_llm = make_llm(config.meta_model)
+        else:
+            meta_llm = llm
+    search = Search(config, llm=llm, meta_llm=meta_llm, debug_llm=debug_llm, run_dir=rd, env=env_obj,
+                    embedder=embedder, agent=agent, trace=trace if config.trace else False, callbacks=callbacks,
+                    console=console, baseline_cache=baseline_cache, pool=pool, limits=limits, run_facts=run_facts)
+    archive = await search.arun(resume=resume is not None)
+    return archive, search.trace_path
+
+
+def load_design(ref: str) -> Any:
+    """A design from a file path or a library baseline name (``no_memory`` always works)."""
+    from atlas.alma.design import Design
+
+    path = Path(ref)
+    if path.suffix == ".py" or path.exists():
+        if not path.exists():
+            raise ConfigError(f"no design file at {path}")
+        return Design(name=path.stem, source=path.read_text(encoding="utf-8"), origin="seed")
+    if ref == NO_MEMORY_NAME:
+        try:
+            from atlas.alma.baselines import get_baseline
+
+            return get_baseline(ref)
+        except ImportError:
+            return Design(name=NO_MEMORY_NAME, source=NO_MEMORY_SOURCE, origin="baseline")
+    from atlas.alma.baselines import get_baseline
+
+    return get_baseline(ref)
+
+
+async def aevaluate(
+    design: Any,
+    *,
+    llm: Any,
+    env: Any = "graphworld",
+    run_dir: str | Path | None = None,
+    runs_root: str | Path = "runs",
+    embedder: Any = None,
+    agent: Any = None,
+    console: Any = None,
+    baseline_cache: Path | None | bool = None,
+    trace: bool = True,
+    **settings: Any,
+) -> tuple[ArchiveEntry, Archive]:
+    """Evaluate one design (and the no-memory baseline) with the search's harness; returns the
+    design's archive entry and the small archive written to ``run_dir``."""
+    env_obj = None if isinstance(env, str) else env
+    env_name = env if isinstance(env, str) else getattr(env, "name", "custom")
+    config = AlmaConfig(env=env_name, iterations=0, **settings)
+    rd = RunDir.create(run_dir, env=f"eval-{config.env}", root=runs_root)
+    search = Search(config, llm=llm, run_dir=rd, env=env_obj, embedder=embedder, agent=agent, trace=trace,
+                    console=console, baseline_cache=baseline_cache)
+    entry = await search.evaluate_only(design)
+    return entry, search.archive
+
+
+def run(**kwargs: Any) -> tuple[Archive, Path | None]:
+    """Run an ALMA search and return ``(archive, trace_path)``.
+
+    ``llm`` plays the tasks; ``meta_llm`` (default ``llm``) writes designs; ``env`` is a name
+    ("graphworld" | "alfworld" | "textworld") or an Environment; ``iterations``, ``episodes``,
+    ``rooms``, ``seed``, ``family``, ``use_family``, ``deploy_seeds``, ``concurrency``, ``quiet``, …
+    are ``AlmaConfig`` fields. ``trace=True`` writes ``<run_dir>/trace.jsonl`` (a str: that path;
+    False: none). ``resume=RUN_DIR`` continues a stopped run with its saved settings.
+    """
+    from atlas.infra.aio import run_sync
+
+    return run_sync(arun(**kwargs))
+
+
+__all__ = [
+    "NO_MEMORY_NAME",
+    "NO_MEMORY_SOURCE",
+    "Callback",
+    "Search",
+    "aevaluate",
+    "arun",
+    "default_cache_dir",
+    "load_design",
+    "run",
+]

@@ -1,0 +1,174 @@
+"""MetaAgent: writes a new memory design from parent designs, their scores and a critique.
+
+Multi-turn: each candidate goes through the static check (``check_design``) and a sandboxed
+smoke run (``atlas.alma.smoke.smoke_run``, the machinery behind ``atlas design check``); their
+findings are fed back and the model fixes its module, up to ``max_turns`` rounds. A design that
+never validates comes back with ``status == "invalid"`` and every error seen, so the loop can
+record it and go on. The prompts are domain-blind: the only domain knowledge the model gets is
+the environment's context schema.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from atlas.alma.prompts import (
+    META_SYSTEM,
+    TOOLS_DOC,
+    design_contract,
+    meta_feedback,
+    meta_request,
+    schema_text,
+)
+from atlas.protocols.llm import Message
+
+_FENCE = re.compile(r"```(?:python|py)?[ \t]*\n(.*?)```", re.DOTALL | re.IGNORECASE)
+_OPEN_FENCE = re.compile(r"```(?:python|py)?[ \t]*\n(.*)$", re.DOTALL | re.IGNORECASE)
+_NAME = re.compile(r"^\s*\**name\**\s*[:=]\s*`?([A-Za-z][\w\- ]{0,60})`?", re.IGNORECASE | re.MULTILINE)
+
+
+def extract_code(text: str) -> str | None:
+    """The Python module in a reply: the longest fenced block holding ``def recall`` or
+    ``def update`` (else the longest block; an unclosed last fence counts), or a bare module."""
+    blocks = _FENCE.findall(text or "")
+    if not blocks:
+        m = _OPEN_FENCE.search(text or "")
+        if m:
+            blocks = [m.group(1)]
+    if blocks:
+        good = [b for b in blocks if "def recall" in b or "def update" in b]
+        return max(good or blocks, key=len).strip() + "\n"
+    if "def update" in (text or "") and "def recall" in (text or ""):
+        return text.strip() + "\n"
+    return None
+
+
+def extract_name(text: str, default: str) -> str:
+    m = _NAME.search(text or "")
+    if not m:
+        return default
+    name = re.sub(r"[^0-9a-zA-Z]+", "_", m.group(1).strip()).strip("_").lower()
+    return name[:48] or default
+
+
+@dataclass
+class MetaResult:
+    """What the MetaAgent produced: a validated source (``status == "ok"``) or the last attempt
+    and every problem met (``status == "invalid"``)."""
+
+    name: str
+    source: str | None
+    status: str  # "ok" | "invalid"
+    errors: list[str] = field(default_factory=list)
+    turns: int = 0
+    smoke_feedback: str | None = None
+    attempts: list[dict[str, Any]] = field(default_factory=list)  # per turn: problems, smoke ok
+
+
+class MetaAgent:
+    """``await MetaAgent(llm, env=env, embedder=..., design_llm=...).generate(parents, critique, ...)``.
+
+    The smoke run (``atlas.alma.smoke.asmoke_run``) plays ``smoke_episodes`` built-in policy
+    episodes through ``update`` and then tries ``recall`` on unseen tasks; ``design_llm`` answers the
+    design's summarize/analyze there (None: the smoke run's stub model, cheap and deterministic);
+    ``pool`` shares sandbox workers with the harness.
+    """
+
+    def __init__(
+        self,
+        llm: Any,
+        *,
+        env: Any,
+        embedder: Any = None,
+        design_llm: Any = None,
+        max_turns: int = 3,
+        smoke_episodes: int = 2,
+        smoke: Any = None,
+        pool: Any = None,
+        temperature: float | None = 0.7,
+    ) -> None:
+        self.llm = llm
+        self.env = env
+        self.embedder = embedder
+        self.design_llm = design_llm
+        self.max_turns = max_turns
+        self.smoke_episodes = smoke_episodes
+        self._smoke = smoke
+        self.pool = pool
+        self.temperature = temperature
+        self._schema: str | None = None
+
+    def system_prompt(self) -> str:
+        if self._schema is None:
+            self._schema = schema_text(self.env.context_schema())
+        return META_SYSTEM.format(contract=design_contract(), tools=TOOLS_DOC, schema=self._schema)
+
+    async def _smoke_check(self, design: Any) -> tuple[bool, str]:
+        smoke = self._smoke
+        if smoke is None:
+            from atlas.alma.smoke import asmoke_run as smoke
+        kwargs: dict[str, Any] = {"episodes": self.smoke_episodes}
+        if self.embedder is not None:
+            kwargs["embedder"] = self.embedder
+        if self.design_llm is not None:
+            kwargs["llm"] = self.design_llm
+        if self.pool is not None:
+            kwargs["pool"] = self.pool
+        report = smoke(design, self.env, **kwargs)
+        if hasattr(report, "__await__"):
+            report = await report
+        return bool(report.ok), report.to_feedback()
+
+    async def generate(
+        self,
+        parents: list[dict[str, Any]],
+        critique: str | None,
+        *,
+        generation: int,
+        baseline: float | None = None,
+        design_id: str = "candidate",
+    ) -> MetaResult:
+        """Write a design. ``parents``: dicts with id, name, source and scores."""
+        from atlas.alma.design import Design, check_design
+
+        default_name = f"design_g{generation}"
+        messages: list[Message] = [
+            {"role": "system", "content": self.system_prompt()},
+            {"role": "user", "content": meta_request(parents, critique, baseline, generation)},
+        ]
+        result = MetaResult(name=default_name, source=None, status="invalid")
+        for turn in range(1, self.max_turns + 1):
+            result.turns = turn
+            reply = await self.llm.acomplete(messages, temperature=self.temperature)
+            text = reply.text or ""
+            messages.append({"role": "assistant", "content": text})
+            source = extract_code(text)
+            result.name = extract_name(text, result.name)
+            if source is None:
+                problem = "no ```python fence with a module defining update() and recall() found in the reply"
+                result.errors.append(f"turn {turn}: {problem}")
+                result.attempts.append({"turn": turn, "problems": [problem], "smoke_ok": None})
+                messages.append({"role": "user", "content": meta_feedback([problem], None)})
+                continue
+            result.source = source
+            problems = [str(p) for p in check_design(source)]
+            if problems:
+                result.errors.extend(f"turn {turn}: {p}" for p in problems)
+                result.attempts.append({"turn": turn, "problems": problems, "smoke_ok": None})
+                messages.append({"role": "user", "content": meta_feedback(problems, None)})
+                continue
+            design = Design(id=design_id, name=result.name, source=source, origin="meta")
+            ok, feedback = await self._smoke_check(design)
+            result.smoke_feedback = feedback
+            result.attempts.append({"turn": turn, "problems": [], "smoke_ok": ok})
+            if ok:
+                result.status = "ok"
+                return result
+            result.errors.append(f"turn {turn}: smoke run failed:\n{feedback.strip()}")
+            messages.append({"role": "user", "content": meta_feedback([], feedback)})
+        return result
+
+
+__all__ = ["MetaAgent", "MetaResult", "extract_code", "extract_name"]

@@ -1,0 +1,149 @@
+"""The run folder: where a search keeps everything (the viewer reads exactly these files).
+
+    runs/<name>/config.json        settings + resolved model names
+    runs/<name>/archive.json       the archive, written atomically after every change
+    runs/<name>/trace.jsonl        telemetry events
+    runs/<name>/designs/<id>.py    each design's source
+    runs/<name>/logs/<id>/         debug_log.txt, calls.jsonl, episodes.jsonl
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from atlas.errors import ArchiveError
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` so that a reader (or a kill) sees the old file or the new one,
+    never half of one."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def default_run_name(env: str) -> str:
+    return f"{env}-{datetime.now(UTC).strftime('%Y%m%d-%H%M%S')}"
+
+
+class RunDir:
+    """Paths and writers of one run folder."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+
+    @classmethod
+    def create(cls, path: str | Path | None = None, *, env: str = "run", root: str | Path = "runs") -> RunDir:
+        """A new run folder (``root/<env>-<timestamp>`` when no path is given)."""
+        if path is None:
+            base = Path(root) / default_run_name(env)
+            path, n = base, 1
+            while path.exists():
+                n += 1
+                path = base.with_name(f"{base.name}-{n}")
+        rd = cls(path)
+        rd.path.mkdir(parents=True, exist_ok=True)
+        rd.designs_dir.mkdir(exist_ok=True)
+        rd.logs_root.mkdir(exist_ok=True)
+        return rd
+
+    @classmethod
+    def open(cls, path: str | Path) -> RunDir:
+        """An existing run folder (must hold config.json)."""
+        rd = cls(path)
+        if not rd.config_path.exists():
+            raise ArchiveError(f"{rd.path} is not a run folder (no config.json)")
+        rd.designs_dir.mkdir(exist_ok=True)
+        rd.logs_root.mkdir(exist_ok=True)
+        return rd
+
+    # ---- paths ---------------------------------------------------------------------------------
+    @property
+    def config_path(self) -> Path:
+        return self.path / "config.json"
+
+    @property
+    def archive_path(self) -> Path:
+        return self.path / "archive.json"
+
+    @property
+    def trace_path(self) -> Path:
+        return self.path / "trace.jsonl"
+
+    @property
+    def designs_dir(self) -> Path:
+        return self.path / "designs"
+
+    @property
+    def logs_root(self) -> Path:
+        return self.path / "logs"
+
+    def logs_dir(self, design_id: str) -> Path:
+        return self.logs_root / design_id
+
+    def design_path(self, design_id: str) -> Path:
+        return self.designs_dir / f"{design_id}.py"
+
+    # ---- writers -------------------------------------------------------------------------------
+    def write_config(self, config: dict[str, Any]) -> None:
+        atomic_write_text(self.config_path, json.dumps(config, indent=2, default=str) + "\n")
+
+    def read_config(self) -> dict[str, Any]:
+        try:
+            return json.loads(self.config_path.read_text(encoding="utf-8"))
+        except (OSError, json.JSONDecodeError) as exc:
+            raise ArchiveError(f"cannot read {self.config_path}: {exc}") from exc
+
+    def write_design(self, design_id: str, source: str) -> str:
+        """Write a design's source; returns its path relative to the run folder."""
+        atomic_write_text(self.design_path(design_id), source)
+        return f"designs/{design_id}.py"
+
+    def write_logs(
+        self,
+        design_id: str,
+        *,
+        calls: list[dict[str, Any]],
+        episodes: list[dict[str, Any]],
+        debug_log: str,
+        extra: dict[str, Any] | None = None,
+    ) -> str:
+        """Write a design's runtime logs; returns the logs folder relative to the run folder."""
+        d = self.logs_dir(design_id)
+        d.mkdir(parents=True, exist_ok=True)
+        atomic_write_text(d / "calls.jsonl", "".join(json.dumps(c, default=str) + "\n" for c in calls))
+        atomic_write_text(d / "episodes.jsonl", "".join(json.dumps(e, default=str) + "\n" for e in episodes))
+        atomic_write_text(d / "debug_log.txt", debug_log)
+        if extra is not None:
+            atomic_write_text(d / "evaluation.json", json.dumps(extra, indent=2, default=str) + "\n")
+        return f"logs/{design_id}"
+
+
+def read_jsonl(path: Path) -> list[dict[str, Any]]:
+    """Read a JSONL file written by ``RunDir`` (missing file → [])."""
+    if not path.exists():
+        return []
+    rows = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line.strip():
+            try:
+                rows.append(json.loads(line))
+            except json.JSONDecodeError as exc:
+                raise ArchiveError(f"{path}: corrupt line: {exc}") from exc
+    return rows
+
+
+__all__ = ["RunDir", "atomic_write_text", "default_run_name", "read_jsonl"]

@@ -1,0 +1,21 @@
+"""The sandbox that runs memory designs (untrusted, LLM-written code) outside the host.
+
+    worker.py       the child process: restricted builtins, design execution, tool proxies
+    protections.py  its OS lock-down: rlimits, Landlock (read-only stdlib), seccomp deny-list
+    protocol.py     JSON-lines messages between host and worker
+    pool.py         host side: WorkerHandle (one process, the call conversation, timeouts,
+                    SIGKILL of the process group) and WorkerPool (warm workers, bound per design)
+
+Most callers want ``atlas.alma.runner.DesignRunner`` instead of these pieces.
+"""
+
+from atlas.alma.sandbox.pool import (
+    CallOutcome,
+    SandboxLimits,
+    ToolRefusal,
+    WorkerHandle,
+    WorkerPool,
+    default_read_paths,
+)
+
+__all__ = ["CallOutcome", "SandboxLimits", "ToolRefusal", "WorkerHandle", "WorkerPool", "default_read_paths"]

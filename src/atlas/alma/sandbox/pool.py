@@ -1,0 +1,537 @@
+"""Host side of the sandbox: worker processes, the call conversation, and a pool that reuses them.
+
+A ``WorkerHandle`` is one locked-down child (``worker.py``) in its own process group. ``run_call``
+sends a call, serves the design's tool calls through a host callback, and enforces the limits
+the child cannot enforce on itself: the wall-clock timeout (host tool time excluded), the tool-call
+cap, the size of every message. A timeout or a flood ends with SIGKILL of the whole process group
+— a timeout that only stops waiting would leave a process burning CPU.
+
+``WorkerPool`` keeps workers warm. A worker is *bound* to the first design (source hash) it runs
+and only ever reused for that design, so one design can never leave state (monkey-patched
+modules, globals) behind for another. Unbound "spare" workers are started ahead of time.
+"""
+
+from __future__ import annotations
+
+import atexit
+import collections
+import contextlib
+import json
+import os
+import select
+import signal
+import subprocess
+import sys
+import threading
+import time
+import weakref
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from atlas.alma.sandbox import protocol
+from atlas.errors import SandboxError
+
+WORKER_FILE = Path(__file__).with_name("worker.py")
+
+
+@dataclass(frozen=True)
+class SandboxLimits:
+    """Limits of one design call (and of the worker process that runs it).
+
+    ``timeout_s`` is the design's own wall-clock time per call: time the host spends serving its
+    tool calls (an LLM summarize, an embedding) is not counted; ``max_call_s`` caps the whole call
+    including tools. ``cpu_budget_s`` is the RLIMIT_CPU of a worker's whole life (a backstop; the
+    pool retires a worker before a call could hit it).
+    """
+
+    timeout_s: float = 10.0
+    max_call_s: float = 300.0
+    memory_mb: int = 512
+    cpu_budget_s: int = 120
+    max_tool_calls: int = 200
+    max_print_chars: int = 20_000
+    max_return_chars: int = 8_000
+    max_memory_bytes: int = 2_000_000
+    startup_timeout_s: float = 30.0
+    max_calls_per_worker: int = 1_000
+
+    @property
+    def max_message_bytes(self) -> int:
+        return 2 * self.max_memory_bytes + 4 * self.max_print_chars + 1_000_000
+
+    def worker_limits(self) -> dict[str, Any]:
+        return {
+            "memory_mb": self.memory_mb,
+            "cpu_budget_s": self.cpu_budget_s,
+            "max_print_chars": self.max_print_chars,
+            "max_return_chars": self.max_return_chars,
+            "max_memory_bytes": self.max_memory_bytes,
+        }
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def default_read_paths() -> list[str]:
+    """What a worker may read after lock-down: the interpreter's stdlib and lib-dynload (lazy codec
+    and extension imports) — not site-packages, not the project, not /etc or /tmp."""
+    stdlib = os.path.dirname(os.__file__)
+    paths = {stdlib, os.path.join(stdlib, "lib-dynload")}
+    paths.update(p for p in sys.path if p.endswith("lib-dynload"))
+    return sorted(p for p in paths if os.path.isdir(p))
+
+
+class WorkerDied(Exception):
+    """The worker exited (crash, rlimit signal, escape attempt)."""
+
+
+class WorkerTimeout(Exception):
+    """No complete message before the deadline."""
+
+
+@dataclass
+class CallOutcome:
+    """What one sandboxed call produced. ``error_kind`` is None when the design ran cleanly."""
+
+    value: str | None = None
+    memory: dict[str, Any] | None = None
+    prints: list[str] = field(default_factory=list)
+    prints_dropped: int = 0
+    error: str | None = None
+    error_kind: str | None = None
+    traceback: str | None = None
+    warnings: list[str] = field(default_factory=list)
+    killed: bool = False
+    worker: dict[str, Any] = field(default_factory=dict)
+
+
+ToolHandler = Callable[[str, dict[str, Any]], Any]
+
+
+class WorkerHandle:
+    """One sandbox worker process (its own session / process group)."""
+
+    def __init__(self, limits: SandboxLimits, *, python: str | None = None,
+                 read_paths: list[str] | None = None) -> None:
+        self.limits = limits
+        self.bound_hash: str | None = None
+        self.loaded: set[str] = set()
+        self.calls = 0
+        self.cpu_s = 0.0
+        self.healthy = True
+        self._buffer = bytearray()
+        self._stderr: collections.deque[bytes] = collections.deque(maxlen=64)
+        started = time.perf_counter()
+        env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1"}
+        try:
+            self.proc = subprocess.Popen(
+                [python or sys.executable, "-I", "-B", str(WORKER_FILE)],
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                start_new_session=True, close_fds=True, env=env, cwd="/",
+            )
+        except OSError as exc:
+            raise SandboxError(f"cannot start a sandbox worker: {exc}") from exc
+        self.pid = self.proc.pid
+        threading.Thread(target=self._drain_stderr, name=f"sandbox-stderr-{self.pid}", daemon=True).start()
+        try:
+            self.send({"op": "init", "limits": limits.worker_limits(), "read_paths": default_read_paths()})
+            ready = self.read_message(time.monotonic() + limits.startup_timeout_s)
+        except (WorkerDied, WorkerTimeout, protocol.ProtocolError, OSError) as exc:
+            self.kill()
+            raise SandboxError(f"sandbox worker failed to start: {exc}; stderr: {self.stderr_tail()}") from exc
+        if ready.get("op") != "ready" or not isinstance(ready.get("protections"), dict):
+            self.kill()
+            raise SandboxError(f"sandbox worker sent {ready!r} instead of 'ready'")
+        self.protections: dict[str, Any] = ready["protections"]
+        self.startup_s = time.perf_counter() - started
+
+    # -- process -------------------------------------------------------------------------------
+
+    def _drain_stderr(self) -> None:
+        stream = self.proc.stderr
+        assert stream is not None
+        with contextlib.suppress(OSError, ValueError):
+            for line in iter(lambda: stream.readline(4096), b""):
+                self._stderr.append(line)
+
+    def stderr_tail(self) -> str:
+        return b"".join(self._stderr).decode("utf-8", "replace")[-2000:].strip()
+
+    @property
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def kill(self) -> None:
+        """SIGKILL the worker's whole process group and reap it."""
+        self.healthy = False
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.pid, signal.SIGKILL)
+        with contextlib.suppress(ProcessLookupError):
+            self.proc.kill()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.proc.wait(timeout=5)
+        for stream in (self.proc.stdin, self.proc.stdout):
+            with contextlib.suppress(OSError, ValueError):
+                if stream is not None:
+                    stream.close()
+
+    def close(self) -> None:
+        """Ask the worker to exit, then make sure it did."""
+        if self.alive:
+            with contextlib.suppress(OSError, ValueError):
+                self.send({"op": "exit"})
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self.proc.wait(timeout=0.5)
+        self.kill()
+
+    def death_reason(self) -> str:
+        code = self.proc.poll()
+        if code is None:
+            return "worker is still running"
+        if code < 0:
+            sig = -code
+            name = signal.Signals(sig).name if sig in signal.Signals._value2member_map_ else str(sig)
+            hint = {
+                signal.SIGXCPU: f" (CPU limit of {self.limits.cpu_budget_s} s exceeded)",
+                signal.SIGXFSZ: " (attempt to write a file)",
+                signal.SIGSEGV: " (crash: segmentation fault)",
+                signal.SIGSYS: " (forbidden system call)",
+                signal.SIGKILL: " (killed)",
+            }.get(sig, "")
+            return f"worker killed by {name}{hint}"
+        tail = self.stderr_tail()
+        return f"worker exited with status {code}" + (f": {tail[-500:]}" if tail else "")
+
+    # -- messages ------------------------------------------------------------------------------
+
+    def send(self, message: dict[str, Any] | bytes) -> None:
+        data = message if isinstance(message, bytes) else protocol.encode(message)
+        stdin = self.proc.stdin
+        assert stdin is not None
+        try:
+            stdin.write(data)
+            stdin.flush()
+        except (BrokenPipeError, OSError, ValueError) as exc:
+            raise WorkerDied(self.death_reason()) from exc
+
+    def read_message(self, deadline: float) -> dict[str, Any]:
+        """The next complete line as a message; WorkerTimeout at ``deadline`` (monotonic)."""
+        stdout = self.proc.stdout
+        assert stdout is not None
+        fd = stdout.fileno()
+        limit = self.limits.max_message_bytes
+        while True:
+            nl = self._buffer.find(b"\n")
+            if nl >= 0:
+                line = bytes(self._buffer[: nl + 1])
+                del self._buffer[: nl + 1]
+                return protocol.decode(line, protocol.WORKER_OPS)
+            if len(self._buffer) > limit:
+                raise protocol.ProtocolError(f"worker sent a message over {limit} bytes")
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise WorkerTimeout()
+            ready, _, _ = select.select([fd], [], [], min(remaining, 1.0))
+            if not ready:
+                continue
+            chunk = os.read(fd, 1 << 20)
+            if not chunk:
+                raise WorkerDied(self._wait_reason())
+            self._buffer += chunk
+
+    def _wait_reason(self) -> str:
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.proc.wait(timeout=2)
+        return self.death_reason()
+
+    # -- one call ------------------------------------------------------------------------------
+
+    def run_call(self, *, design_hash: str, source: str, function: str, memory: dict[str, Any],
+                 arg: Any, return_memory: bool, tool_handler: ToolHandler,
+                 limits: SandboxLimits | None = None) -> CallOutcome:
+        """Run ``function`` of the design in this worker, serving its tool calls with ``tool_handler``
+        (which returns a result or raises ``ToolRefusal``). Never raises for the design's faults;
+        an exception from ``tool_handler`` itself (a host bug) kills the worker and propagates.
+        ``limits`` overrides the per-call limits (timeout, caps); rlimits stay the pool's."""
+        limits = limits or self.limits
+        started = time.monotonic()
+        deadline = started + limits.timeout_s
+        hard_deadline = started + limits.max_call_s
+        outcome = CallOutcome(worker={"pid": self.pid, "reused": self.calls > 0})
+        self.calls += 1
+        tool_calls = 0
+        header = {"op": "call", "id": self.calls, "hash": design_hash,
+                  "source": None if design_hash in self.loaded else source,
+                  "function": function, "arg": arg, "return_memory": return_memory,
+                  "limits": limits.worker_limits()}
+        try:
+            memory_json = json.dumps(memory, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+            self.send(protocol.encode(header)[:-2] + b',"memory":' + memory_json + b"}\n")
+            self.loaded.add(design_hash)
+            while True:
+                message = self.read_message(min(deadline, hard_deadline))
+                op = message["op"]
+                if op == "done":
+                    self._finish(message, outcome, return_memory, limits.max_memory_bytes)
+                    break
+                if op == "need_source":
+                    header["source"] = source
+                    self.send(protocol.encode(header)[:-2] + b',"memory":' + memory_json + b"}\n")
+                    continue
+                if op != "tool":
+                    raise protocol.ProtocolError(f"unexpected {op!r} during a call")
+                tool_calls += 1
+                if tool_calls > limits.max_tool_calls + 1:
+                    self._fail(outcome, "limit", f"tool call flood: more than {limits.max_tool_calls} tool calls "
+                               "and the design kept calling after being refused; worker killed")
+                    break
+                name, args = message.get("name"), message.get("args")
+                if tool_calls > limits.max_tool_calls:
+                    self.send({"op": "tool_result", "ok": False, "fatal": True,
+                               "error": f"tool call limit of {limits.max_tool_calls} per call exceeded"})
+                    continue
+                paused = time.monotonic()
+                reply = self._serve_tool(tool_handler, name, args)
+                deadline += time.monotonic() - paused  # host time is not the design's time
+                self.send(reply)
+        except WorkerTimeout:
+            if time.monotonic() >= hard_deadline:
+                why = f"call exceeded {limits.max_call_s:.0f} s including tool calls"
+            else:
+                why = f"timed out after {limits.timeout_s:g} s of design time"
+            self._fail(outcome, "timeout", f"{why}; worker killed")
+        except WorkerDied as exc:
+            self._fail(outcome, "crash", f"sandbox worker died: {exc}")
+        except protocol.ProtocolError as exc:
+            self._fail(outcome, "protocol", f"protocol violation: {exc}; worker killed")
+        except BaseException:
+            self.kill()  # a host-side bug mid-call: never leave the worker waiting
+            raise
+        outcome.worker["seconds"] = round(time.monotonic() - started, 4)
+        return outcome
+
+    def _serve_tool(self, tool_handler: ToolHandler, name: Any, args: Any) -> dict[str, Any]:
+        if not isinstance(name, str) or not isinstance(args, dict):
+            return {"op": "tool_result", "ok": False, "error": "malformed tool call"}
+        try:
+            result = tool_handler(name, args)
+        except ToolRefusal as exc:
+            return {"op": "tool_result", "ok": False, "error": str(exc)}
+        return {"op": "tool_result", "ok": True, "result": result}
+
+    def _fail(self, outcome: CallOutcome, kind: str, message: str) -> None:
+        self.kill()
+        outcome.error, outcome.error_kind, outcome.killed = message, kind, True
+        outcome.worker["killed"] = True
+
+    def _finish(self, message: dict[str, Any], outcome: CallOutcome, return_memory: bool,
+                max_memory_bytes: int) -> None:
+        prints = message.get("prints")
+        outcome.prints = [str(p) for p in prints][:10_000] if isinstance(prints, list) else []
+        dropped = message.get("prints_dropped")
+        outcome.prints_dropped = dropped if isinstance(dropped, int) else 0
+        warnings = message.get("warnings")
+        outcome.warnings = [str(w) for w in warnings][:50] if isinstance(warnings, list) else []
+        cpu = message.get("cpu_s")
+        if isinstance(cpu, int | float):
+            self.cpu_s = float(cpu)
+            outcome.worker["cpu_s"] = round(self.cpu_s, 3)
+        if message.get("recycle"):
+            self.healthy = False
+        if message.get("ok") is True:
+            value = message.get("value")
+            outcome.value = value if isinstance(value, str) else None
+            if return_memory:
+                memory = message.get("memory")
+                if not isinstance(memory, dict):
+                    outcome.error, outcome.error_kind = "worker returned no memory dict", "protocol"
+                    self.healthy = False
+                    return
+                if len(json.dumps(memory).encode("utf-8")) > max_memory_bytes:
+                    outcome.error, outcome.error_kind = "memory over the size cap", "limit"
+                    return
+                outcome.memory = memory
+            return
+        outcome.error = str(message.get("error") or "design call failed")[:2000]
+        kind = message.get("error_kind")
+        outcome.error_kind = kind if kind in {"design", "limit", "invalid_return"} else "design"
+        tb = message.get("traceback")
+        outcome.traceback = str(tb)[:8000] if tb else None
+
+    @property
+    def retired(self) -> bool:
+        """Should not take another call (unhealthy, dead, near its CPU budget, or old)."""
+        return (
+            not self.healthy
+            or not self.alive
+            or self.calls >= self.limits.max_calls_per_worker
+            or self.cpu_s > self.limits.cpu_budget_s - self.limits.timeout_s - 5
+        )
+
+
+class ToolRefusal(Exception):
+    """Raised by a tool handler: the tool call failed or was refused; the design sees the message."""
+
+
+_live_pools: weakref.WeakSet[WorkerPool] = weakref.WeakSet()
+
+
+@atexit.register
+def _close_all_pools() -> None:  # no worker outlives the host
+    for pool in list(_live_pools):
+        pool.close()
+
+
+class WorkerPool:
+    """Warm sandbox workers, reused per design (see the module docstring). Thread-safe."""
+
+    def __init__(self, limits: SandboxLimits | None = None, *, max_workers: int = 4, spares: int = 1,
+                 python: str | None = None) -> None:
+        self.limits = limits or SandboxLimits()
+        self.max_workers = max(1, max_workers)
+        self.spares = max(0, spares)
+        self.python = python
+        self._cond = threading.Condition()
+        self._idle: collections.OrderedDict[int, WorkerHandle] = collections.OrderedDict()
+        self._busy: set[WorkerHandle] = set()
+        self._starting = 0
+        self._closed = False
+        self._protections: dict[str, Any] | None = None
+        self.started = 0  # workers started over the pool's life
+        _live_pools.add(self)
+
+    # -- bookkeeping ---------------------------------------------------------------------------
+
+    def _count(self) -> int:
+        return len(self._idle) + len(self._busy) + self._starting
+
+    def _spawn(self) -> WorkerHandle:
+        worker = WorkerHandle(self.limits, python=self.python)
+        self.started += 1
+        if self._protections is None:
+            self._protections = worker.protections
+        return worker
+
+    def _spawn_spare(self) -> None:
+        try:
+            worker = self._spawn()
+        except SandboxError:
+            with self._cond:
+                self._starting -= 1
+                self._cond.notify_all()
+            return
+        with self._cond:
+            self._starting -= 1
+            if self._closed:
+                worker.kill()
+            else:
+                self._idle[worker.pid] = worker
+            self._cond.notify_all()
+
+    def _top_up_spares(self) -> None:
+        """Start spare workers in the background (caller holds the lock)."""
+        spare = sum(1 for w in self._idle.values() if w.bound_hash is None) + self._starting
+        while not self._closed and spare < self.spares and self._count() < self.max_workers:
+            self._starting += 1
+            spare += 1
+            threading.Thread(target=self._spawn_spare, name="sandbox-spawn", daemon=True).start()
+
+    # -- public --------------------------------------------------------------------------------
+
+    def acquire(self, design_hash: str, timeout: float | None = None) -> WorkerHandle:
+        """A worker bound to ``design_hash``: an idle one that ran it, else a spare, else a new one."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        spawn = False
+        with self._cond:
+            while True:
+                if self._closed:
+                    raise SandboxError("worker pool is closed")
+                for pid, w in list(self._idle.items()):
+                    if w.retired:
+                        del self._idle[pid]
+                        w.close()
+                match = next((w for w in self._idle.values() if w.bound_hash == design_hash), None)
+                match = match or next((w for w in self._idle.values() if w.bound_hash is None), None)
+                if match is not None:
+                    del self._idle[match.pid]
+                    break
+                if self._count() < self.max_workers:
+                    self._starting += 1
+                    spawn = True
+                    break
+                if self._idle:  # evict the least recently used worker of another design
+                    _, old = self._idle.popitem(last=False)
+                    old.close()
+                    continue
+                remaining = None if deadline is None else deadline - time.monotonic()
+                if remaining is not None and remaining <= 0:
+                    raise SandboxError("no sandbox worker became free in time")
+                self._cond.wait(remaining if remaining is not None else 1.0)
+        if spawn:
+            try:
+                match = self._spawn()
+            finally:
+                with self._cond:
+                    self._starting -= 1
+        with self._cond:
+            match.bound_hash = design_hash
+            self._busy.add(match)
+            self._top_up_spares()
+        return match
+
+    def release(self, worker: WorkerHandle) -> None:
+        """Return a worker after a call; retired or dead ones are killed, not reused."""
+        with self._cond:
+            self._busy.discard(worker)
+            if self._closed or worker.retired:
+                worker.close()
+            else:
+                self._idle[worker.pid] = worker
+                self._idle.move_to_end(worker.pid)
+            self._top_up_spares()
+            self._cond.notify_all()
+
+    def retire(self, design_hash: str) -> None:
+        """Close the idle workers bound to ``design_hash`` (its evaluation is over)."""
+        with self._cond:
+            for pid, w in list(self._idle.items()):
+                if w.bound_hash == design_hash:
+                    del self._idle[pid]
+                    w.close()
+            self._top_up_spares()
+            self._cond.notify_all()
+
+    @property
+    def protections(self) -> dict[str, Any]:
+        """What the workers of this pool enforce (starts one worker if none has run yet)."""
+        if self._protections is None:
+            worker = self.acquire("__probe__")
+            worker.bound_hash = None
+            self.release(worker)
+        assert self._protections is not None
+        return self._protections
+
+    def pids(self) -> list[int]:
+        with self._cond:
+            return [w.pid for w in [*self._idle.values(), *self._busy]]
+
+    def close(self) -> None:
+        with self._cond:
+            self._closed = True
+            workers = [*self._idle.values(), *self._busy]
+            self._idle.clear()
+            self._busy.clear()
+            self._cond.notify_all()
+        for w in workers:
+            w.close()
+
+    def __enter__(self) -> WorkerPool:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+__all__ = ["CallOutcome", "SandboxLimits", "ToolRefusal", "WorkerHandle", "WorkerPool", "default_read_paths"]

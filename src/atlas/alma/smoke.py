@@ -1,0 +1,229 @@
+"""Smoke run of a design: static check, then a short sandboxed collection + deployment.
+
+Shared by ``atlas design check`` and the MetaAgent (which shows ``SmokeReport.to_feedback()`` to
+the LLM that wrote the design). Episodes come from the environment's built-in ``ExplorerPolicy``
+(no LLM), so a smoke run costs seconds: for each of ``episodes`` tasks, ``recall`` (C<i>, the first
+one on empty memory) → policy episode → ``update`` (C<i>); then ``freeze`` and ``recall`` on
+``recall_tasks`` unseen tasks (D<j>), as in deployment.
+
+Without an explicit ``llm`` the design's ``summarize``/``analyze`` are answered by a stub model
+(a fixed short text, or a small JSON object for ``format="json"``): the smoke run checks that the
+design *runs*, not what a real model would say.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from atlas.alma.design import Design, DesignProblem, check_design
+from atlas.alma.runlog import CallLog
+from atlas.alma.sandbox.pool import SandboxLimits, WorkerPool
+from atlas.infra.aio import run_sync
+
+STUB_TEXT = "- (smoke-run stub model) Explore systematically and remember what you saw."
+STUB_JSON = {"insights": [{"title": "stub insight", "content": "smoke-run stub model reply"}],
+             "summary": "smoke-run stub model reply"}
+
+
+def stub_llm() -> Any:
+    """The stand-in model of smoke runs (deterministic; JSON when the prompt asks for JSON)."""
+    from atlas.infra.llm import ScriptedLLM
+
+    def reply(messages: list[dict[str, Any]], **kwargs: Any) -> str:
+        prompt = str(messages[-1].get("content", "")) if messages else ""
+        return json.dumps(STUB_JSON) if "JSON" in prompt else STUB_TEXT
+
+    return ScriptedLLM(reply)
+
+
+@dataclass
+class SmokeReport:
+    """Outcome of a smoke run. ``ok`` = valid, no call failed, every deployment recall gave advice."""
+
+    design_name: str
+    design_id: str
+    env: str
+    problems: list[DesignProblem] = field(default_factory=list)
+    protections: dict[str, Any] = field(default_factory=dict)
+    calls: list[CallLog] = field(default_factory=list)
+    duration_s: float = 0.0
+    episode_results: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def valid(self) -> bool:
+        return not self.problems
+
+    @property
+    def errors(self) -> list[CallLog]:
+        return [c for c in self.calls if c.error is not None]
+
+    @property
+    def ran_clean(self) -> bool:
+        return self.valid and bool(self.calls) and not self.errors
+
+    @property
+    def advice(self) -> list[str]:
+        """Return values of the deployment recalls (D<j>)."""
+        return [c.return_value or "" for c in self.calls if c.phase == "recall" and c.episode.startswith("D")]
+
+    @property
+    def advice_ok(self) -> bool:
+        return bool(self.advice) and all(a.strip() for a in self.advice)
+
+    @property
+    def ok(self) -> bool:
+        return self.ran_clean and self.advice_ok
+
+    def verdict(self) -> str:
+        if not self.valid:
+            return f"INVALID: {len(self.problems)} static-check problem(s)"
+        if self.errors:
+            return f"FAILED: {len(self.errors)} of {len(self.calls)} calls raised an error"
+        if not self.advice_ok:
+            return "NO ADVICE: recall returned empty text on deployment tasks"
+        return "OK"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "design_name": self.design_name, "design_id": self.design_id, "env": self.env,
+            "ok": self.ok, "verdict": self.verdict(),
+            "problems": [p.model_dump() for p in self.problems],
+            "protections": self.protections, "duration_s": round(self.duration_s, 3),
+            "episodes": self.episode_results,
+            "calls": [c.to_dict() for c in self.calls],
+        }
+
+    def to_feedback(self, max_chars: int = 4000) -> str:
+        """Compact text for an LLM prompt: verdict, problems or errors with design line numbers,
+        a few log lines per failing call, one advice sample."""
+        out = [f"Smoke run of design {self.design_name!r} on {self.env}: {self.verdict()}"]
+        if not self.valid:
+            out.append("Static check problems (fix all of them):")
+            out += [f"- {p}" for p in self.problems]
+            return _clip("\n".join(out), max_chars)
+        for c in self.errors[:3]:
+            out.append(f"[{c.episode}:{c.phase}] {c.error_kind} error: {c.error}")
+            if c.traceback:
+                out += ["    " + line for line in c.traceback.splitlines()[-6:]]
+            out += ["    " + line for line in c.format_lines()[:8] if " TOOL " in line or " PRINT" in line][:6]
+        if len(self.errors) > 3:
+            out.append(f"... and {len(self.errors) - 3} more failing calls")
+        quality = [s.label for c in self.calls for s in c.similarity]
+        if quality:
+            counts = {lbl: quality.count(lbl) for lbl in sorted(set(quality))}
+            out.append("find_similar quality: " + ", ".join(f"{k}={v}" for k, v in counts.items()))
+        tools = [t.name for c in self.calls for t in c.tool_calls]
+        if tools:
+            counts = {n: tools.count(n) for n in sorted(set(tools))}
+            out.append("tool calls: " + ", ".join(f"{k}={v}" for k, v in counts.items()))
+        refused = [t for c in self.calls for t in c.tool_calls if t.error]
+        for t in refused[:3]:
+            out.append(f"tool error: {t.name}: {t.error}")
+        times = [c.duration_s for c in self.calls]
+        if times:
+            out.append(f"call time: max {max(times) * 1000:.0f} ms, mean {sum(times) / len(times) * 1000:.0f} ms")
+        sample = next((a for a in self.advice if a.strip()), "")
+        out.append("advice sample: " + (json.dumps(sample[:600]) if sample else "(empty)"))
+        return _clip("\n".join(out), max_chars)
+
+    def render(self, console: Any) -> None:
+        """A readable rich report (``atlas design check``)."""
+        from rich.panel import Panel
+        from rich.table import Table
+
+        style = "green" if self.ok else "red"
+        console.print(Panel(f"[bold]{self.design_name}[/] on {self.env}: [{style}]{self.verdict()}[/]",
+                            title="design check"))
+        if self.protections:
+            console.print(f"[bold]protections:[/] {self.protections.get('summary', '?')}")
+            for d in self.protections.get("degraded", []):
+                console.print(f"  [yellow]degraded:[/] {d}")
+        if not self.valid:
+            for p in self.problems:
+                console.print(f"  [red]✗[/] {p}")
+            return
+        table = Table(title="calls", show_lines=False)
+        for col in ("call", "ms", "tools", "prints", "result"):
+            table.add_column(col)
+        for c in self.calls:
+            if c.error:
+                result = f"[red]{c.error_kind}: {c.error[:90]}[/]"
+            elif c.phase == "recall":
+                result = repr((c.return_value or "")[:60])
+            else:
+                result = "ok"
+            table.add_row(f"{c.episode}:{c.phase}", f"{c.duration_s * 1000:.1f}", str(len(c.tool_calls)),
+                          str(len(c.prints)), result)
+        console.print(table)
+        for c in self.errors[:3]:
+            console.print(f"[red]{c.episode}:{c.phase}[/] {c.error}")
+            if c.traceback:
+                console.print(c.traceback, markup=False, highlight=False)
+        sample = next((a for a in self.advice if a.strip()), "")
+        if sample:
+            console.print(Panel(sample[:1200], title="advice sample (D1)"))
+
+
+def _clip(text: str, n: int) -> str:
+    return text if len(text) <= n else text[: n - 20] + "\n...[truncated]"
+
+
+async def asmoke_run(design: Design | str, env: Any = "graphworld", episodes: int = 3, *, recall_tasks: int = 2,
+                     llm: Any = None, embedder: Any = None, pool: WorkerPool | None = None,
+                     limits: SandboxLimits | None = None, seed: int = 0,
+                     skip_static_check: bool = False) -> SmokeReport:
+    """Async smoke run (see the module docstring). ``design`` may be a Design or source text;
+    ``env`` an environment name or instance."""
+    from atlas.alma.runner import DesignRunner
+    from atlas.envs.policies import ExplorerPolicy
+    from atlas.envs.registry import get_env
+    from atlas.envs.views import episode_view, task_view
+
+    if isinstance(design, str):
+        design = Design(name="candidate", source=design, origin="meta")
+    environment = get_env(env) if isinstance(env, str) else env
+    report = SmokeReport(design_name=design.name, design_id=design.id, env=environment.name)
+    started = time.perf_counter()
+    if design.origin != "host" and not skip_static_check:
+        report.problems = check_design(design.source)
+        if report.problems:
+            return report
+    if embedder is None:
+        from atlas.infra.embeddings import default_embedder
+
+        embedder = default_embedder()
+    runner = DesignRunner(design, embedder=embedder, llm=llm if llm is not None else stub_llm(), pool=pool,
+                          limits=limits, skip_static_check=skip_static_check)
+    try:
+        report.protections = runner.protections
+        tasks = environment.generate_tasks(episodes + recall_tasks, seed)
+        policy = ExplorerPolicy(seed)
+        for i, task in enumerate(tasks[:episodes], start=1):
+            play = environment.clone()
+            first = play.clone().reset(task)
+            _, log = await runner.recall(task_view(play, task, first), label=f"C{i}")
+            report.calls.append(log)
+            trajectory = policy.run(play, task)
+            report.episode_results.append({"label": f"C{i}", "success": trajectory.success,
+                                           "score": trajectory.score, "steps": len(trajectory.steps)})
+            report.calls.append(await runner.update(episode_view(play, trajectory), label=f"C{i}"))
+        runner.freeze()
+        for j, task in enumerate(tasks[episodes:], start=1):
+            play = environment.clone()
+            _, log = await runner.recall(task_view(play, task, play.reset(task)), label=f"D{j}")
+            report.calls.append(log)
+    finally:
+        await runner.aclose()
+        report.duration_s = time.perf_counter() - started
+    return report
+
+
+def smoke_run(design: Design | str, env: Any = "graphworld", episodes: int = 3, **kwargs: Any) -> SmokeReport:
+    """Sync wrapper of ``asmoke_run`` (safe inside a running event loop)."""
+    return run_sync(asmoke_run(design, env, episodes, **kwargs))
+
+
+__all__ = ["SmokeReport", "asmoke_run", "smoke_run", "stub_llm"]

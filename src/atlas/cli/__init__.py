@@ -1,0 +1,38 @@
+"""The ``atlas`` command. Each group lives in its own module; heavy imports happen inside commands
+so that ``atlas --help`` stays fast."""
+
+from __future__ import annotations
+
+import os
+
+import typer
+
+# No hub downloads, no telemetry, no cost-map fetches: set before any library is imported.
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
+
+from atlas.cli import alma, design, guidelines, mcp, memory, models, view  # noqa: E402
+
+app = typer.Typer(
+    name="atlas",
+    help="ATLAS: memory for LLM agents, and ALMA, a search that discovers better memory designs.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_show_locals=False,
+)
+app.add_typer(memory.app, name="memory")
+app.add_typer(guidelines.app, name="guidelines")
+app.add_typer(design.app, name="design")
+app.add_typer(models.app, name="models")
+app.add_typer(alma.archive_app, name="archive")
+alma.register(app)  # run, eval, demo
+mcp.register(app)  # mcp
+view.register(app)  # view, report
+
+
+def main() -> None:
+    app()
+
+
+__all__ = ["app", "main"]

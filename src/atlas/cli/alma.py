@@ -1,0 +1,284 @@
+"""`atlas run`, `atlas eval`, `atlas demo` and `atlas archive` commands.
+
+Heavy imports (the loop, litellm, the sandbox, the embedder) happen inside the commands so that
+``atlas --help`` stays fast.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import typer
+
+archive_app = typer.Typer(help="Inspect a run's archive: show the table, the best design, export it.",
+                          no_args_is_help=True)
+
+ENV_HELP = "Environment: graphworld | alfworld | textworld."
+
+
+def _console(stderr: bool = False) -> Any:
+    from rich.console import Console
+
+    return Console(stderr=stderr, highlight=False)
+
+
+def _fail(message: str) -> None:
+    _console(stderr=True).print(f"[red]error:[/red] {message}")
+    raise typer.Exit(1)
+
+
+def _make_client(model: str | None, label: str, console: Any) -> Any:
+    """make_llm with the chosen model and why printed (issue 8)."""
+    from atlas.errors import LLMConfigError
+    from atlas.infra.llm import make_llm, resolve_default_model
+
+    resolved, reason = resolve_default_model(model)
+    console.print(f"{label}: [bold]{resolved}[/bold] — {reason}")
+    try:
+        return make_llm(model)
+    except LLMConfigError as exc:
+        _fail(str(exc))
+        raise  # unreachable: _fail exits
+
+
+def _fmt(v: float | None, signed: bool = False) -> str:
+    if v is None:
+        return "—"
+    return f"{v:+.3f}" if signed else f"{v:.3f}"
+
+
+def results_table(archive: Any, title: str = "Results") -> Any:
+    """No memory, hand-built designs, then the best evolved design (deployment is fitness)."""
+    from rich.table import Table
+
+    table = Table(title=title)
+    for col in ("design", "origin", "status", "collection", "deployment", "normalized"):
+        table.add_column(col, justify="right" if col in ("collection", "deployment", "normalized") else "left")
+    hand = [e for e in archive if e.origin != "meta"]
+    evolved = [e for e in archive if e.origin == "meta"]
+    for e in hand:
+        table.add_row(f"{e.name} ({e.id})", e.origin, e.status, _fmt(e.collection_score),
+                      _fmt(e.deployment_score), _fmt(e.normalized_score, True))
+    best = archive.best(origin="meta")
+    if best is not None:
+        table.add_row(f"[bold]best evolved: {best.name} ({best.id})[/bold]", "meta", best.status,
+                      _fmt(best.collection_score), _fmt(best.deployment_score), _fmt(best.normalized_score, True))
+    failed = sum(1 for e in evolved if e.status != "ok")
+    table.caption = (f"{len(evolved)} evolved designs ({failed} invalid or failed); "
+                     "normalized = deployment − no-memory baseline on the same held-out tasks")
+    return table
+
+
+def _run_search(console: Any, *, model: str | None, meta_model: str | None, resume: Path | None,
+                **kwargs: Any) -> tuple[Any, Path | None]:
+    from atlas.alma.loop import run
+    from atlas.errors import AtlasError
+
+    llm = _make_client(model, "task model", console)
+    meta_llm = llm if not meta_model or meta_model == model else _make_client(meta_model, "meta model", console)
+    if meta_llm is llm:
+        console.print("meta model: same as the task model")
+    try:
+        return run(llm=llm, meta_llm=meta_llm, resume=resume, **kwargs)
+    except AtlasError as exc:
+        _fail(str(exc))
+        raise
+
+
+def register(app: typer.Typer) -> None:
+    """Add run / eval / demo to the top-level app."""
+
+    @app.command("run")
+    def run_cmd(
+        env: str = typer.Option("graphworld", "--env", help=ENV_HELP),
+        iterations: int | None = typer.Option(None, "--iterations", help="Evolutionary iterations (default 5; "
+                                              "with --resume: raise the total)."),
+        episodes: int = typer.Option(3, "--episodes", help="Tasks per collection phase and per deployment seed."),
+        rooms: int = typer.Option(8, "--rooms", help="Rooms per GraphWorld."),
+        seed: int = typer.Option(42, "--seed", help="Random seed (tasks, sampling)."),
+        family: int | None = typer.Option(None, "--family", help="Family seed shared by all tasks "
+                                          "(default: same as --seed)."),
+        no_family: bool = typer.Option(False, "--no-family", help="Disable family mode: every task its own layout."),
+        deploy_seeds: int = typer.Option(3, "--deploy-seeds", help="Seed offsets for deployment scoring "
+                                         "(more = more robust fitness)."),
+        model: str | None = typer.Option(None, "--model", help="Task model (default: provider key in the "
+                                         "environment, else the local model)."),
+        meta_model: str | None = typer.Option(None, "--meta-model", help="Model of the meta and debug agents "
+                                              "(default: --model)."),
+        embed_model: str | None = typer.Option(None, "--embed-model", help="Embedding model for designs' vector "
+                                               "store (default: local MiniLM)."),
+        no_embed: bool = typer.Option(False, "--no-embed", help="No embedding model: n-gram vectors."),
+        no_trace: bool = typer.Option(False, "--no-trace", help="Do not write trace.jsonl."),
+        quiet: bool = typer.Option(False, "--quiet", help="No progress bars or per-iteration lines."),
+        alfworld_data: str | None = typer.Option(None, "--alfworld-data", help="ALFWorld data directory "
+                                                 "(default: generated ALFWorld-style games)."),
+        run_dir: Path | None = typer.Option(None, "--run-dir", help="Run folder (default runs/<env>-<time>)."),
+        resume: Path | None = typer.Option(None, "--resume", help="Continue a stopped run from its folder "
+                                           "(its saved settings are used)."),
+        concurrency: int = typer.Option(4, "--concurrency", help="Deployment episodes run at once."),
+    ) -> None:
+        """Run an ALMA search: evolve memory designs, scored on held-out deployment tasks."""
+        console = _console()
+        kwargs: dict[str, Any] = {"quiet": quiet, "concurrency": concurrency, "trace": not no_trace}
+        if resume is None:
+            kwargs.update(env=env, episodes=episodes, rooms=rooms, seed=seed, family=family,
+                          use_family=not no_family, deploy_seeds=deploy_seeds, model=model, meta_model=meta_model,
+                          embed_model=embed_model, no_embed=no_embed, alfworld_data=alfworld_data,
+                          run_dir=run_dir)
+        else:
+            from atlas.alma.config import AlmaConfig
+            from atlas.errors import ConfigError
+
+            try:
+                saved = AlmaConfig.load(resume / "config.json")
+            except ConfigError as exc:
+                _fail(str(exc))
+                raise
+            model = model or saved.model
+            meta_model = meta_model or saved.meta_model
+        if iterations is not None:
+            kwargs["iterations"] = iterations
+        archive, trace_path = _run_search(console, model=model, meta_model=meta_model, resume=resume, **kwargs)
+        console.print(results_table(archive))
+        folder = archive.path.parent if archive.path else None
+        console.print(f"run folder: {folder}" + (f"   trace: {trace_path}" if trace_path else ""))
+        console.print(f"view it: atlas view {folder}")
+
+    @app.command("eval")
+    def eval_cmd(
+        design: str = typer.Argument(..., help="A design file (.py) or a library baseline name (e.g. no_memory)."),
+        env: str = typer.Option("graphworld", "--env", help=ENV_HELP),
+        episodes: int = typer.Option(3, "--episodes", help="Tasks per collection phase and per deployment seed."),
+        rooms: int = typer.Option(8, "--rooms", help="Rooms per GraphWorld."),
+        seed: int = typer.Option(42, "--seed", help="Random seed of the tasks."),
+        family: int | None = typer.Option(None, "--family", help="Family seed (default: --seed)."),
+        no_family: bool = typer.Option(False, "--no-family", help="Disable family mode."),
+        deploy_seeds: int = typer.Option(3, "--deploy-seeds", help="Seed offsets for deployment scoring."),
+        model: str | None = typer.Option(None, "--model", help="Task model (default resolution as in `atlas run`)."),
+        embed_model: str | None = typer.Option(None, "--embed-model", help="Embedding model (default local MiniLM)."),
+        no_embed: bool = typer.Option(False, "--no-embed", help="n-gram vectors instead of an embedding model."),
+        alfworld_data: str | None = typer.Option(None, "--alfworld-data", help="ALFWorld data directory."),
+        run_dir: Path | None = typer.Option(None, "--run-dir", help="Where to write logs (default runs/eval-…)."),
+        concurrency: int = typer.Option(4, "--concurrency", help="Deployment episodes run at once."),
+        quiet: bool = typer.Option(False, "--quiet", help="No progress bars."),
+    ) -> None:
+        """Score one design: collection, deployment, the no-memory baseline and normalized."""
+        from atlas.alma.design import check_design
+        from atlas.alma.loop import aevaluate, load_design
+        from atlas.errors import AtlasError
+        from atlas.infra.aio import run_sync
+
+        console = _console()
+        try:
+            d = load_design(design)
+        except AtlasError as exc:
+            _fail(str(exc))
+            raise
+        problems = check_design(d.source) if d.origin != "host" else []
+        if problems:
+            _fail("the design fails the static check:\n" + "\n".join(f"  {p}" for p in problems))
+        llm = _make_client(model, "task model", console)
+        try:
+            entry, archive = run_sync(aevaluate(
+                d, llm=llm, env=env, run_dir=run_dir, episodes=episodes, rooms=rooms, seed=seed, family=family,
+                use_family=not no_family, deploy_seeds=deploy_seeds, model=model, embed_model=embed_model,
+                no_embed=no_embed, alfworld_data=alfworld_data, concurrency=concurrency, quiet=quiet))
+        except AtlasError as exc:
+            _fail(str(exc))
+            raise
+        base = archive.baseline or {}
+        console.print(f"design      {entry.name} ({entry.status})")
+        console.print(f"collection  {_fmt(entry.collection_score)}")
+        console.print(f"deployment  {_fmt(entry.deployment_score)}")
+        console.print(f"baseline    {_fmt(base.get('score'))}{'  (cached)' if base.get('cached') else ''}")
+        console.print(f"normalized  {_fmt(entry.normalized_score, True)}")
+        if entry.errors:
+            console.print("errors: " + "; ".join(entry.errors))
+        console.print(f"logs: {archive.path.parent / (entry.logs_dir or '')}")
+
+    @app.command("demo")
+    def demo_cmd(
+        iterations: int = typer.Option(1, "--iterations", help="Evolutionary iterations (small on purpose)."),
+        model: str | None = typer.Option(None, "--model", help="Model for everything (default: provider key, "
+                                         "else the local model)."),
+        run_dir: Path | None = typer.Option(None, "--run-dir", help="Run folder (default runs/graphworld-<time>)."),
+        quiet: bool = typer.Option(False, "--quiet", help="No progress bars."),
+    ) -> None:
+        """The main job, small: a short real search on GraphWorld (5 rooms, 2 episodes, 1 deployment seed)
+        with the default model and the local embedder, then the results table."""
+        import time
+
+        console = _console()
+        console.print("[bold]ATLAS demo[/bold]: evolving memory designs on GraphWorld "
+                      "(rooms 5, episodes 2, deploy-seeds 1, iterations "
+                      f"{iterations}); the local model takes a while on 2 cores.")
+        t0 = time.perf_counter()
+        archive, trace_path = _run_search(console, model=model, meta_model=None, resume=None, env="graphworld",
+                                          iterations=iterations, episodes=2, rooms=5, deploy_seeds=1, seed=42,
+                                          run_dir=run_dir, quiet=quiet, concurrency=2)
+        console.print(results_table(archive, title="ATLAS demo — GraphWorld"))
+        folder = archive.path.parent if archive.path else None
+        console.print(f"finished in {time.perf_counter() - t0:.0f} s; run folder: {folder}")
+        console.print(f"see it: atlas view {folder}   |   atlas report {folder}")
+
+
+def _load(run_dir: Path) -> Any:
+    from atlas.alma.archive import Archive
+    from atlas.errors import ArchiveError
+
+    try:
+        return Archive.load(run_dir)
+    except ArchiveError as exc:
+        _fail(str(exc))
+        raise
+
+
+@archive_app.command("show")
+def show_cmd(run_dir: Path = typer.Argument(..., help="Run folder (or an archive.json).")) -> None:
+    """Print every design of the archive with its scores, novelty and lineage."""
+    from rich.table import Table
+
+    arch = _load(run_dir)
+    base = (arch.baseline or {}).get("score")
+    table = Table(title=f"{run_dir} — baseline {_fmt(base)}")
+    for col in ("id", "name", "origin", "gen", "status", "parents", "collection", "deployment", "normalized",
+                "novelty", "sampled"):
+        table.add_column(col)
+    for e in arch:
+        table.add_row(e.id, e.name, e.origin, str(e.generation), e.status, ",".join(e.parent_ids),
+                      _fmt(e.collection_score), _fmt(e.deployment_score), _fmt(e.normalized_score, True),
+                      _fmt(e.novelty), str(e.times_sampled))
+    _console().print(table)
+
+
+@archive_app.command("best")
+def best_cmd(
+    run_dir: Path = typer.Argument(..., help="Run folder (or an archive.json)."),
+    source: bool = typer.Option(True, "--source/--no-source", help="Print the design's source."),
+) -> None:
+    """Print the best design (highest normalized deployment score) and its source."""
+    arch = _load(run_dir).hydrate()
+    best = arch.best()
+    if best is None:
+        _fail("the archive has no scored design yet")
+    c = _console()
+    c.print(f"{best.id} {best.name} ({best.origin}, generation {best.generation}): collection "
+            f"{_fmt(best.collection_score)}, deployment {_fmt(best.deployment_score)}, normalized "
+            f"{_fmt(best.normalized_score, True)}")
+    if source and best.source:
+        typer.echo(best.source)
+
+
+@archive_app.command("export")
+def export_cmd(
+    run_dir: Path = typer.Argument(..., help="Run folder (or an archive.json)."),
+    output: Path = typer.Option(Path("archive-export.json"), "--output", "-o",
+                                help="Where to write the self-contained JSON (sources inline)."),
+) -> None:
+    """Write the archive as one JSON file with every design's source inline."""
+    path = _load(run_dir).export(output)
+    typer.echo(str(path))
+
+
+__all__ = ["archive_app", "register", "results_table"]

@@ -1,0 +1,188 @@
+"""`atlas guidelines`: learn tips from trajectories and read them back."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import typer
+
+app = typer.Typer(
+    help="Guidelines: strategy, recovery and optimization tips learned from trajectories.",
+    no_args_is_help=True,
+)
+
+DEFAULT_PATH = Path(".atlas") / "guidelines"
+
+_PATH = typer.Option(DEFAULT_PATH, "--path", envvar="ATLAS_GUIDELINES_PATH",
+                     help="Guideline store directory (SQLite + Chroma).")
+_NS = typer.Option("default", "--namespace", "-n", help="Namespace: one never sees another's memory.")
+_MODEL = typer.Option(None, "--model", help="LLM (provider string, alias, local:PATH.gguf, scripted:FILE.json). "
+                      "Default: the standard model resolution.")
+_JSON = typer.Option(False, "--json", help="Print JSON instead of text.")
+
+
+def _bank(path: Path, namespace: str, model: str | None = None, need_llm: bool = False) -> Any:
+    from atlas.memory.guidelines import GuidelineBank
+    from atlas.memory.guidelines.llmspec import resolve_llm
+
+    llm = resolve_llm(model) if (need_llm or model) else None
+    return GuidelineBank.open(path, namespace=namespace, llm=llm)
+
+
+def _fail(exc: Exception) -> None:
+    typer.echo(f"error: {exc}", err=True)
+    raise typer.Exit(2) from exc
+
+
+def _show(g: Any, as_json: bool) -> None:
+    from atlas.memory.guidelines.render import format_guideline
+
+    if as_json:
+        typer.echo(g.model_dump_json(indent=2))
+        return
+    sim = f" sim={g.similarity:.2f}" if g.similarity is not None else ""
+    typer.echo(f"{g.id}  [{g.category}, {g.priority}, support={g.support}, evidence={g.evidence}]{sim}")
+    typer.echo("  " + format_guideline(g).replace("\n", "\n  "))
+
+
+@app.command("save")
+def save(
+    file: Path = typer.Argument(..., help="Trajectory JSON, or an OpenAI message list (or {'messages': [...]})."),
+    success: bool | None = typer.Option(None, "--success/--failure", help="Override the outcome of a message list."),
+    path: Path = _PATH, namespace: str = _NS, model: str | None = _MODEL, as_json: bool = _JSON,
+) -> None:
+    """Extract tips from one trajectory and store them (prints the ids added or updated)."""
+    from atlas.errors import AtlasError, InvalidInputError
+
+    try:
+        text = file.read_text(encoding="utf-8")
+    except OSError as exc:
+        _fail(InvalidInputError(f"FILE: cannot read {file}: {exc.strerror}"))
+    try:
+        result = _bank(path, namespace, model, need_llm=True).save(text, success=success)
+    except AtlasError as exc:
+        _fail(exc)
+    if as_json:
+        typer.echo(json.dumps(result.to_dict(), indent=2, default=str))
+    elif result.status == "not_processed":
+        typer.echo(f"trajectory {result.trajectory_id} not processed: {result.reason}")
+        typer.echo("run `atlas guidelines reprocess` to retry")
+    else:
+        typer.echo(f"trajectory {result.trajectory_id}: {result.status}, outcome {result.outcome}")
+        for gid in result.guideline_ids:
+            typer.echo(gid)
+    if result.status == "not_processed":
+        raise typer.Exit(1)
+
+
+@app.command("get")
+def get(
+    task: str = typer.Argument(..., help="The task text to find guidelines for."),
+    k: int = typer.Option(5, "--k", "-k", help="At most this many guidelines."),
+    mode: str = typer.Option("cosine", "--mode", help="'cosine' (threshold + top-k, no LLM) or 'llm' (one LLM call)."),
+    path: Path = _PATH, namespace: str = _NS, model: str | None = _MODEL, as_json: bool = _JSON,
+) -> None:
+    """Guidelines relevant to a task, best first (nothing printed when none match)."""
+    from atlas.errors import AtlasError
+
+    try:
+        found = _bank(path, namespace, model, need_llm=(mode == "llm")).get_guidelines(task, k=k, mode=mode)
+    except AtlasError as exc:
+        _fail(exc)
+    if as_json:
+        typer.echo(json.dumps([g.model_dump(mode="json") for g in found], indent=2))
+        return
+    if not found:
+        typer.echo("no guideline matches this task", err=True)
+    for g in found:
+        _show(g, False)
+
+
+@app.command("list")
+def list_(
+    category: str | None = typer.Option(None, "--category", help="strategy, recovery or optimization."),
+    limit: int | None = typer.Option(None, "--limit", help="Show at most this many."),
+    path: Path = _PATH, namespace: str = _NS, as_json: bool = _JSON,
+) -> None:
+    """All stored guidelines, strongest first."""
+    items = _bank(path, namespace).list_guidelines(category=category, limit=limit)
+    if as_json:
+        typer.echo(json.dumps([g.model_dump(mode="json") for g in items], indent=2))
+        return
+    for g in items:
+        typer.echo(f"{g.id}  [{g.category}, support={g.support}]  {g.content}")
+    typer.echo(f"{len(items)} guideline(s)", err=True)
+
+
+@app.command("show")
+def show(
+    guideline_id: str = typer.Argument(..., help="Guideline id."),
+    path: Path = _PATH, namespace: str = _NS, as_json: bool = _JSON,
+) -> None:
+    """One guideline with every field and its provenance."""
+    g = _bank(path, namespace).get(guideline_id)
+    if g is None:
+        typer.echo(f"error: no guideline {guideline_id} in namespace {namespace}", err=True)
+        raise typer.Exit(1)
+    if as_json:
+        typer.echo(g.model_dump_json(indent=2))
+        return
+    _show(g, False)
+    typer.echo(f"  Purpose: {g.purpose}\n  Context: {g.application_context}\n  Task category: {g.task_category}")
+    typer.echo(f"  Subtask: {g.subtask}\n  Sources: {', '.join(g.source_trajectory_ids)}")
+
+
+@app.command("delete")
+def delete(
+    guideline_id: str = typer.Argument(..., help="Guideline id."),
+    path: Path = _PATH, namespace: str = _NS,
+) -> None:
+    """Delete one guideline (logged as a DELETE decision)."""
+    if not _bank(path, namespace).delete_guideline(guideline_id):
+        typer.echo(f"error: no guideline {guideline_id} in namespace {namespace}", err=True)
+        raise typer.Exit(1)
+    typer.echo(f"deleted {guideline_id}")
+
+
+@app.command("consolidate")
+def consolidate(path: Path = _PATH, namespace: str = _NS, as_json: bool = _JSON) -> None:
+    """Re-cluster, merge near-duplicates, cap clusters and decay failure-only tips (rule-based)."""
+    decisions = _bank(path, namespace).consolidate()
+    if as_json:
+        typer.echo(json.dumps(decisions, indent=2, default=str))
+        return
+    for d in decisions:
+        typer.echo(f"{d['action']:<6} {d['guideline_id']}  {d['reason']}")
+    typer.echo(f"{len(decisions)} decision(s)", err=True)
+
+
+@app.command("forget-trajectory")
+def forget_trajectory(
+    trajectory_id: str = typer.Argument(..., help="Trajectory id."),
+    path: Path = _PATH, namespace: str = _NS,
+) -> None:
+    """Remove a trajectory: tips learned only from it are deleted, the others demoted."""
+    out = _bank(path, namespace).remove_trajectory(trajectory_id)
+    typer.echo(f"deleted {len(out['deleted'])}, demoted {len(out['demoted'])}")
+
+
+@app.command("reprocess")
+def reprocess(path: Path = _PATH, namespace: str = _NS, model: str | None = _MODEL) -> None:
+    """Retry trajectories recorded as not processed (an LLM stage failed)."""
+    from atlas.errors import AtlasError
+
+    try:
+        results = _bank(path, namespace, model, need_llm=True).reprocess()
+    except AtlasError as exc:
+        _fail(exc)
+    for r in results:
+        typer.echo(f"{r.trajectory_id}: {r.status}" + (f" ({r.reason})" if r.reason else ""))
+    typer.echo(f"{len(results)} trajectory(ies) retried", err=True)
+
+
+@app.command("stats")
+def stats(path: Path = _PATH, namespace: str = _NS) -> None:
+    """Counts: guidelines by category, trajectories by status, decisions."""
+    typer.echo(json.dumps(_bank(path, namespace).stats(), indent=2))

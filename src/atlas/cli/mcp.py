@@ -1,0 +1,39 @@
+"""`atlas mcp`: the MCP server over the memory library."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+
+def register(app: typer.Typer) -> None:
+    """Add the mcp command to the top-level app."""
+
+    @app.command("mcp")
+    def mcp_command(
+        transport: str = typer.Option(
+            "stdio", "--transport", help="'stdio' (for an MCP client that spawns us) or 'streamable-http'."
+        ),
+        host: str = typer.Option("127.0.0.1", "--host", help="Interface to bind for streamable-http."),
+        port: int = typer.Option(8765, "--port", help="Port for streamable-http."),
+        path: Path | None = typer.Option(
+            None, "--path", envvar="ATLAS_MEMORY_PATH",
+            help="Memory directory (SQLite + Chroma). Default: in memory, lost when the server exits.",
+        ),
+        model: str | None = typer.Option(
+            None, "--model",
+            help="LLM used to extract tips (provider string, alias, local:PATH.gguf, or scripted:FILE.json "
+            "for tests). Default: the standard model resolution, loaded on first use.",
+        ),
+    ) -> None:
+        """Serve get_guidelines, save_trajectory, search_experiences, store_experience, list_guidelines
+        and delete_guideline over MCP; every tool takes a namespace."""
+        from atlas.errors import AtlasError
+        from atlas.mcp_server import serve
+
+        try:
+            serve(transport=transport, host=host, port=port, path=path, model=model)
+        except AtlasError as exc:
+            typer.echo(f"error: {exc}", err=True)
+            raise typer.Exit(2) from exc

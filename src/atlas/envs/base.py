@@ -1,0 +1,132 @@
+"""Helpers every environment shares: canonical action text, tiny argument validation, and an
+episode recorder that turns (action, StepResult) pairs into a ``Trajectory``.
+
+Kept free of any domain knowledge so GraphWorld, ALFWorld, TextWorld, the policies and the
+task agent all record episodes the same way (the ``Trajectory.steps[i]`` contract).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from atlas.core.types import Step, Task, Trajectory
+from atlas.protocols.env import Action, Environment, StepResult
+from atlas.protocols.llm import ToolSpec
+
+_JSON_TYPES: dict[str, tuple[type, ...]] = {
+    "string": (str,),
+    "integer": (int,),
+    "number": (int, float),
+    "boolean": (bool,),
+    "object": (dict,),
+    "array": (list,),
+}
+
+
+def action_text(tool: str, args: dict[str, Any] | None = None) -> str:
+    """The canonical text of an action: ``move_to(room="room_B")``, ``look()``."""
+    parts = [f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in (args or {}).items()]
+    return f"{tool}({', '.join(parts)})"
+
+
+def validate_args(spec: ToolSpec, args: Any) -> str | None:
+    """Check ``args`` against a tool's (flat, object) JSON schema.
+
+    Returns None when valid, else a message meant for the agent. Supports what our tool
+    schemas use: ``type``, ``required``, ``properties`` with ``type``/``enum``, and
+    ``additionalProperties: false``.
+    """
+    if not isinstance(args, dict):
+        return f"arguments of {spec.name} must be a JSON object, got {type(args).__name__}"
+    schema = spec.parameters or {}
+    props: dict[str, Any] = schema.get("properties", {}) or {}
+    missing = [k for k in schema.get("required", []) if k not in args]
+    if missing:
+        return f"{spec.name} is missing required argument(s): {', '.join(missing)}"
+    if schema.get("additionalProperties", True) is False:
+        extra = sorted(set(args) - set(props))
+        if extra:
+            allowed = ", ".join(props) or "none"
+            return f"{spec.name} got unexpected argument(s): {', '.join(extra)} (allowed: {allowed})"
+    for key, value in args.items():
+        sub = props.get(key)
+        if not sub:
+            continue
+        want = sub.get("type")
+        if want in _JSON_TYPES:
+            ok = isinstance(value, _JSON_TYPES[want]) and not (
+                want in ("integer", "number") and isinstance(value, bool)
+            )
+            if not ok:
+                return f"argument {key!r} of {spec.name} must be a {want}, got {json.dumps(value)}"
+        if "enum" in sub and value not in sub["enum"]:
+            return f"argument {key!r} of {spec.name} must be one of {sub['enum']}, got {json.dumps(value)}"
+    return None
+
+
+def check_action(tools: list[ToolSpec], action: Action) -> str | None:
+    """None if ``action`` names a known tool with valid arguments, else the reason."""
+    by_name = {t.name: t for t in tools}
+    spec = by_name.get(action.tool)
+    if spec is None:
+        return f"unknown tool {action.tool!r}; available tools: {', '.join(by_name)}"
+    return validate_args(spec, action.args)
+
+
+class EpisodeRecorder:
+    """Builds a ``Trajectory`` step by step while an episode runs (policies and the agent).
+
+    The first observation is kept in ``metadata["initial_observation"]`` so
+    ``atlas.envs.views.episode_view`` can rebuild the design's ``task`` view without
+    touching the environment again.
+    """
+
+    def __init__(self, env: Environment, task: Task, first_observation: dict[str, Any]) -> None:
+        self.env = env
+        self.task = task
+        self.first_observation = first_observation
+        self.steps: list[Step] = []
+
+    def record(
+        self,
+        tool: str | None,
+        args: dict[str, Any] | None,
+        result: StepResult | None,
+        *,
+        thought: str | None = None,
+        error: str | None = None,
+        raw: str | None = None,
+    ) -> Step:
+        """Record one turn. ``result`` is None when the action never reached the environment
+        (bad JSON, unknown tool); then ``error`` explains and ``raw`` holds what was produced."""
+        if result is not None:
+            text = self.env.summarize_observation(result.observation)
+            data: dict[str, Any] | None = result.observation
+            err = error or result.error
+        else:
+            text = error or ""
+            data = None
+            err = error
+        action = action_text(tool, args) if tool else (raw or "(no action)")
+        step = Step(action=action, observation=text, thought=thought, error=err, tool=tool, args=args, data=data)
+        self.steps.append(step)
+        return step
+
+    def finish(self, **metadata: Any) -> Trajectory:
+        meta = {
+            "env": self.env.name,
+            "steps_taken": self.env.steps_taken(),
+            "initial_observation": self.first_observation,
+            **metadata,
+        }
+        return Trajectory(
+            task=self.task,
+            steps=list(self.steps),
+            success=self.env.success(),
+            score=float(self.env.score()),
+            metadata=meta,
+        )
+
+
+__all__ = ["EpisodeRecorder", "action_text", "check_action", "validate_args"]

@@ -1,0 +1,70 @@
+"""The information boundary: what a memory design may see of a task and of an episode.
+
+A design receives ``task_view`` before a task and ``episode_view`` after it. Both are built
+only from what the agent itself was shown (goal text, observations, its own actions and their
+errors, the outcome) — never ``Task.metadata`` (seeds, parameters), task ids, or hidden world
+state such as where unseen objects lie. Both return plain JSON-safe dicts.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from atlas.core.types import Task, Trajectory
+from atlas.protocols.env import Environment
+
+
+def _public(observation: dict[str, Any] | None) -> dict[str, Any]:
+    """A JSON-safe deep copy of an observation without private (``_``-prefixed) keys."""
+    if not observation:
+        return {}
+    clean = {k: v for k, v in observation.items() if not str(k).startswith("_")}
+    return json.loads(json.dumps(clean, default=str))
+
+
+def task_view(env: Environment, task: Task, first_observation: dict[str, Any]) -> dict[str, Any]:
+    """``{"goal": str, "observation": dict, "domain": str}``: only what the agent sees at the start."""
+    return {
+        "goal": env.format_goal(task),
+        "observation": _public(first_observation),
+        "domain": task.domain,
+    }
+
+
+def _first_observation(env: Environment, trajectory: Trajectory) -> dict[str, Any]:
+    first = trajectory.metadata.get("initial_observation")
+    if isinstance(first, dict):
+        return first
+    # Not recorded (a trajectory built elsewhere): replay the deterministic reset on a fresh clone.
+    return env.clone().reset(trajectory.task)
+
+
+def episode_view(env: Environment, trajectory: Trajectory) -> dict[str, Any]:
+    """The design's ``episode``: task view, the steps (action, observation, error), outcome.
+
+    Steps that never reached the environment (unparseable replies) keep ``tool == ""`` and their
+    error, so a design can learn from them; their observation is ``{}``.
+    """
+    steps = []
+    for s in trajectory.steps:
+        steps.append(
+            {
+                "action": {"tool": s.tool or "", "args": json.loads(json.dumps(s.args or {}, default=str))},
+                "observation": _public(s.data) if s.data is not None else (
+                    {"text": s.observation} if s.observation and s.tool else {}
+                ),
+                "error": s.error,
+            }
+        )
+    taken = trajectory.metadata.get("steps_taken")
+    return {
+        "task": task_view(env, trajectory.task, _first_observation(env, trajectory)),
+        "steps": steps,
+        "success": bool(trajectory.success),
+        "score": float(trajectory.score),
+        "steps_taken": int(taken) if taken is not None else len(steps),
+    }
+
+
+__all__ = ["episode_view", "task_view"]

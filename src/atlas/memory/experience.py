@@ -1,0 +1,435 @@
+"""Experience memory: whole trajectories stored as experiences, retrieved by task similarity.
+
+``ChromaExperienceMemory`` embeds the text its ``ExperienceExtractor`` returns (the task description
+by default), keeps success and failure with outcome metadata, ranks successful experiences first in
+``search`` (ReMem's k=4 default) and lets a ``RefineStrategy`` merge, drop and reorder what was
+retrieved. ``LLMRefineStrategy`` asks a model for a JSON decision and applies it defensively: ids the
+model invents are ignored, conflicting instructions resolve towards keeping, nothing retrieved is lost
+unless the model explicitly dropped it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import numpy as np
+from pydantic import BaseModel, Field
+
+from atlas.core.types import Experience, Task, Trajectory, new_id
+from atlas.errors import InvalidInputError
+from atlas.infra.aio import run_sync
+from atlas.memory.common import ask_json, render_trajectory, validate_task, validate_trajectory
+from atlas.memory.storage import IndexedTable
+from atlas.protocols.embed import Embedder
+from atlas.protocols.memory import ExperienceExtractor, RefineStrategy
+from atlas.protocols.store import VectorStore
+
+log = logging.getLogger(__name__)
+
+# --- extractors ---------------------------------------------------------------------------------------
+
+
+class SimpleExperienceExtractor:
+    """Embed the task description only (the seed's default)."""
+
+    def extract(self, trajectory: Trajectory) -> str:
+        return trajectory.task.description
+
+
+class LLMSummarizingExtractor:
+    """An LLM summarizes task + key steps + outcome into the text that gets embedded.
+
+    Falls back to nothing: an LLM error propagates (the store is then refused, nothing is written).
+    """
+
+    SYSTEM = (
+        "You write short retrieval keys for an agent's memory. Given a trajectory, reply with 1-3 plain "
+        "sentences: what the task was, the approach that was taken, and the outcome. No lists, no JSON."
+    )
+
+    def __init__(self, llm_client: Any, max_chars: int = 600) -> None:
+        self.llm = llm_client
+        self.max_chars = max_chars
+
+    async def aextract(self, trajectory: Trajectory) -> str:
+        completion = await self.llm.acomplete(
+            [{"role": "system", "content": self.SYSTEM}, {"role": "user", "content": render_trajectory(trajectory)}]
+        )
+        text = (completion.text or "").strip()
+        if not text:
+            return trajectory.task.description
+        return text[: self.max_chars]
+
+    def extract(self, trajectory: Trajectory) -> str:
+        return run_sync(self.aextract(trajectory))
+
+
+# --- refine strategies ----------------------------------------------------------------------------------
+
+
+class PassthroughRefineStrategy:
+    """No-op refinement (the ablation baseline)."""
+
+    async def refine(self, experiences: list[Experience], context: Task | None = None) -> list[Experience]:
+        return list(experiences)
+
+
+class MergeGroup(BaseModel):
+    ids: list[str] = Field(min_length=2)
+    content: str = Field(min_length=1, description="the merged lesson, replacing the group")
+
+
+class RefineDecision(BaseModel):
+    """What the model may decide about the retrieved experiences (all ids refer to the list shown)."""
+
+    keep: list[str] | None = None  # when given, anything not kept, merged or ordered is dropped
+    drop: list[str] = Field(default_factory=list)
+    merge: list[MergeGroup] = Field(default_factory=list)
+    order: list[str] = Field(default_factory=list)
+    notes: str = ""
+
+
+def apply_refine_decision(
+    experiences: list[Experience], decision: RefineDecision, *, min_keep: int = 1
+) -> list[Experience]:
+    """Apply a refine decision safely.
+
+    Unknown ids are ignored; an id both kept and dropped is kept; an id in several merge groups joins
+    the first; a merged experience takes the position of its first member and ``merged_from`` lists its
+    members. If everything would be dropped, the best ``min_keep`` originals survive.
+    """
+    by_id = {e.id: e for e in experiences}
+    known = [i for i in by_id]
+    keep = {i for i in (decision.keep or []) if i in by_id}
+    ordered_ids = [i for i in decision.order if i in by_id]
+    drop = {i for i in decision.drop if i in by_id} - keep - set(ordered_ids)
+    if decision.keep is not None:
+        mentioned = keep | set(ordered_ids) | {i for g in decision.merge for i in g.ids}
+        drop |= {i for i in known if i not in mentioned}
+
+    member_of: dict[str, int] = {}
+    groups: list[tuple[list[str], str]] = []
+    for group in decision.merge:
+        members = [i for i in dict.fromkeys(group.ids) if i in by_id and i not in member_of]
+        if len(members) < 2:
+            continue
+        for i in members:
+            member_of[i] = len(groups)
+        groups.append((members, group.content))
+    drop -= set(member_of)
+
+    merged: dict[int, Experience] = {}
+    for gi, (members, content) in enumerate(groups):
+        parts = [by_id[i] for i in members]
+        lead = max(parts, key=lambda e: (e.success, e.score, e.similarity or 0.0))
+        merged[gi] = Experience(
+            id=new_id(),
+            task=lead.task,
+            trajectory_id=lead.trajectory_id,
+            content=content.strip(),
+            steps=lead.steps,
+            success=any(p.success for p in parts),
+            score=max(p.score for p in parts),
+            similarity=max((p.similarity for p in parts if p.similarity is not None), default=None),
+            metadata={"merged_from": members, "refined": True},
+        )
+
+    # the sequence before reordering: originals minus drops, merge groups at their first member
+    sequence: list[tuple[str, Experience]] = []  # (representative original id, experience)
+    emitted: set[int] = set()
+    for e in experiences:
+        if e.id in member_of:
+            gi = member_of[e.id]
+            if gi not in emitted:
+                emitted.add(gi)
+                sequence.append((e.id, merged[gi]))
+        elif e.id not in drop:
+            sequence.append((e.id, e))
+
+    if ordered_ids:
+        rank: dict[int, int] = {}
+        for pos, oid in enumerate(ordered_ids):
+            key = id(merged[member_of[oid]]) if oid in member_of else id(by_id[oid])
+            rank.setdefault(key, pos)
+        first = [x for x in sequence if id(x[1]) in rank]
+        first.sort(key=lambda x: rank[id(x[1])])
+        rest = [x for x in sequence if id(x[1]) not in rank]
+        sequence = first + rest
+
+    result = [e for _, e in sequence]
+    if not result and experiences and min_keep > 0:
+        result = list(experiences[:min_keep])
+    return result
+
+
+class LLMRefineStrategy:
+    """ReMem-style meta-reasoning: the model decides what to keep, drop, merge and in which order;
+    :func:`apply_refine_decision` applies that decision safely."""
+
+    SYSTEM = (
+        "You curate an agent's retrieved memories before it starts a task. Decide which experiences help "
+        "with the task: drop noisy or irrelevant ones, merge near-duplicates into one lesson, and order the "
+        "rest from most to least useful. Refer to experiences only by the ids shown. Reply with JSON only: "
+        '{"keep": [ids] or null, "drop": [ids], "merge": [{"ids": [ids], "content": "merged lesson"}], '
+        '"order": [ids], "notes": "why"}'
+    )
+
+    def __init__(self, llm_client: Any, *, min_keep: int = 1, retries: int = 2) -> None:
+        self.llm = llm_client
+        self.min_keep = min_keep
+        self.retries = retries
+
+    def _prompt(self, experiences: list[Experience], context: Task | None) -> str:
+        lines = []
+        if context is not None:
+            lines.append(f"Upcoming task: {context.description}\n")
+        lines.append("Retrieved experiences:")
+        for e in experiences:
+            outcome = "success" if e.success else "failure"
+            sim = f", similarity {e.similarity:.2f}" if e.similarity is not None else ""
+            steps = "; ".join(s.action for s in e.steps[:8])
+            lines.append(f"- id={e.id} [{outcome}{sim}] task: {e.task.description}\n  memory: {e.content}\n  steps: {steps}")
+        return "\n".join(lines)
+
+    async def refine(self, experiences: list[Experience], context: Task | None = None) -> list[Experience]:
+        if len(experiences) <= 1 and context is None:
+            return list(experiences)
+        if not experiences:
+            return []
+        decision = await ask_json(
+            self.llm, self.SYSTEM, self._prompt(experiences, context), RefineDecision, retries=self.retries
+        )
+        return apply_refine_decision(experiences, decision, min_keep=self.min_keep)
+
+
+# --- the component ---------------------------------------------------------------------------------------
+
+
+def _ts(dt: datetime) -> float:
+    return dt.timestamp()
+
+
+class ChromaExperienceMemory:
+    """ExperienceMemory backed by a VectorStore (Chroma by default) plus SQLite records.
+
+    ``records`` defaults to an in-memory RecordStore (tests, throw-away memories); pass a file-backed
+    one (``build_memory_system`` does) to persist. Both stores must point at the same place every time
+    the memory is reopened.
+    """
+
+    TABLE = "experiences"
+
+    def __init__(
+        self,
+        embedder: Embedder,
+        vector_store: VectorStore,
+        extractor: ExperienceExtractor | None = None,
+        refine_strategy: RefineStrategy | None = None,
+        collection_name: str = "atlas_experiences",
+        *,
+        records: Any | None = None,
+        max_steps_stored: int = 200,
+    ) -> None:
+        if records is None:
+            from atlas.infra.records import RecordStore
+
+            records = RecordStore(None)
+        self.embedder = embedder
+        self.vector_store = vector_store
+        self.extractor: ExperienceExtractor = extractor or SimpleExperienceExtractor()
+        self.refine_strategy: RefineStrategy = refine_strategy or PassthroughRefineStrategy()
+        self.collection_name = collection_name
+        self.max_steps_stored = max_steps_stored
+        self._table = IndexedTable(records, collection_name, vector_store)
+
+    # --- writing ---------------------------------------------------------------------------
+    def _experience(self, trajectory: Trajectory, content: str) -> Experience:
+        if not content or not content.strip():
+            raise InvalidInputError("the extractor returned empty text; nothing to embed")
+        return Experience(
+            id=new_id(),
+            task=trajectory.task,
+            trajectory_id=trajectory.id,
+            content=content,
+            steps=trajectory.steps[: self.max_steps_stored],
+            success=trajectory.success,
+            score=trajectory.score,
+            metadata={"outcome": "success" if trajectory.success else "failure", "n_steps": len(trajectory.steps),
+                      "uses": 0, "use_successes": 0},
+            created_at=trajectory.created_at,
+        )
+
+    @staticmethod
+    def _vector_meta(exp: Experience) -> dict[str, Any]:
+        return {"success": exp.success, "outcome": "success" if exp.success else "failure",
+                "domain": exp.task.domain, "score": float(exp.score), "created_ts": _ts(exp.created_at),
+                "trajectory_id": exp.trajectory_id or ""}
+
+    def _write(self, experiences: list[Experience], vectors: np.ndarray) -> None:
+        self._table.write(
+            [(e.id, e.model_dump(mode="json")) for e in experiences],
+            vectors,
+            [self._vector_meta(e) for e in experiences],
+            [e.content for e in experiences],
+        )
+
+    async def _aextract(self, trajectory: Trajectory) -> str:
+        aextract = getattr(self.extractor, "aextract", None)
+        if callable(aextract):
+            return await aextract(trajectory)
+        return await asyncio.to_thread(self.extractor.extract, trajectory)
+
+    async def astore_many(self, trajectories: list[Trajectory | dict]) -> list[str]:
+        """Store several trajectories with one batched embedding and one atomic write."""
+        trajs = [validate_trajectory(t) for t in trajectories]
+        if not trajs:
+            return []
+        contents = await asyncio.gather(*(self._aextract(t) for t in trajs))
+        exps = [self._experience(t, c) for t, c in zip(trajs, contents, strict=True)]
+        vectors = await self.embedder.aembed([e.content for e in exps])
+        await asyncio.to_thread(self._write, exps, vectors)
+        return [e.id for e in exps]
+
+    async def astore(self, trajectory: Trajectory | dict) -> str:
+        """Store one trajectory (success or failure) as an experience; returns its UUID."""
+        return (await self.astore_many([trajectory]))[0]
+
+    def store(self, trajectory: Trajectory | dict) -> str:
+        """Sync store: validates, extracts, embeds, writes records+vector atomically."""
+        traj = validate_trajectory(trajectory)
+        aextract = getattr(self.extractor, "aextract", None)
+        content = run_sync(aextract(traj)) if callable(aextract) else self.extractor.extract(traj)
+        exp = self._experience(traj, content)
+        self._write([exp], self.embedder.embed([exp.content]))
+        return exp.id
+
+    def store_many(self, trajectories: list[Trajectory | dict]) -> list[str]:
+        return run_sync(self.astore_many(trajectories))
+
+    # --- reading -----------------------------------------------------------------------------
+    def _rank(self, task: Task, k: int, vector: np.ndarray, where: dict | None) -> list[Experience]:
+        def hits(success: bool) -> list[Experience]:
+            filt: dict = {"success": success}
+            if where:
+                filt = {"$and": [filt, *({key: v} for key, v in where.items())]}
+            out = []
+            for record, score in self._table.query(vector, k, filt):
+                exp = Experience.model_validate(record)
+                exp.similarity = score
+                out.append(exp)
+            return out
+
+        successes, failures = hits(True), hits(False)
+        # successes first (each group by similarity), then failures to fill up to k
+        return (successes + failures)[:k]
+
+    def search(self, task: Task | str, k: int = 4, where: dict | None = None) -> list[Experience]:
+        """Most similar experiences, successful ones ranked first; failures fill the remaining slots."""
+        task = validate_task(task)
+        vector = self.embedder.embed([self.query_text(task)])[0]
+        return self._rank(task, k, vector, where)
+
+    async def asearch(self, task: Task | str, k: int = 4, where: dict | None = None) -> list[Experience]:
+        task = validate_task(task)
+        vector = (await self.embedder.aembed([self.query_text(task)]))[0]
+        return await asyncio.to_thread(self._rank, task, k, vector, where)
+
+    def query_text(self, task: Task) -> str:
+        """What a task is embedded as for search (its description, matching the default extractor)."""
+        return task.description
+
+    def get(self, experience_id: str) -> Experience | None:
+        record = self._table.get(experience_id)
+        return Experience.model_validate(record) if record is not None else None
+
+    def all(self) -> list[Experience]:
+        return [Experience.model_validate(r) for r in self._table.all()]
+
+    def count(self) -> int:
+        return self._table.count()
+
+    async def arefine(self, experiences: list[Experience], context: Task | None = None) -> list[Experience]:
+        return await self.refine_strategy.refine(experiences, context)
+
+    def refine(self, experiences: list[Experience], context: Task | None = None) -> list[Experience]:
+        """Delegates to the refine strategy."""
+        return run_sync(self.arefine(experiences, context))
+
+    def update_stats(self, experience_id: str, success: bool) -> None:
+        """Record that reusing this experience led to success or failure (feeds ``min_success_rate``)."""
+
+        def bump(record: dict[str, Any]) -> dict[str, Any]:
+            meta = dict(record.get("metadata") or {})
+            meta["uses"] = int(meta.get("uses", 0)) + 1
+            meta["use_successes"] = int(meta.get("use_successes", 0)) + (1 if success else 0)
+            record["metadata"] = meta
+            return record
+
+        try:
+            self._table.update(experience_id, bump)
+        except KeyError as exc:
+            raise InvalidInputError(f"unknown experience id {experience_id!r}") from exc
+
+    @staticmethod
+    def success_rate(exp: Experience) -> float:
+        """Observed reuse success rate, or the experience's own outcome before any reuse."""
+        uses = int(exp.metadata.get("uses", 0))
+        if uses:
+            return int(exp.metadata.get("use_successes", 0)) / uses
+        return 1.0 if exp.success else 0.0
+
+    def prune(self, criteria: dict[str, Any]) -> int:
+        """Remove low-value experiences; returns how many were removed.
+
+        ``min_success_rate`` — drop experiences whose reuse success rate (or own outcome, if never
+        reused) is below it; ``max_age_days`` — drop older ones; ``keep_diverse`` — spare a candidate
+        whose nearest surviving neighbour is less similar than ``diversity_threshold`` (default 0.8), so
+        the only memory of a kind of task is not lost. Unknown criteria are an error.
+        """
+        allowed = {"min_success_rate", "max_age_days", "keep_diverse", "diversity_threshold"}
+        unknown = set(criteria) - allowed
+        if unknown:
+            raise InvalidInputError(f"unknown prune criteria: {sorted(unknown)} (allowed: {sorted(allowed)})")
+        exps = self.all()
+        now = datetime.now(UTC)
+        doomed: set[str] = set()
+        if "min_success_rate" in criteria:
+            threshold = float(criteria["min_success_rate"])
+            doomed |= {e.id for e in exps if self.success_rate(e) < threshold}
+        if "max_age_days" in criteria:
+            cutoff = now - timedelta(days=float(criteria["max_age_days"]))
+            doomed |= {e.id for e in exps if e.created_at < cutoff}
+        if criteria.get("keep_diverse") and doomed:
+            doomed -= self._diverse_survivors(exps, doomed, float(criteria.get("diversity_threshold", 0.8)))
+        return self._table.delete(sorted(doomed))
+
+    def _diverse_survivors(self, exps: list[Experience], doomed: set[str], threshold: float) -> set[str]:
+        """Candidates to spare: greedily keep a doomed experience unless something kept is near it."""
+        vecs = self.embedder.embed([e.content for e in exps])
+        kept_idx = [i for i, e in enumerate(exps) if e.id not in doomed]
+        spared: set[str] = set()
+        for i, e in enumerate(exps):
+            if e.id not in doomed:
+                continue
+            if kept_idx:
+                nearest = float(np.max(vecs[kept_idx] @ vecs[i]))
+                if nearest >= threshold:
+                    continue
+            spared.add(e.id)
+            kept_idx.append(i)
+        return spared
+
+
+__all__ = [
+    "ChromaExperienceMemory",
+    "LLMRefineStrategy",
+    "LLMSummarizingExtractor",
+    "MergeGroup",
+    "PassthroughRefineStrategy",
+    "RefineDecision",
+    "SimpleExperienceExtractor",
+    "apply_refine_decision",
+]

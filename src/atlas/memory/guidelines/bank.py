@@ -1,0 +1,514 @@
+"""``GuidelineBank``: the pipeline (intelligence → attribution → segmentation → tips →
+generalization → consolidation) and retrieval over one namespace's store.
+
+One async implementation; the sync methods are thin ``run_sync`` wrappers. Each stage is a strategy
+object passed in (or built from ``GuidelineConfig``), so any of them can be swapped or ablated."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import weakref
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+
+from atlas.core.types import Guideline, Task, Trajectory, utc_now
+from atlas.errors import ConfigError, InvalidInputError, LLMError
+from atlas.infra.aio import run_sync
+from atlas.memory.guidelines.attribution import Attribution, Attributor, LLMAttributor
+from atlas.memory.guidelines.config import GuidelineConfig, check_namespace
+from atlas.memory.guidelines.consolidate import (
+    Decider,
+    DecisionRecord,
+    LLMDecider,
+    RuleDecider,
+    cluster,
+    merge_into,
+    rank_key,
+)
+from atlas.memory.guidelines.generalize import Generalizer, LLMGeneralizer, RuleGeneralizer
+from atlas.memory.guidelines.intelligence import (
+    LLMThoughtClassifier,
+    TrajectoryAnalyzer,
+    TrajectoryIntelligence,
+)
+from atlas.memory.guidelines.messages import parse_trajectory
+from atlas.memory.guidelines.retrieval import CosineRetriever, LLMSelector, Retriever
+from atlas.memory.guidelines.segmentation import LLMSegmenter, Segmenter, SegmentSpec, TaskLevelSegmenter
+from atlas.memory.guidelines.store import Commit, GuidelineStore, collection_name
+from atlas.memory.guidelines.tips import LLMTipGenerator, TipGenerator
+
+log = logging.getLogger(__name__)
+
+SaveStatus = Literal["processed", "not_processed", "duplicate"]
+_DEMOTE = {"high": "medium", "medium": "low"}
+
+
+@dataclass
+class SaveResult:
+    """What saving one trajectory did. ``guideline_ids`` = tips added or updated (provenance
+    points back to ``trajectory_id``); ``status == 'not_processed'`` carries the failed stage in
+    ``reason`` and the trajectory is kept for ``reprocess()``."""
+
+    trajectory_id: str
+    status: SaveStatus
+    guideline_ids: list[str] = field(default_factory=list)
+    outcome: str | None = None
+    decisions: list[dict[str, Any]] = field(default_factory=list)
+    reason: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+class _StageFailed(Exception):
+    def __init__(self, stage: str, exc: BaseException) -> None:
+        super().__init__(f"{stage} stage failed: {exc}")
+        self.stage = stage
+
+
+async def _stage(name: str, coro: Any) -> Any:
+    try:
+        return await coro
+    except LLMError as exc:
+        raise _StageFailed(name, exc) from exc
+
+
+class GuidelineBank:
+    """Learns strategy / recovery / optimization tips from trajectories and hands the relevant ones
+    back for new tasks. Satisfies ``atlas.protocols.memory.GuidelineBank``."""
+
+    def __init__(
+        self,
+        *,
+        store: GuidelineStore | None = None,
+        namespace: str = "default",
+        llm: Any = None,
+        embedder: Any = None,
+        config: GuidelineConfig | None = None,
+        analyzer: TrajectoryAnalyzer | None = None,
+        attributor: Attributor | None = None,
+        segmenter: Segmenter | None = None,
+        tip_generator: TipGenerator | None = None,
+        generalizer: Generalizer | None = None,
+        decider: Decider | None = None,
+        retriever: Retriever | None = None,
+    ) -> None:
+        self.config = config or GuidelineConfig()
+        cfg = self.config
+        self.namespace = check_namespace(store.namespace if store else namespace)
+        if store is None:
+            from atlas.infra.records import RecordStore
+            from atlas.infra.vector_index import InMemoryVectorStore
+
+            store = GuidelineStore(self.namespace, RecordStore(None), InMemoryVectorStore(collection_name(namespace)))
+        self.store = store
+        if embedder is None:
+            from atlas.infra.embeddings import default_embedder
+
+            embedder = default_embedder()
+        self.embedder = embedder
+        self.llm = llm
+        self.rules = RuleGeneralizer()
+        self.analyzer = analyzer or TrajectoryAnalyzer(
+            cfg.outcome, LLMThoughtClassifier(llm) if (llm is not None and cfg.llm_thought_classifier) else None
+        )
+        self.attributor = attributor or (LLMAttributor(llm) if llm is not None else None)
+        if segmenter is None and llm is not None:
+            segmenter = LLMSegmenter(llm, cfg.max_segments) if cfg.granularity == "subtask" else TaskLevelSegmenter()
+        self.segmenter = segmenter
+        self.tip_generator = tip_generator or (
+            LLMTipGenerator(llm, cfg.min_tips_per_segment, cfg.max_tips_per_segment) if llm is not None else None
+        )
+        self.generalizer = generalizer or (
+            LLMGeneralizer(llm, self.rules) if (llm is not None and cfg.llm_generalizer) else self.rules
+        )
+        self.decider = decider or (
+            LLMDecider(llm) if (llm is not None and cfg.llm_consolidation)
+            else RuleDecider(cfg.duplicate_threshold, cfg.max_tips_per_cluster)
+        )
+        self.cosine = CosineRetriever(cfg.threshold, cfg.failure_weight)
+        self.retriever = retriever
+        self._locks: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Lock] = weakref.WeakKeyDictionary()
+
+    # --- construction -------------------------------------------------------------------------------
+    @classmethod
+    def open(
+        cls,
+        path: str | Path | None = None,
+        *,
+        namespace: str = "default",
+        records: Any = None,
+        **kwargs: Any,
+    ) -> GuidelineBank:
+        """A bank over ``path`` (SQLite ``guidelines.sqlite`` + Chroma under ``chroma/``) or in memory
+        when ``path`` is None. Pass ``records`` to share one RecordStore between namespaces."""
+        from atlas.infra.records import RecordStore
+        from atlas.infra.vector_index import ChromaVectorStore, InMemoryVectorStore
+
+        check_namespace(namespace)
+        if path is None:
+            vectors: Any = InMemoryVectorStore(collection_name(namespace))
+            records = records if records is not None else RecordStore(None)
+        else:
+            root = Path(path)
+            if root.exists() and not root.is_dir():
+                raise ConfigError(f"--path {root} exists and is not a directory")
+            root.mkdir(parents=True, exist_ok=True)
+            records = records if records is not None else RecordStore(root / "guidelines.sqlite")
+            vectors = ChromaVectorStore.persistent(root / "chroma", collection_name(namespace))
+        return cls(store=GuidelineStore(namespace, records, vectors), **kwargs)
+
+    def _lock(self) -> asyncio.Lock:
+        loop = asyncio.get_running_loop()
+        lock = self._locks.get(loop)
+        if lock is None:
+            lock = self._locks[loop] = asyncio.Lock()
+        return lock
+
+    async def _embed(self, texts: list[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, int(getattr(self.embedder, "dim", 0) or 0)), dtype=np.float32)
+        return np.asarray(await self.embedder.aembed(texts), dtype=np.float32)
+
+    # --- saving -------------------------------------------------------------------------------------
+    async def asave(self, trajectory: Any, *, success: bool | None = None) -> SaveResult:
+        """Parse, extract tips, consolidate, store. Invalid input raises InvalidInputError before
+        anything is written; an LLM stage that still fails after its re-asks records the trajectory
+        as not processed (``SaveResult.status``) instead of raising."""
+        traj = parse_trajectory(trajectory, success=success)
+        prev = self.store.trajectory(traj.id)
+        if prev and prev.get("status") == "processed":
+            return SaveResult(traj.id, "duplicate", list(prev.get("guideline_ids", [])), prev.get("outcome"),
+                              reason="trajectory already processed")
+        return await self._process(traj, attempts=int(prev.get("attempts", 0)) + 1 if prev else 1)
+
+    async def asave_trajectory(self, trajectory: Any, *, success: bool | None = None) -> list[str]:
+        """Protocol form of ``asave``: the ids of the guidelines added or updated."""
+        return (await self.asave(trajectory, success=success)).guideline_ids
+
+    def save(self, trajectory: Any, *, success: bool | None = None) -> SaveResult:
+        return run_sync(self.asave(trajectory, success=success))
+
+    def save_trajectory(self, trajectory: Any, *, success: bool | None = None) -> list[str]:
+        return run_sync(self.asave_trajectory(trajectory, success=success))
+
+    def _require_llm(self) -> None:
+        missing = [n for n, s in (("segmenter", self.segmenter), ("tip_generator", self.tip_generator),
+                                  ("attributor", self.attributor)) if s is None]
+        if missing:
+            raise ConfigError(
+                f"extracting guidelines needs an LLM (missing: {', '.join(missing)}); pass llm= or --model"
+            )
+
+    async def _process(self, traj: Trajectory, attempts: int) -> SaveResult:
+        self._require_llm()
+        try:
+            intel, attribution, groups = await self._extract(traj)
+            async with self._lock():
+                commit, result = await _stage("consolidation", self._consolidate_new(traj, groups))
+                commit.trajectory = self._trajectory_record(traj, "processed", attempts, intel, attribution,
+                                                            result.guideline_ids, None)
+                await self.store.apply(commit)
+        except _StageFailed as exc:
+            reason = str(exc)
+            log.warning("trajectory %s not processed: %s", traj.id, reason)
+            self.store.put_trajectory(self._trajectory_record(traj, "not_processed", attempts, None, None, [], reason))
+            return SaveResult(traj.id, "not_processed", reason=reason)
+        result.outcome = intel.outcome
+        return result
+
+    async def _extract(
+        self, traj: Trajectory
+    ) -> tuple[TrajectoryIntelligence, Attribution, list[tuple[str, list[Guideline]]]]:
+        assert self.segmenter and self.tip_generator and self.attributor
+        intel = await _stage("intelligence", self.analyzer.analyze(traj))
+        attribution = await _stage("attribution", self.attributor.attribute(traj, intel))
+        segments: list[SegmentSpec] = await _stage("segmentation", self.segmenter.segment(traj, intel))
+        descs = await _stage("generalization", self.generalizer.generalize([s.description for s in segments]))
+        task_text = self.rules.generalize_text(traj.task.description)
+        groups = []
+        for seg, desc in zip(segments, descs, strict=True):
+            tips = await _stage("tips", self.tip_generator.generate(traj, intel, attribution, seg))
+            g = self.rules.generalize_text
+            clean = [
+                t.model_copy(update={
+                    "content": g(t.content), "trigger": g(t.trigger), "purpose": g(t.purpose),
+                    "application_context": g(t.application_context),
+                    "implementation_steps": [g(s) for s in t.implementation_steps],
+                    "negative_example": g(t.negative_example) if t.negative_example else None,
+                    "subtask": desc,
+                    "metadata": {**t.metadata, "task": task_text},
+                })
+                for t in tips
+            ]
+            groups.append((desc, clean))
+        return intel, attribution, groups
+
+    async def _consolidate_new(
+        self, traj: Trajectory, groups: list[tuple[str, list[Guideline]]]
+    ) -> tuple[Commit, SaveResult]:
+        cfg = self.config
+        writes: dict[str, Guideline] = {}
+        deletes: list[str] = []
+        logged: list[DecisionRecord] = []
+        pending: list[tuple[str, np.ndarray]] = []  # new tips of this trajectory, by subtask vector
+        for desc, tips in groups:
+            if not tips:
+                continue
+            svec = (await self._embed([desc]))[0]
+            hits = await self.store.query(svec.tolist(), 2 * cfg.max_tips_per_cluster + 4, where={"key": "s"})
+            ids = [gid for gid, _, score in hits if score >= cfg.cluster_threshold]
+            ids += [gid for gid, v in pending if float(v @ svec) >= cfg.cluster_threshold and gid not in ids]
+            existing = [g for g in (writes.get(i) or self.store.get(i) for i in dict.fromkeys(ids)
+                                    if i not in deletes) if g is not None]
+            new_vecs = await self._embed([t.content for t in tips])
+            ex_vecs = await self._embed([g.content for g in existing])
+            sims = new_vecs @ ex_vecs.T if len(existing) else np.zeros((len(tips), 0), dtype=np.float32)
+            plan = await self.decider.decide(desc, existing, tips, sims)
+            for gid in plan.deletes:
+                writes.pop(gid, None)
+                deletes.append(gid)
+            writes.update(plan.writes)
+            for rec in plan.log:
+                rec.trajectory_id = traj.id
+                rec.subtask = desc
+            logged.extend(plan.log)
+            pending.extend((t.id, svec) for t in tips)
+        commit = await self._commit_for(list(writes.values()), deletes, logged)
+        touched = [r.guideline_id for r in logged if r.action in ("ADD", "UPDATE") and r.guideline_id in writes]
+        result = SaveResult(traj.id, "processed", list(dict.fromkeys(touched)),
+                            decisions=[r.to_dict() for r in logged])
+        return commit, result
+
+    async def _commit_for(self, writes: list[Guideline], deletes: list[str], logged: list[DecisionRecord]) -> Commit:
+        texts_s = [g.subtask or g.trigger or g.content for g in writes]
+        texts_t = [str(g.metadata.get("task") or g.subtask or g.content) for g in writes]
+        vecs = await self._embed(texts_s + texts_t)
+        n = len(writes)
+        upserts = [
+            (g, {"s": vecs[i].tolist(), "t": vecs[n + i].tolist()}, {"s": texts_s[i], "t": texts_t[i]})
+            for i, g in enumerate(writes)
+        ]
+        return Commit(upserts=upserts, deletes=list(dict.fromkeys(deletes)),
+                      decisions=[{**r.to_dict(), "seq": j} for j, r in enumerate(logged)])
+
+    def _trajectory_record(
+        self, traj: Trajectory, status: str, attempts: int, intel: TrajectoryIntelligence | None,
+        attribution: Attribution | None, guideline_ids: list[str], reason: str | None,
+    ) -> dict[str, Any]:
+        return {
+            "id": traj.id,
+            "status": status,
+            "reason": reason,
+            "attempts": attempts,
+            "outcome": intel.outcome if intel else None,
+            "success": traj.success,
+            "task": traj.task.description,
+            "guideline_ids": guideline_ids,
+            "intelligence": intel.to_dict() if intel else None,
+            "attribution": attribution.to_dict() if attribution else None,
+            "trajectory": traj.model_dump(mode="json"),
+            "saved_at": utc_now().isoformat(),
+        }
+
+    async def areprocess(self) -> list[SaveResult]:
+        """Retry every trajectory recorded as not processed."""
+        results = []
+        for rec in self.store.trajectories():
+            if rec.get("status") == "not_processed":
+                traj = Trajectory.model_validate(rec["trajectory"])
+                results.append(await self._process(traj, attempts=int(rec.get("attempts", 0)) + 1))
+        return results
+
+    def reprocess(self) -> list[SaveResult]:
+        return run_sync(self.areprocess())
+
+    def unprocessed(self) -> list[dict[str, Any]]:
+        """Trajectories whose extraction failed: id, task, reason, attempts."""
+        return [{k: r.get(k) for k in ("id", "task", "reason", "attempts", "saved_at")}
+                for r in self.store.trajectories() if r.get("status") == "not_processed"]
+
+    # --- retrieval ----------------------------------------------------------------------------------
+    def _retriever(self, mode: str | None) -> Retriever:
+        mode = mode or self.config.retrieval_mode
+        if mode == "cosine":
+            return self.cosine
+        if mode == "llm":
+            if self.retriever is not None and self.retriever.name == "llm":
+                return self.retriever
+            if self.llm is None:
+                raise ConfigError("retrieval mode 'llm' needs an LLM; pass llm= or --model, or use mode='cosine'")
+            cfg = self.config
+            self.retriever = LLMSelector(self.llm, candidates=cfg.llm_candidates,
+                                         candidate_threshold=cfg.llm_candidate_threshold, threshold=cfg.threshold,
+                                         failure_weight=cfg.failure_weight, fallback=cfg.llm_fallback_to_cosine)
+            return self.retriever
+        raise InvalidInputError(f"mode: must be 'cosine' or 'llm', got {mode!r}")
+
+    async def aget_guidelines(
+        self, task: Task | str, k: int | None = None, mode: str | None = None, filters: dict[str, Any] | None = None,
+    ) -> list[Guideline]:
+        """The tips that apply to ``task``, best first (``similarity`` filled). ``filters`` are
+        equality filters on category, task_category, domain, evidence or priority."""
+        text = task.description if isinstance(task, Task) else task
+        if not isinstance(text, str) or not text.strip():
+            raise InvalidInputError("task: must be a non-empty string")
+        k = self.config.default_k if k is None else k
+        if k < 1:
+            raise InvalidInputError(f"k: must be >= 1, got {k}")
+        retriever = self._retriever(mode)
+        allowed = {"category", "task_category", "domain", "evidence", "priority"}
+        bad = set(filters or {}) - allowed
+        if bad:
+            raise InvalidInputError(f"filters.{sorted(bad)[0]}: unknown filter (allowed: {sorted(allowed)})")
+        where = {**(filters or {})} or None
+        query = self.rules.generalize_text(text) if self.config.generalize_queries else text
+        vec = (await self._embed([query]))[0].tolist()
+        return await retriever.retrieve(self.store, text, vec, k, where)
+
+    def get_guidelines(
+        self, task: Task | str, k: int | None = None, mode: str | None = None, filters: dict[str, Any] | None = None,
+    ) -> list[Guideline]:
+        return run_sync(self.aget_guidelines(task, k, mode, filters))
+
+    # --- browsing and maintenance -------------------------------------------------------------------
+    def list_guidelines(self, category: str | None = None, limit: int | None = None) -> list[Guideline]:
+        """All guidelines (optionally of one category), strongest first."""
+        items = [g for g in self.store.all() if category is None or g.category == category]
+        items.sort(key=rank_key, reverse=True)
+        return items[:limit] if limit else items
+
+    def get(self, guideline_id: str) -> Guideline | None:
+        return self.store.get(guideline_id)
+
+    def decisions(self) -> list[dict[str, Any]]:
+        """The consolidation decision log (ADD / UPDATE / DELETE / NONE), oldest first."""
+        return self.store.decisions()
+
+    async def adelete_guideline(self, guideline_id: str) -> bool:
+        g = self.store.get(guideline_id)
+        if g is None:
+            return False
+        async with self._lock():
+            rec = DecisionRecord("DELETE", g.id, "deleted by the user", "user", target_id=g.id, content=g.content)
+            await self.store.apply(Commit(deletes=[g.id], decisions=[rec.to_dict()]))
+        return True
+
+    def delete_guideline(self, guideline_id: str) -> bool:
+        return run_sync(self.adelete_guideline(guideline_id))
+
+    async def aremove_trajectory(self, trajectory_id: str) -> dict[str, list[str]]:
+        """Forget a trajectory: tips that came only from it are deleted, the others lose it from
+        their provenance and one point of support. Returns {"deleted": [...], "demoted": [...]}."""
+        async with self._lock():
+            writes, deletes, logged = [], [], []
+            for g in self.store.all():
+                if trajectory_id not in g.source_trajectory_ids:
+                    continue
+                rest = [s for s in g.source_trajectory_ids if s != trajectory_id]
+                if not rest:
+                    deletes.append(g.id)
+                    logged.append(DecisionRecord("DELETE", g.id, "its only source trajectory was removed", "provenance",
+                                                 trajectory_id=trajectory_id, target_id=g.id, content=g.content))
+                    continue
+                outcomes = {s: o for s, o in g.metadata.get("source_outcomes", {}).items() if s != trajectory_id}
+                kinds = set(outcomes.values()) or {g.evidence}
+                evidence = "both" if len(kinds) > 1 else kinds.pop()
+                writes.append(g.model_copy(update={
+                    "source_trajectory_ids": rest, "support": max(1, g.support - 1), "evidence": evidence,
+                    "metadata": {**g.metadata, "source_outcomes": outcomes}, "updated_at": utc_now(),
+                }))
+                logged.append(DecisionRecord("UPDATE", g.id, "demoted: a source trajectory was removed", "provenance",
+                                             trajectory_id=trajectory_id, target_id=g.id, content=g.content))
+            commit = await self._commit_for(writes, deletes, logged)
+            commit.trajectory_deletes = [trajectory_id] if self.store.trajectory(trajectory_id) else []
+            await self.store.apply(commit)
+        return {"deleted": deletes, "demoted": [g.id for g in writes]}
+
+    def remove_trajectory(self, trajectory_id: str) -> dict[str, list[str]]:
+        return run_sync(self.aremove_trajectory(trajectory_id))
+
+    async def aconsolidate(self, now: datetime | None = None) -> list[dict[str, Any]]:
+        """Whole-bank maintenance (rule-based, no LLM): re-cluster subtask descriptions, merge
+        near-duplicate tips inside each cluster, cap cluster size, and decay tips learned only from
+        failures (priority −1 per ``failure_decay_days``; a low-priority, single-support one is
+        deleted). Returns the logged decisions."""
+        cfg = self.config
+        now = now or datetime.now(UTC)
+        async with self._lock():
+            items = sorted(self.store.all(), key=rank_key, reverse=True)
+            writes: dict[str, Guideline] = {}
+            deletes: list[str] = []
+            logged: list[DecisionRecord] = []
+            if items:
+                svecs = await self._embed([g.subtask or g.trigger or g.content for g in items])
+                cvecs = await self._embed([g.content for g in items])
+                for members in cluster(svecs, cfg.cluster_threshold):
+                    kept: list[int] = []
+                    for i in members:
+                        g = writes.get(items[i].id, items[i])
+                        dup = next((j for j in kept if items[j].category == g.category
+                                    and float(cvecs[i] @ cvecs[j]) >= cfg.duplicate_threshold), None)
+                        if dup is None:
+                            kept.append(i)
+                            continue
+                        target = writes.get(items[dup].id, items[dup])
+                        writes[target.id] = merge_into(target, g)
+                        writes.pop(g.id, None)
+                        deletes.append(g.id)
+                        logged.append(DecisionRecord("UPDATE", target.id, f"absorbed duplicate {g.id}", "rules",
+                                                     target_id=target.id, content=g.content))
+                        logged.append(DecisionRecord("DELETE", g.id, f"merged into {target.id}", "rules",
+                                                     target_id=g.id, content=g.content))
+                    for i in kept[cfg.max_tips_per_cluster:]:
+                        g = items[i]
+                        writes.pop(g.id, None)
+                        deletes.append(g.id)
+                        logged.append(DecisionRecord("DELETE", g.id, "cluster over max_tips_per_cluster", "rules",
+                                                     target_id=g.id, content=g.content))
+                for g0 in items:
+                    if g0.id in deletes or g0.evidence != "failure":
+                        continue
+                    g = writes.get(g0.id, g0)
+                    updated = g.updated_at if g.updated_at.tzinfo else g.updated_at.replace(tzinfo=UTC)
+                    if now - updated < timedelta(days=cfg.failure_decay_days):
+                        continue
+                    if g.priority in _DEMOTE:
+                        writes[g.id] = g.model_copy(update={"priority": _DEMOTE[g.priority], "updated_at": now})
+                        logged.append(DecisionRecord("UPDATE", g.id, "decay: learned only from failures", "decay",
+                                                     target_id=g.id, content=g.content))
+                    elif g.support <= 1:
+                        writes.pop(g.id, None)
+                        deletes.append(g.id)
+                        logged.append(DecisionRecord("DELETE", g.id, "decay: low-priority failure-only tip", "decay",
+                                                     target_id=g.id, content=g.content))
+                    else:
+                        writes[g.id] = g.model_copy(update={"support": g.support - 1, "updated_at": now})
+                        logged.append(DecisionRecord("UPDATE", g.id, "decay: support −1", "decay",
+                                                     target_id=g.id, content=g.content))
+            commit = await self._commit_for(list(writes.values()), deletes, logged)
+            await self.store.apply(commit)
+        return [r.to_dict() for r in logged]
+
+    def consolidate(self, now: datetime | None = None) -> list[dict[str, Any]]:
+        return run_sync(self.aconsolidate(now))
+
+    def stats(self) -> dict[str, Any]:
+        gls = self.store.all()
+        trajs = self.store.trajectories()
+        by_cat: dict[str, int] = {}
+        for g in gls:
+            by_cat[g.category] = by_cat.get(g.category, 0) + 1
+        by_status: dict[str, int] = {}
+        for t in trajs:
+            by_status[t.get("status", "?")] = by_status.get(t.get("status", "?"), 0) + 1
+        return {"namespace": self.namespace, "guidelines": len(gls), "by_category": by_cat,
+                "trajectories": by_status, "decisions": len(self.store.decisions())}
+
+
+__all__ = ["GuidelineBank", "SaveResult", "SaveStatus"]

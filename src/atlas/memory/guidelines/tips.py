@@ -1,0 +1,94 @@
+"""Stage 3, tip generation: strategy tips from clean successes, recovery tips (with a negative
+example) from recoveries and failures, optimization tips from inefficient successes.
+
+One LLM call per segment; every field of ``Guideline`` is filled from the reply, the attribution
+and the trajectory (provenance: ``source_trajectory_ids``, ``evidence``, ``metadata``)."""
+
+from __future__ import annotations
+
+from typing import Any, Protocol, runtime_checkable
+
+from atlas.core.types import Guideline, Trajectory
+from atlas.memory.guidelines.attribution import Attribution
+from atlas.memory.guidelines.intelligence import TrajectoryIntelligence, describe
+from atlas.memory.guidelines.prompts import render_steps, stage_messages
+from atlas.memory.guidelines.schemas import TipBatch, bounded
+from atlas.memory.guidelines.segmentation import SegmentSpec
+
+# Which tip categories each outcome class may produce (the first is the main one).
+CATEGORIES: dict[str, tuple[str, ...]] = {
+    "clean_success": ("strategy",),
+    "recovery": ("recovery", "strategy"),
+    "inefficient_success": ("optimization", "strategy"),
+    "failure": ("recovery",),
+}
+
+
+def evidence_of(trajectory: Trajectory) -> str:
+    return "success" if trajectory.success else "failure"
+
+
+@runtime_checkable
+class TipGenerator(Protocol):
+    async def generate(
+        self, trajectory: Trajectory, intel: TrajectoryIntelligence, attribution: Attribution, segment: SegmentSpec
+    ) -> list[Guideline]: ...
+
+
+class LLMTipGenerator:
+    """Asks for ``min_tips``..``max_tips`` tips about one segment, within the allowed categories."""
+
+    def __init__(self, llm: Any, min_tips: int = 1, max_tips: int = 4) -> None:
+        self.llm = llm
+        self.min_tips = min_tips
+        self.max_tips = max_tips
+
+    async def generate(
+        self, trajectory: Trajectory, intel: TrajectoryIntelligence, attribution: Attribution, segment: SegmentSpec
+    ) -> list[Guideline]:
+        cats = CATEGORIES[intel.outcome]
+        whole = segment.start == 0 and segment.end >= intel.n_steps - 1
+        focus = (
+            f"the whole task ({segment.description})" if whole else
+            f"subtask '{segment.description}', steps {segment.start}-{segment.end}:\n"
+            + render_steps(trajectory, intel.thoughts, start=segment.start, end=segment.end)
+        )
+        att = attribution.summary()
+        msgs = stage_messages(
+            "tips", trajectory=describe(trajectory, intel),
+            attribution=f"Attribution:\n{att}\n\n" if att else "",
+            focus=focus, min_tips=max(self.min_tips, 2) if self.max_tips >= 2 else 1,
+            max_tips=self.max_tips, categories=", ".join(cats),
+        )
+        schema = bounded(TipBatch, min_tips=self.min_tips, max_tips=self.max_tips, categories=cats)
+        reply = await self.llm.astructured(msgs, schema)
+        fallback_negative = attribution.negative_example()
+        out = []
+        for d in reply.tips:
+            negative = d.negative_example or None
+            if negative is None and d.category in ("recovery", "optimization"):
+                negative = fallback_negative
+            out.append(Guideline(
+                category=d.category,
+                content=d.content.strip(),
+                purpose=d.purpose.strip() or f"learned from a {intel.outcome.replace('_', ' ')} trajectory",
+                implementation_steps=[s.strip() for s in d.implementation_steps if s.strip()],
+                trigger=d.trigger.strip() or segment.description,
+                negative_example=negative,
+                application_context=d.application_context.strip() or segment.description,
+                task_category=(d.task_category or "general").strip() or "general",
+                subtask=segment.description,
+                priority=d.priority,
+                evidence=evidence_of(trajectory),  # type: ignore[arg-type]
+                source_trajectory_ids=[trajectory.id],
+                metadata={
+                    "outcome": intel.outcome,
+                    "domain": trajectory.task.domain,
+                    "segment": [segment.start, segment.end],
+                    "source_outcomes": {trajectory.id: evidence_of(trajectory)},
+                },
+            ))
+        return out
+
+
+__all__ = ["CATEGORIES", "LLMTipGenerator", "TipGenerator", "evidence_of"]

@@ -1,0 +1,387 @@
+"""MemorySystemImpl: experience memory, concept library, strategy bank and guideline bank as one memory.
+
+Every component is optional (ablations). ``query`` asks the present components concurrently
+(``asyncio.gather``); a component that fails yields an empty list for that part and an entry in
+``MemoryQueryResult.errors`` (and a log line) — the others still answer. ``store`` validates the
+trajectory first (InvalidInputError, nothing written), then sends a success to every component and a
+failure to experience memory and the guideline bank (which learns recovery tips from failures).
+
+Error policy of ``store`` (decided here, pinned by tests): each component's write is atomic on its own;
+a component that raises is recorded in ``result["errors"][component]`` and logged, the other components
+still store, and ``store`` does not raise — an agent loop that stores its trajectory never crashes
+because, say, the LLM behind the strategy abstractor replied garbage. Pass ``raise_errors=True`` to get
+a ``StoreError`` naming the failed components (raised after all of them ran) instead.
+
+``build_memory_system(path)`` wires the components over one directory: ``records.sqlite`` (SQLite
+records), ``chroma/`` (vectors) and ``memory.json`` (which embedder the vectors were made with;
+reopening with a different embedder is refused).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections.abc import Awaitable, Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from atlas.core.types import MemoryQueryResult, Task, Trajectory
+from atlas.errors import AtlasError, ConfigError, StoreError
+from atlas.infra.aio import run_sync
+from atlas.memory.common import validate_task, validate_trajectory
+from atlas.protocols.embed import Embedder
+
+log = logging.getLogger(__name__)
+
+COMPONENTS = ("experience", "concepts", "strategies", "guidelines")
+
+
+def _reason(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {exc}"
+
+
+class MemorySystemImpl:
+    """Aggregator over the (optional) memory components."""
+
+    def __init__(
+        self,
+        experience: Any | None = None,
+        concepts: Any | None = None,
+        strategies: Any | None = None,
+        guidelines: Any | None = None,
+        *,
+        refine: bool = True,
+        component_timeout: float | None = None,
+        raise_errors: bool = False,
+    ) -> None:
+        self._experience = experience
+        self._concepts = concepts
+        self._strategies = strategies
+        self._guidelines = guidelines
+        self.refine = refine
+        self.component_timeout = component_timeout
+        self.raise_errors = raise_errors
+        self._closers: list[Callable[[], None]] = []
+
+    # --- components -------------------------------------------------------------------------------
+    @property
+    def experience_memory(self) -> Any | None:
+        return self._experience
+
+    @property
+    def concept_library(self) -> Any | None:
+        return self._concepts
+
+    @property
+    def strategy_bank(self) -> Any | None:
+        return self._strategies
+
+    @property
+    def guideline_bank(self) -> Any | None:
+        return self._guidelines
+
+    def components(self) -> list[str]:
+        """Names of the components present."""
+        present = [self._experience, self._concepts, self._strategies, self._guidelines]
+        return [name for name, c in zip(COMPONENTS, present, strict=True) if c is not None]
+
+    async def _guarded(self, name: str, coro: Awaitable[Any]) -> Any:
+        if self.component_timeout is None:
+            return await coro
+        try:
+            return await asyncio.wait_for(coro, self.component_timeout)
+        except TimeoutError as exc:
+            raise StoreError(f"{name} did not answer within {self.component_timeout}s") from exc
+
+    # --- query ------------------------------------------------------------------------------------
+    async def _query_experience(self, task: Task, k: int, errors: dict[str, str]) -> list:
+        found = await self._experience.asearch(task, k)
+        if not self.refine or not found:
+            return found
+        arefine = getattr(self._experience, "arefine", None)
+        if arefine is None:
+            return found
+        try:
+            return await arefine(found, task)
+        except AtlasError as exc:  # a model's bad reply: keep the unrefined list, say so
+            errors["experience.refine"] = _reason(exc)
+            log.warning("experience refine failed, returning unrefined results: %s", exc)
+            return found
+
+    async def _query_guidelines(self, task: Task, k: int) -> list:
+        aget = getattr(self._guidelines, "aget_guidelines", None)
+        if aget is not None:
+            return await aget(task, k)
+        return await asyncio.to_thread(self._guidelines.get_guidelines, task, k)
+
+    async def query(self, task: Task | str | dict, k: int = 5) -> MemoryQueryResult:
+        """Ask every present component concurrently; failures become ``errors`` entries."""
+        task = validate_task(task)
+        errors: dict[str, str] = {}
+        jobs: dict[str, Awaitable[Any]] = {}
+        if self._experience is not None:
+            jobs["experiences"] = self._query_experience(task, k, errors)
+        if self._concepts is not None:
+            jobs["concepts"] = self._concepts.asearch(task.description, k)
+        if self._strategies is not None:
+            jobs["strategies"] = self._strategies.aread(task, k)
+        if self._guidelines is not None:
+            jobs["guidelines"] = self._query_guidelines(task, k)
+        results = await asyncio.gather(*(self._guarded(n, j) for n, j in jobs.items()), return_exceptions=True)
+        found: dict[str, list] = {}
+        for name, value in zip(jobs, results, strict=True):
+            if isinstance(value, BaseException):
+                if not isinstance(value, Exception):
+                    raise value  # cancellation / interrupt: not ours to swallow
+                errors[name] = _reason(value)
+                log.error("memory component %s failed during query: %s", name, _reason(value),
+                          exc_info=value if not isinstance(value, AtlasError) else None)
+                found[name] = []
+            else:
+                found[name] = list(value or [])
+        return MemoryQueryResult(**found, errors=errors)
+
+    def query_sync(self, task: Task | str | dict, k: int = 5) -> MemoryQueryResult:
+        """Sync twin of :meth:`query` (works inside a running event loop too)."""
+        return run_sync(self.query(task, k))
+
+    # --- store ------------------------------------------------------------------------------------
+    async def _store_guidelines(self, traj: Trajectory) -> list[str]:
+        asave = getattr(self._guidelines, "asave_trajectory", None)
+        if asave is not None:
+            return list(await asave(traj))
+        return list(await asyncio.to_thread(self._guidelines.save_trajectory, traj))
+
+    async def _store_concepts(self, traj: Trajectory) -> list[str]:
+        learn = getattr(self._concepts, "alearn", None)
+        if learn is not None:
+            return [c.id for c in await learn(traj)]
+        return [c.id for c in await self._concepts.acompress([traj])]
+
+    async def _store_strategy(self, traj: Trajectory) -> list[str]:
+        strategy = await self._strategies.awrite(traj)
+        return [strategy.id] if strategy is not None else []
+
+    async def astore(self, trajectory: Trajectory | dict | str) -> dict[str, Any]:
+        """Store a trajectory in the components that learn from it; returns ids per component plus
+        ``errors`` (component → reason). Raises InvalidInputError (nothing stored) for bad input."""
+        traj = validate_trajectory(trajectory)
+        jobs: dict[str, Awaitable[Any]] = {}
+        if self._experience is not None:
+            jobs["experience"] = self._experience.astore(traj)
+        if traj.success:
+            if self._concepts is not None and getattr(self._concepts, "compression_strategy", None) is not None:
+                jobs["concepts"] = self._store_concepts(traj)
+            if self._strategies is not None:
+                jobs["strategies"] = self._store_strategy(traj)
+        if self._guidelines is not None:
+            jobs["guidelines"] = self._store_guidelines(traj)
+        results = await asyncio.gather(*(self._guarded(n, j) for n, j in jobs.items()), return_exceptions=True)
+        out: dict[str, Any] = {"trajectory_id": traj.id, "success": traj.success}
+        errors: dict[str, str] = {}
+        for name, value in zip(jobs, results, strict=True):
+            if isinstance(value, BaseException):
+                if not isinstance(value, Exception):
+                    raise value
+                errors[name] = _reason(value)
+                log.error("memory component %s failed to store trajectory %s: %s", name, traj.id, _reason(value),
+                          exc_info=value if not isinstance(value, AtlasError) else None)
+                out[name] = None if name == "experience" else []
+            else:
+                out[name] = value
+        out["errors"] = errors
+        if errors and self.raise_errors:
+            raise StoreError(f"storing trajectory {traj.id} failed in: " + "; ".join(f"{k}: {v}" for k, v in errors.items()))
+        return out
+
+    def store(self, trajectory: Trajectory | dict | str) -> dict[str, Any]:
+        """Sync twin of :meth:`astore`."""
+        return run_sync(self.astore(trajectory))
+
+    # --- feedback -----------------------------------------------------------------------------------
+    def record_outcome(self, result: MemoryQueryResult, success: bool) -> None:
+        """Tell the components whether the task that used ``result`` succeeded (usage statistics)."""
+        if self._experience is not None and hasattr(self._experience, "update_stats"):
+            for e in result.experiences:
+                if self._experience.get(e.id) is not None:  # merged (refined) items have fresh ids
+                    self._experience.update_stats(e.id, success)
+        if self._concepts is not None:
+            for c in result.concepts:
+                self._concepts.update_stats(c.id, success)
+        if self._strategies is not None:
+            for s in result.strategies:
+                self._strategies.update_stats(s.id, success)
+
+    def stats(self) -> dict[str, int]:
+        """Stored item counts per present component."""
+        out: dict[str, int] = {}
+        for name, comp in zip(COMPONENTS, (self._experience, self._concepts, self._strategies, self._guidelines),
+                              strict=True):
+            if comp is None:
+                continue
+            count = getattr(comp, "count", None)
+            out[name] = int(count()) if callable(count) else -1
+        return out
+
+    def close(self) -> None:
+        """Release stores opened by :func:`build_memory_system` (idempotent)."""
+        while self._closers:
+            self._closers.pop()()
+
+    def __enter__(self) -> MemorySystemImpl:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+# --- advice rendering -------------------------------------------------------------------------------------
+
+
+def _clip(text: str, n: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= n else text[: n - 1] + "…"
+
+
+def format_advice(result: MemoryQueryResult, *, max_steps: int = 8, max_chars: int = 4000) -> str:
+    """Render a query result as advice text for an agent's prompt ("" when there is nothing)."""
+    parts: list[str] = []
+    if result.guidelines:
+        lines = ["Guidelines from past runs:"]
+        for g in result.guidelines:
+            line = f"- [{g.category}] {_clip(g.content, 300)}"
+            if g.trigger:
+                line += f" (when: {_clip(g.trigger, 120)})"
+            if g.negative_example:
+                line += f" Avoid: {_clip(g.negative_example, 160)}"
+            lines.append(line)
+        parts.append("\n".join(lines))
+    if result.strategies:
+        lines = ["Strategies that worked in similar situations:"]
+        for s in result.strategies:
+            rate = f" (success rate {s.success_rate:.0%} over {s.usage_count} uses)" if s.usage_count else ""
+            lines.append(f"- When {_clip(s.situation, 200)}: {_clip(s.approach, 300)}{rate}")
+        parts.append("\n".join(lines))
+    if result.experiences:
+        lines = ["Similar past tasks:"]
+        for e in result.experiences:
+            outcome = "succeeded" if e.success else "FAILED"
+            lines.append(f"- {_clip(e.task.description, 160)} — {outcome} in {len(e.steps)} steps")
+            if e.metadata.get("refined"):
+                lines.append(f"  lesson: {_clip(e.content, 300)}")
+            for step in e.steps[:max_steps]:
+                suffix = f" (error: {_clip(step.error, 80)})" if step.error else ""
+                lines.append(f"    {_clip(step.action, 120)}{suffix}")
+            if len(e.steps) > max_steps:
+                lines.append(f"    … {len(e.steps) - max_steps} more steps")
+        parts.append("\n".join(lines))
+    if result.concepts:
+        lines = ["Reusable code concepts:"]
+        for c in result.concepts:
+            lines.append(f"- {c.signature or c.name}: {_clip(c.description, 200)}")
+        parts.append("\n".join(lines))
+    text = "\n\n".join(parts)
+    return text if len(text) <= max_chars else text[: max_chars - 1] + "…"
+
+
+# --- factory ---------------------------------------------------------------------------------------------
+
+
+def _embedder_config(path: Path, embedder: Embedder) -> None:
+    meta_file = path / "memory.json"
+    current = {"embedder": getattr(embedder, "name", type(embedder).__name__), "dim": int(embedder.dim)}
+    if meta_file.exists():
+        try:
+            stored = json.loads(meta_file.read_text())
+        except (OSError, json.JSONDecodeError) as exc:
+            raise ConfigError(f"{meta_file} is unreadable: {exc}") from exc
+        if stored.get("embedder") != current["embedder"] or stored.get("dim") != current["dim"]:
+            raise ConfigError(
+                f"{path} was built with embedder {stored.get('embedder')!r} (dim {stored.get('dim')}); "
+                f"reopening it with {current['embedder']!r} (dim {current['dim']}) would mix vector spaces"
+            )
+        return
+    meta_file.write_text(json.dumps({"version": 1, **current}, indent=2))
+
+
+def stored_embedder_name(path: str | Path) -> str | None:
+    """The embedder a memory directory was built with (None for a new directory)."""
+    meta_file = Path(path) / "memory.json"
+    if not meta_file.exists():
+        return None
+    return json.loads(meta_file.read_text()).get("embedder")
+
+
+def build_memory_system(
+    path: str | Path | None = None,
+    llm: Any | None = None,
+    embedder: Embedder | None = None,
+    components: Sequence[str] | None = None,
+    *,
+    primitives: str | None = None,
+    guidelines: Any | None = None,
+    refine: bool = False,
+    stitch_max_abstractions: int = 5,
+) -> MemorySystemImpl:
+    """Wire a MemorySystemImpl over Chroma + SQLite in ``path`` (None → in memory).
+
+    ``components`` defaults to experience + concepts, plus strategies when an ``llm`` is given (the
+    strategy abstractor needs one). With an ``llm`` the Stitch compressor's abstractions are also named
+    by ``LLMAutoDocumenter``, and ``refine=True`` switches experience refinement to ``LLMRefineStrategy``.
+    ``primitives`` ("arc", "swe") preloads a domain's primitives. ``guidelines`` plugs in a guideline
+    bank built elsewhere (``atlas.memory.guidelines``).
+    """
+    from atlas.infra.records import RecordStore
+    from atlas.infra.vector_index import make_vector_store
+    from atlas.memory.concepts import ChromaConceptLibrary, LLMAutoDocumenter, StitchCompressionStrategy
+    from atlas.memory.experience import ChromaExperienceMemory, LLMRefineStrategy
+    from atlas.memory.primitives import get_primitive_loader
+    from atlas.memory.strategies import ChromaStrategyBank, LLMStrategyAbstractor
+
+    if components is None:
+        components = ("experience", "concepts", "strategies") if llm is not None else ("experience", "concepts")
+    unknown = set(components) - {"experience", "concepts", "strategies"}
+    if unknown:
+        raise ConfigError(f"unknown memory components {sorted(unknown)}; choose from experience, concepts, "
+                          "strategies (pass a guideline bank with guidelines=)")
+    if "strategies" in components and llm is None:
+        raise ConfigError("the strategies component needs an llm (LLMStrategyAbstractor)")
+    if refine and llm is None:
+        raise ConfigError("refine=True needs an llm (LLMRefineStrategy)")
+    if embedder is None:
+        from atlas.infra.embeddings import default_embedder
+
+        embedder = default_embedder()
+
+    root = Path(path) if path is not None else None
+    if root is not None:
+        root.mkdir(parents=True, exist_ok=True)
+        _embedder_config(root, embedder)
+    records = RecordStore(root / "records.sqlite" if root is not None else None)
+    chroma_dir = root / "chroma" if root is not None else None
+
+    experience = concepts = strategies = None
+    if "experience" in components:
+        experience = ChromaExperienceMemory(
+            embedder, make_vector_store(chroma_dir, "atlas_experiences"),
+            refine_strategy=LLMRefineStrategy(llm) if refine else None, records=records,
+        )
+    if "concepts" in components:
+        documenter = LLMAutoDocumenter(llm) if llm is not None else None
+        concepts = ChromaConceptLibrary(
+            embedder, make_vector_store(chroma_dir, "atlas_concepts"),
+            primitive_loader=get_primitive_loader(primitives) if primitives else None,
+            compression_strategy=StitchCompressionStrategy(documenter, max_abstractions=stitch_max_abstractions),
+            records=records,
+        )
+    if "strategies" in components:
+        strategies = ChromaStrategyBank(
+            embedder, make_vector_store(chroma_dir, "atlas_strategies"), LLMStrategyAbstractor(llm), records=records
+        )
+    system = MemorySystemImpl(experience, concepts, strategies, guidelines, refine=refine)
+    system._closers.append(records.close)
+    return system
+
+
+__all__ = ["COMPONENTS", "MemorySystemImpl", "build_memory_system", "format_advice", "stored_embedder_name"]

@@ -1,0 +1,55 @@
+"""The environment seam: what the loop, harness and agent know about a domain."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+from atlas.core.types import Task
+from atlas.protocols.llm import ToolSpec
+
+
+@dataclass
+class StepResult:
+    """What ``Environment.step`` returns. ``observation`` is a structured dict;
+    ``counted`` is False for free actions (GraphWorld's ``look``)."""
+
+    observation: dict[str, Any]
+    done: bool = False
+    success: bool = False
+    counted: bool = True
+    error: str | None = None  # an invalid action, explained (returned to the agent, never raised)
+
+
+@dataclass
+class Action:
+    tool: str
+    args: dict[str, Any] = field(default_factory=dict)
+
+
+@runtime_checkable
+class Environment(Protocol):
+    """A stateful episode runner plus a task generator.
+
+    ``clone()`` gives a fresh instance with the same configuration so episodes can run
+    concurrently. Observations are dicts; ``summarize_observation`` renders one as text.
+    Nothing a memory design receives (``design_task_view``) may reveal hidden state.
+    """
+
+    name: str
+    max_steps: int
+
+    def clone(self) -> Environment: ...
+    def generate_tasks(self, n: int, seed: int) -> list[Task]: ...
+    def generate_family_tasks(self, n: int, family: int, seed: int) -> list[Task]: ...
+    def reset(self, task: Task) -> dict[str, Any]: ...
+    def step(self, action: Action) -> StepResult: ...
+    def observe(self) -> dict[str, Any]: ...
+    def success(self) -> bool: ...
+    def score(self) -> float: ...
+    def steps_taken(self) -> int: ...
+    def tools(self) -> list[ToolSpec]: ...
+    def format_goal(self, task: Task) -> str: ...
+    def summarize_observation(self, observation: dict[str, Any]) -> str: ...
+    def seed_design(self) -> str | None: ...
+    def context_schema(self) -> dict[str, Any]: ...

@@ -1,0 +1,480 @@
+"""Read an ALMA run folder (``runs/<name>/``) for the viewer and the report.
+
+The folder format is the one in CONTRACTS.md: ``config.json``, ``archive.json`` (atomic),
+``trace.jsonl``, ``designs/<id>.py`` and ``logs/<id>/{debug_log.txt,calls.jsonl}``.
+
+A run may still be going while it is read, so the reader is tolerant of what a live run looks
+like: files not written yet, a half-written last line in a JSONL file, an entry whose source or
+logs are not there yet. Those become ``warnings`` on the snapshot, never exceptions. What is
+really broken (no folder, nothing that looks like a run, an ``archive.json`` that is not the
+archive) raises :class:`~atlas.errors.ArchiveError` with a message a person can act on.
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import json
+import math
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from atlas.errors import ArchiveError
+
+RUN_FILES = ("config.json", "archive.json", "trace.jsonl")
+#: Design ids are used to build paths; anything else is refused (no path traversal).
+_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
+#: Origins of hand-built designs (the table's "baselines" group); "meta" designs are evolved.
+HAND_BUILT_ORIGINS = frozenset({"seed", "baseline", "host"})
+_USAGE_KEYS = ("prompt_tokens", "completion_tokens", "total_tokens", "cost_usd", "calls")
+MAX_LOG_LINES = 20000
+
+
+@dataclass
+class RunSnapshot:
+    """Everything the viewer's summary and the report need, read at one moment."""
+
+    run_dir: Path
+    name: str
+    config: dict[str, Any]
+    baseline: dict[str, Any] | None
+    entries: list[dict[str, Any]]
+    iterations: list[dict[str, Any]]
+    events: list[dict[str, Any]]
+    stamp: str
+    warnings: list[str] = field(default_factory=list)
+
+    # ------------------------------------------------------------------ derived views
+    def entry(self, design_id: str) -> dict[str, Any] | None:
+        """The archive entry with this id, or None."""
+        return next((e for e in self.entries if e["id"] == design_id), None)
+
+    @property
+    def baseline_score(self) -> float | None:
+        if not self.baseline:
+            return None
+        return _num(self.baseline.get("score"))
+
+    @property
+    def state(self) -> str:
+        """``running``, ``finished`` or ``unknown`` (no trace), from the trace's start/stop events."""
+        names = [e.get("event") for e in self.events]
+        if "run.stop" in names:
+            return "finished"
+        if "run.start" in names:
+            return "running"
+        return "unknown"
+
+    def best(self) -> dict[str, Any] | None:
+        """The scored entry with the highest deployment score (deployment is fitness)."""
+        scored = [e for e in self.entries if e["deployment_score"] is not None]
+        if not scored:
+            return None
+        return max(scored, key=lambda e: (e["deployment_score"], e["collection_score"] or 0.0))
+
+    def generations(self) -> list[dict[str, Any]]:
+        """One row per generation that has a scored design: the best design of that generation
+        (by deployment score), its three scores, and the best deployment score so far."""
+        by_gen: dict[int, list[dict[str, Any]]] = {}
+        for e in self.entries:
+            by_gen.setdefault(e["generation"], []).append(e)
+        rows: list[dict[str, Any]] = []
+        best_so_far: float | None = None
+        for gen in sorted(by_gen):
+            scored = [e for e in by_gen[gen] if e["deployment_score"] is not None]
+            if not scored:
+                continue
+            top = max(scored, key=lambda e: e["deployment_score"])
+            dep = top["deployment_score"]
+            best_so_far = dep if best_so_far is None else max(best_so_far, dep)
+            rows.append(
+                {
+                    "generation": gen,
+                    "design_id": top["id"],
+                    "design_name": top["name"],
+                    "collection": top["collection_score"],
+                    "deployment": top["deployment_score"],
+                    "normalized": top["normalized_score"],
+                    "best_so_far": best_so_far,
+                    "designs": len(by_gen[gen]),
+                    "failed": sum(1 for e in by_gen[gen] if e["status"] != "ok"),
+                }
+            )
+        return rows
+
+    def usage_rows(self) -> list[dict[str, Any]]:
+        """Tokens and cost per iteration, in iteration order."""
+        rows = []
+        for i, it in enumerate(self.iterations, start=1):
+            usage = _usage(it.get("usage"))
+            rows.append(
+                {
+                    "iteration": i,
+                    "generation": it.get("generation"),
+                    "child_id": it.get("child_id"),
+                    "status": it.get("status"),
+                    "duration_s": _num(it.get("duration_s")),
+                    **usage,
+                }
+            )
+        return rows
+
+    def usage_total(self) -> dict[str, float]:
+        """Sum of the iterations' usage (what the search itself cost)."""
+        total = dict.fromkeys(_USAGE_KEYS, 0.0)
+        for row in self.usage_rows():
+            for k in _USAGE_KEYS:
+                total[k] += row[k]
+        return total
+
+    def summary(self) -> dict[str, Any]:
+        """JSON-safe summary for the viewer's ``/api/run`` (no sources, no logs)."""
+        from atlas.trace.lineage import lineage_layout
+
+        best = self.best()
+        return {
+            "name": self.name,
+            "run_dir": str(self.run_dir),
+            "stamp": self.stamp,
+            "state": self.state,
+            "config": self.config,
+            "baseline": self.baseline,
+            "baseline_score": self.baseline_score,
+            "best_id": best["id"] if best else None,
+            "entries": [{k: v for k, v in e.items() if k != "per_task"} for e in self.entries],
+            "iterations": self.iterations,
+            "generations": self.generations(),
+            "usage": self.usage_rows(),
+            "usage_total": self.usage_total(),
+            "lineage": lineage_layout(self.entries),
+            "warnings": self.warnings,
+        }
+
+
+# ---------------------------------------------------------------------- reading
+
+
+def fingerprint(run_dir: str | Path) -> str:
+    """A cheap change stamp for a run folder: sizes and mtimes of the files a run rewrites.
+
+    The viewer polls this and re-reads the run only when it changes."""
+    root = Path(run_dir)
+    parts = []
+    for rel in (*RUN_FILES, "designs", "logs"):
+        p = root / rel
+        try:
+            st = p.stat()
+        except OSError:
+            parts.append(f"{rel}:-")
+            continue
+        parts.append(f"{rel}:{st.st_mtime_ns}:{st.st_size}")
+    return hashlib.sha1("|".join(parts).encode(), usedforsecurity=False).hexdigest()[:16]
+
+
+def check_run_dir(run_dir: str | Path) -> Path:
+    """Return the folder as a Path if it looks like a run folder, else raise ArchiveError."""
+    root = Path(run_dir).expanduser()
+    if not root.exists():
+        raise ArchiveError(f"run folder not found: {root}")
+    if not root.is_dir():
+        raise ArchiveError(f"not a folder: {root} (expected a run folder such as runs/<name>/)")
+    if not any((root / f).exists() for f in RUN_FILES):
+        raise ArchiveError(
+            f"{root} is not an ALMA run folder: none of {', '.join(RUN_FILES)} is there "
+            "(start one with `atlas run --run-dir ...`)"
+        )
+    return root
+
+
+def read_run(run_dir: str | Path) -> RunSnapshot:
+    """Read a run folder. Tolerates a run in progress; raises ArchiveError if it is not a run
+    folder or ``archive.json`` / ``config.json`` cannot be understood."""
+    root = check_run_dir(run_dir)
+    stamp = fingerprint(root)
+    warnings: list[str] = []
+
+    config = _read_json_file(root / "config.json", warnings, required=False)
+    if config is not None and not isinstance(config, dict):
+        raise ArchiveError(f"{root / 'config.json'}: expected a JSON object, got {type(config).__name__}")
+
+    archive = _read_json_file(root / "archive.json", warnings, required=False)
+    if archive is None:
+        archive = {}
+        warnings.append("archive.json is not written yet (the first iteration has not finished)")
+    if not isinstance(archive, dict):
+        raise ArchiveError(f"{root / 'archive.json'}: expected a JSON object, got {type(archive).__name__}")
+    raw_entries = archive.get("entries", [])
+    if not isinstance(raw_entries, list):
+        raise ArchiveError(f"{root / 'archive.json'}: 'entries' must be a list")
+
+    entries = []
+    seen: set[str] = set()
+    for i, raw in enumerate(raw_entries):
+        if not isinstance(raw, dict) or not isinstance(raw.get("id"), str) or not _ID_RE.match(raw["id"]):
+            warnings.append(f"archive.json: entry {i} has no valid id; skipped")
+            continue
+        if raw["id"] in seen:
+            warnings.append(f"archive.json: duplicate entry {raw['id']}; kept the first")
+            continue
+        seen.add(raw["id"])
+        entries.append(_normalize_entry(raw, root, warnings))
+
+    iterations = [it for it in archive.get("iterations", []) or [] if isinstance(it, dict)]
+    baseline = archive.get("baseline") if isinstance(archive.get("baseline"), dict) else None
+    events = read_jsonl(root / "trace.jsonl", warnings)
+
+    return RunSnapshot(
+        run_dir=root,
+        name=str((config or {}).get("name") or root.name),
+        config=config or {},
+        baseline=baseline,
+        entries=entries,
+        iterations=iterations,
+        events=events,
+        stamp=stamp,
+        warnings=warnings,
+    )
+
+
+def read_jsonl(path: Path, warnings: list[str] | None = None) -> list[dict[str, Any]]:
+    """Read a JSONL file written by a live process: a half-written last line is skipped
+    silently (it will be complete on the next read); a bad line elsewhere is reported."""
+    if not path.exists():
+        return []
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError as exc:
+        raise ArchiveError(f"cannot read {path}: {exc}") from exc
+    lines = text.split("\n")
+    out: list[dict[str, Any]] = []
+    for n, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError:
+            is_last = n == len(lines)  # no newline after it: still being written
+            if not is_last and warnings is not None:
+                warnings.append(f"{path.name}: line {n} is not JSON; skipped")
+            continue
+        if isinstance(obj, dict):
+            out.append(obj)
+    return out
+
+
+def _read_json_file(path: Path, warnings: list[str], *, required: bool) -> Any:
+    if not path.exists():
+        if required:
+            raise ArchiveError(f"missing {path}")
+        return None
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ArchiveError(f"cannot read {path}: {exc}") from exc
+    if not text.strip():
+        warnings.append(f"{path.name} is empty")
+        return None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ArchiveError(f"{path} is corrupt: not valid JSON ({exc.msg} at line {exc.lineno})") from exc
+
+
+def _num(v: Any) -> float | None:
+    """A finite float or None (JSON null, NaN, strings and the like become None)."""
+    if isinstance(v, bool) or not isinstance(v, int | float):
+        return None
+    f = float(v)
+    return f if math.isfinite(f) else None
+
+
+def _usage(raw: Any) -> dict[str, float]:
+    raw = raw if isinstance(raw, dict) else {}
+    return {k: _num(raw.get(k)) or 0.0 for k in _USAGE_KEYS}
+
+
+def _normalize_entry(raw: dict[str, Any], root: Path, warnings: list[str]) -> dict[str, Any]:
+    """Fill defaults so the viewer and the report never meet a missing key."""
+    did = raw["id"]
+    gen = raw.get("generation")
+    parents = [p for p in raw.get("parent_ids") or [] if isinstance(p, str)]
+    source_path = raw.get("source_path") or f"designs/{did}.py"
+    logs_dir = raw.get("logs_dir") or f"logs/{did}"
+    origin = str(raw.get("origin") or "meta")
+    return {
+        "id": did,
+        "name": str(raw.get("name") or did),
+        "origin": origin,
+        "kind": "baseline" if origin in HAND_BUILT_ORIGINS else "evolved",
+        "generation": gen if isinstance(gen, int) and not isinstance(gen, bool) else 0,
+        "parent_ids": parents,
+        "source_path": str(source_path),
+        "has_source": _inside(root, source_path) is not None and (root / source_path).is_file(),
+        "status": str(raw.get("status") or "ok"),
+        "errors": [str(e) for e in raw.get("errors") or []],
+        "collection_score": _num(raw.get("collection_score")),
+        "deployment_score": _num(raw.get("deployment_score")),
+        "normalized_score": _num(raw.get("normalized_score")),
+        "per_task": [t for t in raw.get("per_task") or [] if isinstance(t, dict)],
+        "novelty": _num(raw.get("novelty")),
+        "times_sampled": int(raw.get("times_sampled") or 0),
+        "critique": raw.get("critique") if isinstance(raw.get("critique"), str) else None,
+        "logs_dir": str(logs_dir),
+        "usage": _usage(raw.get("usage")),
+        "created_at": raw.get("created_at"),
+    }
+
+
+def _inside(root: Path, rel: str) -> Path | None:
+    """``root/rel`` if it stays inside root (archive paths are data, not trusted)."""
+    try:
+        p = (root / rel).resolve()
+        p.relative_to(root.resolve())
+    except (ValueError, OSError):
+        return None
+    return p
+
+
+# ---------------------------------------------------------------------- one design
+
+
+def read_source(run: RunSnapshot, design_id: str) -> str | None:
+    """A design's source text, or None when it is not (yet) on disk."""
+    entry = run.entry(design_id)
+    if entry is None:
+        return None
+    path = _inside(run.run_dir, entry["source_path"])
+    if path is None or not path.is_file():
+        return None
+    try:
+        return path.read_text(encoding="utf-8", errors="replace")
+    except OSError as exc:
+        raise ArchiveError(f"cannot read {path}: {exc}") from exc
+
+
+def unified_diff(parent_source: str, child_source: str, parent_id: str, child_id: str) -> str:
+    """A unified diff (difflib) from the parent's source to the child's."""
+    return "".join(
+        difflib.unified_diff(
+            parent_source.splitlines(keepends=True),
+            child_source.splitlines(keepends=True),
+            fromfile=f"{parent_id}.py",
+            tofile=f"{child_id}.py",
+            n=3,
+        )
+    )
+
+
+def design_detail(run: RunSnapshot, design_id: str, parent_id: str | None = None) -> dict[str, Any] | None:
+    """Everything the design panel shows: entry, source, diff against a parent (the first one
+    unless ``parent_id`` names another), critique, per-task results. None if no such design."""
+    entry = run.entry(design_id)
+    if entry is None:
+        return None
+    source = read_source(run, design_id)
+    parents = entry["parent_ids"]
+    chosen = parent_id if parent_id in parents else (parents[0] if parents else None)
+    diff = None
+    if chosen is not None and source is not None:
+        parent_source = read_source(run, chosen)
+        if parent_source is not None:
+            diff = unified_diff(parent_source, source, chosen, design_id)
+    children = [e["id"] for e in run.entries if design_id in e["parent_ids"]]
+    return {
+        **entry,
+        "source": source,
+        "diff_parent": chosen,
+        "diff": diff,
+        "children": children,
+        "has_logs": bool(_log_files(run, entry)),
+    }
+
+
+def _log_files(run: RunSnapshot, entry: dict[str, Any]) -> dict[str, Path]:
+    d = _inside(run.run_dir, entry["logs_dir"])
+    if d is None or not d.is_dir():
+        return {}
+    return {name: d / name for name in ("calls.jsonl", "debug_log.txt") if (d / name).is_file()}
+
+
+def format_call(call: dict[str, Any]) -> list[str]:
+    """Greppable lines for one CallLog dict, in the ``[C1:recall] TOOL ...`` style of
+    ``CallLog.format_lines``. Unknown keys are ignored, missing ones skipped."""
+    label = str(call.get("episode") or "?")
+    phase = str(call.get("phase") or "call")
+    tag = f"[{label}:{phase}]"
+    lines: list[str] = []
+    dur = _num(call.get("duration_s"))
+    lines.append(f"{tag} CALL {phase}" + (f" ({dur * 1000:.0f} ms)" if dur is not None else ""))
+    for p in call.get("prints") or []:
+        for pl in str(p).splitlines() or [""]:
+            lines.append(f"{tag} PRINT {pl}")
+    for tc in call.get("tool_calls") or []:
+        if not isinstance(tc, dict):
+            continue
+        args = tc.get("args", tc.get("arguments", {}))
+        if isinstance(args, dict):
+            arg_text = " ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in args.items())
+        else:
+            arg_text = str(args)
+        result = tc.get("result", tc.get("result_preview"))
+        res_text = result if isinstance(result, str) else json.dumps(result, ensure_ascii=False)
+        err = f" ERROR {tc['error']}" if tc.get("error") else ""
+        lines.append(f"{tag} TOOL {tc.get('name', '?')}: {arg_text} -> {res_text}{err}")
+    for s in call.get("similarity") or []:
+        if isinstance(s, dict):
+            stats = " ".join(f"{k}={v}" for k, v in s.items() if k != "label")
+            lines.append(f"{tag} SIMILARITY {s.get('label', '')} {stats}".rstrip())
+    if call.get("return_value") is not None:
+        rv = str(call["return_value"]).replace("\n", "\\n")
+        lines.append(f"{tag} RETURN {json.dumps(rv, ensure_ascii=False)[1:-1]}")
+    if call.get("error"):
+        lines.append(f"{tag} ERROR {call['error']}")
+        for tl in str(call.get("traceback") or "").splitlines():
+            lines.append(f"{tag}   {tl}")
+    return lines
+
+
+def read_logs(run: RunSnapshot, design_id: str) -> dict[str, Any] | None:
+    """A design's runtime logs: per-episode line lists from ``calls.jsonl`` (in first-seen
+    episode order) and the DebugLog text. None if no such design; empty lists if no logs yet."""
+    entry = run.entry(design_id)
+    if entry is None:
+        return None
+    files = _log_files(run, entry)
+    warnings: list[str] = []
+    episodes: dict[str, list[str]] = {}
+    if "calls.jsonl" in files:
+        for call in read_jsonl(files["calls.jsonl"], warnings):
+            label = str(call.get("episode") or "?")
+            episodes.setdefault(label, []).extend(format_call(call))
+    debug_lines: list[str] = []
+    if "debug_log.txt" in files:
+        try:
+            debug_lines = files["debug_log.txt"].read_text(encoding="utf-8", errors="replace").splitlines()
+        except OSError as exc:
+            raise ArchiveError(f"cannot read {files['debug_log.txt']}: {exc}") from exc
+    truncated = False
+    total = 0
+    for label in list(episodes):
+        room = MAX_LOG_LINES - total
+        if len(episodes[label]) > room:
+            episodes[label] = episodes[label][: max(room, 0)]
+            truncated = True
+        total += len(episodes[label])
+    if len(debug_lines) > MAX_LOG_LINES:
+        debug_lines, truncated = debug_lines[:MAX_LOG_LINES], True
+    return {
+        "id": design_id,
+        "episodes": [{"label": k, "lines": v} for k, v in episodes.items()],
+        "debug_log": debug_lines,
+        "truncated": truncated,
+        "warnings": warnings,
+    }
+
+
+def valid_design_id(design_id: str) -> bool:
+    """True if the string is shaped like a design id (used before touching the filesystem)."""
+    return bool(_ID_RE.match(design_id))

@@ -1,0 +1,114 @@
+"""Archive: entries, atomic save/load, hydrate, best(), corrupt files."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from atlas.alma.archive import Archive, ArchiveEntry, TaskResult
+from atlas.errors import ArchiveError
+
+SRC_A = "def update(memory, episode, tools):\n    pass\n\ndef recall(memory, task, tools):\n    return ''\n"
+SRC_B = SRC_A.replace("pass", "memory['n'] = memory.get('n', 0) + 1")
+
+
+def _entry(arch: Archive, name: str, norm: float | None, status: str = "ok", **kw) -> ArchiveEntry:
+    return ArchiveEntry(
+        id=arch.next_id(),
+        name=name,
+        status=status,
+        collection_score=None if norm is None else 0.5,
+        deployment_score=None if norm is None else 0.4 + norm,
+        normalized_score=norm,
+        per_task=[TaskResult(task_id="t1", phase="deployment", success=True, score=0.6, steps=12, label="D1")],
+        **kw,
+    )
+
+
+def test_add_ids_and_best():
+    arch = Archive()
+    arch.add(_entry(arch, "no_memory", 0.0, origin="baseline"), SRC_A)
+    arch.add(_entry(arch, "good", 0.2), SRC_B)
+    arch.add(_entry(arch, "broken", None, status="invalid", errors=["line 1: syntax"]), "def (")
+    assert [e.id for e in arch] == ["d-0001", "d-0002", "d-0003"]
+    assert arch.best().name == "good"
+    assert arch.best(origin="baseline").name == "no_memory"
+    assert [e.name for e in arch.scored()] == ["no_memory", "good"]
+    # novelty against the others; invalid designs are not compared
+    assert arch.get("d-0001").novelty == arch.get("d-0002").novelty > 0
+    assert arch.get("d-0003").novelty is None
+    with pytest.raises(ArchiveError):
+        arch.add(ArchiveEntry(id="d-0001", name="dup"))
+
+
+def test_best_of_empty_archive_is_none():
+    assert Archive().best() is None
+
+
+def test_save_load_hydrate_round_trip(tmp_path):
+    arch = Archive()
+    arch.baseline = {"score": 0.41, "per_task": [{"task_id": "t", "success": True, "score": 0.6, "steps": 16}]}
+    arch.add(_entry(arch, "no_memory", 0.0, origin="baseline"), SRC_A)
+    arch.add(_entry(arch, "good", 0.2, parent_ids=["d-0001"], critique="store less"), SRC_B)
+    arch.iterations.append({"generation": 1, "parent_ids": ["d-0001"], "child_id": "d-0002", "status": "ok"})
+    path = arch.save(tmp_path / "archive.json")
+
+    data = json.loads(path.read_text())
+    assert data["version"] == 1
+    assert data["entries"][1]["source_path"] == "designs/d-0002.py"
+    assert "source" not in data["entries"][1]
+    assert (tmp_path / "designs" / "d-0002.py").read_text() == SRC_B
+
+    loaded = Archive.load(tmp_path)  # a run folder works too
+    assert loaded.get("d-0002").source is None
+    loaded.hydrate()
+    assert loaded.get("d-0002").source == SRC_B
+    assert loaded.to_dict() == arch.to_dict()
+    assert loaded.best().critique == "store less"
+
+
+def test_export_is_self_contained(tmp_path):
+    arch = Archive()
+    arch.add(_entry(arch, "good", 0.2), SRC_B)
+    arch.save(tmp_path / "run" / "archive.json")
+    out = Archive.load(tmp_path / "run").export(tmp_path / "export.json")
+    again = Archive.load(out)
+    assert again.get("d-0001").source == SRC_B  # inline, no designs/ folder next to it
+
+
+def test_save_keeps_a_backup_and_corrupt_file_raises(tmp_path):
+    arch = Archive()
+    arch.add(_entry(arch, "a", 0.1), SRC_A)
+    p = arch.save(tmp_path / "archive.json")
+    arch.add(_entry(arch, "b", 0.2), SRC_B)
+    arch.save()
+    bak = tmp_path / "archive.json.bak"
+    assert len(json.loads(bak.read_text())["entries"]) == 1
+
+    p.write_text('{"version": 1, "entries": [ {"id": ')  # torn write
+    with pytest.raises(ArchiveError) as info:
+        Archive.load(p)
+    assert "corrupt" in str(info.value) and "archive.json.bak" in str(info.value)
+    assert bak.exists()
+    assert len(Archive.load(bak).entries) == 1
+
+
+def test_not_an_archive(tmp_path):
+    (tmp_path / "archive.json").write_text('{"hello": 1}')
+    with pytest.raises(ArchiveError, match="not an ALMA archive"):
+        Archive.load(tmp_path)
+    (tmp_path / "archive.json").write_text('{"version": 9, "entries": []}')
+    with pytest.raises(ArchiveError, match="version"):
+        Archive.load(tmp_path)
+    with pytest.raises(ArchiveError, match="no archive"):
+        Archive.load(tmp_path / "missing")
+
+
+def test_design_needs_hydrate(tmp_path):
+    arch = Archive()
+    arch.add(_entry(arch, "a", 0.1), SRC_A)
+    arch.save(tmp_path / "archive.json")
+    loaded = Archive.load(tmp_path)
+    with pytest.raises(ArchiveError, match="hydrate"):
+        _ = loaded.get("d-0001").design

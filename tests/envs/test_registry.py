@@ -1,0 +1,34 @@
+"""The environment registry and atlas.envs public API."""
+
+from __future__ import annotations
+
+import pytest
+
+import atlas.envs
+from atlas.envs import get_env, list_envs, register_env
+from atlas.envs.graphworld import GraphWorldEnv
+from atlas.errors import ConfigError
+
+
+def test_builtins_registered_and_aliases():
+    assert {"graphworld", "alfworld", "textworld"} <= set(list_envs())
+    assert isinstance(get_env("graphworld"), GraphWorldEnv)
+    assert isinstance(get_env("graph_world", rooms=5), GraphWorldEnv)
+    assert get_env("GraphWorld", rooms=5).params.rooms == 5
+
+
+def test_unknown_env_lists_known_ones():
+    with pytest.raises(ConfigError, match="graphworld"):
+        get_env("minecraft")
+
+
+def test_plugins_register_through_the_same_door():
+    register_env("tiny_graph", lambda **kw: GraphWorldEnv(rooms=3, **kw))
+    assert get_env("tiny_graph").params.rooms == 3
+
+
+def test_public_api_is_pinned():
+    assert sorted(atlas.envs.__all__) == [
+        "EpisodeRecorder", "ExplorerPolicy", "RandomPolicy", "action_text", "check_action", "episode_view",
+        "get_env", "list_envs", "register_env", "register_explorer", "task_view", "validate_args",
+    ]

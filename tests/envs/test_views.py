@@ -1,0 +1,87 @@
+"""The information boundary: task_view / episode_view show only what the agent saw."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from atlas.core.types import Step, Trajectory
+from atlas.envs import ExplorerPolicy, RandomPolicy, episode_view, task_view
+from atlas.envs.graphworld import GraphWorldEnv
+
+
+def _keys(obj) -> set[str]:
+    if isinstance(obj, dict):
+        return set(obj) | {k for v in obj.values() for k in _keys(v)}
+    if isinstance(obj, list):
+        return {k for v in obj for k in _keys(v)}
+    return set()
+
+
+def test_task_view_shape():
+    env = GraphWorldEnv()
+    task = env.generate_tasks(1, seed=3)[0]
+    first = env.reset(task)
+    view = task_view(env, task, first)
+    assert set(view) == {"goal", "observation", "domain"}
+    assert view["goal"] == task.description and view["domain"] == "graphworld"
+    assert view["observation"] == first and view["observation"] is not first  # a copy
+    json.dumps(view)
+
+
+@pytest.mark.parametrize("policy", [RandomPolicy(1, max_turns=4), RandomPolicy(2), ExplorerPolicy(0, max_turns=3),
+                                    ExplorerPolicy(0)])
+def test_views_never_reveal_unobserved_objects_or_seeds(policy):
+    env = GraphWorldEnv(objects=6)
+    for task in env.generate_tasks(15, seed=50):
+        traj = policy.run(env, task)
+        world = env._world  # hidden state, tests only
+        episode = episode_view(env, traj)
+        first = episode["task"]["observation"]
+        observations = [first] + [s["observation"] for s in episode["steps"]]
+        seen = {o for obs in observations for o in obs.get("objects_here", []) + obs.get("inventory", [])}
+        for view in (episode, episode["task"]):
+            text = json.dumps(view)
+            # No seeds, families, params, ids or any hidden-state key.
+            assert not _keys(view) & {"seed", "family", "params", "metadata", "id", "destination",
+                                       "object_rooms", "target_object"}
+            assert task.id not in text
+            for obj in world.object_rooms:
+                if obj in seen:
+                    continue
+                occurrences = text.count(f'"{obj}') + text.count(f" {obj}")
+                allowed = view_goal_mentions(view, obj)
+                assert occurrences == allowed, (obj, text)
+
+
+def view_goal_mentions(view: dict, obj: str) -> int:
+    goal = view["goal"] if "goal" in view else view["task"]["goal"]
+    return goal.count(f" {obj}")
+
+
+def test_episode_view_shape_and_outcome():
+    env = GraphWorldEnv()
+    task = env.generate_tasks(1, seed=12)[0]
+    traj = ExplorerPolicy(0).run(env, task)
+    ep = episode_view(env, traj)
+    assert set(ep) == {"task", "steps", "success", "score", "steps_taken"}
+    assert ep["success"] is True and ep["score"] == traj.score and ep["steps_taken"] == env.steps_taken()
+    assert len(ep["steps"]) == len(traj.steps)
+    for s, raw in zip(ep["steps"], traj.steps, strict=True):
+        assert set(s) == {"action", "observation", "error"}
+        assert s["action"] == {"tool": raw.tool, "args": raw.args}
+        assert s["observation"] == raw.data
+    json.dumps(ep)
+
+
+def test_episode_view_rebuilds_first_observation_and_keeps_invalid_replies():
+    env = GraphWorldEnv()
+    task = env.generate_tasks(1, seed=12)[0]
+    first = env.clone().reset(task)
+    traj = Trajectory(task=task, steps=[Step(action="I think I will fly", error="reply is not a JSON action")])
+    ep = episode_view(env, traj)
+    assert ep["task"]["observation"] == first
+    assert ep["steps"] == [{"action": {"tool": "", "args": {}}, "observation": {},
+                            "error": "reply is not a JSON action"}]
+    assert ep["steps_taken"] == 1 and ep["success"] is False

@@ -1,0 +1,82 @@
+"""Stage 6: cosine threshold + top-k (no LLM) and LLM-guided selection (one call per task)."""
+
+from __future__ import annotations
+
+import pytest
+from gl_helpers import make_traj, reply
+
+from atlas.errors import InvalidInputError, LLMResponseError
+from atlas.infra.llm import ScriptedLLM
+from atlas.memory.guidelines import GuidelineBank, GuidelineConfig
+from atlas.memory.guidelines.prompts import stage_of
+from atlas.memory.guidelines.scripted import auto_responder
+
+
+@pytest.fixture
+def filled(embedder):
+    llm = ScriptedLLM(auto_responder())
+    bank = GuidelineBank(llm=llm, embedder=embedder)
+    bank.save(make_traj("clean"))
+    bank.save(make_traj("failure", task="bring the apple to room_D"))
+    return bank, llm
+
+
+def test_cosine_mode_makes_no_llm_call_and_respects_k_and_threshold(filled):
+    bank, llm = filled
+    before = len(llm.history)
+    found = bank.get_guidelines("bring the apple to room_A", k=2, mode="cosine")
+    assert len(found) == 2 and len(llm.history) == before
+    assert found[0].similarity >= found[1].similarity >= bank.config.threshold
+    strict = GuidelineBank(store=bank.store, embedder=bank.embedder, config=GuidelineConfig(threshold=0.9))
+    assert strict.get_guidelines("bring the pear to room_A") == []  # cosine ≈ 0.61 on MiniLM
+    assert bank.get_guidelines("bring the pear to room_A")  # passes the default 0.6
+
+
+def test_success_tips_outrank_failure_tips(filled):
+    bank, _ = filled
+    found = bank.get_guidelines("bring the apple to room_D", k=10)
+    evid = [g.evidence for g in found]
+    assert "failure" in evid and evid.index("failure") > 0
+    assert all(g.evidence == "failure" for g in found[evid.index("failure"):])
+
+
+def test_llm_mode_one_call_selects_from_candidates(filled):
+    bank, llm = filled
+    before = len(llm.history)
+    found = bank.get_guidelines("bring the apple to room_A", k=2, mode="llm")
+    calls = llm.history[before:]
+    assert len(calls) == 1 and stage_of(calls[0].messages) == "select"
+    assert len(found) == 2 and all(g.metadata["retrieval"] == "llm" for g in found)
+
+
+def test_llm_mode_metadata_filters(filled):
+    bank, llm = filled
+    found = bank.get_guidelines("bring the apple to room_D", k=5, mode="llm", filters={"category": "recovery"})
+    assert found and {g.category for g in found} == {"recovery"}
+    assert "[strategy;" not in llm.history[-1].prompt
+    with pytest.raises(InvalidInputError, match="filters.colour"):
+        bank.get_guidelines("x y", filters={"colour": "red"})
+
+
+def test_llm_selection_of_unknown_ids_is_reasked_then_falls_back(embedder):
+    bank = GuidelineBank(llm=ScriptedLLM(auto_responder()), embedder=embedder)
+    bank.save(make_traj("clean"))
+    bank.llm = ScriptedLLM([reply(selected=["made-up"])] * 3)
+    bank.retriever = None
+    found = bank.get_guidelines("bring the apple to room_A", mode="llm")
+    assert len(bank.llm.history) == 3  # asked, re-asked twice
+    assert found and all(g.metadata["retrieval"] == "cosine-fallback" for g in found)
+    strict = GuidelineBank(store=bank.store, embedder=embedder, llm=ScriptedLLM(["junk"] * 3),
+                           config=GuidelineConfig(llm_fallback_to_cosine=False))
+    with pytest.raises(LLMResponseError):
+        strict.get_guidelines("bring the apple to room_A", mode="llm")
+
+
+def test_bad_arguments(filled):
+    bank, _ = filled
+    with pytest.raises(InvalidInputError, match="task"):
+        bank.get_guidelines("   ")
+    with pytest.raises(InvalidInputError, match="mode"):
+        bank.get_guidelines("x", mode="fuzzy")
+    with pytest.raises(InvalidInputError, match="k"):
+        bank.get_guidelines("x", k=0)
