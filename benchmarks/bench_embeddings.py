@@ -108,6 +108,10 @@ def main() -> None:
     rates = [n / timed(onnx.embed, sentences(n, seed=r)) for r in range(repeats)]
     rate = statistics.median(rates)
     print(
+        f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} at start "
+        "(other processes share the cores; throughput drops under load)"
+    )
+    print(
         f"embedder: {onnx.name} int8 ONNX, dim {onnx.dim}, batch 64, intra-op threads {onnx.threads}, "
         f"load {load_s:.2f} s"
     )

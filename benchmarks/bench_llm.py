@@ -35,7 +35,7 @@ def scripted_overhead(calls: int) -> float:
 
 
 def local_figures(name: str, reps: int, gen_tokens: int) -> dict[str, float]:
-    llm = make_llm(f"local:{name}", n_ctx=4096, temperature=0.0, timeout=None)
+    llm = make_llm(f"local:{name}", n_ctx=4096, temperature=0.0, timeout=0)
     t0 = time.perf_counter()
     llm.backend.load()  # type: ignore[attr-defined]
     load_s = time.perf_counter() - t0
@@ -48,13 +48,20 @@ def local_figures(name: str, reps: int, gen_tokens: int) -> dict[str, float]:
         first = llm.complete(messages, max_tokens=1)
         prefill = time.perf_counter() - t
         prompt_rates.append(first.usage.prompt_tokens / prefill)
-        messages = [{"role": "user", "content": f"Write a long Python module #{r} with ten documented functions."}]
+        messages = [
+            {"role": "user", "content": f"Write a long Python module #{r} with ten documented functions."}
+        ]
         t = time.perf_counter()
         out = llm.complete(messages, max_tokens=gen_tokens)
         total = time.perf_counter() - t
         t = time.perf_counter()
         llm.complete(
-            [{"role": "user", "content": f"Write a long Python module #{r + 1000} with ten documented functions."}],
+            [
+                {
+                    "role": "user",
+                    "content": f"Write a long Python module #{r + 1000} with ten documented functions.",
+                }
+            ],
             max_tokens=1,
         )
         short = time.perf_counter() - t
@@ -99,7 +106,9 @@ def main() -> None:
     print(f"  prompt (prefill): {figures['prompt_tok_s']:.0f} tok/s")
     print(f"  generation:       {figures['gen_tok_s']:.1f} tok/s")
     print(f"  one call ({gen} new tokens): {figures['call_s']:.2f} s")
-    print(f"  ratio: one local call = {figures['call_s'] / per_call:,.0f}x the client overhead of a scripted call")
+    print(
+        f"  ratio: one local call = {figures['call_s'] / per_call:,.0f}x the client overhead of a scripted call"
+    )
 
 
 if __name__ == "__main__":

@@ -198,6 +198,7 @@ def test_make_embedder_names() -> None:
         make_embedder("ngram:abc")
 
 
+@pytest.mark.slow  # imports litellm (~5 s)
 def test_litellm_failure_becomes_embedding_error_with_a_fix(monkeypatch) -> None:
     # A real litellm call that fails locally: nothing listens on this port.
     emb = LiteLLMEmbedder("ollama/nomic-embed-text", api_base="http://127.0.0.1:9", timeout=2)
@@ -208,3 +209,12 @@ def test_litellm_failure_becomes_embedding_error_with_a_fix(monkeypatch) -> None
         LiteLLMEmbedder("openai/text-embedding-3-small", timeout=2).embed(["hello"])
     with pytest.raises(ConfigError, match="provider prefix"):
         LiteLLMEmbedder("text-embedding-3-small")
+
+
+def test_public_api_is_pinned() -> None:
+    import atlas.infra.embeddings as mod
+
+    assert sorted(mod.__all__) == [
+        "CachedEmbedder", "LiteLLMEmbedder", "NGramEmbedder", "OnnxEmbedder",
+        "default_embedder", "make_embedder", "normalize_rows",
+    ]  # fmt: skip

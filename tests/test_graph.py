@@ -99,3 +99,9 @@ def test_concurrent_writers() -> None:
     for th in ts:
         th.join()
     assert len(g.edges()) == 1600 and len(g) == 208
+
+
+def test_public_api_is_pinned() -> None:
+    import atlas.infra.graph as mod
+
+    assert mod.__all__ == ["GraphStore"]

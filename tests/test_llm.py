@@ -97,8 +97,11 @@ def test_structured_pydantic_from_fenced_prose():
 
 
 def test_structured_repairs_python_literals_with_json_schema():
-    schema = {"type": "object", "properties": {"ok": {"type": "boolean"}, "n": {"type": ["null", "integer"]}},
-              "required": ["ok", "n"]}
+    schema = {
+        "type": "object",
+        "properties": {"ok": {"type": "boolean"}, "n": {"type": ["null", "integer"]}},
+        "required": ["ok", "n"],
+    }
     llm = ScriptedLLM(["{'ok': True, 'n': None}"])
     assert llm.structured(MSG, schema) == {"ok": True, "n": None}
 
@@ -210,7 +213,11 @@ def test_usage_accounting_per_call_and_total():
     client.complete(MSG)
     assert first.usage.prompt_tokens == 10 and first.usage.calls == 1
     assert client.usage.to_dict() == {
-        "prompt_tokens": 20, "completion_tokens": 4, "total_tokens": 24, "cost_usd": 0.002, "calls": 2,
+        "prompt_tokens": 20,
+        "completion_tokens": 4,
+        "total_tokens": 24,
+        "cost_usd": 0.002,
+        "calls": 2,
     }
     scripted = ScriptedLLM(["abcdefgh"])
     scripted.complete([{"role": "user", "content": "x" * 40}])

@@ -7,6 +7,7 @@ import threading
 import time
 from collections import Counter
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import ClassVar
 
 import pytest
 from pydantic import BaseModel
@@ -23,8 +24,8 @@ class _Handler(BaseHTTPRequestHandler):
     """Behaviour chosen by the model name: ok, json, tool, slow, fail (always 500), flaky (500 twice),
     auth (401)."""
 
-    counts: Counter = Counter()
-    bodies: list = []
+    counts: ClassVar[Counter] = Counter()
+    bodies: ClassVar[list] = []
 
     def log_message(self, *args):  # keep test output clean
         pass
@@ -40,7 +41,7 @@ class _Handler(BaseHTTPRequestHandler):
         except (BrokenPipeError, ConnectionResetError):
             pass  # the client gave up (timeout test)
 
-    def do_POST(self):  # noqa: N802 - http.server API
+    def do_POST(self):
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         model = body["model"]
         self.counts[model] += 1
@@ -59,7 +60,11 @@ class _Handler(BaseHTTPRequestHandler):
                 "role": "assistant",
                 "content": None,
                 "tool_calls": [
-                    {"id": "c1", "type": "function", "function": {"name": "move_to", "arguments": '{"room": "room_B"}'}}
+                    {
+                        "id": "c1",
+                        "type": "function",
+                        "function": {"name": "move_to", "arguments": '{"room": "room_B"}'},
+                    }
                 ],
             }
         self._send(
@@ -124,14 +129,16 @@ def test_server_error_is_retried_then_succeeds(server):
 
 
 def test_persistent_500_becomes_connection_error_after_retries(server):
-    with pytest.raises(LLMConnectionError, match="gave up after 3 attempts"):
+    with pytest.raises(LLMConnectionError, match=r"gave up after 3 attempts"):
         _llm(server, "fail").complete(MSG)
     assert _Handler.counts["fail"] == 3  # no hidden retries inside litellm / the OpenAI SDK
 
 
 def test_timeout_becomes_connection_error(server):
-    with pytest.raises(LLMConnectionError, match="timed out|no reply within"):
-        _llm(server, "slow", timeout=0.3, retry=RetryPolicy(max_retries=1, base_delay=0.0, jitter=0.0)).complete(MSG)
+    with pytest.raises(LLMConnectionError, match=r"timed out|no reply within"):
+        _llm(
+            server, "slow", timeout=0.3, retry=RetryPolicy(max_retries=1, base_delay=0.0, jitter=0.0)
+        ).complete(MSG)
     assert _Handler.counts["slow"] == 2  # the timeout was retried once
 
 
@@ -143,5 +150,5 @@ def test_bad_key_is_a_config_error_not_retried(server):
 
 def test_unreachable_endpoint_says_how_to_fix():
     llm = make_llm("openai/x", api_base="http://127.0.0.1:9/v1", env={}, retry=FAST, timeout=5)
-    with pytest.raises(LLMConnectionError, match="cannot reach http://127.0.0.1:9/v1"):
+    with pytest.raises(LLMConnectionError, match=r"cannot reach http://127\.0\.0\.1:9/v1"):
         llm.complete(MSG)

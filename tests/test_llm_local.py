@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from pydantic import BaseModel
 
@@ -27,7 +29,8 @@ class Person(BaseModel):
     hobbies: list[str]
 
 
-def test_constrained_decoding_gives_valid_json(local_llm):
+def test_structured_output_gives_valid_json(local_llm):
+    """Default grammar="fallback": free generation, grammar only if the reply does not fit."""
     person = local_llm.structured(
         [{"role": "user", "content": "Invent a fictional person with two hobbies."}], Person, max_tokens=120
     )
@@ -36,13 +39,23 @@ def test_constrained_decoding_gives_valid_json(local_llm):
     assert local_llm.usage.prompt_tokens > 0 and local_llm.usage.completion_tokens > 0
 
 
-def test_json_schema_dict(local_llm):
+def test_grammar_constrained_decoding(local_llm):
+    """grammar="always": the reply is produced under the JSON-schema grammar from the first token."""
     schema = {
         "type": "object",
         "properties": {"room": {"type": "string", "enum": ["room_A", "room_B"]}, "ok": {"type": "boolean"}},
         "required": ["room", "ok"],
     }
-    value = local_llm.structured([{"role": "user", "content": "Which room has the key? It is room_B."}], schema)
+    local_llm.backend.grammar_mode = "always"
+    try:
+        completion = local_llm.complete(
+            [{"role": "user", "content": "Which room has the key? It is room_B."}],
+            json_schema=schema,
+            max_tokens=40,
+        )
+    finally:
+        local_llm.backend.grammar_mode = "fallback"
+    value = json.loads(completion.text)  # strictly valid JSON: no extraction or repair needed
     assert value["room"] in ("room_A", "room_B") and isinstance(value["ok"], bool)
 
 
@@ -63,3 +76,18 @@ def test_required_tool_call(local_llm):
     )
     assert len(completion.tool_calls) == 1
     assert completion.tool_calls[0].name in {"move_to", "look"}
+
+
+def test_timeout_stops_the_generation(local_llm):
+    """A timed-out call raises LLMConnectionError and the worker stops generating (the lock is
+    free again), so the next call works."""
+    from atlas.errors import LLMConnectionError
+    from atlas.infra.llm import LLMClient, RetryPolicy
+
+    impatient = LLMClient(local_llm.backend, timeout=0.5, retry=RetryPolicy(max_retries=0))
+    with pytest.raises(LLMConnectionError, match="no reply within"):
+        impatient.complete(
+            [{"role": "user", "content": "Write a 2000-word essay on rooms."}], max_tokens=2000
+        )
+    reply = local_llm.complete([{"role": "user", "content": "Say OK."}], max_tokens=5)
+    assert reply.usage.completion_tokens >= 1

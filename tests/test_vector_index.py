@@ -22,9 +22,18 @@ from atlas.infra.vector_index import (
 )
 from atlas.protocols.store import VectorStore
 
+
+def _chroma_native() -> ChromaVectorStore:
+    """Chroma with post-filtering off: every filtered query runs Chroma's own where-search."""
+    s = ChromaVectorStore.ephemeral("t")
+    s.post_filter_factor = 0
+    return s
+
+
 BACKENDS: dict[str, Callable[[], VectorStore]] = {
     "memory": lambda: InMemoryVectorStore("t"),
     "chroma": lambda: ChromaVectorStore.ephemeral("t"),
+    "chroma-native-filter": _chroma_native,
 }
 
 METAS = [
@@ -120,11 +129,29 @@ def test_where_filters_agree_across_backends(where) -> None:
         s = make()
         s.add_sync(ids, vecs, METAS, None)
         results[name] = s.query_sync(q, k=10, where=where)
-    mem, chroma = results["memory"], results["chroma"]
+    mem = results.pop("memory")
     expected = [i for i, m in zip(ids, METAS, strict=True) if matches_where(m, where)]
     assert sorted(mem.ids) == sorted(expected)
-    assert mem.ids == chroma.ids
-    np.testing.assert_allclose(mem.scores, chroma.scores, atol=1e-5)
+    for chroma in results.values():
+        assert mem.ids == chroma.ids
+        np.testing.assert_allclose(mem.scores, chroma.scores, atol=1e-5)
+        assert chroma.metadatas == mem.metadatas
+
+
+@pytest.mark.parametrize("k", [1, 3, 10])
+def test_chroma_post_filter_and_native_filter_agree_on_a_bigger_collection(k: int) -> None:
+    ids, vecs = _data(300, 16, seed=5)
+    metas = [{"kind": "rare" if i % 50 == 0 else ("half" if i % 2 else "other"), "i": i} for i in range(300)]
+    post, native, mem = ChromaVectorStore.ephemeral("pf"), _chroma_native(), InMemoryVectorStore()
+    for s in (post, native, mem):
+        s.add_sync(ids, vecs, metas, None)
+    for q in vecs[:20]:
+        for where in ({"kind": "rare"}, {"kind": "half"}, {"kind": {"$ne": "rare"}}, {"i": {"$lt": 3}}):
+            want = mem.query_sync(q, k, where)
+            for s in (post, native):
+                got = s.query_sync(q, k, where)
+                assert got.ids == want.ids, where  # rare (6 matches) needs the fallback when k=10
+                np.testing.assert_allclose(got.scores, want.scores, atol=1e-5)
 
 
 @pytest.mark.parametrize(
@@ -272,6 +299,7 @@ def test_persistent_chroma_reopens_with_data_intact(tmp_path: Path) -> None:
     assert other.count_sync() == 0
 
 
+@pytest.mark.slow
 def test_persistent_store_survives_a_new_process(tmp_path: Path) -> None:
     import subprocess
     import sys
@@ -349,3 +377,72 @@ def test_compiled_filters_agree_with_the_reference_matcher() -> None:
             where = {"$or": [where, {"y": rng.choice(scalars)}]}
         pred = _compile(_normalize_where(where))
         assert [pred(m) for m in metas] == [matches_where(m, where) for m in metas], where
+
+
+@pytest.mark.slow
+def test_http_client_against_a_real_chroma_server(tmp_path: Path) -> None:
+    """`chroma run` on a free local port; the same store semantics through HttpClient."""
+    import os
+    import socket
+    import subprocess
+    import sys
+    import time
+
+    exe = Path(sys.executable).parent / "chroma"
+    assert exe.exists(), "the chroma CLI ships with chromadb"
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    env = {**os.environ, "ANONYMIZED_TELEMETRY": "False"}
+    server = subprocess.Popen(
+        [str(exe), "run", "--path", str(tmp_path / "srv"), "--host", "127.0.0.1", "--port", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=env,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                store = ChromaVectorStore.http("127.0.0.1", port, "remote")
+                break
+            except StoreError:
+                if time.monotonic() > deadline or server.poll() is not None:
+                    raise
+                time.sleep(0.5)
+        ids, vecs = _data()
+        store.add_sync(ids, vecs, METAS, None)
+        mem = InMemoryVectorStore()
+        mem.add_sync(ids, vecs, METAS, None)
+        for where in (None, {"room": "kitchen"}, {"success": {"$ne": True}}):
+            got, want = store.query_sync(vecs[0], 4, where), mem.query_sync(vecs[0], 4, where)
+            assert got.ids == want.ids and got.metadatas == want.metadatas
+            np.testing.assert_allclose(got.scores, want.scores, atol=1e-5)
+        assert [r["metadata"] for r in store.get_sync(ids)] == METAS
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+
+
+def test_public_api_is_pinned() -> None:
+    import atlas.infra.vector_index as mod
+
+    assert sorted(mod.__all__) == [
+        "CHROMA_BUILTIN_HNSW", "ChromaVectorStore", "DEFAULT_HNSW", "InMemoryVectorStore", "JSON_MARKER",
+        "chroma_collection_name", "make_vector_store", "matches_where",
+    ]  # fmt: skip
+
+
+def test_in_memory_large_matrix_path_matches_exact_search() -> None:
+    """Above 8M cells the store scores with BLAS instead of einsum; both give the exact answer."""
+    rng = np.random.default_rng(11)
+    for n in (500, 21_000):
+        vecs = rng.normal(size=(n, 400)).astype(np.float32)
+        s = InMemoryVectorStore(capacity=n)
+        s.add_sync([str(i) for i in range(n)], vecs, [{"even": i % 2 == 0} for i in range(n)], None)
+        q = rng.normal(size=400).astype(np.float32)
+        want = _exact(vecs, q)
+        res = s.query_sync(q, 5)
+        assert res.ids == [str(i) for i in np.argsort(-want)[:5]]
+        np.testing.assert_allclose(res.scores, np.sort(want)[::-1][:5], atol=1e-5)
+        assert all(int(i) % 2 == 0 for i in s.query_sync(q, 5, {"even": True}).ids)

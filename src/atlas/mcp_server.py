@@ -26,13 +26,13 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 
-from atlas.core.types import Task  # noqa: E402
-from atlas.errors import InvalidInputError  # noqa: E402
-from atlas.memory.guidelines.bank import GuidelineBank  # noqa: E402
-from atlas.memory.guidelines.config import GuidelineConfig, check_namespace  # noqa: E402
-from atlas.memory.guidelines.messages import parse_trajectory  # noqa: E402
-from atlas.memory.guidelines.render import format_guidelines  # noqa: E402
-from atlas.memory.guidelines.store import table_suffix  # noqa: E402
+from atlas.core.types import Task
+from atlas.errors import InvalidInputError
+from atlas.memory.guidelines.bank import GuidelineBank
+from atlas.memory.guidelines.config import GuidelineConfig, check_namespace
+from atlas.memory.guidelines.messages import parse_trajectory
+from atlas.memory.guidelines.render import format_guidelines
+from atlas.memory.guidelines.store import table_suffix
 
 TRANSPORTS = ("stdio", "streamable-http")
 
@@ -92,8 +92,14 @@ class MemoryHub:
                 bank = GuidelineBank(store=bank.store, llm=llm, embedder=self.embedder, config=self.config)
                 self._banks[namespace] = bank
             if bank is None:
-                bank = GuidelineBank.open(self.path, namespace=namespace, records=self.records, llm=llm,
-                                          embedder=self.embedder, config=self.config)
+                bank = GuidelineBank.open(
+                    self.path,
+                    namespace=namespace,
+                    records=self.records,
+                    llm=llm,
+                    embedder=self.embedder,
+                    config=self.config,
+                )
                 self._banks[namespace] = bank
             return bank
 
@@ -106,10 +112,14 @@ class MemoryHub:
                 from atlas.memory.experience import ChromaExperienceMemory
 
                 sfx = table_suffix(namespace)
-                vectors = (ChromaVectorStore.persistent(self.path / "chroma", f"atlas-experiences-{sfx}")
-                           if self.path else InMemoryVectorStore(f"experiences-{sfx}"))
-                mem = ChromaExperienceMemory(self.embedder, vectors, collection_name=f"exp_{sfx}",
-                                             records=self.records)
+                vectors = (
+                    ChromaVectorStore.persistent(self.path / "chroma", f"atlas-experiences-{sfx}")
+                    if self.path
+                    else InMemoryVectorStore(f"experiences-{sfx}")
+                )
+                mem = ChromaExperienceMemory(
+                    self.embedder, vectors, collection_name=f"exp_{sfx}", records=self.records
+                )
                 self._experiences[namespace] = mem
             return mem
 
@@ -130,18 +140,32 @@ def create_server(hub: MemoryHub, *, host: str = "127.0.0.1", port: int = 8765) 
     )
 
     @server.tool()
-    async def get_guidelines(task: str, namespace: str = "default", k: int = 5,
-                             mode: str | None = None) -> dict[str, Any]:
+    async def get_guidelines(
+        task: str,
+        namespace: str = "default",
+        k: int = 5,
+        mode: str | None = None,
+        category: str | None = None,
+        task_category: str | None = None,
+    ) -> dict[str, Any]:
         """Guidelines (learned tips) relevant to a task, best first. mode: 'cosine' (default, no LLM
-        call) or 'llm' (one LLM call selects among candidates)."""
+        call) or 'llm' (one LLM call selects among candidates). Optional metadata filters: category
+        (strategy, recovery, optimization) and task_category."""
+        filters = {n: v for n, v in (("category", category), ("task_category", task_category)) if v}
         bank = hub.bank(namespace, need_llm=(mode == "llm"))
-        found = await bank.aget_guidelines(task, k=k, mode=mode)
-        return {"namespace": namespace, "guidelines": [_guideline_dict(g) for g in found],
-                "text": format_guidelines(found)}
+        found = await bank.aget_guidelines(task, k=k, mode=mode, filters=filters or None)
+        return {
+            "namespace": namespace,
+            "guidelines": [_guideline_dict(g) for g in found],
+            "text": format_guidelines(found),
+        }
 
     @server.tool()
-    async def save_trajectory(trajectory: dict[str, Any] | list[dict[str, Any]] | str,
-                              namespace: str = "default", success: bool | None = None) -> dict[str, Any]:
+    async def save_trajectory(
+        trajectory: dict[str, Any] | list[dict[str, Any]] | str,
+        namespace: str = "default",
+        success: bool | None = None,
+    ) -> dict[str, Any]:
         """Learn tips from a finished task: an atlas Trajectory object, an OpenAI-style message list
         with tool calls, or {"messages": [...], "task": ..., "success": ...}. Returns the ids of the
         tips added or updated, or status 'not_processed' with the reason (retry later)."""
@@ -156,14 +180,27 @@ def create_server(hub: MemoryHub, *, host: str = "127.0.0.1", port: int = 8765) 
             raise InvalidInputError("task: must be a non-empty string")
         mem = hub.experiences(namespace)
         found = await mem.asearch(Task(description=task), k=k)
-        return {"namespace": namespace, "experiences": [
-            {"id": e.id, "task": e.task.description, "success": e.success, "score": e.score,
-             "similarity": e.similarity, "content": e.content} for e in found
-        ]}
+        return {
+            "namespace": namespace,
+            "experiences": [
+                {
+                    "id": e.id,
+                    "task": e.task.description,
+                    "success": e.success,
+                    "score": e.score,
+                    "similarity": e.similarity,
+                    "content": e.content,
+                }
+                for e in found
+            ],
+        }
 
     @server.tool()
-    async def store_experience(trajectory: dict[str, Any] | list[dict[str, Any]] | str,
-                               namespace: str = "default", success: bool | None = None) -> dict[str, Any]:
+    async def store_experience(
+        trajectory: dict[str, Any] | list[dict[str, Any]] | str,
+        namespace: str = "default",
+        success: bool | None = None,
+    ) -> dict[str, Any]:
         """Store a finished task in episodic memory (no LLM needed); same input forms as save_trajectory."""
         traj = parse_trajectory(trajectory, success=success)
         mem = hub.experiences(namespace)
@@ -171,13 +208,18 @@ def create_server(hub: MemoryHub, *, host: str = "127.0.0.1", port: int = 8765) 
         return {"namespace": namespace, "experience_id": exp_id, "trajectory_id": traj.id}
 
     @server.tool()
-    async def list_guidelines(namespace: str = "default", category: str | None = None,
-                              limit: int = 100) -> dict[str, Any]:
+    async def list_guidelines(
+        namespace: str = "default", category: str | None = None, limit: int = 100
+    ) -> dict[str, Any]:
         """Stored guidelines, strongest first (optionally one category: strategy, recovery, optimization)."""
         if category is not None and category not in ("strategy", "recovery", "optimization"):
             raise InvalidInputError("category: must be strategy, recovery or optimization")
         items = hub.bank(namespace).list_guidelines(category=category, limit=limit)
-        return {"namespace": namespace, "count": len(items), "guidelines": [_guideline_dict(g) for g in items]}
+        return {
+            "namespace": namespace,
+            "count": len(items),
+            "guidelines": [_guideline_dict(g) for g in items],
+        }
 
     @server.tool()
     async def delete_guideline(guideline_id: str, namespace: str = "default") -> dict[str, Any]:
@@ -188,8 +230,15 @@ def create_server(hub: MemoryHub, *, host: str = "127.0.0.1", port: int = 8765) 
     return server
 
 
-def serve(*, transport: str = "stdio", host: str = "127.0.0.1", port: int = 8765, path: str | Path | None = None,
-          model: str | None = None, config: GuidelineConfig | None = None) -> None:
+def serve(
+    *,
+    transport: str = "stdio",
+    host: str = "127.0.0.1",
+    port: int = 8765,
+    path: str | Path | None = None,
+    model: str | None = None,
+    config: GuidelineConfig | None = None,
+) -> None:
     """Build the hub and run the server until the transport closes."""
     if transport not in TRANSPORTS:
         raise InvalidInputError(f"transport: must be one of {TRANSPORTS}, got {transport!r}")
@@ -203,9 +252,9 @@ def serve(*, transport: str = "stdio", host: str = "127.0.0.1", port: int = 8765
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m atlas.mcp_server", description=__doc__.split("\n")[0])
-    parser.add_argument("--transport", choices=TRANSPORTS, default="stdio")
-    parser.add_argument("--host", default="127.0.0.1")
-    parser.add_argument("--port", type=int, default=8765)
+    parser.add_argument("--transport", choices=TRANSPORTS, default="stdio", help="stdio (default) or streamable-http")
+    parser.add_argument("--host", default="127.0.0.1", help="interface for streamable-http (default 127.0.0.1)")
+    parser.add_argument("--port", type=int, default=8765, help="port for streamable-http (default 8765)")
     parser.add_argument("--path", default=None, help="memory directory (default: in memory, lost on exit)")
     parser.add_argument("--model", default=None, help="LLM for tip extraction (scripted:FILE for tests)")
     args = parser.parse_args(argv)

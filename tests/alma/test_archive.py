@@ -112,3 +112,12 @@ def test_design_needs_hydrate(tmp_path):
     loaded = Archive.load(tmp_path)
     with pytest.raises(ArchiveError, match="hydrate"):
         _ = loaded.get("d-0001").design
+
+
+def test_hydrate_rebuilds_designs(tmp_path):
+    arch = Archive()
+    arch.add(_entry(arch, "good", 0.2, parent_ids=[], origin="meta", generation=3), SRC_B)
+    arch.save(tmp_path / "archive.json")
+    design = Archive.load(tmp_path).hydrate().best().design
+    assert design.source == SRC_B and design.name == "good" and design.origin == "meta"
+    assert design.check() == []

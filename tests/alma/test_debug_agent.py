@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 
 import pytest
@@ -92,3 +93,22 @@ async def test_no_valid_critique_is_data_not_a_crash():
     llm = ScriptedLLM(default="I refuse")
     res = await DebugAgent(llm, max_turns=1).analyze(LOG, PARENTS)
     assert res.critique is None and "no valid critique" in res.reason
+
+
+async def test_long_investigations_keep_the_prompt_bounded():
+    llm = ScriptedLLM(['{"tool": "grep", "args": {"pattern": "EPISODE"}}'] * 9 + [json.dumps(FINAL)])
+    res = await DebugAgent(llm, max_turns=10).analyze(LOG, PARENTS)
+    assert res.critique is not None
+    last = llm.history[-1].messages
+    assert len(last) <= 2 + 2 * 4 + 1
+    assert "earlier tool exchanges omitted" in last[1]["content"]
+    roles = [m["role"] for m in last[1:]]
+    assert all(a != b for a, b in itertools.pairwise(roles))  # user/assistant alternate
+
+
+async def test_model_failure_is_data():
+    from atlas.errors import LLMConnectionError
+
+    llm = ScriptedLLM(default=LLMConnectionError("endpoint down"))
+    res = await DebugAgent(llm).analyze(LOG, PARENTS)
+    assert res.critique is None and "endpoint down" in res.reason

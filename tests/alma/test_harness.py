@@ -113,3 +113,13 @@ async def test_crashing_design_is_data_not_a_crash(env, embedder, pool):
     recalls = [c for e in ev.episodes for c in e.calls if c["phase"] == "recall"]
     assert recalls and all("KeyError" in (c["error"] or "") for c in recalls)
     assert all(e.advice == "" for e in ev.episodes)
+
+
+async def test_task_model_failure_marks_the_evaluation_as_error(env, embedder, pool):
+    from atlas.errors import LLMError
+
+    col, dep = _tasks(env)
+    llm = ScriptedLLM(default=LLMError("prompt longer than n_ctx"))
+    ev = await _harness(env, embedder, pool, llm=llm).evaluate(
+        Design(id="d-e", name="route", source=ROUTE_DESIGN, origin="meta"), col, dep)
+    assert ev.status == "error" and "n_ctx" in ev.errors[0]

@@ -199,3 +199,20 @@ def test_clone_is_independent(env):
     nxt = a.observe()["adjacent_rooms"][0]
     a.step(Action("move_to", {"room": nxt}))
     assert b.observe()["location"] != a.observe()["location"] and b.steps_taken() == 0
+
+
+def test_tools_narrow_arguments_to_current_choices():
+    env = GraphWorldEnv()
+    assert "enum" not in env.tools()[1].parameters["properties"]["room"]  # no episode yet
+    task = env.generate_tasks(1, seed=4)[0]
+    obs = env.reset(task)
+    by_name = {t.name: t for t in env.tools()}
+    assert by_name["move_to"].parameters["properties"]["room"]["enum"] == obs["adjacent_rooms"]
+    if obs["objects_here"]:
+        assert by_name["pick_up"].parameters["properties"]["object"]["enum"] == obs["objects_here"]
+    else:
+        assert "enum" not in by_name["pick_up"].parameters["properties"]["object"]
+    assert "enum" not in by_name["put_down"].parameters["properties"]["object"]  # carrying nothing
+    free = GraphWorldEnv(constrain_args=False)
+    free.reset(task)
+    assert all("enum" not in str(t.parameters) for t in free.tools())

@@ -23,8 +23,13 @@ def test_unknown_env_lists_known_ones():
 
 
 def test_plugins_register_through_the_same_door():
+    from atlas.envs import registry
+
     register_env("tiny_graph", lambda **kw: GraphWorldEnv(rooms=3, **kw))
-    assert get_env("tiny_graph").params.rooms == 3
+    try:
+        assert get_env("tiny_graph").params.rooms == 3 and "tiny_graph" in list_envs()
+    finally:
+        registry._REGISTRY.pop("tiny_graph", None)  # keep the process-wide registry as it was
 
 
 def test_public_api_is_pinned():

@@ -23,10 +23,16 @@ async def _intel(kind):
 
 async def test_failure_attribution_four_levels():
     t, intel = await _intel("failure")
-    llm = ScriptedLLM([reply(immediate_cause=ref("moved to a non-adjacent room", 2),
-                             proximate_cause=ref("retried the same move", 2),
-                             root_cause=ref("never read the room connections", 0),
-                             contributing_factors=[ref("ignored the error", 1)])])
+    llm = ScriptedLLM(
+        [
+            reply(
+                immediate_cause=ref("moved to a non-adjacent room", 2),
+                proximate_cause=ref("retried the same move", 2),
+                root_cause=ref("never read the room connections", 0),
+                contributing_factors=[ref("ignored the error", 1)],
+            )
+        ]
+    )
     att = await LLMAttributor(llm).attribute(t, intel)
     assert isinstance(att.detail, FailureAttribution)
     assert att.detail.root_cause.step == 0
@@ -36,10 +42,18 @@ async def test_failure_attribution_four_levels():
 
 async def test_out_of_range_step_is_reasked():
     t, intel = await _intel("recovery")
-    bad = reply(failure_enabler=ref("a", 99), recognition=ref("b", 1), corrective_action=ref("c", 2),
-                why_it_worked="d")
-    good = reply(failure_enabler=ref("guessed a path", 0), recognition=ref("read the error", 1),
-                 corrective_action=ref("moved via room_B", 2), why_it_worked="adjacent rooms only")
+    bad = reply(
+        failure_enabler=ref("a", 99),
+        recognition=ref("b", 1),
+        corrective_action=ref("c", 2),
+        why_it_worked="d",
+    )
+    good = reply(
+        failure_enabler=ref("guessed a path", 0),
+        recognition=ref("read the error", 1),
+        corrective_action=ref("moved via room_B", 2),
+        why_it_worked="adjacent rooms only",
+    )
     llm = ScriptedLLM([bad, good])
     att = await LLMAttributor(llm).attribute(t, intel)
     assert isinstance(att.detail, RecoveryAttribution) and att.detail.corrective_action.step == 2
@@ -48,7 +62,9 @@ async def test_out_of_range_step_is_reasked():
 
 async def test_inefficiency_attribution():
     t, intel = await _intel("inefficient")
-    llm = ScriptedLLM([reply(suboptimal="looked three times", steps=[1, 2], efficient_alternative="look once")])
+    llm = ScriptedLLM(
+        [reply(suboptimal="looked three times", steps=[1, 2], efficient_alternative="look once")]
+    )
     att = await LLMAttributor(llm).attribute(t, intel)
     assert isinstance(att.detail, InefficiencyAttribution)
     assert att.negative_example() == "looked three times"

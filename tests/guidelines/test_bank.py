@@ -8,7 +8,7 @@ import pytest
 from gl_helpers import make_traj, openai_messages
 
 import atlas.memory.guidelines as gl
-from atlas.errors import ConfigError, InvalidInputError, StoreError
+from atlas.errors import ConfigError, InvalidInputError, LLMError, StoreError
 from atlas.infra.llm import ScriptedLLM
 from atlas.infra.records import RecordStore
 from atlas.infra.vector_index import InMemoryVectorStore
@@ -18,15 +18,48 @@ from atlas.protocols.memory import GuidelineBank as GuidelineBankProtocol
 
 
 def test_public_api_is_pinned():
-    assert sorted(gl.__all__) == sorted([
-        "Attribution", "Attributor", "CosineRetriever", "Decider", "Generalizer", "GuidelineBank",
-        "GuidelineConfig", "GuidelineStore", "LLMAttributor", "LLMDecider", "LLMGeneralizer", "LLMSegmenter",
-        "LLMSelector", "LLMThoughtClassifier", "LLMTipGenerator", "NoAttributor", "OutcomeRules", "Retriever",
-        "RuleDecider", "RuleGeneralizer", "RuleThoughtClassifier", "SaveResult", "SegmentSpec", "Segmenter",
-        "TaskLevelSegmenter", "ThoughtClassifier", "TipGenerator", "TrajectoryAnalyzer", "TrajectoryIntelligence",
-        "check_namespace", "cluster", "format_guideline", "format_guidelines", "messages_to_trajectory",
-        "parse_trajectory", "resolve_llm",
-    ])
+    assert sorted(gl.__all__) == sorted(
+        [
+            "Attribution",
+            "Attributor",
+            "CosineRetriever",
+            "Decider",
+            "Generalizer",
+            "GuidelineBank",
+            "GuidelineConfig",
+            "GuidelineDesign",
+            "GuidelineStore",
+            "LLMAttributor",
+            "LLMDecider",
+            "LLMGeneralizer",
+            "LLMSegmenter",
+            "LLMSelector",
+            "LLMThoughtClassifier",
+            "LLMTipGenerator",
+            "NoAttributor",
+            "OutcomeRules",
+            "Retriever",
+            "RuleDecider",
+            "RuleGeneralizer",
+            "RuleThoughtClassifier",
+            "SaveResult",
+            "SegmentSpec",
+            "Segmenter",
+            "TaskLevelSegmenter",
+            "ThoughtClassifier",
+            "TipGenerator",
+            "TrajectoryAnalyzer",
+            "TrajectoryIntelligence",
+            "check_namespace",
+            "cluster",
+            "episode_to_trajectory",
+            "format_guideline",
+            "format_guidelines",
+            "messages_to_trajectory",
+            "parse_trajectory",
+            "resolve_llm",
+        ]
+    )
 
 
 def test_satisfies_the_memory_protocol(bank):
@@ -62,10 +95,15 @@ def test_each_outcome_gives_its_tip_category(bank):
         r = bank.save(make_traj(kind, task=f"{kind} task: bring the apple to room_C"))
         cats[kind] = {bank.get(i).category for i in r.guideline_ids}
         if kind in ("recovery", "inefficient", "failure"):
-            assert all(bank.get(i).negative_example for i in r.guideline_ids
-                       if bank.get(i).category != "strategy")
-    assert cats == {"clean": {"strategy"}, "recovery": {"recovery"}, "failure": {"recovery"},
-                    "inefficient": {"optimization"}}
+            assert all(
+                bank.get(i).negative_example for i in r.guideline_ids if bank.get(i).category != "strategy"
+            )
+    assert cats == {
+        "clean": {"strategy"},
+        "recovery": {"recovery"},
+        "failure": {"recovery"},
+        "inefficient": {"optimization"},
+    }
     failure_tip = bank.get(bank.store.trajectory(r.trajectory_id)["guideline_ids"][0])
     assert failure_tip.evidence == "success"  # inefficient run succeeded
     assert any(g.evidence == "failure" for g in bank.list_guidelines())
@@ -86,16 +124,21 @@ def test_invalid_input_stores_nothing(bank):
 
 
 def test_garbage_llm_records_not_processed_then_reprocess(embedder):
-    llm = ScriptedLLM(["not json at all"] * 3)  # the segmentation stage gets garbage 3 times
+    llm = ScriptedLLM(["not json at all"] * 6)  # the segmentation stage gets garbage (twice 3 tries)
     bank = GuidelineBank(llm=llm, embedder=embedder)
     r = bank.save(make_traj("clean", tid="t-garbage"))
     assert r.status == "not_processed" and "segmentation stage failed" in r.reason and r.guideline_ids == []
     assert bank.stats()["guidelines"] == 0
     assert [u["id"] for u in bank.unprocessed()] == ["t-garbage"]
-    llm.backend._responder = auto_responder()  # the model behaves now
-    [again] = bank.reprocess()
+    with pytest.raises(LLMError, match="not processed"):  # the list-returning API never hides a failure
+        bank.save_trajectory(make_traj("clean", tid="t-garbage"))
+    assert bank.store.trajectory("t-garbage")["attempts"] == 2
+    fixed = GuidelineBank(
+        store=bank.store, llm=ScriptedLLM(auto_responder()), embedder=embedder
+    )  # model behaves
+    [again] = fixed.reprocess()
     assert again.status == "processed" and again.guideline_ids
-    assert bank.unprocessed() == [] and bank.store.trajectory("t-garbage")["attempts"] == 2
+    assert bank.unprocessed() == [] and bank.store.trajectory("t-garbage")["attempts"] == 3
 
 
 def test_saving_twice_is_idempotent(bank):
@@ -162,7 +205,8 @@ def test_task_level_granularity_uses_fewer_calls(embedder):
     seg_llm, task_llm = ScriptedLLM(auto_responder()), ScriptedLLM(auto_responder())
     GuidelineBank(llm=seg_llm, embedder=embedder).save(make_traj("clean"))
     r = GuidelineBank(llm=task_llm, embedder=embedder, config=GuidelineConfig(granularity="task")).save(
-        make_traj("clean"))
+        make_traj("clean")
+    )
     assert len(task_llm.history) == 1 < len(seg_llm.history)
     assert r.status == "processed"
 
@@ -181,7 +225,9 @@ def test_namespaces_never_see_each_other(tmp_path, embedder):
 
 
 def test_persistent_store_reopens(tmp_path, embedder):
-    bank = GuidelineBank.open(tmp_path / "mem", namespace="p", llm=ScriptedLLM(auto_responder()), embedder=embedder)
+    bank = GuidelineBank.open(
+        tmp_path / "mem", namespace="p", llm=ScriptedLLM(auto_responder()), embedder=embedder
+    )
     ids = bank.save_trajectory(make_traj("clean"))
     again = GuidelineBank.open(tmp_path / "mem", namespace="p", embedder=embedder)
     assert {g.id for g in again.list_guidelines()} == set(ids)
@@ -190,13 +236,55 @@ def test_persistent_store_reopens(tmp_path, embedder):
 
 
 class FailingVectors(InMemoryVectorStore):
+    """A real in-memory index whose next add fails once ``broken`` is set (a transient error)."""
+
+    broken = False
+
     async def add(self, *args, **kwargs):
-        raise StoreError("disk full")
+        if self.broken:
+            self.broken = False
+            raise StoreError("disk full")
+        await super().add(*args, **kwargs)
 
 
 def test_vector_failure_rolls_back_records(embedder):
-    store = GuidelineStore("x", RecordStore(None), FailingVectors("x"))
-    bank = GuidelineBank(store=store, llm=ScriptedLLM(auto_responder()), embedder=embedder)
+    vectors = FailingVectors("x")
+    store = GuidelineStore("x", RecordStore(None), vectors)
+    bank = GuidelineBank(
+        store=store,
+        llm=ScriptedLLM(auto_responder()),
+        embedder=embedder,
+        config=GuidelineConfig(llm_consolidation=False),
+    )
+    bank.save(make_traj("clean", tid="t0"))
+    before = {g.id: g.support for g in bank.list_guidelines()}
+    n_vectors, n_decisions = vectors.count_sync(), len(store.decisions())
+    vectors.broken = True
     with pytest.raises(StoreError):
-        bank.save(make_traj("clean", tid="t1"))
-    assert store.count() == 0 and store.decisions() == [] and store.trajectory("t1") is None
+        bank.save(make_traj("clean", tid="t1"))  # would UPDATE the four tips
+    assert {g.id: g.support for g in bank.list_guidelines()} == before
+    assert len(store.decisions()) == n_decisions and store.trajectory("t1") is None
+    assert vectors.count_sync() == n_vectors  # the old vectors were put back
+    assert bank.get_guidelines("bring the apple to room_A")
+
+
+def test_plugs_into_memory_system(embedder):
+    from atlas.memory.system import MemorySystemImpl
+
+    bank = GuidelineBank(llm=ScriptedLLM(auto_responder()), embedder=embedder)
+    system = MemorySystemImpl(guidelines=bank)
+    out = system.store(make_traj("clean"))
+    assert len(out["guidelines"]) == 4 and out["errors"] == {}
+    result = system.query_sync("bring the apple to room_A", k=3)
+    assert len(result.guidelines) == 3 and result.errors == {}
+
+
+def test_optional_llm_stages_are_used_when_configured(embedder):
+    from atlas.memory.guidelines.prompts import stage_of
+
+    llm = ScriptedLLM(auto_responder())
+    cfg = GuidelineConfig(llm_thought_classifier=True, llm_generalizer=True)
+    GuidelineBank(llm=llm, embedder=embedder, config=cfg).save(make_traj("recovery"))
+    stages = [stage_of(c.messages) for c in llm.history]
+    assert stages[:4] == ["thoughts", "attribution", "segmentation", "generalize"]
+    assert "tips" in stages

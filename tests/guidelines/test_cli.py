@@ -12,18 +12,34 @@ from atlas.cli import app
 
 REPLIES = {
     "stages": {
-        "segmentation": {"segments": [{"description": "Explore to locate the target object", "start": 0, "end": 0},
-                                      {"description": "Carry the object to the destination room", "start": 1,
-                                       "end": 2}]},
-        "tips": {"tips": [{"category": "strategy", "content": "Look at the room list before moving anywhere",
-                           "trigger": "start of a delivery task", "task_category": "delivery"},
-                          {"category": "strategy", "content": "Pick the object up as soon as you reach it",
-                           "trigger": "object in the same room"}]},
+        "segmentation": {
+            "segments": [
+                {"description": "Explore to locate the target object", "start": 0, "end": 0},
+                {"description": "Carry the object to the destination room", "start": 1, "end": 2},
+            ]
+        },
+        "tips": {
+            "tips": [
+                {
+                    "category": "strategy",
+                    "content": "Look at the room list before moving anywhere",
+                    "trigger": "start of a delivery task",
+                    "task_category": "delivery",
+                },
+                {
+                    "category": "strategy",
+                    "content": "Pick the object up as soon as you reach it",
+                    "trigger": "object in the same room",
+                },
+            ]
+        },
         "consolidate": {"decisions": [{"tip": 0, "action": "ADD"}, {"tip": 1, "action": "ADD"}]},
-        "attribution": {"failure_enabler": {"description": "moved to a non-adjacent room", "step": 1},
-                        "recognition": {"description": "read the error", "step": 1},
-                        "corrective_action": {"description": "went via room_B", "step": 2},
-                        "why_it_worked": "rooms connect only to neighbours"},
+        "attribution": {
+            "failure_enabler": {"description": "moved to a non-adjacent room", "step": 1},
+            "recognition": {"description": "read the error", "step": 1},
+            "corrective_action": {"description": "went via room_B", "step": 2},
+            "why_it_worked": "rooms connect only to neighbours",
+        },
     }
 }
 
@@ -58,6 +74,8 @@ def test_cli_end_to_end(env):
 
     code, out = run("guidelines", "get", "bring the apple to room_A", *c)
     assert code == 0 and "[strategy]" in out and "sim=" in out
+    code, out = run("guidelines", "get", "bring the apple to room_A", *c, "--category", "recovery", "--json")
+    assert code == 0 and {g["category"] for g in json.loads(out)} <= {"recovery"}
     code, out = run("guidelines", "get", "bring the apple to room_A", *c, "--namespace", "other")
     assert code == 0 and "[strategy]" not in out
 
@@ -80,8 +98,17 @@ def test_cli_end_to_end(env):
 
 def test_cli_bad_input_names_the_field_and_stores_nothing(env):
     bad = env["tmp"] / "bad.json"
-    bad.write_text(json.dumps([{"role": "user", "content": "t"}, {"role": "assistant", "tool_calls": [
-        {"id": "a", "function": {"name": "f", "arguments": "{oops"}}]}]))
+    bad.write_text(
+        json.dumps(
+            [
+                {"role": "user", "content": "t"},
+                {
+                    "role": "assistant",
+                    "tool_calls": [{"id": "a", "function": {"name": "f", "arguments": "{oops"}}],
+                },
+            ]
+        )
+    )
     code, out = run("guidelines", "save", str(bad), *env["common"], "--model", f"scripted:{env['replies']}")
     assert code == 2 and "messages[1].tool_calls[0].function.arguments" in out
     code, out = run("guidelines", "stats", *env["common"])
@@ -102,3 +129,8 @@ def test_help_texts():
     for cmd in (["guidelines", "--help"], ["mcp", "--help"], ["guidelines", "save", "--help"]):
         code, out = run(*cmd)
         assert code == 0 and "Usage" in out
+
+
+def test_bad_namespace_is_a_clean_error(env):
+    code, out = run("guidelines", "list", "--path", str(env["tmp"] / "s"), "--namespace", "no spaces!")
+    assert code == 2 and "namespace" in out

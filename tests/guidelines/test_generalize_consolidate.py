@@ -14,16 +14,23 @@ from atlas.memory.guidelines.generalize import LLMGeneralizer, RuleGeneralizer
 
 def test_rule_generalizer_strips_entities():
     g = RuleGeneralizer()
-    out = g.generalize_text('Retrieve Spotify password for john.doe@email.com and bring obj_12 to room_B, order 42')
+    out = g.generalize_text(
+        "Retrieve Spotify password for john.doe@email.com and bring obj_12 to room_B, order 42"
+    )
     for entity in ("john.doe@email.com", "obj_12", "room_B", "42"):
         assert entity not in out
     assert "a room" in out and "an email address" in out
-    assert g.generalize_text('open "Quarterly report.xlsx" at /home/u/docs/a.txt') == "open a named item at a file path"
+    assert (
+        g.generalize_text('open "Quarterly report.xlsx" at /home/u/docs/a.txt')
+        == "open a named item at a file path"
+    )
 
 
 async def test_llm_generalizer_then_rules():
     llm = ScriptedLLM([reply(descriptions=["Retrieve service account credentials", "Go to room_B"])])
-    out = await LLMGeneralizer(llm).generalize(["Retrieve Spotify password for john.doe@email.com", "Go to room_B"])
+    out = await LLMGeneralizer(llm).generalize(
+        ["Retrieve Spotify password for john.doe@email.com", "Go to room_B"]
+    )
     assert out == ["Retrieve service account credentials", "Go to a room"]
 
 
@@ -43,8 +50,14 @@ def test_clustering_on_real_embeddings(embedder):
 
 
 def G(content, category="strategy", evidence="success", tid="t1", **kw):
-    return Guideline(category=category, content=content, evidence=evidence, source_trajectory_ids=[tid],
-                     metadata={"source_outcomes": {tid: "failure" if evidence == "failure" else "success"}}, **kw)
+    return Guideline(
+        category=category,
+        content=content,
+        evidence=evidence,
+        source_trajectory_ids=[tid],
+        metadata={"source_outcomes": {tid: "failure" if evidence == "failure" else "success"}},
+        **kw,
+    )
 
 
 def sims(embedder, new, existing):
@@ -74,13 +87,19 @@ async def test_success_outranks_failure_when_merging(embedder):
 
 
 async def test_full_cluster_deletes_weakest_or_skips(embedder):
-    existing = [G(f"Distinct tip number {w}", evidence="failure", tid=f"f{i}")
-                for i, w in enumerate(["alpha", "bravo"])]
+    existing = [
+        G(f"Distinct tip number {w}", evidence="failure", tid=f"f{i}")
+        for i, w in enumerate(["alpha", "bravo"])
+    ]
     strong = G("Use the map to plan the whole route first", tid="s1")
-    plan = await RuleDecider(max_tips_per_cluster=2).decide("x", existing, [strong], sims(embedder, [strong], existing))
+    plan = await RuleDecider(max_tips_per_cluster=2).decide(
+        "x", existing, [strong], sims(embedder, [strong], existing)
+    )
     assert [r.action for r in plan.log] == ["DELETE", "ADD"]
     weak = G("Another weak idea", evidence="failure", tid="f9")
-    plan2 = await RuleDecider(max_tips_per_cluster=2).decide("x", existing, [weak], sims(embedder, [weak], existing))
+    plan2 = await RuleDecider(max_tips_per_cluster=2).decide(
+        "x", existing, [weak], sims(embedder, [weak], existing)
+    )
     assert [r.action for r in plan2.log] == ["NONE"] and not plan2.writes
 
 
@@ -88,11 +107,19 @@ async def test_llm_decider_validates_ids_and_applies(embedder):
     a, b = G("tip a text", tid="t1"), G("tip b text", tid="t1")
     n0, n1, n2 = G("new zero", tid="t2"), G("new one", tid="t2"), G("new two", tid="t2")
     bad = reply(decisions=[{"tip": 0, "action": "UPDATE", "target_id": "nope"}])
-    good = reply(decisions=[
-        {"tip": 0, "action": "UPDATE", "target_id": a.id, "merged_content": "tip a, merged", "reason": "same"},
-        {"tip": 1, "action": "delete", "target_id": b.id, "reason": "b was wrong"},
-        {"tip": 2, "action": "NONE", "reason": "nothing new"},
-    ])
+    good = reply(
+        decisions=[
+            {
+                "tip": 0,
+                "action": "UPDATE",
+                "target_id": a.id,
+                "merged_content": "tip a, merged",
+                "reason": "same",
+            },
+            {"tip": 1, "action": "delete", "target_id": b.id, "reason": "b was wrong"},
+            {"tip": 2, "action": "NONE", "reason": "nothing new"},
+        ]
+    )
     llm = ScriptedLLM([bad, good])
     plan = await LLMDecider(llm).decide("x", [a, b], [n0, n1, n2], np.zeros((3, 2)))
     assert len(llm.history) == 2

@@ -18,12 +18,14 @@ from atlas.memory.guidelines.intelligence import (
 
 
 async def test_rule_classifier_labels_the_four_kinds():
-    labels = await RuleThoughtClassifier().classify([
-        "The observation shows two exits.",
-        "I will go to room_B next.",
-        "Let me verify that I hold the key.",
-        "That was a mistake, I should have checked the map.",
-    ])
+    labels = await RuleThoughtClassifier().classify(
+        [
+            "The observation shows two exits.",
+            "I will go to room_B next.",
+            "Let me verify that I hold the key.",
+            "That was a mistake, I should have checked the map.",
+        ]
+    )
     assert labels == ["analytical", "planning", "validation", "reflection"]
 
 
@@ -41,8 +43,12 @@ async def test_llm_classifier_garbage_raises_after_retries():
 
 @pytest.mark.parametrize(
     ("kind", "outcome"),
-    [("clean", "clean_success"), ("recovery", "recovery"), ("failure", "failure"),
-     ("inefficient", "inefficient_success")],
+    [
+        ("clean", "clean_success"),
+        ("recovery", "recovery"),
+        ("failure", "failure"),
+        ("inefficient", "inefficient_success"),
+    ],
 )
 async def test_outcome_classes(kind, outcome):
     intel = await TrajectoryAnalyzer().analyze(make_traj(kind))
@@ -52,7 +58,9 @@ async def test_outcome_classes(kind, outcome):
 
 async def test_outcome_rules_are_configurable():
     t = make_traj("clean")
-    assert (await TrajectoryAnalyzer(OutcomeRules(max_clean_steps=3)).analyze(t)).outcome == "inefficient_success"
+    assert (
+        await TrajectoryAnalyzer(OutcomeRules(max_clean_steps=3)).analyze(t)
+    ).outcome == "inefficient_success"
     t2 = t.model_copy(update={"metadata": {"optimal_steps": 2}})
     assert (await TrajectoryAnalyzer().analyze(t2)).outcome == "inefficient_success"
 
@@ -66,10 +74,14 @@ def test_patterns_self_correction_discovery_repeated_failure():
 
 
 def test_api_discovery_from_an_error_message():
-    t = Trajectory(task=Task(description="x"), success=True, steps=[
-        Step(action="open()", tool="open", error="unknown tool open; try open_door"),
-        Step(action="open_door()", tool="open_door", observation="opened"),
-    ])
+    t = Trajectory(
+        task=Task(description="x"),
+        success=True,
+        steps=[
+            Step(action="open()", tool="open", error="unknown tool open; try open_door"),
+            Step(action="open_door()", tool="open_door", observation="opened"),
+        ],
+    )
     disc = [p for p in detect_patterns(t, OutcomeRules()) if p.kind == "api_discovery"]
     assert disc and disc[0].steps == [0, 1]
 

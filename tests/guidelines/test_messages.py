@@ -5,11 +5,10 @@ from __future__ import annotations
 import json
 
 import pytest
+from gl_helpers import make_traj, openai_messages
 
 from atlas.errors import InvalidInputError
 from atlas.memory.guidelines.messages import messages_to_trajectory, parse_trajectory
-
-from gl_helpers import make_traj, openai_messages
 
 
 def test_messages_become_steps_with_thoughts_and_observations():
@@ -40,10 +39,20 @@ def test_trajectory_json_round_trip():
         ("{not json", "trajectory: not valid JSON"),
         ([], "messages"),
         ([{"role": "robot", "content": "x"}], "messages[0].role"),
-        ([{"role": "user", "content": "t"}, {"role": "assistant", "tool_calls": [
-            {"id": "a", "function": {"name": "f", "arguments": "{bad"}}]}], "messages[1].tool_calls[0].function.arguments"),
-        ([{"role": "user", "content": "t"}, {"role": "tool", "tool_call_id": "zz", "content": "r"}],
-         "messages[1].tool_call_id"),
+        (
+            [
+                {"role": "user", "content": "t"},
+                {
+                    "role": "assistant",
+                    "tool_calls": [{"id": "a", "function": {"name": "f", "arguments": "{bad"}}],
+                },
+            ],
+            "messages[1].tool_calls[0].function.arguments",
+        ),
+        (
+            [{"role": "user", "content": "t"}, {"role": "tool", "tool_call_id": "zz", "content": "r"}],
+            "messages[1].tool_call_id",
+        ),
         ([{"role": "assistant", "content": "hi"}], "no user message"),
         ({"steps": []}, "task: missing"),
         ({"task": {"description": "x"}, "steps": [{"observation": "no action"}]}, "steps[0].action"),
@@ -61,3 +70,29 @@ def test_bad_input_names_the_field(data, field):
 def test_invalid_json_text_is_rejected_before_parsing_messages():
     with pytest.raises(InvalidInputError):
         parse_trajectory(json.dumps({"messages": "not a list"}))
+
+
+EPISODE = {
+    "task": {"goal": "bring the apple to room_C", "observation": {"room": "room_A"}, "domain": "graphworld"},
+    "steps": [
+        {"action": {"tool": "look", "args": {}}, "observation": {"exits": ["room_B"]}, "error": None},
+        {
+            "action": {"tool": "move_to", "args": {"room": "room_C"}},
+            "observation": {},
+            "error": "not adjacent",
+        },
+    ],
+    "success": False,
+    "score": 0.0,
+    "steps_taken": 2,
+}
+
+
+def test_episode_view_becomes_a_trajectory():
+    from atlas.memory.guidelines.messages import episode_to_trajectory
+
+    t = parse_trajectory(EPISODE)
+    assert t.task.domain == "graphworld" and t.steps[1].action == 'move_to(room="room_C")'
+    assert t.steps[1].error == "not adjacent" and t.steps[0].data == {"exits": ["room_B"]}
+    with pytest.raises(InvalidInputError, match=r"episode\.steps\[0\]\.action"):
+        episode_to_trajectory({**EPISODE, "steps": [{"action": {"args": {}}}]})

@@ -37,7 +37,7 @@ def test_success_tips_outrank_failure_tips(filled):
     found = bank.get_guidelines("bring the apple to room_D", k=10)
     evid = [g.evidence for g in found]
     assert "failure" in evid and evid.index("failure") > 0
-    assert all(g.evidence == "failure" for g in found[evid.index("failure"):])
+    assert all(g.evidence == "failure" for g in found[evid.index("failure") :])
 
 
 def test_llm_mode_one_call_selects_from_candidates(filled):
@@ -51,23 +51,30 @@ def test_llm_mode_one_call_selects_from_candidates(filled):
 
 def test_llm_mode_metadata_filters(filled):
     bank, llm = filled
-    found = bank.get_guidelines("bring the apple to room_D", k=5, mode="llm", filters={"category": "recovery"})
+    found = bank.get_guidelines(
+        "bring the apple to room_D", k=5, mode="llm", filters={"category": "recovery"}
+    )
     assert found and {g.category for g in found} == {"recovery"}
     assert "[strategy;" not in llm.history[-1].prompt
-    with pytest.raises(InvalidInputError, match="filters.colour"):
+    with pytest.raises(InvalidInputError, match=r"filters\.colour"):
         bank.get_guidelines("x y", filters={"colour": "red"})
 
 
 def test_llm_selection_of_unknown_ids_is_reasked_then_falls_back(embedder):
-    bank = GuidelineBank(llm=ScriptedLLM(auto_responder()), embedder=embedder)
-    bank.save(make_traj("clean"))
-    bank.llm = ScriptedLLM([reply(selected=["made-up"])] * 3)
-    bank.retriever = None
+    filler = GuidelineBank(llm=ScriptedLLM(auto_responder()), embedder=embedder)
+    filler.save(make_traj("clean"))
+    bank = GuidelineBank(
+        store=filler.store, llm=ScriptedLLM([reply(selected=["made-up"])] * 3), embedder=embedder
+    )
     found = bank.get_guidelines("bring the apple to room_A", mode="llm")
     assert len(bank.llm.history) == 3  # asked, re-asked twice
     assert found and all(g.metadata["retrieval"] == "cosine-fallback" for g in found)
-    strict = GuidelineBank(store=bank.store, embedder=embedder, llm=ScriptedLLM(["junk"] * 3),
-                           config=GuidelineConfig(llm_fallback_to_cosine=False))
+    strict = GuidelineBank(
+        store=bank.store,
+        embedder=embedder,
+        llm=ScriptedLLM(["junk"] * 3),
+        config=GuidelineConfig(llm_fallback_to_cosine=False),
+    )
     with pytest.raises(LLMResponseError):
         strict.get_guidelines("bring the apple to room_A", mode="llm")
 

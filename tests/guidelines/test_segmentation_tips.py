@@ -20,17 +20,28 @@ def seg(d, a, b):
 async def test_segmenter_valid_ranges():
     t = make_traj("clean")
     intel = await TrajectoryAnalyzer().analyze(t)
-    llm = ScriptedLLM([reply(segments=[seg("Explore to find the target object", 0, 1),
-                                       seg("Deliver the object to the destination", 2, 3)])])
+    llm = ScriptedLLM(
+        [
+            reply(
+                segments=[
+                    seg("Explore to find the target object", 0, 1),
+                    seg("Deliver the object to the destination", 2, 3),
+                ]
+            )
+        ]
+    )
     out = await LLMSegmenter(llm).segment(t, intel)
     assert [(s.start, s.end) for s in out] == [(0, 1), (2, 3)]
 
 
-@pytest.mark.parametrize("bad", [
-    [seg("overlap a", 0, 2), seg("overlap b", 1, 3)],
-    [seg("reversed", 3, 1)],
-    [seg("out of range", 0, 9)],
-])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        [seg("overlap a", 0, 2), seg("overlap b", 1, 3)],
+        [seg("reversed", 3, 1)],
+        [seg("out of range", 0, 9)],
+    ],
+)
 async def test_segmenter_invalid_ranges_are_reasked(bad):
     t = make_traj("clean")
     intel = await TrajectoryAnalyzer().analyze(t)
@@ -53,22 +64,43 @@ async def test_task_level_segmenter_makes_no_call():
 
 
 def tip(category, **kw):
-    base = {"category": category, "content": "Read the room connections before moving",
-            "purpose": "avoid illegal moves", "implementation_steps": ["look", "plan a path"],
-            "trigger": "before navigating", "application_context": "grid worlds",
-            "task_category": "navigation", "priority": "high"}
+    base = {
+        "category": category,
+        "content": "Read the room connections before moving",
+        "purpose": "avoid illegal moves",
+        "implementation_steps": ["look", "plan a path"],
+        "trigger": "before navigating",
+        "application_context": "grid worlds",
+        "task_category": "navigation",
+        "priority": "high",
+    }
     return {**base, **kw}
 
 
 async def test_recovery_tips_fill_every_field_and_negative_example():
     t = make_traj("recovery")
     intel = await TrajectoryAnalyzer().analyze(t)
-    att_llm = ScriptedLLM([reply(
-        failure_enabler={"description": "moved without a path", "step": 1},
-        recognition={"description": "read the error", "step": 1},
-        corrective_action={"description": "went through room_B", "step": 2}, why_it_worked="adjacency")])
+    att_llm = ScriptedLLM(
+        [
+            reply(
+                failure_enabler={"description": "moved without a path", "step": 1},
+                recognition={"description": "read the error", "step": 1},
+                corrective_action={"description": "went through room_B", "step": 2},
+                why_it_worked="adjacency",
+            )
+        ]
+    )
     att = await LLMAttributor(att_llm).attribute(t, intel)
-    llm = ScriptedLLM([reply(tips=[tip("recovery", negative_example=None), tip("strategy", content="Verify the held object")])])
+    llm = ScriptedLLM(
+        [
+            reply(
+                tips=[
+                    tip("recovery", negative_example=None),
+                    tip("strategy", content="Verify the held object"),
+                ]
+            )
+        ]
+    )
     tips = await LLMTipGenerator(llm).generate(t, intel, att, SegmentSpec("Navigate to a room", 0, 4))
     assert [g.category for g in tips] == ["recovery", "strategy"]
     g = tips[0]
@@ -85,7 +117,9 @@ async def test_wrong_category_for_outcome_is_reasked():
     from atlas.memory.guidelines.attribution import Attribution
 
     llm = ScriptedLLM([reply(tips=[tip("optimization")]), reply(tips=[tip("strategy")] * 2)])
-    tips = await LLMTipGenerator(llm).generate(t, intel, Attribution("clean_success"), SegmentSpec("x y z", 0, 3))
+    tips = await LLMTipGenerator(llm).generate(
+        t, intel, Attribution("clean_success"), SegmentSpec("x y z", 0, 3)
+    )
     assert len(llm.history) == 2 and [g.category for g in tips] == ["strategy", "strategy"]
     assert tips[0].evidence == "success" and tips[0].negative_example is None
 
@@ -98,4 +132,5 @@ async def test_too_many_tips_is_reasked_then_fails():
     five = reply(tips=[tip("recovery")] * 5)
     with pytest.raises(LLMResponseError):
         await LLMTipGenerator(ScriptedLLM([five, five, five])).generate(
-            t, intel, Attribution("failure"), SegmentSpec("x y z", 0, 2))
+            t, intel, Attribution("failure"), SegmentSpec("x y z", 0, 2)
+        )

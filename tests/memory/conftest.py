@@ -10,9 +10,16 @@ from atlas.infra.records import RecordStore
 from atlas.infra.vector_index import ChromaVectorStore, InMemoryVectorStore
 
 
-def make_traj(description: str, success: bool = True, *, steps: list[str] | None = None, code: str | None = None,
-              domain: str = "generic", score: float | None = None) -> Trajectory:
-    acts = steps if steps is not None else ["look()", "move_to(room=\"room_B\")"]
+def make_traj(
+    description: str,
+    success: bool = True,
+    *,
+    steps: list[str] | None = None,
+    code: str | None = None,
+    domain: str = "generic",
+    score: float | None = None,
+) -> Trajectory:
+    acts = steps if steps is not None else ["look()", 'move_to(room="room_B")']
     return Trajectory(
         task=Task(description=description, domain=domain),
         steps=[Step(action=a, observation=f"did {a}") for a in acts],
@@ -30,7 +37,7 @@ class FailingVectorStore(InMemoryVectorStore):
         self.fail_after = fail_after
         self.adds = 0
 
-    def add_sync(self, ids, embeddings, metadatas=None, documents=None):  # noqa: D401 - protocol twin
+    def add_sync(self, ids, embeddings, metadatas=None, documents=None):
         if self.adds >= self.fail_after:
             raise StoreError("disk full (injected)")
         self.adds += 1

@@ -27,8 +27,13 @@ PROGRAMS = [
 
 @pytest.fixture
 def library(embedder, chroma, records):
-    return ChromaConceptLibrary(embedder, chroma("concepts"), primitive_loader=ARCPrimitiveLoader(),
-                                compression_strategy=StitchCompressionStrategy(), records=records)
+    return ChromaConceptLibrary(
+        embedder,
+        chroma("concepts"),
+        primitive_loader=ARCPrimitiveLoader(),
+        compression_strategy=StitchCompressionStrategy(),
+        records=records,
+    )
 
 
 def test_primitives_are_loaded_and_searchable(library):
@@ -52,10 +57,18 @@ def test_found_concept_code_runs(library):
 
 
 def test_add_get_and_duplicate_code(library):
-    c = CodeConcept(name="double", description="double every cell", code="def double(g):\n    return [[2 * v for v in r] for r in g]\n")
+    c = CodeConcept(
+        name="double",
+        description="double every cell",
+        code="def double(g):\n    return [[2 * v for v in r] for r in g]\n",
+    )
     cid = library.add(c)
     assert library.get(cid).name == "double"
-    same = CodeConcept(name="twice", description="same code", code="def twice(g):\n    return [[2 * v for v in r] for r in g]")
+    same = CodeConcept(
+        name="twice",
+        description="same code",
+        code="def twice(g):\n    return [[2 * v for v in r] for r in g]",
+    )
     assert library.add(same) == cid  # same AST up to the function name → the stored one
 
 
@@ -85,6 +98,7 @@ def test_stitch_compression_stores_runnable_abstractions(library, traj):
     assert new
     concept = new[0]
     assert concept.metadata["origin"] == "stitch" and concept.metadata["uses"] == 3
+    assert concept.metadata["requires"] == []  # the recolor comprehension needs nothing from outside
     assert set(concept.source_trajectory_ids) == {t.id for t in trajs[:3]}
     assert library.get(concept.id) is not None
     ns: dict = {}
@@ -99,11 +113,25 @@ def test_compress_ignores_failed_trajectories(library, traj):
 
 
 async def test_autodoc_names_and_documents_abstractions(embedder, chroma, records, traj):
-    llm = ScriptedLLM([json.dumps({"name": "recolor_cells", "description": "Replace one color by another in a grid",
-                                   "signature": "fn_listcomp(old, new, grid)", "usage_guidance": "recoloring"})],
-                      default=json.dumps({"name": "other_fn", "description": "something else"}))
-    lib = ChromaConceptLibrary(embedder, chroma("c"), compression_strategy=StitchCompressionStrategy(LLMAutoDocumenter(llm)),
-                               records=records)
+    llm = ScriptedLLM(
+        [
+            json.dumps(
+                {
+                    "name": "recolor_cells",
+                    "description": "Replace one color by another in a grid",
+                    "signature": "fn_listcomp(old, new, grid)",
+                    "usage_guidance": "recoloring",
+                }
+            )
+        ],
+        default=json.dumps({"name": "other_fn", "description": "something else"}),
+    )
+    lib = ChromaConceptLibrary(
+        embedder,
+        chroma("c"),
+        compression_strategy=StitchCompressionStrategy(LLMAutoDocumenter(llm)),
+        records=records,
+    )
     new = await lib.acompress([traj(f"t{i}", code=c) for i, c in enumerate(PROGRAMS)])
     doc = next(c for c in new if c.name == "recolor_cells")
     assert "def recolor_cells(" in doc.code and doc.signature == "recolor_cells(old, new, grid)"
@@ -132,8 +160,12 @@ def test_failing_compression_strategy_leaves_nothing(embedder, chroma, records, 
 
 
 def test_failing_vector_store_during_compression_leaves_nothing(embedder, records, failing_vectors, traj):
-    lib = ChromaConceptLibrary(embedder, failing_vectors(fail_after=0), compression_strategy=StitchCompressionStrategy(),
-                               records=records)
+    lib = ChromaConceptLibrary(
+        embedder,
+        failing_vectors(fail_after=0),
+        compression_strategy=StitchCompressionStrategy(),
+        records=records,
+    )
     with pytest.raises(StoreError):
         lib.compress([traj(f"t{i}", code=c) for i, c in enumerate(PROGRAMS)])
     assert lib.count() == 0 and records.count(f"{lib.collection_name}_code") == 0
@@ -141,8 +173,12 @@ def test_failing_vector_store_during_compression_leaves_nothing(embedder, record
 
 async def test_llm_composition_strategy(library):
     rot, mirror = library.get_by_name("rotate_90"), library.get_by_name("mirror_horizontal")
-    reply = {"meaningful": True, "name": "rotate_then_mirror", "description": "rotate clockwise then mirror",
-             "code": "def rotate_then_mirror(grid):\n    return mirror_horizontal(rotate_90(grid))\n"}
+    reply = {
+        "meaningful": True,
+        "name": "rotate_then_mirror",
+        "description": "rotate clockwise then mirror",
+        "code": "def rotate_then_mirror(grid):\n    return mirror_horizontal(rotate_90(grid))\n",
+    }
     library.composition_strategy = LLMCompositionStrategy(ScriptedLLM([json.dumps(reply)]))
     composed = await library.acompose([rot.id, mirror.id])
     assert composed.metadata["composed_from"] == [rot.id, mirror.id]

@@ -66,6 +66,15 @@ def test_search_default_k_is_four_and_fills_with_failures(memory, traj):
     assert [e.success for e in found] == [True, True, True, False]
 
 
+def test_search_looks_past_a_pool_of_failures(embedder, chroma, records, traj):
+    mem = ChromaExperienceMemory(embedder, chroma("exp"), records=records, pool_factor=2)
+    for i in range(10):
+        mem.store(traj(f"open the door number {i}", success=False))
+    ok = mem.store(traj("cook a pasta dinner", success=True))
+    found = mem.search("open the door", k=2)
+    assert found[0].id == ok and not found[1].success
+
+
 async def test_async_search_matches_sync(memory, traj):
     await memory.astore(traj("water the plants"))
     memory.store(traj("feed the cat", success=False))
@@ -76,7 +85,9 @@ async def test_async_search_matches_sync(memory, traj):
 
 def test_configurable_extractor_uses_llm_summary(embedder, chroma, records, traj):
     llm = ScriptedLLM(["Navigated to the kitchen and picked up the key; succeeded."])
-    mem = ChromaExperienceMemory(embedder, chroma("exp"), extractor=LLMSummarizingExtractor(llm), records=records)
+    mem = ChromaExperienceMemory(
+        embedder, chroma("exp"), extractor=LLMSummarizingExtractor(llm), records=records
+    )
     eid = mem.store(traj("find the key"))
     assert mem.get(eid).content.startswith("Navigated to the kitchen")
     prompt = llm.history[0].messages[-1]["content"]
@@ -114,15 +125,24 @@ def test_failing_vector_store_leaves_no_record(embedder, records, failing_vector
     assert [e.task.description for e in mem.all()] == ["first one works"]
 
 
+@pytest.mark.slow
 def test_concurrent_stores_8_threads_x_100(embedder, chroma, records, traj):
+    """Through MemorySystemImpl.store (the path agents use): every store lands exactly once."""
+    from atlas.memory.concepts import ChromaConceptLibrary, StitchCompressionStrategy
+    from atlas.memory.system import MemorySystemImpl
+
     mem = ChromaExperienceMemory(embedder, chroma("exp"), records=records)
+    lib = ChromaConceptLibrary(embedder, chroma("c"), compression_strategy=StitchCompressionStrategy(), records=records)
+    system = MemorySystemImpl(experience=mem, concepts=lib)
     ids: list[list[str]] = [[] for _ in range(8)]
     errors: list[BaseException] = []
 
     def worker(n: int) -> None:
         try:
             for i in range(100):
-                ids[n].append(mem.store(traj(f"task {n}-{i}: fetch item {i % 7}", success=i % 3 != 0)))
+                result = system.store(traj(f"task {n}-{i}: fetch item {i % 7}", success=i % 3 != 0))
+                assert result["errors"] == {}
+                ids[n].append(result["experience"])
         except BaseException as exc:  # surfaced below
             errors.append(exc)
 
@@ -138,12 +158,22 @@ def test_concurrent_stores_8_threads_x_100(embedder, chroma, records, traj):
     assert all(mem.get(i) is not None for i in flat)
     descriptions = [e.task.description for e in mem.all()]
     assert len(set(descriptions)) == 800
+    found = mem.search("task 3-43: fetch item 1", k=1)  # a success (43 % 3 != 0)
+    assert found[0].task.description == "task 3-43: fetch item 1"
+
+
+async def test_concurrent_async_stores_in_one_loop(memory, traj):
+    import asyncio
+
+    ids = await asyncio.gather(*(memory.astore(traj(f"async task {i}")) for i in range(40)))
+    assert len(set(ids)) == 40 and memory.count() == 40
 
 
 def test_persistent_reopen_restores_everything(embedder, tmp_path, traj):
     def open_memory():
         return ChromaExperienceMemory(
-            embedder, ChromaVectorStore.persistent(tmp_path / "chroma", "atlas_experiences"),
+            embedder,
+            ChromaVectorStore.persistent(tmp_path / "chroma", "atlas_experiences"),
             records=RecordStore(tmp_path / "records.sqlite"),
         )
 
@@ -159,7 +189,10 @@ def test_persistent_reopen_restores_everything(embedder, tmp_path, traj):
 
 
 def _exps(n: int, success=True) -> list[Experience]:
-    return [Experience(task=Task(description=f"task {i}"), content=f"memory {i}", success=success) for i in range(n)]
+    return [
+        Experience(task=Task(description=f"task {i}"), content=f"memory {i}", success=success)
+        for i in range(n)
+    ]
 
 
 def test_passthrough_refine_is_identity(memory):
@@ -199,7 +232,7 @@ async def test_llm_refine_strategy_applies_the_models_decision():
 
 async def test_llm_refine_repairs_then_fails_clearly_on_non_json():
     a, b = _exps(2)
-    fenced = "Sure! ```json\n{\"drop\": [\"%s\"]}\n```" % b.id
+    fenced = "Sure! ```json\n" + json.dumps({"drop": [b.id]}) + "\n```"
     assert await LLMRefineStrategy(ScriptedLLM([fenced])).refine([a, b], None) == [a]
     llm = ScriptedLLM(["I think they are all great", "still no json", "nope"])
     with pytest.raises(LLMResponseError):

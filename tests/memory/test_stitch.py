@@ -81,14 +81,16 @@ def test_mdl_benefit_is_saved_size_minus_abstraction_size():
     progs = sc.parse_programs([("y = foo(bar(a, 1), 2)", "1"), ("z = foo(bar(b, 1), 2)", "2")])
     (abstraction,) = sc.compress(progs)
     # template foo(bar(HOLE, 1), 2): Call Name Call Name Hole Const Const = 7 nodes
-    # each use: 7 nodes → call with one 1-node argument (2 nodes) saves 5; two uses save 10; minus 7
+    # each use: 7 nodes → Call(Name, one 1-node argument) = 3 nodes saves 4; two uses save 8; minus 7
     assert abstraction.size == 7
-    assert abstraction.benefit == 2 * (7 - 2) - 7
+    assert abstraction.benefit == 2 * (7 - 3) - 7
 
 
 def test_no_abstraction_when_nothing_repeats():
     sc = StitchCompressor()
-    progs = sc.parse_programs([("print(sorted(items, key=len))", "1"), ("total = sum(x * x for x in range(10))", "2")])
+    progs = sc.parse_programs(
+        [("print(sorted(items, key=len))", "1"), ("total = sum(x * x for x in range(10))", "2")]
+    )
     assert sc.compress(progs) == []
 
 
@@ -114,6 +116,13 @@ def test_later_abstractions_can_use_earlier_ones():
         compile(a.code, a.name, "exec")  # every abstraction's code stands alone
         for dep in a.depends_on:
             assert f"def {dep}(" in a.code
+
+
+def test_required_globals_lists_what_the_code_calls_from_outside():
+    from atlas.memory.stitch import required_globals
+
+    code = "import math\n\ndef f(grid, k):\n    g = rotate_90(grid)\n    return [math.sqrt(v) for v in g] + helper(k)\n"
+    assert required_globals(code) == ["helper", "rotate_90"]
 
 
 def test_code_snippets_reads_metadata_args_and_code_actions(traj):

@@ -17,9 +17,12 @@ from atlas.memory.strategies import (
     SimpleAverageUpdater,
 )
 
-KEY_STRATEGY = {"abstractable": True, "situation": "an object must be found in an unexplored building",
-                "approach": "look around, visit unexplored rooms nearest first, pick up the object when seen",
-                "rationale": "systematic exploration avoids revisiting rooms"}
+KEY_STRATEGY = {
+    "abstractable": True,
+    "situation": "an object must be found in an unexplored building",
+    "approach": "look around, visit unexplored rooms nearest first, pick up the object when seen",
+    "rationale": "systematic exploration avoids revisiting rooms",
+}
 
 
 def test_ema_updater():
@@ -76,8 +79,12 @@ def test_read_finds_by_situation(bank, traj):
 
 
 def test_abstractor_may_decline(embedder, chroma, records, traj):
-    bank = ChromaStrategyBank(embedder, chroma("s"), LLMStrategyAbstractor(ScriptedLLM(['{"abstractable": false}'])),
-                              records=records)
+    bank = ChromaStrategyBank(
+        embedder,
+        chroma("s"),
+        LLMStrategyAbstractor(ScriptedLLM(['{"abstractable": false}'])),
+        records=records,
+    )
     assert bank.write(traj("trivial")) is None and bank.count() == 0
 
 
@@ -95,14 +102,22 @@ def test_non_json_then_valid_reply_recovers(embedder, chroma, records, traj):
     assert bank.write(traj("x")) is not None
 
 
-@pytest.mark.parametrize(("updater", "expected"), [
-    (EMASuccessUpdater(alpha=0.1), 0.5 * 0.9 * 0.9 + 0.1 * 0.9 + 0.0),
-    (SimpleAverageUpdater(), 0.5),
-    (BayesianUpdater(), 2 / 4),
-])
+@pytest.mark.parametrize(
+    ("updater", "expected"),
+    [
+        (EMASuccessUpdater(alpha=0.1), 0.5 * 0.9 * 0.9 + 0.1 * 0.9 + 0.0),
+        (SimpleAverageUpdater(), 0.5),
+        (BayesianUpdater(), 2 / 4),
+    ],
+)
 def test_configurable_success_rate_update(embedder, chroma, records, traj, updater, expected):
-    bank = ChromaStrategyBank(embedder, chroma("s"), LLMStrategyAbstractor(ScriptedLLM([json.dumps(KEY_STRATEGY)])),
-                              success_updater=updater, records=records)
+    bank = ChromaStrategyBank(
+        embedder,
+        chroma("s"),
+        LLMStrategyAbstractor(ScriptedLLM([json.dumps(KEY_STRATEGY)])),
+        success_updater=updater,
+        records=records,
+    )
     sid = bank.write(traj("find the key")).id
     bank.update_stats(sid, True)
     bank.update_stats(sid, False)
@@ -119,7 +134,9 @@ def test_update_stats_unknown_id(bank):
 def test_pluggable_abstraction_strategy(embedder, chroma, records, traj):
     class Rule:
         async def abstract(self, trajectory):
-            return Strategy(situation=f"tasks like: {trajectory.task.description}", approach="repeat what worked")
+            return Strategy(
+                situation=f"tasks like: {trajectory.task.description}", approach="repeat what worked"
+            )
 
     bank = ChromaStrategyBank(embedder, chroma("s"), Rule(), records=records)
     s = bank.write(traj("water the plants"))

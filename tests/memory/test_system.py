@@ -23,9 +23,17 @@ from atlas.memory import (
 )
 from atlas.memory.primitives import ARCPrimitiveLoader
 
-STRATEGY_REPLY = json.dumps({"abstractable": True, "situation": "an object must be carried to a room",
-                             "approach": "find it, pick it up, walk the shortest path", "rationale": "direct"})
-CODE = "def solve(grid):\n    g = rotate_90(grid)\n    return [[2 if v == 1 else v for v in row] for row in g]\n"
+STRATEGY_REPLY = json.dumps(
+    {
+        "abstractable": True,
+        "situation": "an object must be carried to a room",
+        "approach": "find it, pick it up, walk the shortest path",
+        "rationale": "direct",
+    }
+)
+CODE = (
+    "def solve(grid):\n    g = rotate_90(grid)\n    return [[2 if v == 1 else v for v in row] for row in g]\n"
+)
 CODE2 = "def solve(grid):\n    h = mirror_horizontal(grid)\n    return [[5 if c == 3 else c for c in r] for r in h]\n"
 
 
@@ -40,7 +48,9 @@ class ListGuidelines:
         return [f"g-{len(self.saved)}"]
 
     def get_guidelines(self, task, k=5, mode=None):
-        return [Guideline(category="strategy", content=f"tip from {t.task.description}") for t in self.saved][:k]
+        return [Guideline(category="strategy", content=f"tip from {t.task.description}") for t in self.saved][
+            :k
+        ]
 
     async def aget_guidelines(self, task, k=5, mode=None):
         return self.get_guidelines(task, k, mode)
@@ -51,8 +61,13 @@ def parts(embedder, chroma, records):
     llm = ScriptedLLM(default=STRATEGY_REPLY)
     return {
         "experience": ChromaExperienceMemory(embedder, chroma("e"), records=records),
-        "concepts": ChromaConceptLibrary(embedder, chroma("c"), primitive_loader=ARCPrimitiveLoader(),
-                                         compression_strategy=StitchCompressionStrategy(), records=records),
+        "concepts": ChromaConceptLibrary(
+            embedder,
+            chroma("c"),
+            primitive_loader=ARCPrimitiveLoader(),
+            compression_strategy=StitchCompressionStrategy(),
+            records=records,
+        ),
         "strategies": ChromaStrategyBank(embedder, chroma("s"), LLMStrategyAbstractor(llm), records=records),
         "guidelines": ListGuidelines(),
     }
@@ -118,12 +133,18 @@ def test_invalid_trajectory_raises_and_writes_nothing(parts):
     system = MemorySystemImpl(**parts)
     with pytest.raises(InvalidInputError, match="steps"):
         system.store({"task": {"description": "x"}, "steps": "not a list"})
-    assert parts["experience"].count() == 0 and parts["strategies"].count() == 0 and parts["guidelines"].saved == []
+    assert (
+        parts["experience"].count() == 0
+        and parts["strategies"].count() == 0
+        and parts["guidelines"].saved == []
+    )
 
 
 def test_component_error_is_recorded_and_the_rest_still_stores(parts, embedder, chroma, records, traj):
     garbage = ScriptedLLM(default="this is not json")
-    parts["strategies"] = ChromaStrategyBank(embedder, chroma("s2"), LLMStrategyAbstractor(garbage), records=records)
+    parts["strategies"] = ChromaStrategyBank(
+        embedder, chroma("s2"), LLMStrategyAbstractor(garbage), records=records
+    )
     system = MemorySystemImpl(**parts)
     result = system.store(traj("bring the key to room B"))
     assert "LLMResponseError" in result["errors"]["strategies"]
@@ -200,8 +221,9 @@ async def test_failing_component_degrades_gracefully(parts, traj, caplog):
 
 
 async def test_refine_failure_returns_unrefined_with_error(embedder, chroma, records, traj):
-    exp = ChromaExperienceMemory(embedder, chroma("e"), refine_strategy=LLMRefineStrategy(ScriptedLLM(default="nah")),
-                                 records=records)
+    exp = ChromaExperienceMemory(
+        embedder, chroma("e"), refine_strategy=LLMRefineStrategy(ScriptedLLM(default="nah")), records=records
+    )
     system = MemorySystemImpl(experience=exp)
     system.store(traj("bring the key to room B"))
     result = await system.query("bring the key")
@@ -234,9 +256,14 @@ def test_format_advice_renders_every_section(parts, traj):
     system.store(traj("bring the key to room B"))
     system.store(traj("bring the cup to room A", success=False))
     text = format_advice(system.query_sync("bring the key to room C", k=2))
-    for header in ("Guidelines from past runs:", "Strategies that worked", "Similar past tasks:", "Reusable code concepts:"):
+    for header in (
+        "Guidelines from past runs:",
+        "Strategies that worked",
+        "Similar past tasks:",
+        "Reusable code concepts:",
+    ):
         assert header in text
-    assert "FAILED" in text and "move_to(room=\"room_B\")" in text
+    assert "FAILED" in text and 'move_to(room="room_B")' in text
     assert format_advice(MemoryQueryResult()) == ""
 
 
@@ -285,3 +312,19 @@ def test_build_validates_components(embedder):
         build_memory_system(None, embedder=embedder, components=("episodic",))
     in_memory = build_memory_system(None, embedder=embedder)
     assert in_memory.components() == ["experience", "concepts"]
+
+
+def test_with_the_real_guideline_bank(embedder, chroma, records, traj):
+    """The guideline bank of atlas.memory.guidelines plugs in as the fourth component and learns from failures."""
+    from atlas.memory.guidelines import GuidelineBank
+    from atlas.memory.guidelines.scripted import auto_responder
+
+    bank = GuidelineBank(llm=ScriptedLLM(auto_responder()), embedder=embedder)
+    system = MemorySystemImpl(ChromaExperienceMemory(embedder, chroma("e"), records=records), guidelines=bank)
+    ok = system.store(traj("bring the key to room B"))
+    bad = system.store(traj("bring the lamp to room C", success=False))
+    assert ok["errors"] == {} and ok["guidelines"] and bad["guidelines"]
+    result = system.query_sync("bring the key to room B", k=3)
+    assert result.errors == {} and result.guidelines and result.experiences
+    assert "Guidelines from past runs:" in format_advice(result)
+    assert system.stats()["guidelines"] >= 1

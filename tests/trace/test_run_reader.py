@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -14,7 +15,6 @@ from atlas.trace.lineage import lineage_layout
 from atlas.trace.run_reader import (
     design_detail,
     fingerprint,
-    format_call,
     read_jsonl,
     read_logs,
     read_run,
@@ -111,34 +111,45 @@ def test_design_detail_can_pick_the_second_parent_and_ignores_unknown_ones():
     assert design_detail(run, "nope") is None
 
 
-def test_logs_are_grouped_per_episode():
+KNOWN_LINE = (
+    "[D2:recall] SIMILARITY find_similar: label=LOW_QUALITY top=0.240 spread=0.040 k=3 n=3 "
+    'query="Bring the key to room_G."'
+)
+
+
+def test_logs_are_grouped_per_episode_like_the_debug_log():
     logs = read_logs(read_run(SAMPLE), "d-0006")
     assert [e["label"] for e in logs["episodes"]] == ["C1", "C2", "C3", "D1", "D2", "D3"]
     d2 = next(e for e in logs["episodes"] if e["label"] == "D2")["lines"]
-    assert "[D2:recall] SIMILARITY LOW_QUALITY k=3 top=0.41 spread=0.11" in d2
+    assert d2[0] == "--- EPISODE D2: SUCCESS score 0.68 (13 steps) — Bring the key to room_G. ---"
+    assert KNOWN_LINE in d2
+    assert d2[-1] == '[D2:agent] put_down(object="key")'
+    # Every episode line of the viewer is a line the DebugAgent saw in debug_log.txt.
+    debug = set(logs["debug_log"])
+    assert all(line in debug for ep in logs["episodes"] for line in ep["lines"])
     assert logs["debug_log"][0].startswith("=== DESIGN d-0006")
+    assert logs["warnings"] == []
     assert read_logs(read_run(SAMPLE), "nope") is None
-    # A design that never ran has its DebugLog text but no episodes.
-    invalid = read_logs(read_run(SAMPLE), "d-0005")
-    assert invalid["episodes"] == [] and invalid["debug_log"]
 
 
-def test_format_call_is_greppable_and_shows_errors():
-    lines = format_call(
-        {
-            "phase": "recall",
-            "episode": "D2",
-            "prints": ["hello"],
-            "tool_calls": [{"name": "find_similar", "args": {"query": "flask", "k": 3}, "result": []}],
-            "return_value": None,
-            "error": "KeyError: 'room'",
-            "traceback": "Traceback (most recent call last):\nKeyError: 'room'",
-        }
-    )
-    assert '[D2:recall] TOOL find_similar: query="flask" k=3 -> []' in lines
-    assert "[D2:recall] PRINT hello" in lines
-    assert "[D2:recall] ERROR KeyError: 'room'" in lines
-    assert all(line.startswith("[D2:recall]") for line in lines)
+def test_a_design_that_never_ran_has_no_logs():
+    logs = read_logs(read_run(SAMPLE), "d-0005")
+    assert logs["episodes"] == [] and logs["debug_log"] == []
+
+
+def test_calls_without_an_episode_record_and_foreign_records(run_copy: Path):
+    logs_dir = run_copy / "logs" / "d-0004"
+    (logs_dir / "episodes.jsonl").unlink()
+    with (logs_dir / "calls.jsonl").open("a") as fh:
+        fh.write(json.dumps({"episode": "C9", "what": "not a CallLog"}) + "\n")
+        fh.write('{"phase": "recall", "episode": "C9", "tool_ca')  # still being written
+    logs = read_logs(read_run(run_copy), "d-0004")
+    labels = [e["label"] for e in logs["episodes"]]
+    assert labels == ["C1", "C2", "C3", "D1", "D2", "D3", "C9"]
+    c1 = logs["episodes"][0]["lines"]
+    assert c1[0].startswith("[C1:recall] TOOL graph_path: ")
+    assert logs["episodes"][-1]["lines"][0].startswith('[C9:?] RECORD {"episode": "C9"')
+    assert len(logs["warnings"]) == 1 and "not a CallLog" in logs["warnings"][0]
 
 
 def test_missing_folder_is_a_clear_error(tmp_path: Path):
@@ -170,7 +181,7 @@ def test_a_run_that_just_started(tmp_path: Path):
     run_dir.mkdir()
     (run_dir / "config.json").write_text(json.dumps({"env": "graphworld"}))
     (run_dir / "trace.jsonl").write_text(
-        json.dumps({"ts": "2026-11-22T08:00:00+00:00", "event": "run.start"}) + '\n{"ts": "2026-11-22T08:0'
+        json.dumps({"ts": datetime.now(UTC).isoformat(), "event": "run.start"}) + '\n{"ts": "2026-11-22T08:0'
     )
     run = read_run(run_dir)
     assert run.entries == [] and run.generations() == [] and run.best() is None
@@ -250,3 +261,36 @@ def test_lineage_layout_columns_and_edges():
     # Children sit next to their parents: d-0004 (from d-0002) above d-0005 (from d-0003).
     assert pos["d-0004"][1] < pos["d-0005"][1]
     assert lineage_layout([]) == {"nodes": [], "edges": [], "columns": [], "rows": 0}
+
+
+def test_a_generation_whose_designs_all_failed_has_no_scores(run_copy: Path):
+    archive = _archive(run_copy)
+    for e in archive["entries"]:
+        if e["id"] == "d-0004":
+            e.update(status="error", collection_score=None, deployment_score=None, normalized_score=None)
+    _write_archive(run_copy, archive)
+    rows = read_run(run_copy).generations()
+    assert [r["generation"] for r in rows] == [0, 1, 2]
+    assert rows[1]["design_id"] is None and rows[1]["deployment"] is None
+    assert rows[1]["failed"] == 2 and rows[1]["best_so_far"] == pytest.approx(0.55)
+
+
+def _trace(run_dir: Path, *events: tuple[str, str]) -> None:
+    (run_dir / "trace.jsonl").write_text(
+        "".join(json.dumps({"ts": ts, "event": ev}) + "\n" for ev, ts in events)
+    )
+
+
+def test_state_follows_the_last_start_or_stop(run_copy: Path):
+    from datetime import timedelta
+
+    now = datetime.now(UTC)
+    old = (now - timedelta(hours=2)).isoformat()
+    _trace(run_copy, ("run.start", old), ("run.stop", old), ("run.start", now.isoformat()))
+    assert read_run(run_copy).state == "running"  # resumed
+    _trace(run_copy, ("run.start", old), ("iteration.start", old))
+    assert read_run(run_copy).state == "stalled"  # no stop and quiet for two hours: killed
+    _trace(run_copy, ("run.start", old), ("run.stop", old))
+    assert read_run(run_copy).state == "finished"
+    (run_copy / "trace.jsonl").unlink()
+    assert read_run(run_copy).state == "unknown"

@@ -18,7 +18,7 @@ from atlas.protocols.env import Action
 from atlas.protocols.llm import Completion, ToolSpec
 
 
-class InvalidAction(Exception):  # noqa: N818 - data, not an error of ATLAS: never escapes the agent
+class InvalidAction(Exception):
     """A reply that is not a valid tool call; ``str(exc)`` is shown to the model."""
 
 

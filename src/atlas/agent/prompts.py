@@ -31,8 +31,14 @@ What is your next action?"""
 def tool_signature(spec: ToolSpec) -> str:
     """``move_to(room: string) — Move to an ADJACENT room ...``."""
     props: dict[str, Any] = spec.parameters.get("properties", {}) or {}
-    args = ", ".join(f"{k}: {v.get('type', 'any')}" for k, v in props.items())
-    return f"- {spec.name}({args}) — {spec.description}"
+    parts = []
+    for k, v in props.items():
+        enum = v.get("enum")
+        if enum and len(enum) <= 12:  # short choice lists help small models; long ones are in the observation
+            parts.append(f"{k}: one of {', '.join(map(str, enum))}")
+        else:
+            parts.append(f"{k}: {v.get('type', 'any')}")
+    return f"- {spec.name}({', '.join(parts)}) — {spec.description}"
 
 
 def example_args(spec: ToolSpec) -> str:

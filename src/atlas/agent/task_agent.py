@@ -11,6 +11,8 @@ between runs, so one instance may run many episodes concurrently (each on its ow
 
 from __future__ import annotations
 
+import asyncio
+import inspect
 from typing import Any, Literal
 
 from atlas.agent.actions import InvalidAction, action_schema, parse_completion
@@ -23,6 +25,18 @@ from atlas.protocols.env import Action, Environment
 from atlas.protocols.llm import LLM, Usage
 
 ToolMode = Literal["auto", "native", "json"]
+
+
+def _accepts(fn: Any, name: str) -> bool:
+    try:
+        return name in inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return False
+
+
+def _brief(observation_text: str) -> str:
+    """An observation for the history window: without the command list (the current one is shown)."""
+    return observation_text.split("\nAdmissible commands:", 1)[0]
 
 
 def _clip(text: str, limit: int) -> str:
@@ -50,6 +64,7 @@ class TaskAgent:
         temperature: float | None = 0.0,
         max_tokens: int | None = 256,
         advice_chars: int = 2000,
+        tool_choice: str | None = "required",
     ) -> None:
         if tool_mode not in ("auto", "native", "json"):
             raise ConfigError(f"tool_mode must be 'auto', 'native' or 'json', got {tool_mode!r}")
@@ -62,15 +77,23 @@ class TaskAgent:
         self.temperature = temperature
         self.max_tokens = max_tokens
         self.advice_chars = advice_chars
+        # Every turn must be exactly one tool call: ask for it where the client can force it
+        # (LLMClient passes it to providers; local models then decode under a tool-call grammar).
+        self.tool_choice = tool_choice if tool_choice and _accepts(llm.acomplete, "tool_choice") else None
 
     def _native(self) -> bool:
+        """auto: native tool calls where the client supports them, except in-process local models
+        (``local:``), where a JSON action under a grammar is as reliable with half the prompt
+        (the tool specs are not pasted into it) — measured 3.5x faster on the 0.5B model."""
         if self.tool_mode == "auto":
-            return bool(getattr(self.llm, "supports_tools", False))
+            local = str(getattr(self.llm, "model", "")).startswith("local:")
+            return bool(getattr(self.llm, "supports_tools", False)) and not local
         return self.tool_mode == "native"
 
     async def run(self, env: Environment, task: Task, advice: str = "") -> Trajectory:
         native = self._native()
-        obs = env.reset(task)
+        threaded = bool(getattr(env, "step_in_thread", False))  # slow engines: keep the event loop free
+        obs = await asyncio.to_thread(env.reset, task) if threaded else env.reset(task)
         rec = EpisodeRecorder(env, task, obs)
         goal = env.format_goal(task)
         limit = self.max_turns if self.max_turns is not None else env.max_steps + self.extra_turns
@@ -92,6 +115,8 @@ class TaskAgent:
             kwargs: dict[str, Any] = {"temperature": self.temperature, "max_tokens": self.max_tokens}
             if native:
                 kwargs["tools"] = tools
+                if self.tool_choice:
+                    kwargs["tool_choice"] = self.tool_choice
             else:
                 kwargs["json_schema"] = action_schema(tools)
             completion = await self.llm.acomplete(messages, **kwargs)
@@ -106,7 +131,8 @@ class TaskAgent:
                 history.append(f"{len(history) + 1}. (invalid reply) -> {_clip(message, self.step_chars)}")
                 observation_text = f"{message}\n{env.summarize_observation(env.observe())}"
                 continue
-            result = env.step(Action(parsed.tool, parsed.args))
+            action = Action(parsed.tool, parsed.args)
+            result = await asyncio.to_thread(env.step, action) if threaded else env.step(action)
             rec.record(parsed.tool, parsed.args, result, thought=parsed.thought)
             if result.error:
                 rejected += 1
@@ -115,7 +141,7 @@ class TaskAgent:
                 observation_text = f"Error: {result.error}\n{observation_text}"
             history.append(
                 f"{len(history) + 1}. {action_text(parsed.tool, parsed.args)} -> "
-                f"{_clip(result.error or observation_text, self.step_chars)}"
+                f"{_clip(result.error or _brief(observation_text), self.step_chars)}"
             )
             done = result.done
         return rec.finish(

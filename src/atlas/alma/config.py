@@ -72,6 +72,7 @@ class AlmaConfig(BaseModel):
     def env_kwargs(self) -> dict[str, Any]:
         """Parameters for ``get_env(self.env, **kwargs)``."""
         kwargs: dict[str, Any] = dict(self.env_params)
+        kwargs.setdefault("family_mode", self.use_family)
         if self.env == "graphworld":
             kwargs.setdefault("rooms", self.rooms)
         if self.env == "alfworld" and self.alfworld_data:

@@ -17,10 +17,11 @@ from typing import Any
 from pydantic import BaseModel, Field, ValidationError, field_validator
 
 from atlas.alma.prompts import DEBUG_FINAL_REQUEST, DEBUG_SYSTEM, debug_overview
-from atlas.errors import LLMResponseError
+from atlas.errors import LLMError, LLMResponseError, ScriptExhaustedError
 from atlas.protocols.llm import Message
 
-MAX_TOOL_OUTPUT = 4000  # characters of one tool result shown to the model
+MAX_TOOL_OUTPUT = 3000  # characters of one tool result shown to the model
+KEEP_EXCHANGES = 4  # tool exchanges kept in the prompt (older ones are dropped: small contexts)
 MAX_MATCHES = 40
 
 
@@ -167,8 +168,19 @@ class DebugAgent:
             {"role": "user", "content": debug_overview(parents, log_stats(log_text), tools.head(1, self.head_lines))},
         ]
         result = DebugResult(None)
+        try:
+            return await self._loop(messages, tools, result)
+        except ScriptExhaustedError:
+            raise
+        except LLMError as exc:  # the model failed after retries: no critique, the search goes on
+            result.critique = None
+            result.reason = f"the debug model failed: {exc}"
+            return result
+
+    async def _loop(self, messages: list[Message], tools: LogTools, result: DebugResult) -> DebugResult:
         for turn in range(1, self.max_turns + 1):
             result.turns = turn
+            messages = _trim(messages)
             reply = await self.llm.acomplete(messages, temperature=0.2)
             text = reply.text or ""
             messages.append({"role": "assistant", "content": text})
@@ -200,6 +212,18 @@ class DebugAgent:
             return result
         result.critique = final if isinstance(final, Critique) else Critique.model_validate(final)
         return result
+
+
+def _trim(messages: list[Message]) -> list[Message]:
+    """System + overview + the last ``KEEP_EXCHANGES`` exchanges, so the prompt stays bounded
+    (roles keep alternating: the overview is followed by an assistant turn)."""
+    head, rest = messages[:2], messages[2:]
+    keep = 2 * KEEP_EXCHANGES
+    if len(rest) <= keep:
+        return messages
+    dropped = (len(rest) - keep) // 2
+    overview = {**head[1], "content": head[1]["content"] + f"\n\n({dropped} earlier tool exchanges omitted)"}
+    return [head[0], overview, *rest[-keep:]]
 
 
 def _brief(exc: ValidationError) -> str:

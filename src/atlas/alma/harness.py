@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from atlas.alma.archive import TaskResult, empty_usage
 from atlas.core.types import Task, Trajectory
 from atlas.envs.views import episode_view, task_view
-from atlas.errors import ConfigError, SandboxError
+from atlas.errors import ConfigError, LLMError, SandboxError, ScriptExhaustedError
 from atlas.protocols.env import Environment
 
 if TYPE_CHECKING:
@@ -255,7 +255,8 @@ class Harness:
 
     async def evaluate(self, design: Design, collection_tasks: list[Task], deployment_tasks: list[Task]) -> Evaluation:
         """Collection then deployment. A design that crashes gets logs and scores (its recall
-        returns ""); only a sandbox that cannot run at all gives ``status == "error"``."""
+        returns ""); a sandbox that cannot run at all, or a task model that keeps failing, gives
+        ``status == "error"`` with the reason in ``errors`` (and no scores)."""
         from atlas.alma.runner import DesignRunner
 
         check_disjoint(collection_tasks, deployment_tasks)
@@ -273,6 +274,13 @@ class Harness:
         except SandboxError as exc:
             ev.status = "error"
             ev.errors.append(f"sandbox failure: {exc}")
+        except ScriptExhaustedError:
+            raise  # a test script ran out: a bug in the test, not data
+        except LLMError as exc:
+            # The task model failed after its retries (unreachable, prompt too long): the design
+            # cannot be scored, but the search goes on.
+            ev.status = "error"
+            ev.errors.append(f"task model failed: {exc}")
         finally:
             if runner is not None:
                 await runner.aclose()

@@ -10,6 +10,7 @@ the same archive as one that never stopped (given deterministic models).
 from __future__ import annotations
 
 import json
+import os
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -74,7 +75,8 @@ class Progress:
         if quiet:
             return
         from rich.console import Console
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress as RichProgress, TextColumn, TimeElapsedColumn
+        from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
+        from rich.progress import Progress as RichProgress
 
         self.console = console or Console(stderr=True)
         self._bar = RichProgress(TextColumn("{task.description:<28}"), BarColumn(), MofNCompleteColumn(),
@@ -102,7 +104,7 @@ class Progress:
     def line(self, text: str) -> None:
         if self.quiet or self.console is None:
             return
-        self.console.print(text, highlight=False, markup=False)
+        self.console.print(text, highlight=False, markup=False, soft_wrap=True)
 
     def stop(self) -> None:
         if self._bar is not None:
@@ -134,7 +136,7 @@ class Search:
         console: Any = None,
         pool: Any = None,
         limits: Any = None,
-        baseline_cache: Path | None | bool = None,
+        baseline_cache: Path | bool | None = None,
         run_facts: dict[str, Any] | None = None,
     ) -> None:
         self.config = config
@@ -196,10 +198,7 @@ class Search:
         if self.env is None:
             from atlas.envs.registry import get_env
 
-            kwargs = cfg.env_kwargs()
-            if cfg.env == "graphworld":
-                kwargs.setdefault("family_mode", cfg.use_family)
-            self.env = get_env(cfg.env, **kwargs)
+            self.env = get_env(cfg.env, **cfg.env_kwargs())
         if self.embedder is None:
             from atlas.infra.embeddings import make_embedder
 
@@ -211,16 +210,24 @@ class Search:
         if self.pool is None:
             from atlas.alma.sandbox.pool import SandboxLimits, WorkerPool
 
-            # One pool for the whole search: warm workers are reused across designs.
-            self.pool = WorkerPool(self.limits or SandboxLimits(), max_workers=max(2, cfg.concurrency))
+            # One pool for the whole search. Recalls take milliseconds while episodes wait on the
+            # LLM, so a few warm workers serve many concurrent episodes; spawning one per episode
+            # would cost more than it saves on a small machine.
+            workers = max(2, min(cfg.concurrency, os.cpu_count() or 2))
+            self.pool = WorkerPool(self.limits or SandboxLimits(), max_workers=workers)
         self.collection_tasks, self.deployment_tasks = make_tasks(
             self.env, episodes=cfg.episodes, seed=cfg.collection_seed(), family=cfg.family_seed,
             deployment_seeds=cfg.deployment_seeds())
         self.harness = Harness(self.env, self.agent, embedder=self.embedder, design_llm=self.llm,
                                concurrency=cfg.concurrency, pool=self.pool, limits=self.limits,
                                on_episode=self.progress.episode)
-        if resume and self.run_dir.archive_path.exists():
-            self.archive = Archive.load(self.run_dir.archive_path).hydrate()
+        if resume:
+            if self.run_dir.archive_path.exists():
+                self.archive = Archive.load(self.run_dir.archive_path).hydrate()
+            facts = self.run_dir.read_config()
+            facts["iterations"] = cfg.iterations
+            facts.setdefault("resumed_at", []).append(datetime.now(UTC).isoformat())
+            self.run_dir.write_config(facts)
         else:
             facts = {
                 **cfg.model_dump(),
@@ -419,8 +426,8 @@ class Search:
             source = meta.source
         else:
             entry = ArchiveEntry(id=child_id, name=meta.name, origin="meta", generation=generation,
-                                 parent_ids=parent_ids, status="invalid", errors=meta.errors, critique=critique,
-                                 metadata=meta_info)
+                                 parent_ids=parent_ids, status="error" if meta.status == "error" else "invalid",
+                                 errors=meta.errors, critique=critique, metadata=meta_info)
             source = meta.source or "# The MetaAgent produced no code.\n"
         usage = _delta(self._usage_now(), before)
         entry.usage = usage
@@ -490,6 +497,8 @@ class Search:
         self.progress.start(0)
         try:
             await self._baseline()
+            if design.name == NO_MEMORY_NAME:  # the baseline itself: already evaluated
+                return self.archive.get("d-0001")
             design = design.model_copy(update={"id": self.archive.next_id(), "parent_ids": []})
             before = self._usage_now()
             ev = await self._evaluate(design)
@@ -549,7 +558,7 @@ async def arun(
     agent: Any = None,
     callbacks: list[Callback] | None = None,
     console: Any = None,
-    baseline_cache: Path | None | bool = None,
+    baseline_cache: Path | bool | None = None,
     runs_root: str | Path = "runs",
     pool: Any = None,
     limits: Any = None,
@@ -620,7 +629,7 @@ async def aevaluate(
     embedder: Any = None,
     agent: Any = None,
     console: Any = None,
-    baseline_cache: Path | None | bool = None,
+    baseline_cache: Path | bool | None = None,
     trace: bool = True,
     **settings: Any,
 ) -> tuple[ArchiveEntry, Archive]:

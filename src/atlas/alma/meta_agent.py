@@ -22,6 +22,7 @@ from atlas.alma.prompts import (
     meta_request,
     schema_text,
 )
+from atlas.errors import LLMError, ScriptExhaustedError
 from atlas.protocols.llm import Message
 
 _FENCE = re.compile(r"```(?:python|py)?[ \t]*\n(.*?)```", re.DOTALL | re.IGNORECASE)
@@ -60,7 +61,7 @@ class MetaResult:
 
     name: str
     source: str | None
-    status: str  # "ok" | "invalid"
+    status: str  # "ok" | "invalid" (never validated) | "error" (the model call failed)
     errors: list[str] = field(default_factory=list)
     turns: int = 0
     smoke_feedback: str | None = None
@@ -141,7 +142,16 @@ class MetaAgent:
         result = MetaResult(name=default_name, source=None, status="invalid")
         for turn in range(1, self.max_turns + 1):
             result.turns = turn
-            reply = await self.llm.acomplete(messages, temperature=self.temperature)
+            # Only the latest attempt and its feedback stay in the prompt (small contexts).
+            messages = [*messages[:2], *messages[-2:]] if len(messages) > 4 else messages
+            try:
+                reply = await self.llm.acomplete(messages, temperature=self.temperature)
+            except ScriptExhaustedError:
+                raise
+            except LLMError as exc:  # failed after its retries: record it, the search goes on
+                result.status = "error"
+                result.errors.append(f"turn {turn}: the meta model failed: {exc}")
+                return result
             text = reply.text or ""
             messages.append({"role": "assistant", "content": text})
             source = extract_code(text)

@@ -50,6 +50,8 @@ Tools (call as methods of `tools`; every call is logged with its arguments and r
     LLM-powered condensation of a text (slow, costs tokens: use sparingly).
 - tools.analyze(text: str, instruction: str, format: str = "text") -> str | dict | list
     LLM-powered analysis; format="json" returns parsed JSON (slow, costs tokens: use sparingly).
+A refused or invalid tool call (a write during evaluation, a bad argument) raises `ToolError` inside the
+design (a builtin name: `except ToolError:` to carry on). Node names are non-empty strings; k is 1..50.
 """
 
 DEFAULT_IMPORTS = ("math", "re", "json", "collections", "itertools", "functools", "heapq", "statistics",

@@ -15,6 +15,7 @@ of the memory library) present the same interface without a sandbox.
 from __future__ import annotations
 
 import asyncio
+import json
 import threading
 import time
 from typing import Any
@@ -46,10 +47,12 @@ class DesignRunner:
         self.memory: dict[str, Any] = {}
         self.tools = DesignTools(embedder, llm, thresholds=thresholds, settings=tool_settings)
         self._frozen = False
+        self._frozen_memory: bytes | None = None  # memory encoded once at freeze(), sent to every recall
         self._lock = threading.Lock()
         self._closed = False
         self.calls = 0
         self.host = None
+        self._static_checked = not skip_static_check
         if design.origin == "host":
             from atlas.alma.baselines import make_host_design
 
@@ -72,6 +75,7 @@ class DesignRunner:
         """Deployment mode: write tools refused, recall's memory changes discarded, recalls concurrent."""
         with self._lock:
             self._frozen = True
+            self._frozen_memory = json.dumps(self.memory, separators=(",", ":")).encode("ascii")
             self.tools.freeze()
             if self.host is not None:
                 self.host.freeze()
@@ -88,7 +92,7 @@ class DesignRunner:
         if self.host is not None:
             return {"sandbox": False, "reason": "trusted host-side adapter (origin 'host'); runs in process",
                     "summary": "none (trusted code)"}
-        return describe_protections(self.pool.protections, self.limits, static_check=not self.problems)
+        return describe_protections(self.pool.protections, self.limits, static_check=self._static_checked)
 
     def snapshot(self) -> dict[str, Any]:
         """JSON-safe state: memory, vector collections, graph (and a host adapter's own state)."""
@@ -180,7 +184,8 @@ class DesignRunner:
 
     def _tool_handler(self, log: CallLog):
         def handle(name: str, args: dict[str, Any]) -> Any:
-            record = ToolCallRecord(name=name, args=truncate(args, 200))
+            shown = {k: v for k, v in args.items() if v is not None}  # defaults the design did not set
+            record = ToolCallRecord(name=name, args=truncate(shown, 200))
             t0 = time.perf_counter()
             try:
                 result = self.tools.call(name, args)
@@ -203,7 +208,8 @@ class DesignRunner:
         try:
             outcome = worker.run_call(
                 design_hash=design.source_hash, source=design.source, function=function,
-                memory=self.memory, arg=arg, return_memory=not frozen,
+                memory=self._frozen_memory if frozen and self._frozen_memory else self.memory,
+                arg=arg, return_memory=not frozen,
                 tool_handler=self._tool_handler(log), limits=self.limits,
             )
         finally:

@@ -51,6 +51,7 @@ class SmokeReport:
     calls: list[CallLog] = field(default_factory=list)
     duration_s: float = 0.0
     episode_results: list[dict[str, Any]] = field(default_factory=list)
+    stopped_early: str | None = None
 
     @property
     def valid(self) -> bool:
@@ -81,7 +82,8 @@ class SmokeReport:
         if not self.valid:
             return f"INVALID: {len(self.problems)} static-check problem(s)"
         if self.errors:
-            return f"FAILED: {len(self.errors)} of {len(self.calls)} calls raised an error"
+            early = f" ({self.stopped_early})" if self.stopped_early else ""
+            return f"FAILED: {len(self.errors)} of {len(self.calls)} calls raised an error{early}"
         if not self.advice_ok:
             return "NO ADVICE: recall returned empty text on deployment tasks"
         return "OK"
@@ -89,7 +91,7 @@ class SmokeReport:
     def to_dict(self) -> dict[str, Any]:
         return {
             "design_name": self.design_name, "design_id": self.design_id, "env": self.env,
-            "ok": self.ok, "verdict": self.verdict(),
+            "ok": self.ok, "verdict": self.verdict(), "stopped_early": self.stopped_early,
             "problems": [p.model_dump() for p in self.problems],
             "protections": self.protections, "duration_s": round(self.duration_s, 3),
             "episodes": self.episode_results,
@@ -174,7 +176,7 @@ def _clip(text: str, n: int) -> str:
 async def asmoke_run(design: Design | str, env: Any = "graphworld", episodes: int = 3, *, recall_tasks: int = 2,
                      llm: Any = None, embedder: Any = None, pool: WorkerPool | None = None,
                      limits: SandboxLimits | None = None, seed: int = 0,
-                     skip_static_check: bool = False) -> SmokeReport:
+                     skip_static_check: bool = False, max_timeouts: int = 2) -> SmokeReport:
     """Async smoke run (see the module docstring). ``design`` may be a Design or source text;
     ``env`` an environment name or instance."""
     from atlas.alma.runner import DesignRunner
@@ -197,6 +199,13 @@ async def asmoke_run(design: Design | str, env: Any = "graphworld", episodes: in
         embedder = default_embedder()
     runner = DesignRunner(design, embedder=embedder, llm=llm if llm is not None else stub_llm(), pool=pool,
                           limits=limits, skip_static_check=skip_static_check)
+    def too_slow() -> bool:
+        # a design that hangs would cost a full timeout per call: two timeouts are evidence enough
+        if sum(1 for c in report.calls if c.error_kind == "timeout") >= max_timeouts:
+            report.stopped_early = f"stopped after {max_timeouts} timed-out calls"
+            return True
+        return False
+
     try:
         report.protections = runner.protections
         tasks = environment.generate_tasks(episodes + recall_tasks, seed)
@@ -210,11 +219,15 @@ async def asmoke_run(design: Design | str, env: Any = "graphworld", episodes: in
             report.episode_results.append({"label": f"C{i}", "success": trajectory.success,
                                            "score": trajectory.score, "steps": len(trajectory.steps)})
             report.calls.append(await runner.update(episode_view(play, trajectory), label=f"C{i}"))
+            if too_slow():
+                return report
         runner.freeze()
         for j, task in enumerate(tasks[episodes:], start=1):
             play = environment.clone()
             _, log = await runner.recall(task_view(play, task, play.reset(task)), label=f"D{j}")
             report.calls.append(log)
+            if too_slow():
+                return report
     finally:
         await runner.aclose()
         report.duration_s = time.perf_counter() - started

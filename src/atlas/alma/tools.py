@@ -59,6 +59,8 @@ class ToolResult:
 
 
 def _text(args: dict[str, Any], key: str, *, limit: int, required: bool = True, default: str = "") -> str:
+    if required and key not in args:
+        raise ToolRefusal(f"missing argument {key!r}")
     value = args.get(key, default)
     if value is None and not required:
         return default

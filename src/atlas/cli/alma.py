@@ -15,6 +15,7 @@ archive_app = typer.Typer(help="Inspect a run's archive: show the table, the bes
                           no_args_is_help=True)
 
 ENV_HELP = "Environment: graphworld | alfworld | textworld."
+DEMO_BASELINES = "trajectory_retrieval,spatial_graph"
 
 
 def _console(stderr: bool = False) -> Any:
@@ -70,6 +71,31 @@ def results_table(archive: Any, title: str = "Results") -> Any:
     return table
 
 
+def parse_baselines(value: str) -> list[str] | None:
+    """``all`` → None (every library baseline), ``none`` → [], else the listed names (checked)."""
+    v = value.strip().lower()
+    if v == "all":
+        return None
+    if v in ("none", ""):
+        return []
+    from atlas.alma.baselines import list_baselines
+
+    names = [n.strip() for n in value.split(",") if n.strip()]
+    unknown = [n for n in names if n not in list_baselines()]
+    if unknown:
+        _fail(f"unknown baseline(s) {', '.join(unknown)}; known: {', '.join(list_baselines())}")
+    return names
+
+
+def usage_line(archive: Any) -> str:
+    """Tokens and cost of the whole run (every design's generation and evaluation)."""
+    keys = ("prompt_tokens", "completion_tokens", "calls")
+    tot = {k: sum(int(e.usage.get(k, 0) or 0) for e in archive) for k in keys}
+    cost = sum(float(e.usage.get("cost_usd", 0.0) or 0.0) for e in archive)
+    return (f"tokens: {tot['prompt_tokens'] + tot['completion_tokens']:,} (prompt {tot['prompt_tokens']:,}, "
+            f"completion {tot['completion_tokens']:,}) in {tot['calls']:,} LLM calls; cost ${cost:.4f}")
+
+
 def _run_search(console: Any, *, model: str | None, meta_model: str | None, resume: Path | None,
                 **kwargs: Any) -> tuple[Any, Path | None]:
     from atlas.alma.loop import run
@@ -117,6 +143,10 @@ def register(app: typer.Typer) -> None:
         resume: Path | None = typer.Option(None, "--resume", help="Continue a stopped run from its folder "
                                            "(its saved settings are used)."),
         concurrency: int = typer.Option(4, "--concurrency", help="Deployment episodes run at once."),
+        baselines: str = typer.Option("all", "--baselines", help="Library baselines seeded into the archive: "
+                                      "comma-separated names, 'all' or 'none' (no_memory is always there)."),
+        max_turns: int | None = typer.Option(None, "--max-turns", help="Task agent turns per episode "
+                                             "(default: the environment's step limit + 8)."),
     ) -> None:
         """Run an ALMA search: evolve memory designs, scored on held-out deployment tasks."""
         console = _console()
@@ -125,7 +155,7 @@ def register(app: typer.Typer) -> None:
             kwargs.update(env=env, episodes=episodes, rooms=rooms, seed=seed, family=family,
                           use_family=not no_family, deploy_seeds=deploy_seeds, model=model, meta_model=meta_model,
                           embed_model=embed_model, no_embed=no_embed, alfworld_data=alfworld_data,
-                          run_dir=run_dir)
+                          run_dir=run_dir, baselines=parse_baselines(baselines), max_turns=max_turns)
         else:
             from atlas.alma.config import AlmaConfig
             from atlas.errors import ConfigError
@@ -141,6 +171,7 @@ def register(app: typer.Typer) -> None:
             kwargs["iterations"] = iterations
         archive, trace_path = _run_search(console, model=model, meta_model=meta_model, resume=resume, **kwargs)
         console.print(results_table(archive))
+        console.print(usage_line(archive))
         folder = archive.path.parent if archive.path else None
         console.print(f"run folder: {folder}" + (f"   trace: {trace_path}" if trace_path else ""))
         console.print(f"view it: atlas view {folder}")
@@ -162,6 +193,8 @@ def register(app: typer.Typer) -> None:
         run_dir: Path | None = typer.Option(None, "--run-dir", help="Where to write logs (default runs/eval-…)."),
         concurrency: int = typer.Option(4, "--concurrency", help="Deployment episodes run at once."),
         quiet: bool = typer.Option(False, "--quiet", help="No progress bars."),
+        max_turns: int | None = typer.Option(None, "--max-turns", help="Task agent turns per episode "
+                                             "(default: the environment's step limit + 8)."),
     ) -> None:
         """Score one design: collection, deployment, the no-memory baseline and normalized."""
         from atlas.alma.design import check_design
@@ -183,7 +216,8 @@ def register(app: typer.Typer) -> None:
             entry, archive = run_sync(aevaluate(
                 d, llm=llm, env=env, run_dir=run_dir, episodes=episodes, rooms=rooms, seed=seed, family=family,
                 use_family=not no_family, deploy_seeds=deploy_seeds, model=model, embed_model=embed_model,
-                no_embed=no_embed, alfworld_data=alfworld_data, concurrency=concurrency, quiet=quiet))
+                no_embed=no_embed, alfworld_data=alfworld_data, concurrency=concurrency, quiet=quiet,
+                max_turns=max_turns))
         except AtlasError as exc:
             _fail(str(exc))
             raise
@@ -204,6 +238,9 @@ def register(app: typer.Typer) -> None:
                                          "else the local model)."),
         run_dir: Path | None = typer.Option(None, "--run-dir", help="Run folder (default runs/graphworld-<time>)."),
         quiet: bool = typer.Option(False, "--quiet", help="No progress bars."),
+        baselines: str = typer.Option(DEMO_BASELINES, "--baselines", help="Library baselines in the table "
+                                      "(comma-separated, 'all' or 'none'); few by default to keep the demo short."),
+        max_turns: int = typer.Option(12, "--max-turns", help="Task agent turns per episode (5 rooms need few)."),
     ) -> None:
         """The main job, small: a short real search on GraphWorld (5 rooms, 2 episodes, 1 deployment seed)
         with the default model and the local embedder, then the results table."""
@@ -214,10 +251,12 @@ def register(app: typer.Typer) -> None:
                       "(rooms 5, episodes 2, deploy-seeds 1, iterations "
                       f"{iterations}); the local model takes a while on 2 cores.")
         t0 = time.perf_counter()
-        archive, trace_path = _run_search(console, model=model, meta_model=None, resume=None, env="graphworld",
+        archive, _trace = _run_search(console, model=model, meta_model=None, resume=None, env="graphworld",
                                           iterations=iterations, episodes=2, rooms=5, deploy_seeds=1, seed=42,
-                                          run_dir=run_dir, quiet=quiet, concurrency=2)
+                                          run_dir=run_dir, quiet=quiet, concurrency=1, max_turns=max_turns,
+                                          baselines=parse_baselines(baselines))
         console.print(results_table(archive, title="ATLAS demo — GraphWorld"))
+        console.print(usage_line(archive))
         folder = archive.path.parent if archive.path else None
         console.print(f"finished in {time.perf_counter() - t0:.0f} s; run folder: {folder}")
         console.print(f"see it: atlas view {folder}   |   atlas report {folder}")
@@ -281,4 +320,4 @@ def export_cmd(
     typer.echo(str(path))
 
 
-__all__ = ["archive_app", "register", "results_table"]
+__all__ = ["archive_app", "register", "results_table", "usage_line"]

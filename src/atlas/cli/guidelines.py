@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import typer
 
@@ -15,23 +15,36 @@ app = typer.Typer(
 
 DEFAULT_PATH = Path(".atlas") / "guidelines"
 
-_PATH = typer.Option(DEFAULT_PATH, "--path", envvar="ATLAS_GUIDELINES_PATH",
-                     help="Guideline store directory (SQLite + Chroma).")
+_PATH = typer.Option(
+    DEFAULT_PATH,
+    "--path",
+    envvar="ATLAS_GUIDELINES_PATH",
+    help="Guideline store directory (SQLite + Chroma).",
+)
 _NS = typer.Option("default", "--namespace", "-n", help="Namespace: one never sees another's memory.")
-_MODEL = typer.Option(None, "--model", help="LLM (provider string, alias, local:PATH.gguf, scripted:FILE.json). "
-                      "Default: the standard model resolution.")
+_MODEL = typer.Option(
+    None,
+    "--model",
+    help="LLM (provider string, alias, local:PATH.gguf, scripted:FILE.json). "
+    "Default: the standard model resolution.",
+)
 _JSON = typer.Option(False, "--json", help="Print JSON instead of text.")
 
 
 def _bank(path: Path, namespace: str, model: str | None = None, need_llm: bool = False) -> Any:
+    """Open the bank (and the LLM only when needed); configuration errors exit with code 2."""
+    from atlas.errors import AtlasError
     from atlas.memory.guidelines import GuidelineBank
     from atlas.memory.guidelines.llmspec import resolve_llm
 
-    llm = resolve_llm(model) if (need_llm or model) else None
-    return GuidelineBank.open(path, namespace=namespace, llm=llm)
+    try:
+        llm = resolve_llm(model) if (need_llm or model) else None
+        return GuidelineBank.open(path, namespace=namespace, llm=llm)
+    except AtlasError as exc:
+        _fail(exc)
 
 
-def _fail(exc: Exception) -> None:
+def _fail(exc: Exception) -> NoReturn:
     typer.echo(f"error: {exc}", err=True)
     raise typer.Exit(2) from exc
 
@@ -49,9 +62,16 @@ def _show(g: Any, as_json: bool) -> None:
 
 @app.command("save")
 def save(
-    file: Path = typer.Argument(..., help="Trajectory JSON, or an OpenAI message list (or {'messages': [...]})."),
-    success: bool | None = typer.Option(None, "--success/--failure", help="Override the outcome of a message list."),
-    path: Path = _PATH, namespace: str = _NS, model: str | None = _MODEL, as_json: bool = _JSON,
+    file: Path = typer.Argument(
+        ..., help="Trajectory JSON, or an OpenAI message list (or {'messages': [...]})."
+    ),
+    success: bool | None = typer.Option(
+        None, "--success/--failure", help="Override the outcome of a message list."
+    ),
+    path: Path = _PATH,
+    namespace: str = _NS,
+    model: str | None = _MODEL,
+    as_json: bool = _JSON,
 ) -> None:
     """Extract tips from one trajectory and store them (prints the ids added or updated)."""
     from atlas.errors import AtlasError, InvalidInputError
@@ -81,14 +101,23 @@ def save(
 def get(
     task: str = typer.Argument(..., help="The task text to find guidelines for."),
     k: int = typer.Option(5, "--k", "-k", help="At most this many guidelines."),
-    mode: str = typer.Option("cosine", "--mode", help="'cosine' (threshold + top-k, no LLM) or 'llm' (one LLM call)."),
-    path: Path = _PATH, namespace: str = _NS, model: str | None = _MODEL, as_json: bool = _JSON,
+    mode: str = typer.Option(
+        "cosine", "--mode", help="'cosine' (threshold + top-k, no LLM) or 'llm' (one LLM call)."
+    ),
+    category: str | None = typer.Option(None, "--category", help="Only strategy, recovery or optimization tips."),
+    task_category: str | None = typer.Option(None, "--task-category", help="Only tips of this task category."),
+    path: Path = _PATH,
+    namespace: str = _NS,
+    model: str | None = _MODEL,
+    as_json: bool = _JSON,
 ) -> None:
     """Guidelines relevant to a task, best first (nothing printed when none match)."""
     from atlas.errors import AtlasError
 
+    filters = {n: v for n, v in (("category", category), ("task_category", task_category)) if v}
     try:
-        found = _bank(path, namespace, model, need_llm=(mode == "llm")).get_guidelines(task, k=k, mode=mode)
+        bank = _bank(path, namespace, model, need_llm=(mode == "llm"))
+        found = bank.get_guidelines(task, k=k, mode=mode, filters=filters or None)
     except AtlasError as exc:
         _fail(exc)
     if as_json:
@@ -104,7 +133,9 @@ def get(
 def list_(
     category: str | None = typer.Option(None, "--category", help="strategy, recovery or optimization."),
     limit: int | None = typer.Option(None, "--limit", help="Show at most this many."),
-    path: Path = _PATH, namespace: str = _NS, as_json: bool = _JSON,
+    path: Path = _PATH,
+    namespace: str = _NS,
+    as_json: bool = _JSON,
 ) -> None:
     """All stored guidelines, strongest first."""
     items = _bank(path, namespace).list_guidelines(category=category, limit=limit)
@@ -119,7 +150,9 @@ def list_(
 @app.command("show")
 def show(
     guideline_id: str = typer.Argument(..., help="Guideline id."),
-    path: Path = _PATH, namespace: str = _NS, as_json: bool = _JSON,
+    path: Path = _PATH,
+    namespace: str = _NS,
+    as_json: bool = _JSON,
 ) -> None:
     """One guideline with every field and its provenance."""
     g = _bank(path, namespace).get(guideline_id)
@@ -130,14 +163,17 @@ def show(
         typer.echo(g.model_dump_json(indent=2))
         return
     _show(g, False)
-    typer.echo(f"  Purpose: {g.purpose}\n  Context: {g.application_context}\n  Task category: {g.task_category}")
+    typer.echo(
+        f"  Purpose: {g.purpose}\n  Context: {g.application_context}\n  Task category: {g.task_category}"
+    )
     typer.echo(f"  Subtask: {g.subtask}\n  Sources: {', '.join(g.source_trajectory_ids)}")
 
 
 @app.command("delete")
 def delete(
     guideline_id: str = typer.Argument(..., help="Guideline id."),
-    path: Path = _PATH, namespace: str = _NS,
+    path: Path = _PATH,
+    namespace: str = _NS,
 ) -> None:
     """Delete one guideline (logged as a DELETE decision)."""
     if not _bank(path, namespace).delete_guideline(guideline_id):
@@ -161,7 +197,8 @@ def consolidate(path: Path = _PATH, namespace: str = _NS, as_json: bool = _JSON)
 @app.command("forget-trajectory")
 def forget_trajectory(
     trajectory_id: str = typer.Argument(..., help="Trajectory id."),
-    path: Path = _PATH, namespace: str = _NS,
+    path: Path = _PATH,
+    namespace: str = _NS,
 ) -> None:
     """Remove a trajectory: tips learned only from it are deleted, the others demoted."""
     out = _bank(path, namespace).remove_trajectory(trajectory_id)

@@ -18,11 +18,14 @@ def register(app: typer.Typer) -> None:
         host: str = typer.Option("127.0.0.1", "--host", help="Interface to bind for streamable-http."),
         port: int = typer.Option(8765, "--port", help="Port for streamable-http."),
         path: Path | None = typer.Option(
-            None, "--path", envvar="ATLAS_MEMORY_PATH",
+            None,
+            "--path",
+            envvar="ATLAS_MEMORY_PATH",
             help="Memory directory (SQLite + Chroma). Default: in memory, lost when the server exits.",
         ),
         model: str | None = typer.Option(
-            None, "--model",
+            None,
+            "--model",
             help="LLM used to extract tips (provider string, alias, local:PATH.gguf, or scripted:FILE.json "
             "for tests). Default: the standard model resolution, loaded on first use.",
         ),

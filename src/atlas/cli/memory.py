@@ -16,7 +16,8 @@ app = typer.Typer(help="Store trajectories in the memory library and query it.",
 
 PathOpt = typer.Option(Path("atlas_memory"), "--path", "-p", help="Memory directory (created if missing).")
 NoEmbedOpt = typer.Option(
-    False, "--no-embed",
+    False,
+    "--no-embed",
     help="Use the fast n-gram embedder instead of the local MiniLM model (no model load). A directory "
     "keeps the embedder it was created with; this flag is only needed when creating one.",
 )
@@ -51,7 +52,9 @@ def _load_trajectories(file: Path) -> list[Any]:
 
 @app.command("store")
 def store(
-    file: Path = typer.Argument(..., help="A trajectory as JSON, a JSON list of them, or {\"trajectories\": [...]}."),
+    file: Path = typer.Argument(
+        ..., help='A trajectory as JSON, a JSON list of them, or {"trajectories": [...]}.'
+    ),
     path: Path = PathOpt,
     no_embed: bool = NoEmbedOpt,
     primitives: str | None = PrimitivesOpt,

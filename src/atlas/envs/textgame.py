@@ -48,6 +48,10 @@ class EnginePool:
 
 
 ENGINES = EnginePool()
+# TextWorld, TatSu and fast-downward's translator keep shared module-level state, so engine work
+# is serialized process-wide. This costs no throughput (it is CPU-bound Python under the GIL) and
+# lets callers run steps in worker threads (``step_in_thread``) without blocking an event loop.
+ENGINE_LOCK = threading.RLock()
 
 
 class TextGameEnv:
@@ -56,6 +60,7 @@ class TextGameEnv:
 
     name = "textgame"
     engine_kind = "textgame"
+    step_in_thread = True  # steps take milliseconds to a few hundred ms: run them off the event loop
 
     def __init__(self, *, max_steps: int, score_floor: float = 0.5, score_horizon: int | None = None,
                  count_invalid: bool = True) -> None:
@@ -101,16 +106,18 @@ class TextGameEnv:
         return task.description
 
     def reset(self, task: Task) -> dict[str, Any]:
-        engine = self._engine if self._engine is not None else ENGINES.take(self.engine_kind)
-        self._engine = None
-        engine = self._load(task, engine)
-        self._engine = engine
+        with ENGINE_LOCK:
+            engine = self._engine if self._engine is not None else ENGINES.take(self.engine_kind)
+            self._engine = None
+            engine = self._load(task, engine)
+            self._engine = engine
+            state = engine.reset()
         if self._finalizer is None:
             self._finalizer = weakref.finalize(self, _release, self.engine_kind, [engine])
         else:
             self._finalizer.detach()
             self._finalizer = weakref.finalize(self, _release, self.engine_kind, [engine])
-        self._state = engine.reset()
+        self._state = state
         self._task = task
         self._steps = 0
         self._done = False
@@ -165,7 +172,8 @@ class TextGameEnv:
             else:
                 error = f"{command!r} is not an admissible command here. Admissible: {', '.join(admissible)}"
         if error is None:
-            self._state, _, _ = self._engine.step(command)
+            with ENGINE_LOCK:
+                self._state, _, _ = self._engine.step(command)
             self._text = self._clean(self._state.feedback or "")
             self._won = bool(self._state.get("won"))
             self._steps += 1
@@ -213,4 +221,4 @@ def _release(kind: str, holder: list[Any]) -> None:
         holder[0] = None
 
 
-__all__ = ["ACT_DESCRIPTION", "ENGINES", "EnginePool", "TextGameEnv"]
+__all__ = ["ACT_DESCRIPTION", "ENGINES", "ENGINE_LOCK", "EnginePool", "TextGameEnv"]

@@ -187,9 +187,7 @@ def resolve_local_model(ref: str, env: Mapping[str, str] | None = None) -> Path:
         return path
     if ref not in MODELS:
         known = ", ".join(sorted(MODELS))
-        raise LLMConfigError(
-            f"unknown local model {ref!r}: use local:/path/to/model.gguf or one of: {known}"
-        )
+        raise LLMConfigError(f"unknown local model {ref!r}: use local:/path/to/model.gguf or one of: {known}")
     path = model_path(ref, env)
     if is_verified(ref, env):
         return path

@@ -11,7 +11,8 @@ Shared semantics (pinned by tests on both backends):
 
 - ``scores`` are cosine similarities, best first (Chroma: ``1 - cosine distance``). A zero vector
   scores 0 against everything.
-- ``add`` is an upsert: an existing id is replaced (Chroma's own ``add`` would silently ignore it).
+- ``add`` is an upsert that replaces the record whole (Chroma's ``add`` would silently ignore an
+  existing id and its ``upsert`` would merge the old metadata keys into the new ones).
 - ``where`` filters: ``{"key": value}`` equality (several keys = implicit ``$and``), operators
   ``$eq $ne $in $nin $gt $gte $lt $lte`` and ``$and``/``$or`` lists. Operands must be str/int/float/bool
   (lists of them for ``$in``/``$nin``). A missing key never matches ``$eq``/``$in``/comparisons and
@@ -22,6 +23,14 @@ Shared semantics (pinned by tests on both backends):
   values: a list/dict/None value never equals (or is ``$in``) a scalar operand.
 - ``documents`` default to ``""`` and metadata to ``{}``; ``get(ids)`` returns records in the
   requested order and skips unknown ids; ``delete`` of unknown ids is a no-op.
+
+Chroma specifics: collections are created with ``configuration={"hnsw": {"space": "cosine",
+**DEFAULT_HNSW}}`` (Chroma 1.x's configuration API; the legacy ``hnsw:*`` metadata keys are not used)
+and ``embedding_function=None``. HNSW settings are fixed when a collection is created (Chroma 1.5
+ignores a later ``ef_search`` change on a loaded index). Any collection name is accepted and mapped
+to a valid, stable Chroma name (``chroma_collection_name``). Ephemeral stores get a unique suffix
+because Chroma's in-process clients share one system. Filtered queries post-filter HNSW candidates
+first and fall back to Chroma's filtered search (see ``ChromaVectorStore.query_sync``).
 
 Embedding is the caller's job and must happen before calling the store (never under a lock).
 """
@@ -76,6 +85,16 @@ _CHROMA_NAME = re.compile(r"^[a-zA-Z0-9][a-zA-Z0-9._-]{1,510}[a-zA-Z0-9]$")
 
 # Offload in-memory searches to a thread only when the matrix is big enough to be worth it.
 _OFFLOAD_CELLS = 2_000_000
+# Below this many matrix cells, score with einsum (numpy's own single-threaded loop) instead of BLAS:
+# OpenBLAS splits any gemv over ~9k cells across threads, and on a busy 2-core machine a descheduled
+# worker thread turns a 0.05 ms product into a 10+ ms wait (measured here). Above it BLAS wins.
+_EINSUM_CELLS = 8_000_000
+
+
+def _matvec(mat: np.ndarray, q: np.ndarray) -> np.ndarray:
+    if mat.size <= _EINSUM_CELLS:
+        return np.einsum("ij,j->i", mat, q)
+    return mat @ q
 
 
 # ---------------------------------------------------------------------------------------------
@@ -349,7 +368,7 @@ class InMemoryVectorStore:
         self._mat, self._norms = mat, norms
 
     def query_sync(self, embedding: Any, k: int = 5, where: Mapping[str, Any] | None = None) -> QueryResult:
-        """The ``k`` nearest vectors by cosine similarity (ties: earlier insertion first)."""
+        """The ``k`` nearest vectors by cosine similarity (ties: lower storage row first)."""
         clause = _normalize_where(where) if where else None
         if k <= 0:
             return QueryResult()
@@ -365,8 +384,12 @@ class InMemoryVectorStore:
                 if rows.size == 0:
                     return QueryResult()
             qn = float(np.linalg.norm(q))
-            sub = self._mat[rows] if clause is not None else self._mat[:n]
-            dots = sub @ q
+            if clause is not None and rows.size * 8 < n:
+                dots = _matvec(self._mat[rows], q)  # few rows: gathering them is cheaper than scoring all
+            else:
+                dots = _matvec(self._mat[:n], q)  # one product over everything, then pick (no big copy)
+                if clause is not None:
+                    dots = dots[rows]
             denom = self._norms[rows] * qn
             scores = np.divide(dots, denom, out=np.zeros_like(dots), where=denom > 0)
             kk = min(k, rows.size)
@@ -416,7 +439,8 @@ class InMemoryVectorStore:
                 self._metas.pop()
 
     def get_sync(self, ids: Sequence[str] | None = None) -> list[dict[str, Any]]:
-        """Records ``{id, document, metadata, embedding}`` in the order asked (all when ``ids`` is None)."""
+        """Records ``{id, document, metadata, embedding}`` in the order asked. With ``ids=None``: all,
+        in storage order (insertion order until a delete moves the last row into a freed slot)."""
         with self._lock:
             wanted = self._ids if ids is None else [i for i in ids if i in self._pos]
             out = []
@@ -597,8 +621,10 @@ class ChromaVectorStore:
         hnsw: Mapping[str, int] | None = None,
         chroma_name: str | None = None,
         drop_on_close: bool = False,
+        post_filter_factor: int = 8,
     ) -> None:
         self.name = collection
+        self.post_filter_factor = post_filter_factor
         self.chroma_name = chroma_name or chroma_collection_name(collection)
         self._client = client
         self.hnsw = dict(DEFAULT_HNSW if hnsw is None else hnsw)
@@ -718,16 +744,39 @@ class ChromaVectorStore:
             raise _store_error("add", exc) from exc
 
     def query_sync(self, embedding: Any, k: int = 5, where: Mapping[str, Any] | None = None) -> QueryResult:
-        """The ``k`` nearest vectors; scores = 1 - cosine distance = cosine similarity."""
-        clause = _chroma_where(_normalize_where(where)) if where else None
+        """The ``k`` nearest vectors; scores = 1 - cosine distance = cosine similarity.
+
+        With a filter, HNSW is first asked for the ``post_filter_factor * k`` (at least 32) nearest
+        vectors without it and those passing the filter are kept (same semantics, in Python). If at
+        least ``k`` pass, or the collection holds fewer vectors than were asked for, that is the
+        answer. Otherwise Chroma's own filtered search runs; it first reads every matching id from
+        SQLite, which costs hundreds of ms at 100k vectors with a broad filter.
+        """
+        clause = _normalize_where(where) if where else None
         if k <= 0:
             return QueryResult()
         q = _as_query(embedding, None)
+        if clause is not None and self.post_filter_factor > 0:
+            n = max(k * self.post_filter_factor, 32)
+            cand = self._query(q, n, None)
+            pred = _compile(clause)
+            keep = [i for i, m in enumerate(cand.metadatas) if pred(m)]
+            if len(keep) >= k or len(cand) < n:
+                keep = keep[:k]
+                return QueryResult(
+                    ids=[cand.ids[i] for i in keep],
+                    scores=[cand.scores[i] for i in keep],
+                    documents=[cand.documents[i] for i in keep],
+                    metadatas=[cand.metadatas[i] for i in keep],
+                )
+        return self._query(q, k, None if clause is None else _chroma_where(clause))
+
+    def _query(self, q: np.ndarray, k: int, where: dict[str, Any] | None) -> QueryResult:
         try:
             res = self._col.query(
                 query_embeddings=q[None, :],
                 n_results=int(k),
-                where=clause,
+                where=where,
                 include=["documents", "metadatas", "distances"],
             )
         except Exception as exc:

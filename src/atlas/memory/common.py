@@ -36,7 +36,9 @@ def validate_trajectory(value: Any) -> Trajectory:
     except ValidationError as exc:
         problems = "; ".join(f"{_field_path(tuple(e['loc']))}: {e['msg']}" for e in exc.errors()[:5])
         raise InvalidInputError(f"invalid trajectory: {problems}") from exc
-    raise InvalidInputError(f"invalid trajectory: expected Trajectory, dict or JSON, got {type(value).__name__}")
+    raise InvalidInputError(
+        f"invalid trajectory: expected Trajectory, dict or JSON, got {type(value).__name__}"
+    )
 
 
 def validate_task(value: Any) -> Task:
@@ -56,8 +58,11 @@ def validate_task(value: Any) -> Task:
 
 def render_trajectory(trajectory: Trajectory, max_steps: int = 30, max_chars: int = 300) -> str:
     """A compact text rendering of a trajectory for prompts (first/last steps when long)."""
-    lines = [f"Task: {trajectory.task.description}", f"Outcome: {'success' if trajectory.success else 'failure'}"
-             f" (score {trajectory.score:.2f}, {len(trajectory.steps)} steps)"]
+    lines = [
+        f"Task: {trajectory.task.description}",
+        f"Outcome: {'success' if trajectory.success else 'failure'}"
+        f" (score {trajectory.score:.2f}, {len(trajectory.steps)} steps)",
+    ]
     steps = list(enumerate(trajectory.steps, 1))
     if len(steps) > max_steps:
         half = max_steps // 2

@@ -22,10 +22,15 @@ from atlas.core.types import CodeConcept, Task, Trajectory
 from atlas.errors import ConfigError, InvalidInputError
 from atlas.infra.aio import run_sync
 from atlas.memory.common import ask_json, validate_trajectory
-from atlas.memory.stitch import StitchCompressor, code_snippets
+from atlas.memory.stitch import StitchCompressor, code_snippets, required_globals
 from atlas.memory.storage import IndexedTable
 from atlas.protocols.embed import Embedder
-from atlas.protocols.memory import CompositionStrategy, CompressionStrategy, ConceptDocumenter, PrimitiveLoader
+from atlas.protocols.memory import (
+    CompositionStrategy,
+    CompressionStrategy,
+    ConceptDocumenter,
+    PrimitiveLoader,
+)
 from atlas.protocols.store import VectorStore
 
 log = logging.getLogger(__name__)
@@ -130,11 +135,15 @@ class LLMCompositionStrategy:
         if len(concepts) < 2:
             return None
         listing = "\n\n".join(f"### {c.name}\n{c.description}\n```python\n{c.code}\n```" for c in concepts)
-        reply = await ask_json(self.llm, self.SYSTEM, f"Concepts:\n\n{listing}", ComposedConcept, retries=self.retries)
+        reply = await ask_json(
+            self.llm, self.SYSTEM, f"Concepts:\n\n{listing}", ComposedConcept, retries=self.retries
+        )
         if not reply.meaningful or not reply.code.strip() or not reply.name.strip():
             return None
         if not reply.name.isidentifier():
-            reply.name = "_".join(reply.name.split()) if "_".join(reply.name.split()).isidentifier() else "composed"
+            reply.name = (
+                "_".join(reply.name.split()) if "_".join(reply.name.split()).isidentifier() else "composed"
+            )
         domains = {c.domain for c in concepts}
         return CodeConcept(
             name=reply.name,
@@ -190,11 +199,16 @@ class LLMAutoDocumenter:
         signature = doc.signature
         if signature and concept.name in signature:
             signature = signature.replace(concept.name, doc.name)
-        return concept.model_copy(update={
-            "name": doc.name, "description": doc.description, "code": code,
-            "signature": signature or concept.signature, "usage_guidance": doc.usage_guidance,
-            "metadata": {**concept.metadata, "documented": True, "auto_name": concept.name},
-        })
+        return concept.model_copy(
+            update={
+                "name": doc.name,
+                "description": doc.description,
+                "code": code,
+                "signature": signature or concept.signature,
+                "usage_guidance": doc.usage_guidance,
+                "metadata": {**concept.metadata, "documented": True, "auto_name": concept.name},
+            }
+        )
 
 
 # --- compression -----------------------------------------------------------------------------------------
@@ -241,9 +255,16 @@ class StitchCompressionStrategy:
                 domain=domain,
                 usage_guidance=f"e.g. {a.examples[0][1]} replaces {a.examples[0][0]}" if a.examples else None,
                 source_trajectory_ids=sources,
-                metadata={"origin": "stitch", "uses": a.uses, "benefit": a.benefit, "size": a.size,
-                          "arity": len(a.params), "depends_on": a.depends_on,
-                          "examples": [list(e) for e in a.examples]},
+                metadata={
+                    "origin": "stitch",
+                    "uses": a.uses,
+                    "benefit": a.benefit,
+                    "size": a.size,
+                    "arity": len(a.params),
+                    "depends_on": a.depends_on,
+                    "requires": required_globals(a.code),
+                    "examples": [list(e) for e in a.examples],
+                },
             )
             if exclude is not None and exclude(concept):
                 continue
@@ -269,7 +290,7 @@ class ChromaConceptLibrary:
         collection_name: str = "atlas_concepts",
         *,
         records: Any | None = None,
-        corpus_window: int = 200,
+        corpus_window: int = 100,
         compress_every: int = 1,
     ) -> None:
         if records is None:
@@ -437,8 +458,12 @@ class ChromaConceptLibrary:
             corpus = [(i, r) for i, r in self._records.items(self._corpus_table) if i != traj.id]
             corpus = [*corpus, (traj.id, entry)][-self.corpus_window :]
             trajs = [
-                Trajectory(id=tid, task=Task(description="corpus program", domain=rec.get("domain", "generic")),
-                           success=True, metadata={"code": rec["code"]})
+                Trajectory(
+                    id=tid,
+                    task=Task(description="corpus program", domain=rec.get("domain", "generic")),
+                    success=True,
+                    metadata={"code": rec["code"]},
+                )
                 for tid, rec in corpus
             ]
             compress = self.compression_strategy.compress

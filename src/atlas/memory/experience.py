@@ -56,7 +56,10 @@ class LLMSummarizingExtractor:
 
     async def aextract(self, trajectory: Trajectory) -> str:
         completion = await self.llm.acomplete(
-            [{"role": "system", "content": self.SYSTEM}, {"role": "user", "content": render_trajectory(trajectory)}]
+            [
+                {"role": "system", "content": self.SYSTEM},
+                {"role": "user", "content": render_trajectory(trajectory)},
+            ]
         )
         text = (completion.text or "").strip()
         if not text:
@@ -191,7 +194,9 @@ class LLMRefineStrategy:
             outcome = "success" if e.success else "failure"
             sim = f", similarity {e.similarity:.2f}" if e.similarity is not None else ""
             steps = "; ".join(s.action for s in e.steps[:8])
-            lines.append(f"- id={e.id} [{outcome}{sim}] task: {e.task.description}\n  memory: {e.content}\n  steps: {steps}")
+            lines.append(
+                f"- id={e.id} [{outcome}{sim}] task: {e.task.description}\n  memory: {e.content}\n  steps: {steps}"
+            )
         return "\n".join(lines)
 
     async def refine(self, experiences: list[Experience], context: Task | None = None) -> list[Experience]:
@@ -232,6 +237,7 @@ class ChromaExperienceMemory:
         *,
         records: Any | None = None,
         max_steps_stored: int = 200,
+        pool_factor: int = 4,
     ) -> None:
         if records is None:
             from atlas.infra.records import RecordStore
@@ -243,6 +249,7 @@ class ChromaExperienceMemory:
         self.refine_strategy: RefineStrategy = refine_strategy or PassthroughRefineStrategy()
         self.collection_name = collection_name
         self.max_steps_stored = max_steps_stored
+        self.pool_factor = max(1, pool_factor)
         self._table = IndexedTable(records, collection_name, vector_store)
 
     # --- writing ---------------------------------------------------------------------------
@@ -257,16 +264,25 @@ class ChromaExperienceMemory:
             steps=trajectory.steps[: self.max_steps_stored],
             success=trajectory.success,
             score=trajectory.score,
-            metadata={"outcome": "success" if trajectory.success else "failure", "n_steps": len(trajectory.steps),
-                      "uses": 0, "use_successes": 0},
+            metadata={
+                "outcome": "success" if trajectory.success else "failure",
+                "n_steps": len(trajectory.steps),
+                "uses": 0,
+                "use_successes": 0,
+            },
             created_at=trajectory.created_at,
         )
 
     @staticmethod
     def _vector_meta(exp: Experience) -> dict[str, Any]:
-        return {"success": exp.success, "outcome": "success" if exp.success else "failure",
-                "domain": exp.task.domain, "score": float(exp.score), "created_ts": _ts(exp.created_at),
-                "trajectory_id": exp.trajectory_id or ""}
+        return {
+            "success": exp.success,
+            "outcome": "success" if exp.success else "failure",
+            "domain": exp.task.domain,
+            "score": float(exp.score),
+            "created_ts": _ts(exp.created_at),
+            "trajectory_id": exp.trajectory_id or "",
+        }
 
     def _write(self, experiences: list[Experience], vectors: np.ndarray) -> None:
         self._table.write(
@@ -311,20 +327,38 @@ class ChromaExperienceMemory:
 
     # --- reading -----------------------------------------------------------------------------
     def _rank(self, task: Task, k: int, vector: np.ndarray, where: dict | None) -> list[Experience]:
-        def hits(success: bool) -> list[Experience]:
-            filt: dict = {"success": success}
+        """Successes first (by similarity), then failures to fill up to ``k``.
+
+        One unfiltered query for a pool of ``pool_factor * k`` neighbours (filtered HNSW queries are
+        several times slower in Chroma); only when the pool holds fewer than ``k`` successes is a
+        second, success-filtered query made to look further out.
+        """
+        if k <= 0:
+            return []
+        pool = self._table.query_raw(vector, max(k * self.pool_factor, k), where)
+        hits = list(zip(pool.ids, pool.scores, pool.metadatas, strict=False))
+        successes = [(i, sc) for i, sc, m in hits if m.get("success") is True]
+        failures = [(i, sc) for i, sc, m in hits if m.get("success") is not True]
+        if len(successes) < k and len(hits) == max(k * self.pool_factor, k):
+            filt: dict = {"success": True}
             if where:
                 filt = {"$and": [filt, *({key: v} for key, v in where.items())]}
-            out = []
-            for record, score in self._table.query(vector, k, filt):
-                exp = Experience.model_validate(record)
-                exp.similarity = score
-                out.append(exp)
-            return out
-
-        successes, failures = hits(True), hits(False)
-        # successes first (each group by similarity), then failures to fill up to k
-        return (successes + failures)[:k]
+            more = self._table.query_raw(vector, k, filt)
+            seen = {i for i, _ in successes}
+            successes += [(i, sc) for i, sc in zip(more.ids, more.scores, strict=False) if i not in seen]
+            successes.sort(key=lambda x: -x[1])
+        out: list[Experience] = []
+        for rid, score in successes[:k] + failures:
+            if len(out) == k:
+                break
+            record = self._table.get(rid)
+            if record is None:
+                log.warning("vector %s has no experience record (interrupted write?); skipped", rid)
+                continue
+            exp = Experience.model_validate(record)
+            exp.similarity = score
+            out.append(exp)
+        return out
 
     def search(self, task: Task | str, k: int = 4, where: dict | None = None) -> list[Experience]:
         """Most similar experiences, successful ones ranked first; failures fill the remaining slots."""

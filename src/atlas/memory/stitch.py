@@ -11,7 +11,10 @@ Given Python programs (the successful code found in trajectories) it finds reusa
 3. each candidate template is matched against every subtree of the corpus (holes bind consistently,
    matches do not overlap); its MDL-style benefit is
 
-       Σ_uses [ size(matched subtree) − (1 + Σ size(arguments)) ]  −  size(template)
+       Σ_uses [ size(matched subtree) − size(the call replacing it) ]  −  size(template)
+
+   where the call is ``Call(Name, args)`` (plus ``Expr``/``Return`` for a statement) and its size
+   counts the arguments: hole bindings and free variables;
 
    i.e. the corpus size saved by calling the abstraction minus the cost of defining it;
 4. greedily (like Stitch) the best candidate is taken, its uses in the corpus are rewritten into calls,
@@ -32,7 +35,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from atlas.core.types import CodeConcept, Trajectory
+from atlas.core.types import Trajectory
 
 log = logging.getLogger(__name__)
 
@@ -359,7 +362,17 @@ def _replace_at(t: T, path: tuple[int, ...], new: T) -> T:
 
 
 _COMPOUND = {"For", "AsyncFor", "While", "If", "With", "AsyncWith", "Try"}
-_NEVER_INSIDE = {"Return", "Yield", "YieldFrom", "Await", "Break", "Continue", "Global", "Nonlocal", "NamedExpr"}
+_NEVER_INSIDE = {
+    "Return",
+    "Yield",
+    "YieldFrom",
+    "Await",
+    "Break",
+    "Continue",
+    "Global",
+    "Nonlocal",
+    "NamedExpr",
+}
 
 
 def _root_ok(t: T) -> bool:
@@ -427,8 +440,9 @@ class StitchCompressor:
                 module = ast.parse(source)
             except SyntaxError:
                 continue
-            programs.append(Program(tree=to_tuple(module), trajectory_id=tid, source=source,
-                                    imports=_imports_of(module)))
+            programs.append(
+                Program(tree=to_tuple(module), trajectory_id=tid, source=source, imports=_imports_of(module))
+            )
         return programs
 
     def _collect(self, programs: list[Program]) -> list[_Sub]:
@@ -478,18 +492,29 @@ class StitchCompressor:
     def _free_vars(self, template: T, known: set[str]) -> list[str]:
         """Free variables that become parameters. Called names (``f(...)``) stay global: they are the
         functions of the environment (primitives, tools) the code runs against."""
-        callees = {_name_id(_field(n, "func")) for n in _walk(template)
-                   if n[0] == "N" and n[1] == "Call" and _is_name(_field(n, "func"))}
+        callees = {
+            _name_id(_field(n, "func"))
+            for n in _walk(template)
+            if n[0] == "N" and n[1] == "Call" and _is_name(_field(n, "func"))
+        }
         out: list[str] = []
         for ident, ctx in _names(template):
-            if ctx != "Load" or ident.startswith("_v") or ident in _BUILTINS or ident in known or ident in out:
+            if (
+                ctx != "Load"
+                or ident.startswith("_v")
+                or ident in _BUILTINS
+                or ident in known
+                or ident in out
+            ):
                 continue
             if ident in callees:
                 continue
             out.append(ident)
         return out
 
-    def _score(self, template: T, subs: list[_Sub], n_free: int) -> tuple[float, list[tuple[_Sub, dict[int, T]]]]:
+    def _score(
+        self, template: T, subs: list[_Sub], n_free: int
+    ) -> tuple[float, list[tuple[_Sub, dict[int, T]]]]:
         """``subs``: the corpus subtrees with the template's root type, in program then pre-order."""
         uses: list[tuple[_Sub, dict[int, T]]] = []
         taken: dict[int, list[tuple[int, ...]]] = defaultdict(list)
@@ -502,13 +527,33 @@ class StitchCompressor:
                 taken[s.program].append(s.path)
         if len(uses) < self.min_uses:
             return float("-inf"), uses
-        saved = sum(s.size - (1 + n_free + sum(size(b) for b in binds.values())) for s, binds in uses)
+        # the replacement is Call(Name, args) (wrapped in Expr/Return for a statement root)
+        call_cost = 2 if template[1] in _EXPR_TYPES else 3
+        saved = sum(s.size - (call_cost + n_free + sum(size(b) for b in binds.values())) for s, binds in uses)
         return float(saved - size(template)), uses
+
+    @staticmethod
+    def _is_wrapper(template: T, library: dict[str, Any]) -> bool:
+        """A call of an earlier abstraction with leaf arguments only: specializing, not compressing."""
+        inner = _field(template, "value") if template[1] in {"Expr", "Return"} else template
+        if inner[0] != "N" or inner[1] != "Call":
+            return False
+        func = _field(inner, "func")
+        if not (_is_name(func) and _name_id(func) in library):
+            return False
+        args = _field(inner, "args")[1]
+        return all(a[0] == "H" or size(a) <= 1 for a in args)
 
     # code generation ------------------------------------------------------------------------------------
     def _make_code(
-        self, name: str, template: T, names: dict[str, str], free: list[str], n_holes: int,
-        imports: dict[str, str], library: dict[str, Abstraction],
+        self,
+        name: str,
+        template: T,
+        names: dict[str, str],
+        free: list[str],
+        n_holes: int,
+        imports: dict[str, str],
+        library: dict[str, Abstraction],
     ) -> tuple[str, list[str], list[str]]:
         taken = set(free) | {n for n, _ in _names(template)}
         hole_names = {}
@@ -530,9 +575,19 @@ class StitchCompressor:
             body = [node]
         fn = ast.FunctionDef(
             name=name,
-            args=ast.arguments(posonlyargs=[], args=[ast.arg(arg=p) for p in params], vararg=None, kwonlyargs=[],
-                               kw_defaults=[], kwarg=None, defaults=[]),
-            body=body, decorator_list=[], returns=None, type_params=[],
+            args=ast.arguments(
+                posonlyargs=[],
+                args=[ast.arg(arg=p) for p in params],
+                vararg=None,
+                kwonlyargs=[],
+                kw_defaults=[],
+                kwarg=None,
+                defaults=[],
+            ),
+            body=body,
+            decorator_list=[],
+            returns=None,
+            type_params=[],
         )
         module = ast.Module(body=[fn], type_ignores=[])
         ast.fix_missing_locations(module)
@@ -545,7 +600,11 @@ class StitchCompressor:
                     lines.append(line)
         parts = ["\n".join(lines)] if lines else []
         for d in deps:
-            parts.append("\n".join(x for x in library[d].code.splitlines() if not x.startswith(("import ", "from "))).strip())
+            parts.append(
+                "\n".join(
+                    x for x in library[d].code.splitlines() if not x.startswith(("import ", "from "))
+                ).strip()
+            )
         parts.append(ast.unparse(module))
         return "\n\n\n".join(p for p in parts if p) + "\n", params, deps
 
@@ -577,8 +636,21 @@ class StitchCompressor:
             by_type: dict[str, list[_Sub]] = defaultdict(list)
             for s in subs:
                 by_type[s.norm[1]].append(s)
-            best: tuple[float, T, dict[str, str], list[str], list] | None = None
+            # branch and bound: an upper bound on each candidate's benefit lets most go unscored
+            sizes = {kind: sorted((x.size for x in group), reverse=True) for kind, group in by_type.items()}
+            ranked = []
             for template, names in self._candidates(subs).items():
+                if self._is_wrapper(template, library):
+                    continue
+                t_size = size(template)
+                call_cost = 2 if template[1] in _EXPR_TYPES else 3
+                bound = sum(n - call_cost for n in sizes[template[1]] if n >= t_size) - t_size
+                ranked.append((bound, template, names))
+            ranked.sort(key=lambda r: -r[0])
+            best: tuple[float, T, dict[str, str], list[str], list] | None = None
+            for bound, template, names in ranked:
+                if bound <= 0 or (best is not None and bound <= best[0]):
+                    break
                 free = self._free_vars(template, set(imports) | set(library))
                 benefit, uses = self._score(template, by_type[template[1]], len(free))
                 if benefit > 0 and (best is None or benefit > best[0]):
@@ -591,12 +663,18 @@ class StitchCompressor:
             code, params, deps = self._make_code(name, template, names, free, n_holes, imports, library)
             examples = []
             for s, binds in uses:
-                args = [from_tuple(binds[i], {}) for i in range(n_holes)] + [ast.Name(id=f, ctx=ast.Load()) for f in free]
+                args = [from_tuple(binds[i], {}) for i in range(n_holes)] + [
+                    ast.Name(id=f, ctx=ast.Load()) for f in free
+                ]
                 call = ast.Call(func=ast.Name(id=name, ctx=ast.Load()), args=args, keywords=[])
                 original = _lookup(programs[s.program].tree, s.path)
                 if len(examples) < 5:
-                    examples.append((ast.unparse(ast.fix_missing_locations(from_tuple(original, {}))),
-                                     ast.unparse(ast.fix_missing_locations(call))))
+                    examples.append(
+                        (
+                            ast.unparse(ast.fix_missing_locations(from_tuple(original, {}))),
+                            ast.unparse(ast.fix_missing_locations(call)),
+                        )
+                    )
                 if original[1] == "Return":
                     call_t = to_tuple(ast.Return(value=call))
                 elif original[1] in _STMT_TYPES:
@@ -605,9 +683,17 @@ class StitchCompressor:
                     call_t = to_tuple(call)
                 programs[s.program].tree = _replace_at(programs[s.program].tree, s.path, call_t)
             library[name] = Abstraction(
-                name=name, template=template, params=params, free_vars=free, code=code, benefit=benefit,
-                uses=len(uses), size=size(template), programs=sorted({s.program for s, _ in uses}),
-                examples=examples, depends_on=deps,
+                name=name,
+                template=template,
+                params=params,
+                free_vars=free,
+                code=code,
+                benefit=benefit,
+                uses=len(uses),
+                size=size(template),
+                programs=sorted({s.program for s, _ in uses}),
+                examples=examples,
+                depends_on=deps,
             )
             log.debug("stitch: chose %s (benefit %.1f, %d uses)", name, benefit, len(uses))
         return list(library.values())
@@ -617,6 +703,24 @@ def _lookup(t: T, path: tuple[int, ...]) -> T:
     for i in path:
         t = t[2][i] if t[0] == "N" else t[1][i]
     return t
+
+
+def required_globals(code: str) -> list[str]:
+    """Names the code reads but neither defines, imports nor gets from builtins (e.g. the primitives
+    or environment tools an abstraction calls): what must exist where it runs."""
+    tree = ast.parse(code)
+    defined = set(_BUILTINS)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            defined.add(node.name)
+        elif isinstance(node, ast.arg):
+            defined.add(node.arg)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store | ast.Del):
+            defined.add(node.id)
+        elif isinstance(node, ast.alias):
+            defined.add(node.asname or node.name.split(".")[0])
+    loaded = [n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)]
+    return sorted({n for n in loaded if n not in defined})
 
 
 # --- code found in trajectories --------------------------------------------------------------------------
@@ -647,5 +751,14 @@ def code_snippets(trajectory: Trajectory, min_size: int = 6) -> list[str]:
     return list(dict.fromkeys(out))
 
 
-__all__ = ["Abstraction", "Program", "StitchCompressor", "anti_unify", "code_snippets", "match", "normalize",
-           "size", "to_tuple"]
+__all__ = [
+    "Abstraction",
+    "Program",
+    "StitchCompressor",
+    "anti_unify",
+    "code_snippets",
+    "match",
+    "normalize",
+    "size",
+    "to_tuple",
+]

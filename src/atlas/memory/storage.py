@@ -29,8 +29,9 @@ from atlas.errors import AtlasError, StoreError
 from atlas.infra.aio import run_sync
 from atlas.protocols.store import QueryResult, VectorStore
 
-if TYPE_CHECKING:  # pragma: no cover
+if TYPE_CHECKING:  # pragma: no cover - lazy re-exports, see __getattr__
     from atlas.infra.records import RecordStore
+    from atlas.infra.vector_index import ChromaVectorStore, InMemoryVectorStore, make_vector_store
 
 log = logging.getLogger(__name__)
 
@@ -85,7 +86,9 @@ class IndexedTable:
         self._lock = threading.RLock()
 
     # --- vector calls (sync twins when the store has them) -------------------------------------
-    def _vec_add(self, ids: list[str], embeddings: list[list[float]], metas: list[dict], docs: list[str]) -> None:
+    def _vec_add(
+        self, ids: list[str], embeddings: list[list[float]], metas: list[dict], docs: list[str]
+    ) -> None:
         add_sync = getattr(self.vectors, "add_sync", None)
         if callable(add_sync):
             add_sync(ids, embeddings, metas, docs)
@@ -188,7 +191,21 @@ class IndexedTable:
     def count(self) -> int:
         return self.records.count(self.table)
 
-    def query(self, embedding: np.ndarray | Sequence[float], k: int, where: dict | None = None) -> list[tuple[dict, float]]:
+    def query_raw(self, embedding: np.ndarray | Sequence[float], k: int, where: dict | None = None) -> QueryResult:
+        """The vector store's answer (ids, scores, metadata) without reading records."""
+        if k <= 0:
+            return QueryResult()
+        vec = embedding.astype(np.float32).tolist() if isinstance(embedding, np.ndarray) else list(embedding)
+        try:
+            return self._vec_query(vec, k, where)
+        except AtlasError:
+            raise
+        except Exception as exc:
+            raise StoreError(f"vector query on {self.table!r} failed: {exc}") from exc
+
+    def query(
+        self, embedding: np.ndarray | Sequence[float], k: int, where: dict | None = None
+    ) -> list[tuple[dict, float]]:
         """Nearest records with their cosine similarity, best first; orphan vectors are skipped."""
         if k <= 0:
             return []

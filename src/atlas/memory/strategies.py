@@ -110,8 +110,9 @@ class LLMStrategyAbstractor:
     async def abstract(self, trajectory: Trajectory) -> Strategy | None:
         if not trajectory.success:
             return None
-        reply = await ask_json(self.llm, self.SYSTEM, render_trajectory(trajectory), AbstractedStrategy,
-                               retries=self.retries)
+        reply = await ask_json(
+            self.llm, self.SYSTEM, render_trajectory(trajectory), AbstractedStrategy, retries=self.retries
+        )
         if not reply.abstractable or not reply.situation.strip() or not reply.approach.strip():
             return None
         return Strategy(
@@ -223,7 +224,9 @@ class ChromaStrategyBank:
             if callable(update_strategy):
                 strategy = update_strategy(strategy, success)
             else:
-                rate, count = self.success_updater.update(strategy.success_rate, strategy.usage_count, success)
+                rate, count = self.success_updater.update(
+                    strategy.success_rate, strategy.usage_count, success
+                )
                 strategy = strategy.model_copy(update={"success_rate": rate, "usage_count": count})
             return strategy.model_dump(mode="json")
 

@@ -128,15 +128,21 @@ class MemorySystemImpl:
             jobs["strategies"] = self._strategies.aread(task, k)
         if self._guidelines is not None:
             jobs["guidelines"] = self._query_guidelines(task, k)
-        results = await asyncio.gather(*(self._guarded(n, j) for n, j in jobs.items()), return_exceptions=True)
+        results = await asyncio.gather(
+            *(self._guarded(n, j) for n, j in jobs.items()), return_exceptions=True
+        )
         found: dict[str, list] = {}
         for name, value in zip(jobs, results, strict=True):
             if isinstance(value, BaseException):
                 if not isinstance(value, Exception):
                     raise value  # cancellation / interrupt: not ours to swallow
                 errors[name] = _reason(value)
-                log.error("memory component %s failed during query: %s", name, _reason(value),
-                          exc_info=value if not isinstance(value, AtlasError) else None)
+                log.error(
+                    "memory component %s failed during query: %s",
+                    name,
+                    _reason(value),
+                    exc_info=value if not isinstance(value, AtlasError) else None,
+                )
                 found[name] = []
             else:
                 found[name] = list(value or [])
@@ -171,13 +177,18 @@ class MemorySystemImpl:
         if self._experience is not None:
             jobs["experience"] = self._experience.astore(traj)
         if traj.success:
-            if self._concepts is not None and getattr(self._concepts, "compression_strategy", None) is not None:
+            if (
+                self._concepts is not None
+                and getattr(self._concepts, "compression_strategy", None) is not None
+            ):
                 jobs["concepts"] = self._store_concepts(traj)
             if self._strategies is not None:
                 jobs["strategies"] = self._store_strategy(traj)
         if self._guidelines is not None:
             jobs["guidelines"] = self._store_guidelines(traj)
-        results = await asyncio.gather(*(self._guarded(n, j) for n, j in jobs.items()), return_exceptions=True)
+        results = await asyncio.gather(
+            *(self._guarded(n, j) for n, j in jobs.items()), return_exceptions=True
+        )
         out: dict[str, Any] = {"trajectory_id": traj.id, "success": traj.success}
         errors: dict[str, str] = {}
         for name, value in zip(jobs, results, strict=True):
@@ -185,14 +196,22 @@ class MemorySystemImpl:
                 if not isinstance(value, Exception):
                     raise value
                 errors[name] = _reason(value)
-                log.error("memory component %s failed to store trajectory %s: %s", name, traj.id, _reason(value),
-                          exc_info=value if not isinstance(value, AtlasError) else None)
+                log.error(
+                    "memory component %s failed to store trajectory %s: %s",
+                    name,
+                    traj.id,
+                    _reason(value),
+                    exc_info=value if not isinstance(value, AtlasError) else None,
+                )
                 out[name] = None if name == "experience" else []
             else:
                 out[name] = value
         out["errors"] = errors
         if errors and self.raise_errors:
-            raise StoreError(f"storing trajectory {traj.id} failed in: " + "; ".join(f"{k}: {v}" for k, v in errors.items()))
+            raise StoreError(
+                f"storing trajectory {traj.id} failed in: "
+                + "; ".join(f"{k}: {v}" for k, v in errors.items())
+            )
         return out
 
     def store(self, trajectory: Trajectory | dict | str) -> dict[str, Any]:
@@ -216,12 +235,19 @@ class MemorySystemImpl:
     def stats(self) -> dict[str, int]:
         """Stored item counts per present component."""
         out: dict[str, int] = {}
-        for name, comp in zip(COMPONENTS, (self._experience, self._concepts, self._strategies, self._guidelines),
-                              strict=True):
+        for name, comp in zip(
+            COMPONENTS, (self._experience, self._concepts, self._strategies, self._guidelines), strict=True
+        ):
             if comp is None:
                 continue
             count = getattr(comp, "count", None)
-            out[name] = int(count()) if callable(count) else -1
+            listing = getattr(comp, "list_guidelines", None)
+            if callable(count):
+                out[name] = int(count())
+            elif callable(listing):
+                out[name] = len(listing())
+            else:
+                out[name] = -1  # the component cannot say
         return out
 
     def close(self) -> None:
@@ -340,11 +366,15 @@ def build_memory_system(
     from atlas.memory.strategies import ChromaStrategyBank, LLMStrategyAbstractor
 
     if components is None:
-        components = ("experience", "concepts", "strategies") if llm is not None else ("experience", "concepts")
+        components = (
+            ("experience", "concepts", "strategies") if llm is not None else ("experience", "concepts")
+        )
     unknown = set(components) - {"experience", "concepts", "strategies"}
     if unknown:
-        raise ConfigError(f"unknown memory components {sorted(unknown)}; choose from experience, concepts, "
-                          "strategies (pass a guideline bank with guidelines=)")
+        raise ConfigError(
+            f"unknown memory components {sorted(unknown)}; choose from experience, concepts, "
+            "strategies (pass a guideline bank with guidelines=)"
+        )
     if "strategies" in components and llm is None:
         raise ConfigError("the strategies component needs an llm (LLMStrategyAbstractor)")
     if refine and llm is None:
@@ -364,20 +394,28 @@ def build_memory_system(
     experience = concepts = strategies = None
     if "experience" in components:
         experience = ChromaExperienceMemory(
-            embedder, make_vector_store(chroma_dir, "atlas_experiences"),
-            refine_strategy=LLMRefineStrategy(llm) if refine else None, records=records,
+            embedder,
+            make_vector_store(chroma_dir, "atlas_experiences"),
+            refine_strategy=LLMRefineStrategy(llm) if refine else None,
+            records=records,
         )
     if "concepts" in components:
         documenter = LLMAutoDocumenter(llm) if llm is not None else None
         concepts = ChromaConceptLibrary(
-            embedder, make_vector_store(chroma_dir, "atlas_concepts"),
+            embedder,
+            make_vector_store(chroma_dir, "atlas_concepts"),
             primitive_loader=get_primitive_loader(primitives) if primitives else None,
-            compression_strategy=StitchCompressionStrategy(documenter, max_abstractions=stitch_max_abstractions),
+            compression_strategy=StitchCompressionStrategy(
+                documenter, max_abstractions=stitch_max_abstractions
+            ),
             records=records,
         )
     if "strategies" in components:
         strategies = ChromaStrategyBank(
-            embedder, make_vector_store(chroma_dir, "atlas_strategies"), LLMStrategyAbstractor(llm), records=records
+            embedder,
+            make_vector_store(chroma_dir, "atlas_strategies"),
+            LLMStrategyAbstractor(llm),
+            records=records,
         )
     system = MemorySystemImpl(experience, concepts, strategies, guidelines, refine=refine)
     system._closers.append(records.close)

@@ -110,7 +110,7 @@ def scores_figure(run: RunSnapshot) -> Any:
     fig, ax = plt.subplots(figsize=(8, 4.5))
     rows = run.generations()
     ax.set_title(f"Scores per generation — {run.name}", loc="left")
-    if not rows:
+    if not any(r["deployment"] is not None for r in rows):
         _empty(ax, "no scored design yet")
         return fig
     gens = [r["generation"] for r in rows]
@@ -128,6 +128,11 @@ def scores_figure(run: RunSnapshot) -> Any:
         pts = [(r["generation"], r[key]) for r in rows if r[key] is not None]
         if pts:
             ax.plot(*zip(*pts, strict=True), marker="o", lw=2.2, ms=6, color=color, label=label, zorder=3)
+    failed = [r["generation"] for r in rows if r["deployment"] is None]
+    if failed:
+        ax.scatter(
+            failed, [0.0] * len(failed), marker="x", s=50, color="#c92a2a", zorder=3, label="no valid design"
+        )
     base = run.baseline_score
     if base is not None:
         ax.axhline(
@@ -341,7 +346,7 @@ def render_markdown(run: RunSnapshot, paths: ReportPaths) -> str:
             [
                 [
                     r["generation"],
-                    f"{r['design_name']} (`{r['design_id']}`)",
+                    f"{r['design_name']} (`{r['design_id']}`)" if r["design_id"] else "no valid design",
                     _f(r["collection"]),
                     _f(r["deployment"]),
                     _f(r["normalized"], True),

@@ -18,6 +18,7 @@ import json
 import math
 import re
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +31,8 @@ _ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
 HAND_BUILT_ORIGINS = frozenset({"seed", "baseline", "host"})
 _USAGE_KEYS = ("prompt_tokens", "completion_tokens", "total_tokens", "cost_usd", "calls")
 MAX_LOG_LINES = 20000
+#: A run with no ``run.stop`` and no trace event for this long is shown as stalled (killed?).
+STALL_AFTER_S = 15 * 60
 
 
 @dataclass
@@ -59,13 +62,22 @@ class RunSnapshot:
 
     @property
     def state(self) -> str:
-        """``running``, ``finished`` or ``unknown`` (no trace), from the trace's start/stop events."""
-        names = [e.get("event") for e in self.events]
-        if "run.stop" in names:
+        """``finished``, ``running``, ``stalled`` or ``unknown`` (no trace), from the trace.
+
+        The last of ``run.start`` / ``run.stop`` decides (a resumed run starts again); a run with
+        no stop whose last event is older than :data:`STALL_AFTER_S` was most likely killed."""
+        last = None
+        for e in self.events:
+            if e.get("event") in ("run.start", "run.stop"):
+                last = e["event"]
+        if last == "run.stop":
             return "finished"
-        if "run.start" in names:
-            return "running"
-        return "unknown"
+        if last is None:
+            return "unknown"
+        ts = _parse_ts(self.events[-1].get("ts"))
+        if ts is not None and (datetime.now(UTC) - ts).total_seconds() > STALL_AFTER_S:
+            return "stalled"
+        return "running"
 
     def best(self) -> dict[str, Any] | None:
         """The scored entry with the highest deployment score (deployment is fitness)."""
@@ -75,8 +87,9 @@ class RunSnapshot:
         return max(scored, key=lambda e: (e["deployment_score"], e["collection_score"] or 0.0))
 
     def generations(self) -> list[dict[str, Any]]:
-        """One row per generation that has a scored design: the best design of that generation
-        (by deployment score), its three scores, and the best deployment score so far."""
+        """One row per generation: the best design of that generation (by deployment score), its
+        three scores and the best deployment score so far. A generation whose designs all failed
+        has ``design_id`` None and None scores (it still counts its designs and failures)."""
         by_gen: dict[int, list[dict[str, Any]]] = {}
         for e in self.entries:
             by_gen.setdefault(e["generation"], []).append(e)
@@ -84,19 +97,18 @@ class RunSnapshot:
         best_so_far: float | None = None
         for gen in sorted(by_gen):
             scored = [e for e in by_gen[gen] if e["deployment_score"] is not None]
-            if not scored:
-                continue
-            top = max(scored, key=lambda e: e["deployment_score"])
-            dep = top["deployment_score"]
-            best_so_far = dep if best_so_far is None else max(best_so_far, dep)
+            top = max(scored, key=lambda e: e["deployment_score"]) if scored else None
+            if top is not None:
+                dep = top["deployment_score"]
+                best_so_far = dep if best_so_far is None else max(best_so_far, dep)
             rows.append(
                 {
                     "generation": gen,
-                    "design_id": top["id"],
-                    "design_name": top["name"],
-                    "collection": top["collection_score"],
-                    "deployment": top["deployment_score"],
-                    "normalized": top["normalized_score"],
+                    "design_id": top["id"] if top else None,
+                    "design_name": top["name"] if top else None,
+                    "collection": top["collection_score"] if top else None,
+                    "deployment": top["deployment_score"] if top else None,
+                    "normalized": top["normalized_score"] if top else None,
                     "best_so_far": best_so_far,
                     "designs": len(by_gen[gen]),
                     "failed": sum(1 for e in by_gen[gen] if e["status"] != "ok"),
@@ -282,6 +294,17 @@ def _read_json_file(path: Path, warnings: list[str], *, required: bool) -> Any:
         raise ArchiveError(f"{path} is corrupt: not valid JSON ({exc.msg} at line {exc.lineno})") from exc
 
 
+def _parse_ts(v: Any) -> datetime | None:
+    """An aware datetime from an ISO timestamp, or None if it is not one."""
+    if not isinstance(v, str):
+        return None
+    try:
+        ts = datetime.fromisoformat(v)
+    except ValueError:
+        return None
+    return ts if ts.tzinfo is not None else ts.replace(tzinfo=UTC)
+
+
 def _num(v: Any) -> float | None:
     """A finite float or None (JSON null, NaN, strings and the like become None)."""
     if isinstance(v, bool) or not isinstance(v, int | float):
@@ -396,79 +419,76 @@ def _log_files(run: RunSnapshot, entry: dict[str, Any]) -> dict[str, Path]:
     d = _inside(run.run_dir, entry["logs_dir"])
     if d is None or not d.is_dir():
         return {}
-    return {name: d / name for name in ("calls.jsonl", "debug_log.txt") if (d / name).is_file()}
+    names = ("calls.jsonl", "episodes.jsonl", "debug_log.txt")
+    return {name: d / name for name in names if (d / name).is_file()}
 
 
-def format_call(call: dict[str, Any]) -> list[str]:
-    """Greppable lines for one CallLog dict, in the ``[C1:recall] TOOL ...`` style of
-    ``CallLog.format_lines``. Unknown keys are ignored, missing ones skipped."""
-    label = str(call.get("episode") or "?")
-    phase = str(call.get("phase") or "call")
-    tag = f"[{label}:{phase}]"
-    lines: list[str] = []
-    dur = _num(call.get("duration_s"))
-    lines.append(f"{tag} CALL {phase}" + (f" ({dur * 1000:.0f} ms)" if dur is not None else ""))
-    for p in call.get("prints") or []:
-        for pl in str(p).splitlines() or [""]:
-            lines.append(f"{tag} PRINT {pl}")
-    for tc in call.get("tool_calls") or []:
-        if not isinstance(tc, dict):
-            continue
-        args = tc.get("args", tc.get("arguments", {}))
-        if isinstance(args, dict):
-            arg_text = " ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in args.items())
-        else:
-            arg_text = str(args)
-        result = tc.get("result", tc.get("result_preview"))
-        res_text = result if isinstance(result, str) else json.dumps(result, ensure_ascii=False)
-        err = f" ERROR {tc['error']}" if tc.get("error") else ""
-        lines.append(f"{tag} TOOL {tc.get('name', '?')}: {arg_text} -> {res_text}{err}")
-    for s in call.get("similarity") or []:
-        if isinstance(s, dict):
-            stats = " ".join(f"{k}={v}" for k, v in s.items() if k != "label")
-            lines.append(f"{tag} SIMILARITY {s.get('label', '')} {stats}".rstrip())
-    if call.get("return_value") is not None:
-        rv = str(call["return_value"]).replace("\n", "\\n")
-        lines.append(f"{tag} RETURN {json.dumps(rv, ensure_ascii=False)[1:-1]}")
-    if call.get("error"):
-        lines.append(f"{tag} ERROR {call['error']}")
-        for tl in str(call.get("traceback") or "").splitlines():
-            lines.append(f"{tag}   {tl}")
-    return lines
+def call_lines(call: dict[str, Any], label: str, warnings: list[str]) -> list[str]:
+    """Greppable lines of one CallLog dict, exactly as the DebugAgent sees them
+    (``CallLog.format_lines``: ``[C1:recall] TOOL find_similar: k=3 query="flask" -> []``).
+    A record that is not a CallLog becomes one raw line and a warning, so nothing is hidden."""
+    from atlas.alma.runlog import CallLog
+
+    try:
+        return CallLog.from_dict(call).format_lines(label)
+    except (KeyError, TypeError, ValueError) as exc:
+        warnings.append(f"calls.jsonl: a record of episode {label} is not a CallLog ({exc!r}); shown raw")
+        return [f"[{label}:?] RECORD {json.dumps(call, ensure_ascii=False, default=str)[:500]}"]
+
+
+def episode_lines(episode: dict[str, Any], calls: list[dict[str, Any]], warnings: list[str]) -> list[str]:
+    """One episode as the DebugLog renders it: the ``--- EPISODE C1: ... ---`` header, the design's
+    call lines, then the agent's actions (``[C1:agent] move_to(...)``)."""
+    from atlas.alma.debug_log import episode_block
+
+    head_and_actions = episode_block(episode, [])
+    body = [line for call in calls for line in call_lines(call, episode["label"], warnings)]
+    return head_and_actions[:1] + body + head_and_actions[1:]
 
 
 def read_logs(run: RunSnapshot, design_id: str) -> dict[str, Any] | None:
-    """A design's runtime logs: per-episode line lists from ``calls.jsonl`` (in first-seen
-    episode order) and the DebugLog text. None if no such design; empty lists if no logs yet."""
+    """A design's runtime logs: one block of lines per episode (``episodes.jsonl`` for outcomes and
+    actions, ``calls.jsonl`` for the design's calls, in episode order) and the DebugLog text
+    (``debug_log.txt``). None if no such design; empty lists while nothing is written yet."""
     entry = run.entry(design_id)
     if entry is None:
         return None
     files = _log_files(run, entry)
     warnings: list[str] = []
-    episodes: dict[str, list[str]] = {}
-    if "calls.jsonl" in files:
-        for call in read_jsonl(files["calls.jsonl"], warnings):
-            label = str(call.get("episode") or "?")
-            episodes.setdefault(label, []).extend(format_call(call))
+    calls = read_jsonl(files["calls.jsonl"], warnings) if "calls.jsonl" in files else []
+    episodes = read_jsonl(files["episodes.jsonl"], warnings) if "episodes.jsonl" in files else []
+    by_label: dict[str, list[dict[str, Any]]] = {}
+    for call in calls:
+        by_label.setdefault(str(call.get("episode") or "?"), []).append(call)
+
+    blocks: dict[str, list[str]] = {}
+    for ep in episodes:
+        if not isinstance(ep.get("label"), str):
+            continue
+        blocks[ep["label"]] = episode_lines(ep, by_label.get(ep["label"], []), warnings)
+    for label, label_calls in by_label.items():  # calls of an episode with no record (yet)
+        if label not in blocks:
+            blocks[label] = [line for c in label_calls for line in call_lines(c, label, warnings)]
+
     debug_lines: list[str] = []
     if "debug_log.txt" in files:
         try:
             debug_lines = files["debug_log.txt"].read_text(encoding="utf-8", errors="replace").splitlines()
         except OSError as exc:
             raise ArchiveError(f"cannot read {files['debug_log.txt']}: {exc}") from exc
+
     truncated = False
     total = 0
-    for label in list(episodes):
-        room = MAX_LOG_LINES - total
-        if len(episodes[label]) > room:
-            episodes[label] = episodes[label][: max(room, 0)]
-            truncated = True
-        total += len(episodes[label])
+    for label in list(blocks):
+        room = max(MAX_LOG_LINES - total, 0)
+        if len(blocks[label]) > room:
+            blocks[label], truncated = blocks[label][:room], True
+        total += len(blocks[label])
     if len(debug_lines) > MAX_LOG_LINES:
         debug_lines, truncated = debug_lines[:MAX_LOG_LINES], True
     return {
         "id": design_id,
-        "episodes": [{"label": k, "lines": v} for k, v in episodes.items()],
+        "episodes": [{"label": k, "lines": v} for k, v in blocks.items()],
         "debug_log": debug_lines,
         "truncated": truncated,
         "warnings": warnings,

@@ -56,6 +56,7 @@ class SandboxLimits:
     max_memory_bytes: int = 2_000_000
     startup_timeout_s: float = 30.0
     max_calls_per_worker: int = 1_000
+    disable_layers: tuple[str, ...] = ()  # "landlock" / "seccomp": tests of the degraded mode only
 
     @property
     def max_message_bytes(self) -> int:
@@ -136,7 +137,8 @@ class WorkerHandle:
         self.pid = self.proc.pid
         threading.Thread(target=self._drain_stderr, name=f"sandbox-stderr-{self.pid}", daemon=True).start()
         try:
-            self.send({"op": "init", "limits": limits.worker_limits(), "read_paths": default_read_paths()})
+            self.send({"op": "init", "limits": limits.worker_limits(), "read_paths": default_read_paths(),
+                       "disable": list(limits.disable_layers)})
             ready = self.read_message(time.monotonic() + limits.startup_timeout_s)
         except (WorkerDied, WorkerTimeout, protocol.ProtocolError, OSError) as exc:
             self.kill()
@@ -155,6 +157,8 @@ class WorkerHandle:
         with contextlib.suppress(OSError, ValueError):
             for line in iter(lambda: stream.readline(4096), b""):
                 self._stderr.append(line)
+        with contextlib.suppress(OSError):
+            stream.close()
 
     def stderr_tail(self) -> str:
         return b"".join(self._stderr).decode("utf-8", "replace")[-2000:].strip()
@@ -178,12 +182,7 @@ class WorkerHandle:
                     stream.close()
 
     def close(self) -> None:
-        """Ask the worker to exit, then make sure it did."""
-        if self.alive:
-            with contextlib.suppress(OSError, ValueError):
-                self.send({"op": "exit"})
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                self.proc.wait(timeout=0.5)
+        """Stop the worker. It holds nothing worth flushing, so this is a kill (fast, never blocks)."""
         self.kill()
 
     def death_reason(self) -> str:
@@ -236,7 +235,7 @@ class WorkerHandle:
             ready, _, _ = select.select([fd], [], [], min(remaining, 1.0))
             if not ready:
                 continue
-            chunk = os.read(fd, 1 << 20)
+            chunk = os.read(fd, 65536)
             if not chunk:
                 raise WorkerDied(self._wait_reason())
             self._buffer += chunk
@@ -248,13 +247,14 @@ class WorkerHandle:
 
     # -- one call ------------------------------------------------------------------------------
 
-    def run_call(self, *, design_hash: str, source: str, function: str, memory: dict[str, Any],
+    def run_call(self, *, design_hash: str, source: str, function: str, memory: dict[str, Any] | bytes,
                  arg: Any, return_memory: bool, tool_handler: ToolHandler,
                  limits: SandboxLimits | None = None) -> CallOutcome:
         """Run ``function`` of the design in this worker, serving its tool calls with ``tool_handler``
         (which returns a result or raises ``ToolRefusal``). Never raises for the design's faults;
         an exception from ``tool_handler`` itself (a host bug) kills the worker and propagates.
-        ``limits`` overrides the per-call limits (timeout, caps); rlimits stay the pool's."""
+        ``limits`` overrides the per-call limits (timeout, caps); rlimits stay the pool's. ``memory``
+        may be given pre-encoded (JSON bytes) when the same memory is sent many times (frozen)."""
         limits = limits or self.limits
         started = time.monotonic()
         deadline = started + limits.timeout_s
@@ -267,14 +267,20 @@ class WorkerHandle:
                   "function": function, "arg": arg, "return_memory": return_memory,
                   "limits": limits.worker_limits()}
         try:
-            memory_json = json.dumps(memory, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+            memory_json = memory if isinstance(memory, bytes) else (
+                json.dumps(memory, separators=(",", ":")).encode("ascii"))
             self.send(protocol.encode(header)[:-2] + b',"memory":' + memory_json + b"}\n")
             self.loaded.add(design_hash)
             while True:
                 message = self.read_message(min(deadline, hard_deadline))
                 op = message["op"]
                 if op == "done":
-                    self._finish(message, outcome, return_memory, limits.max_memory_bytes)
+                    self._finish(message, outcome, return_memory)
+                    if tool_calls > limits.max_tool_calls and outcome.error is None:
+                        # the design swallowed the refusal and finished: still a failed call
+                        outcome.error = (f"tool call limit of {limits.max_tool_calls} per call exceeded; "
+                                         "changes from this call were discarded")
+                        outcome.error_kind, outcome.value, outcome.memory = "limit", None, None
                     break
                 if op == "need_source":
                     header["source"] = source
@@ -326,10 +332,11 @@ class WorkerHandle:
         outcome.error, outcome.error_kind, outcome.killed = message, kind, True
         outcome.worker["killed"] = True
 
-    def _finish(self, message: dict[str, Any], outcome: CallOutcome, return_memory: bool,
-                max_memory_bytes: int) -> None:
+    def _finish(self, message: dict[str, Any], outcome: CallOutcome, return_memory: bool) -> None:
+        """Copy a ``done`` message into ``outcome``, validating every field (the worker is untrusted;
+        the memory cap itself is checked in the worker and bounded here by ``max_message_bytes``)."""
         prints = message.get("prints")
-        outcome.prints = [str(p) for p in prints][:10_000] if isinstance(prints, list) else []
+        outcome.prints = [_clean(p) for p in prints][:10_000] if isinstance(prints, list) else []
         dropped = message.get("prints_dropped")
         outcome.prints_dropped = dropped if isinstance(dropped, int) else 0
         warnings = message.get("warnings")
@@ -342,15 +349,12 @@ class WorkerHandle:
             self.healthy = False
         if message.get("ok") is True:
             value = message.get("value")
-            outcome.value = value if isinstance(value, str) else None
+            outcome.value = _clean(value) if isinstance(value, str) else None
             if return_memory:
                 memory = message.get("memory")
                 if not isinstance(memory, dict):
                     outcome.error, outcome.error_kind = "worker returned no memory dict", "protocol"
                     self.healthy = False
-                    return
-                if len(json.dumps(memory).encode("utf-8")) > max_memory_bytes:
-                    outcome.error, outcome.error_kind = "memory over the size cap", "limit"
                     return
                 outcome.memory = memory
             return
@@ -369,6 +373,11 @@ class WorkerHandle:
             or self.calls >= self.limits.max_calls_per_worker
             or self.cpu_s > self.limits.cpu_budget_s - self.limits.timeout_s - 5
         )
+
+
+def _clean(text: Any) -> str:
+    """``text`` as a str that encodes to UTF-8 (lone surrogates from a design become U+FFFD)."""
+    return str(text).encode("utf-8", "replace").decode("utf-8")
 
 
 class ToolRefusal(Exception):

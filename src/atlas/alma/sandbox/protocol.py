@@ -33,8 +33,9 @@ class ProtocolError(Exception):
 
 
 def encode(message: dict[str, Any]) -> bytes:
-    """One message as a JSON line. NaN/Infinity are refused: they are not JSON."""
-    return json.dumps(message, ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode("utf-8") + b"\n"
+    """One message as a JSON line. NaN/Infinity are refused: they are not JSON. ASCII-escaped, so
+    any str (even one with lone surrogates) can be sent."""
+    return json.dumps(message, ensure_ascii=True, allow_nan=False, separators=(",", ":")).encode("ascii") + b"\n"
 
 
 def decode(line: bytes, allowed_ops: frozenset[str]) -> dict[str, Any]:

@@ -52,18 +52,17 @@ TOOL_NAMES = ("store_obs", "find_similar", "graph_update", "graph_neighbors", "g
 
 _real_import = builtins.__import__
 _dumps = json.dumps
-_loads = json.loads
 
 
 class ToolError(Exception):
     """A tool call failed or was refused; the message says why."""
 
 
-class ToolLimitExceeded(BaseException):  # noqa: N818 - the design sees this name
+class ToolLimitExceeded(BaseException):
     """The design made more tool calls than allowed; further calls end the call."""
 
 
-class OutputLimitExceeded(BaseException):  # noqa: N818
+class OutputLimitExceeded(BaseException):
     """Raised once printing goes far beyond the output cap (a print flood)."""
 
 
@@ -143,10 +142,7 @@ def _make_import(seen: dict[str, types.ModuleType]):
         if top not in ALLOWED_MODULES:
             raise ImportError(f"import of {name!r} is not allowed (allowed: {', '.join(ALLOWED_MODULES)})")
         module = _real_import(name, None, None, fromlist, 0)
-        if fromlist:
-            target = module
-        else:
-            target = sys.modules[top]
+        target = module if fromlist else sys.modules[top]
         return _module_proxy(target, seen)
 
     return safe_import
@@ -294,10 +290,7 @@ class Worker:
         memory_bytes: bytes | None = None
         function = message.get("function")
         try:
-            try:
-                code = self._compile(message)
-            except SyntaxError as exc:
-                raise exc from None
+            code = self._compile(message)
             if code is None:
                 return  # need_source sent; the host will resend the call with the source
             globals_: dict[str, Any] = {"__name__": "design", "__builtins__": _safe_builtins(capture)}
@@ -326,13 +319,17 @@ class Worker:
             if result["ok"] and message.get("return_memory"):
                 memory_bytes = self._encode_memory(memory, result, int(limits["max_memory_bytes"]))
         except BaseException as exc:  # the design's failure is data: report it, keep serving
-            tb, line = _design_traceback(exc)
+            try:
+                tb, line = _design_traceback(exc)
+                text = f"{type(exc).__name__}: {exc}"
+            except BaseException:  # an exception whose str() itself fails
+                tb, line, text = None, None, f"{type(exc).__name__} (its message could not be rendered)"
             where = f" (design line {line})" if line else ""
             kind = "design"
             if isinstance(exc, ToolLimitExceeded | OutputLimitExceeded):
                 kind = "limit"
-            result.update(ok=False, value=None, error=f"{type(exc).__name__}: {exc}{where}", error_kind=kind,
-                          traceback=tb, error_line=line)
+            result.update(ok=False, value=None, error=f"{text}{where}", error_kind=kind, traceback=tb,
+                          error_line=line)
             if isinstance(exc, MemoryError | RecursionError):
                 result["recycle"] = True
             memory_bytes = None
@@ -348,16 +345,13 @@ class Worker:
 
     def _encode_memory(self, memory: dict[str, Any], result: dict[str, Any], cap: int) -> bytes | None:
         try:
-            text = _dumps(memory, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+            text = _dumps(memory, ensure_ascii=True, allow_nan=False, separators=(",", ":"))
         except (TypeError, ValueError, RecursionError) as exc:
             where = _json_problem(memory) or str(exc)
             result.update(ok=False, error_kind="limit",
                           error=f"memory is not JSON-serializable ({where}); changes from this call were discarded")
             return None
-        if not isinstance(_loads(text), dict):
-            result.update(ok=False, error_kind="limit", error="memory must stay a dict")
-            return None
-        data = text.encode("utf-8")
+        data = text.encode("ascii")
         if len(data) > cap:
             result.update(ok=False, error_kind="limit",
                           error=f"memory is {len(data)} bytes of JSON, over the cap of {cap}; "
@@ -383,7 +377,8 @@ def main() -> int:
         return 2
     limits = dict(init.get("limits") or {})
     _preload()
-    report = protections.lockdown(limits, list(init.get("read_paths") or []))
+    disable = tuple(str(x) for x in init.get("disable") or ())
+    report = protections.lockdown(limits, list(init.get("read_paths") or []), disable)
     report["builtins"] = {"active": True, "removed": [n for n in REMOVED_BUILTINS if not n.startswith("__")],
                           "imports": list(ALLOWED_MODULES)}
     channel.send({"op": "ready", "pid": os.getpid(), "protections": report})

@@ -36,7 +36,7 @@ from atlas.envs.alfworld.households import (
 )
 from atlas.envs.alfworld.pddl import gold_plan, problem_pddl
 from atlas.envs.textgame import TextGameEnv
-from atlas.envs.tw_speedups import install_parse_cache
+from atlas.envs.tw_speedups import install_parse_cache, install_translation_cache
 from atlas.errors import ConfigError, EnvError
 
 NAME = "alfworld"
@@ -248,6 +248,7 @@ class AlfWorldEnv(TextGameEnv):
         from alfworld.agents.environment.alfred_tw_env import AlfredDemangler, AlfredInfos
 
         install_parse_cache()
+        install_translation_cache()
         meta = task.metadata
         if meta.get("mode") == "data":
             path = Path(meta["gamefile"])

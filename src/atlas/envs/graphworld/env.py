@@ -80,6 +80,7 @@ class GraphWorldEnv:
         family_mode: bool = True,
         family: int | None = None,
         count_invalid: bool = True,
+        constrain_args: bool = True,
         **overrides: Any,
     ) -> None:
         base = params or GraphWorldParams()
@@ -94,6 +95,7 @@ class GraphWorldEnv:
         self.family_mode = family_mode
         self.family = family
         self.count_invalid = count_invalid
+        self.constrain_args = constrain_args
         self._world: World | None = None
         self._task: Task | None = None
         self._params = base
@@ -109,11 +111,29 @@ class GraphWorldEnv:
 
     def clone(self) -> GraphWorldEnv:
         return GraphWorldEnv(
-            self.params, family_mode=self.family_mode, family=self.family, count_invalid=self.count_invalid
+            self.params, family_mode=self.family_mode, family=self.family, count_invalid=self.count_invalid,
+            constrain_args=self.constrain_args,
         )
 
     def tools(self) -> list[ToolSpec]:
-        return list(_TOOLS)
+        """The four tools. During an episode (``constrain_args``) each argument is narrowed to an
+        ``enum`` of what is valid right now — adjacent rooms, objects here, objects carried — so a
+        JSON-mode agent decodes under that grammar; an empty choice keeps the plain string (the
+        call then gets the environment's explanation)."""
+        if not self.constrain_args or self._world is None or self._done:
+            return list(_TOOLS)
+        w = self._world
+        choices = {"move_to": w.adjacency[w.location], "pick_up": w.objects_in(w.location),
+                   "put_down": list(w.inventory)}
+        out = []
+        for spec in _TOOLS:
+            values = choices.get(spec.name)
+            if values:
+                (key, prop), = spec.parameters["properties"].items()
+                params = {**spec.parameters, "properties": {key: {**prop, "enum": list(values)}}}
+                spec = ToolSpec(spec.name, spec.description, params)
+            out.append(spec)
+        return out
 
     # --- tasks -------------------------------------------------------------------------------
 
@@ -176,7 +196,7 @@ class GraphWorldEnv:
         if self._done:
             return StepResult(self.observe(), done=True, success=self.success(), counted=False,
                               error="The episode is over; no more actions are accepted.")
-        problem = check_action(list(_TOOLS), action)
+        problem = check_action(list(_TOOLS), action)  # the env explains semantic errors itself
         if problem is not None:
             self._message = problem
             return StepResult(self.observe(), counted=False, error=problem)

@@ -40,7 +40,7 @@ def context_schema(env: Any) -> dict[str, Any]:
             "failure."
         ),
         "agent_tools": [{"name": t.name, "description": t.description, "parameters": t.parameters}
-                        for t in env.tools()],
+                        for t in env.clone().tools()],
         "observation": {"keys": OBSERVATION_KEYS},
         "task": {
             "keys": {

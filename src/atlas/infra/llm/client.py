@@ -166,7 +166,9 @@ class LLMClient:
         with self._lock:
             self.usage.add(completion.usage)
         if self.cache is not None and key is not None:
-            self.cache.put(key, completion, request={"model": self.model, "messages": messages, **request.params()})
+            self.cache.put(
+                key, completion, request={"model": self.model, "messages": messages, **request.params()}
+            )
         return completion
 
     async def _call_with_retries(self, request: LLMRequest) -> Completion:
@@ -195,7 +197,9 @@ class LLMClient:
     # ---- structured output ------------------------------------------------------------------
 
     @overload
-    async def astructured(self, messages: list[Message], schema: type[M], *, retries: int = 2, **kw: Any) -> M: ...
+    async def astructured(
+        self, messages: list[Message], schema: type[M], *, retries: int = 2, **kw: Any
+    ) -> M: ...
     @overload
     async def astructured(
         self, messages: list[Message], schema: dict[str, Any], *, retries: int = 2, **kw: Any
@@ -245,7 +249,9 @@ class LLMClient:
                     "content": f"That reply was not valid: {error}\nReply again with only the corrected JSON.",
                 },
             ]
-        raise LLMResponseError(f"{self.model}: no valid structured reply after {retries + 1} attempts: {error}", raw=last_text)
+        raise LLMResponseError(
+            f"{self.model}: no valid structured reply after {retries + 1} attempts: {error}", raw=last_text
+        )
 
     def structured(self, messages: list[Message], schema: Any, **kwargs: Any) -> Any:
         """Sync twin of ``astructured``."""

@@ -13,11 +13,14 @@ from collections.abc import Mapping
 from typing import Any
 
 from atlas.errors import LLMConfigError
-from atlas.infra.llm.aliases import ALIASES, resolve_alias
+from atlas.infra.llm.aliases import ALIASES
 from atlas.infra.llm.client import LLMClient, RetryPolicy
 from atlas.infra.llm.resolve import missing_keys, resolve_default_model
 
 log = logging.getLogger(__name__)
+
+PROVIDER_TIMEOUT = 120.0
+LOCAL_TIMEOUT = 600.0
 
 _HOW_TO_PICK = (
     "use an alias ({aliases}), a provider string such as openai/gpt-4.1-mini, "
@@ -27,7 +30,9 @@ _HOW_TO_PICK = (
 
 
 def _how_to_pick() -> str:
-    return _HOW_TO_PICK.format(aliases=", ".join(sorted(k for k in ALIASES if "." not in k or "-" in k)[:12]) + ", ...")
+    return _HOW_TO_PICK.format(
+        aliases=", ".join(sorted(k for k in ALIASES if "." not in k or "-" in k)[:12]) + ", ..."
+    )
 
 
 def _provider_of(model: str, api_base: str | None) -> tuple[str, str]:
@@ -53,7 +58,7 @@ def make_llm(
     env: Mapping[str, str] | None = None,
     api_base: str | None = None,
     api_key: str | None = None,
-    timeout: float | None = 120.0,
+    timeout: float | None = None,
     max_retries: int | None = None,
     retry: RetryPolicy | None = None,
     cache: str | os.PathLike[str] | None = None,
@@ -63,33 +68,42 @@ def make_llm(
     n_ctx: int = 8192,
     n_threads: int | None = None,
     tool_choice: str = "auto",
+    grammar: str = "fallback",
     verbose: bool = False,
     **extra: Any,
 ) -> LLMClient:
     """Build the client for ``model`` (None → ``resolve_default_model``; the reason is in
     ``client.reason``). ``cache`` (or ``$ATLAS_LLM_CACHE``) enables the on-disk response cache.
-    ``extra`` keyword arguments go to litellm unchanged."""
+    ``timeout`` (seconds per call) defaults to 120 for providers and 600 for local models (a
+    2-core CPU generating 1k tokens); 0 disables it. ``extra`` keyword arguments go to litellm unchanged."""
     env = os.environ if env is None else env
     resolved, reason = resolve_default_model(model, env)
     log.info("model %s: %s", resolved, reason)
     if retry is None and max_retries is not None:
         retry = RetryPolicy(max_retries=max_retries)
     cache = cache if cache is not None else (env.get("ATLAS_LLM_CACHE") or None)
+    is_local = resolved.startswith("local:")
     client_options: dict[str, Any] = {
-        "timeout": timeout,
+        "timeout": timeout if timeout is not None else (LOCAL_TIMEOUT if is_local else PROVIDER_TIMEOUT),
         "retry": retry,
         "cache": cache,
         "temperature": temperature,
         "max_tokens": max_tokens,
         "reason": reason,
     }
-    if resolved.startswith("local:"):
+    if is_local:
         from atlas.infra.llm.llamacpp_backend import LlamaCppBackend
         from atlas.infra.local_models import resolve_local_model
 
         path = resolve_local_model(resolved.removeprefix("local:"), env)
         backend: Any = LlamaCppBackend(
-            path, model=resolved, n_ctx=n_ctx, n_threads=n_threads, verbose=verbose, tool_choice=tool_choice
+            path,
+            model=resolved,
+            n_ctx=n_ctx,
+            n_threads=n_threads,
+            verbose=verbose,
+            tool_choice=tool_choice,
+            grammar=grammar,
         )
         return LLMClient(backend, **client_options)
 

@@ -165,7 +165,9 @@ def parse_json_reply(text: str) -> Any:
     Objects and arrays are preferred over bare scalars found in prose.
     """
     if not isinstance(text, str) or not text.strip():
-        raise LLMResponseError("the reply is empty; expected JSON", raw=text if isinstance(text, str) else None)
+        raise LLMResponseError(
+            "the reply is empty; expected JSON", raw=text if isinstance(text, str) else None
+        )
     scalar: tuple[bool, Any] = (False, None)
     for candidate in _candidates(text):
         ok, value = _loads(candidate)

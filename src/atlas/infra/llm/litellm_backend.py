@@ -45,9 +45,10 @@ def _is_connection_failure(exc: BaseException) -> bool:
     for _ in range(6):
         if seen is None:
             break
-        if isinstance(seen, openai.APIConnectionError | httpx.ConnectError | httpx.ConnectTimeout | ConnectionError):
-            if not isinstance(seen, openai.APITimeoutError):
-                return True
+        if isinstance(
+            seen, openai.APIConnectionError | httpx.ConnectError | httpx.ConnectTimeout | ConnectionError
+        ) and not isinstance(seen, openai.APITimeoutError):
+            return True
         seen = seen.__cause__ or seen.__context__
     return "Connection error" in str(exc)
 
@@ -78,7 +79,7 @@ class LiteLLMBackend:
     def _lookup(self, name: str) -> bool:
         try:
             return bool(getattr(_litellm(), name)(model=self.model))
-        except Exception:  # noqa: BLE001 - unknown to litellm's model map means "not known to support"
+        except Exception:
             return False
 
     def _where(self) -> str:
@@ -90,16 +91,22 @@ class LiteLLMBackend:
         name = self.model
         status = getattr(exc, "status_code", None)
         if isinstance(exc, litellm.AuthenticationError) or status == 401:
-            return LLMConfigError(f"{name}: the provider rejected the credentials: {_key_hint(self.provider)}")
+            return LLMConfigError(
+                f"{name}: the provider rejected the credentials: {_key_hint(self.provider)}"
+            )
         if isinstance(exc, litellm.PermissionDeniedError) or status == 403:
-            return LLMConfigError(f"{name}: permission denied by the provider; check the key's access to this model")
+            return LLMConfigError(
+                f"{name}: permission denied by the provider; check the key's access to this model"
+            )
         if isinstance(exc, litellm.NotFoundError):
             return LLMConfigError(
                 f"{name}: the provider does not know this model (404); check the model name"
                 + (f" and api_base {self.api_base}" if self.api_base else "")
             )
         if isinstance(exc, litellm.RateLimitError):
-            return LLMConnectionError(f"{name}: rate limited by the provider ({exc.message if hasattr(exc, 'message') else exc})")
+            return LLMConnectionError(
+                f"{name}: rate limited by the provider ({exc.message if hasattr(exc, 'message') else exc})"
+            )
         if isinstance(exc, litellm.Timeout):
             return LLMConnectionError(f"{name}: request to {self._where()} timed out")
         if isinstance(exc, litellm.APIConnectionError) or _is_connection_failure(exc):
@@ -107,7 +114,9 @@ class LiteLLMBackend:
                 f"{name}: cannot reach {self._where()}: is the server running and the address right? "
                 "(pass api_base=... / check network and proxy settings)"
             )
-        if isinstance(exc, litellm.ServiceUnavailableError | litellm.InternalServerError | litellm.BadGatewayError):
+        if isinstance(
+            exc, litellm.ServiceUnavailableError | litellm.InternalServerError | litellm.BadGatewayError
+        ):
             return LLMConnectionError(f"{name}: server error from {self._where()}: {str(exc)[:200]}")
         if isinstance(exc, litellm.ContextWindowExceededError):
             return LLMError(f"{name}: the prompt is longer than the model's context window")
@@ -183,7 +192,7 @@ class LiteLLMBackend:
         cost = 0.0
         try:
             cost = float(_litellm().completion_cost(completion_response=response) or 0.0)
-        except Exception:  # noqa: BLE001 - price unknown (self-hosted / new model): cost stays 0
+        except Exception:
             cost = 0.0
         return Completion(
             text=message.content or "",

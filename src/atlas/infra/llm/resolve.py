@@ -38,7 +38,11 @@ PROVIDER_KEYS: dict[str, tuple[tuple[str, ...], ...]] = {
     "xai": (("XAI_API_KEY",),),
     "cohere": (("COHERE_API_KEY",),),
     "fireworks_ai": (("FIREWORKS_API_KEY",), ("FIREWORKS_AI_API_KEY",)),
-    "bedrock": (("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"), ("AWS_PROFILE",), ("AWS_BEARER_TOKEN_BEDROCK",)),
+    "bedrock": (
+        ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"),
+        ("AWS_PROFILE",),
+        ("AWS_BEARER_TOKEN_BEDROCK",),
+    ),
     "azure": (("AZURE_API_KEY", "AZURE_API_BASE"),),
 }
 

@@ -16,14 +16,14 @@ import threading
 from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, Union
+from typing import Any
 
 from atlas.errors import InvalidInputError, ScriptExhaustedError
 from atlas.infra.llm.backend import LLMRequest
 from atlas.infra.llm.client import LLMClient, RetryPolicy
 from atlas.protocols.llm import Completion, Message, ToolCall, Usage
 
-Reply = Union[str, Completion, dict[str, Any], BaseException, Callable[..., Any]]
+Reply = str | Completion | dict[str, Any] | BaseException | Callable[..., Any]
 
 
 @dataclass
@@ -57,7 +57,9 @@ def _to_completion(reply: Any) -> Completion:
                 args = json.loads(args)
             calls.append(ToolCall(name=call["name"], arguments=dict(args), id=call.get("id") or f"call_{i}"))
         return Completion(text=reply.get("text") or "", tool_calls=calls)
-    raise InvalidInputError(f"a scripted reply must be str, Completion, dict or callable, not {type(reply).__name__}")
+    raise InvalidInputError(
+        f"a scripted reply must be str, Completion, dict or callable, not {type(reply).__name__}"
+    )
 
 
 class ScriptedBackend:
@@ -66,7 +68,9 @@ class ScriptedBackend:
     model = "scripted"
     supports_tools = True
 
-    def __init__(self, replies: Iterable[Reply] | Callable[..., Any] | None = None, *, default: Reply | None = None):
+    def __init__(
+        self, replies: Iterable[Reply] | Callable[..., Any] | None = None, *, default: Reply | None = None
+    ):
         self._responder: Callable[..., Any] | None = None
         self._queue: deque[Reply] = deque()
         if callable(replies) and not isinstance(replies, list | tuple):
@@ -113,7 +117,9 @@ class ScriptedBackend:
             raise reply
         completion = _to_completion(reply)
         prompt = sum(_rough_tokens(str(m.get("content") or "")) for m in request.messages)
-        out = _rough_tokens(completion.text) + sum(_rough_tokens(json.dumps(c.arguments)) for c in completion.tool_calls)
+        out = _rough_tokens(completion.text) + sum(
+            _rough_tokens(json.dumps(c.arguments)) for c in completion.tool_calls
+        )
         return Completion(
             text=completion.text,
             tool_calls=list(completion.tool_calls),
@@ -138,7 +144,9 @@ class ScriptedLLM(LLMClient):
     ) -> None:
         self.script = ScriptedBackend(replies, default=default)
         client_options.setdefault("timeout", None)
-        client_options.setdefault("retry", RetryPolicy(base_delay=0.0, jitter=0.0))  # scripted failures: no waiting
+        client_options.setdefault(
+            "retry", RetryPolicy(base_delay=0.0, jitter=0.0)
+        )  # scripted failures: no waiting
         super().__init__(self.script, **client_options)
 
     def enqueue(self, *replies: Reply) -> ScriptedLLM:

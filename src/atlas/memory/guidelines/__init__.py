@@ -16,6 +16,7 @@ from atlas.memory.guidelines.bank import GuidelineBank, SaveResult
 from atlas.memory.guidelines.config import GuidelineConfig, OutcomeRules, check_namespace
 from atlas.memory.guidelines.consolidate import Decider, LLMDecider, RuleDecider, cluster
 from atlas.memory.guidelines.generalize import Generalizer, LLMGeneralizer, RuleGeneralizer
+from atlas.memory.guidelines.host import GuidelineDesign
 from atlas.memory.guidelines.intelligence import (
     LLMThoughtClassifier,
     RuleThoughtClassifier,
@@ -24,7 +25,7 @@ from atlas.memory.guidelines.intelligence import (
     TrajectoryIntelligence,
 )
 from atlas.memory.guidelines.llmspec import resolve_llm
-from atlas.memory.guidelines.messages import messages_to_trajectory, parse_trajectory
+from atlas.memory.guidelines.messages import episode_to_trajectory, messages_to_trajectory, parse_trajectory
 from atlas.memory.guidelines.render import format_guideline, format_guidelines
 from atlas.memory.guidelines.retrieval import CosineRetriever, LLMSelector, Retriever
 from atlas.memory.guidelines.segmentation import LLMSegmenter, Segmenter, SegmentSpec, TaskLevelSegmenter
@@ -39,6 +40,7 @@ __all__ = [
     "Generalizer",
     "GuidelineBank",
     "GuidelineConfig",
+    "GuidelineDesign",
     "GuidelineStore",
     "LLMAttributor",
     "LLMDecider",
@@ -63,6 +65,7 @@ __all__ = [
     "TrajectoryIntelligence",
     "check_namespace",
     "cluster",
+    "episode_to_trajectory",
     "format_guideline",
     "format_guidelines",
     "messages_to_trajectory",

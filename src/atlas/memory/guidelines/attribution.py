@@ -54,8 +54,10 @@ class Attribution:
                 f"why it worked: {d.why_it_worked}",
             ]
         elif isinstance(d, InefficiencyAttribution):
-            parts = [f"suboptimal (steps {d.steps}): {d.suboptimal}",
-                     f"efficient alternative: {d.efficient_alternative}"]
+            parts = [
+                f"suboptimal (steps {d.steps}): {d.suboptimal}",
+                f"efficient alternative: {d.efficient_alternative}",
+            ]
         else:
             return ""
         return "\n".join(parts)
@@ -88,7 +90,8 @@ class LLMAttributor:
         if schema is None or not trajectory.steps:
             return Attribution(kind=intel.outcome)
         msgs = stage_messages(
-            "attribution", trajectory=describe(trajectory, intel),
+            "attribution",
+            trajectory=describe(trajectory, intel),
             instruction=ATTRIBUTION_INSTRUCTIONS[intel.outcome],
         )
         detail = await self.llm.astructured(msgs, bounded(schema, n_steps=intel.n_steps))

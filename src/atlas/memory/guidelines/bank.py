@@ -105,7 +105,9 @@ class GuidelineBank:
             from atlas.infra.records import RecordStore
             from atlas.infra.vector_index import InMemoryVectorStore
 
-            store = GuidelineStore(self.namespace, RecordStore(None), InMemoryVectorStore(collection_name(namespace)))
+            store = GuidelineStore(
+                self.namespace, RecordStore(None), InMemoryVectorStore(collection_name(namespace))
+            )
         self.store = store
         if embedder is None:
             from atlas.infra.embeddings import default_embedder
@@ -115,25 +117,33 @@ class GuidelineBank:
         self.llm = llm
         self.rules = RuleGeneralizer()
         self.analyzer = analyzer or TrajectoryAnalyzer(
-            cfg.outcome, LLMThoughtClassifier(llm) if (llm is not None and cfg.llm_thought_classifier) else None
+            cfg.outcome,
+            LLMThoughtClassifier(llm) if (llm is not None and cfg.llm_thought_classifier) else None,
         )
         self.attributor = attributor or (LLMAttributor(llm) if llm is not None else None)
         if segmenter is None and llm is not None:
-            segmenter = LLMSegmenter(llm, cfg.max_segments) if cfg.granularity == "subtask" else TaskLevelSegmenter()
+            segmenter = (
+                LLMSegmenter(llm, cfg.max_segments) if cfg.granularity == "subtask" else TaskLevelSegmenter()
+            )
         self.segmenter = segmenter
         self.tip_generator = tip_generator or (
-            LLMTipGenerator(llm, cfg.min_tips_per_segment, cfg.max_tips_per_segment) if llm is not None else None
+            LLMTipGenerator(llm, cfg.min_tips_per_segment, cfg.max_tips_per_segment)
+            if llm is not None
+            else None
         )
         self.generalizer = generalizer or (
             LLMGeneralizer(llm, self.rules) if (llm is not None and cfg.llm_generalizer) else self.rules
         )
         self.decider = decider or (
-            LLMDecider(llm) if (llm is not None and cfg.llm_consolidation)
+            LLMDecider(llm)
+            if (llm is not None and cfg.llm_consolidation)
             else RuleDecider(cfg.duplicate_threshold, cfg.max_tips_per_cluster)
         )
         self.cosine = CosineRetriever(cfg.threshold, cfg.failure_weight)
         self.retriever = retriever
-        self._locks: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Lock] = weakref.WeakKeyDictionary()
+        self._locks: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Lock] = (
+            weakref.WeakKeyDictionary()
+        )
 
     # --- construction -------------------------------------------------------------------------------
     @classmethod
@@ -183,13 +193,26 @@ class GuidelineBank:
         traj = parse_trajectory(trajectory, success=success)
         prev = self.store.trajectory(traj.id)
         if prev and prev.get("status") == "processed":
-            return SaveResult(traj.id, "duplicate", list(prev.get("guideline_ids", [])), prev.get("outcome"),
-                              reason="trajectory already processed")
+            return SaveResult(
+                traj.id,
+                "duplicate",
+                list(prev.get("guideline_ids", [])),
+                prev.get("outcome"),
+                reason="trajectory already processed",
+            )
         return await self._process(traj, attempts=int(prev.get("attempts", 0)) + 1 if prev else 1)
 
     async def asave_trajectory(self, trajectory: Any, *, success: bool | None = None) -> list[str]:
-        """Protocol form of ``asave``: the ids of the guidelines added or updated."""
-        return (await self.asave(trajectory, success=success)).guideline_ids
+        """Protocol form of ``asave``: the ids of the guidelines added or updated. An empty list means
+        nothing new was learned; a trajectory that could not be processed raises ``LLMError`` (after
+        it has been recorded for ``reprocess()``), so a caller never mistakes a failure for "nothing"."""
+        result = await self.asave(trajectory, success=success)
+        if result.status == "not_processed":
+            raise LLMError(
+                f"trajectory {result.trajectory_id} not processed ({result.reason}); "
+                "it is recorded and reprocess() will retry it"
+            )
+        return result.guideline_ids
 
     def save(self, trajectory: Any, *, success: bool | None = None) -> SaveResult:
         return run_sync(self.asave(trajectory, success=success))
@@ -198,8 +221,15 @@ class GuidelineBank:
         return run_sync(self.asave_trajectory(trajectory, success=success))
 
     def _require_llm(self) -> None:
-        missing = [n for n, s in (("segmenter", self.segmenter), ("tip_generator", self.tip_generator),
-                                  ("attributor", self.attributor)) if s is None]
+        missing = [
+            n
+            for n, s in (
+                ("segmenter", self.segmenter),
+                ("tip_generator", self.tip_generator),
+                ("attributor", self.attributor),
+            )
+            if s is None
+        ]
         if missing:
             raise ConfigError(
                 f"extracting guidelines needs an LLM (missing: {', '.join(missing)}); pass llm= or --model"
@@ -211,13 +241,16 @@ class GuidelineBank:
             intel, attribution, groups = await self._extract(traj)
             async with self._lock():
                 commit, result = await _stage("consolidation", self._consolidate_new(traj, groups))
-                commit.trajectory = self._trajectory_record(traj, "processed", attempts, intel, attribution,
-                                                            result.guideline_ids, None)
+                commit.trajectory = self._trajectory_record(
+                    traj, "processed", attempts, intel, attribution, result.guideline_ids, None
+                )
                 await self.store.apply(commit)
         except _StageFailed as exc:
             reason = str(exc)
             log.warning("trajectory %s not processed: %s", traj.id, reason)
-            self.store.put_trajectory(self._trajectory_record(traj, "not_processed", attempts, None, None, [], reason))
+            self.store.put_trajectory(
+                self._trajectory_record(traj, "not_processed", attempts, None, None, [], reason)
+            )
             return SaveResult(traj.id, "not_processed", reason=reason)
         result.outcome = intel.outcome
         return result
@@ -236,14 +269,18 @@ class GuidelineBank:
             tips = await _stage("tips", self.tip_generator.generate(traj, intel, attribution, seg))
             g = self.rules.generalize_text
             clean = [
-                t.model_copy(update={
-                    "content": g(t.content), "trigger": g(t.trigger), "purpose": g(t.purpose),
-                    "application_context": g(t.application_context),
-                    "implementation_steps": [g(s) for s in t.implementation_steps],
-                    "negative_example": g(t.negative_example) if t.negative_example else None,
-                    "subtask": desc,
-                    "metadata": {**t.metadata, "task": task_text},
-                })
+                t.model_copy(
+                    update={
+                        "content": g(t.content),
+                        "trigger": g(t.trigger),
+                        "purpose": g(t.purpose),
+                        "application_context": g(t.application_context),
+                        "implementation_steps": [g(s) for s in t.implementation_steps],
+                        "negative_example": g(t.negative_example) if t.negative_example else None,
+                        "subtask": desc,
+                        "metadata": {**t.metadata, "task": task_text},
+                    }
+                )
                 for t in tips
             ]
             groups.append((desc, clean))
@@ -264,8 +301,11 @@ class GuidelineBank:
             hits = await self.store.query(svec.tolist(), 2 * cfg.max_tips_per_cluster + 4, where={"key": "s"})
             ids = [gid for gid, _, score in hits if score >= cfg.cluster_threshold]
             ids += [gid for gid, v in pending if float(v @ svec) >= cfg.cluster_threshold and gid not in ids]
-            existing = [g for g in (writes.get(i) or self.store.get(i) for i in dict.fromkeys(ids)
-                                    if i not in deletes) if g is not None]
+            existing = [
+                g
+                for g in (writes.get(i) or self.store.get(i) for i in dict.fromkeys(ids) if i not in deletes)
+                if g is not None
+            ]
             new_vecs = await self._embed([t.content for t in tips])
             ex_vecs = await self._embed([g.content for g in existing])
             sims = new_vecs @ ex_vecs.T if len(existing) else np.zeros((len(tips), 0), dtype=np.float32)
@@ -280,12 +320,17 @@ class GuidelineBank:
             logged.extend(plan.log)
             pending.extend((t.id, svec) for t in tips)
         commit = await self._commit_for(list(writes.values()), deletes, logged)
-        touched = [r.guideline_id for r in logged if r.action in ("ADD", "UPDATE") and r.guideline_id in writes]
-        result = SaveResult(traj.id, "processed", list(dict.fromkeys(touched)),
-                            decisions=[r.to_dict() for r in logged])
+        touched = [
+            r.guideline_id for r in logged if r.action in ("ADD", "UPDATE") and r.guideline_id in writes
+        ]
+        result = SaveResult(
+            traj.id, "processed", list(dict.fromkeys(touched)), decisions=[r.to_dict() for r in logged]
+        )
         return commit, result
 
-    async def _commit_for(self, writes: list[Guideline], deletes: list[str], logged: list[DecisionRecord]) -> Commit:
+    async def _commit_for(
+        self, writes: list[Guideline], deletes: list[str], logged: list[DecisionRecord]
+    ) -> Commit:
         texts_s = [g.subtask or g.trigger or g.content for g in writes]
         texts_t = [str(g.metadata.get("task") or g.subtask or g.content) for g in writes]
         vecs = await self._embed(texts_s + texts_t)
@@ -294,12 +339,21 @@ class GuidelineBank:
             (g, {"s": vecs[i].tolist(), "t": vecs[n + i].tolist()}, {"s": texts_s[i], "t": texts_t[i]})
             for i, g in enumerate(writes)
         ]
-        return Commit(upserts=upserts, deletes=list(dict.fromkeys(deletes)),
-                      decisions=[{**r.to_dict(), "seq": j} for j, r in enumerate(logged)])
+        return Commit(
+            upserts=upserts,
+            deletes=list(dict.fromkeys(deletes)),
+            decisions=[{**r.to_dict(), "seq": j} for j, r in enumerate(logged)],
+        )
 
     def _trajectory_record(
-        self, traj: Trajectory, status: str, attempts: int, intel: TrajectoryIntelligence | None,
-        attribution: Attribution | None, guideline_ids: list[str], reason: str | None,
+        self,
+        traj: Trajectory,
+        status: str,
+        attempts: int,
+        intel: TrajectoryIntelligence | None,
+        attribution: Attribution | None,
+        guideline_ids: list[str],
+        reason: str | None,
     ) -> dict[str, Any]:
         return {
             "id": traj.id,
@@ -330,8 +384,11 @@ class GuidelineBank:
 
     def unprocessed(self) -> list[dict[str, Any]]:
         """Trajectories whose extraction failed: id, task, reason, attempts."""
-        return [{k: r.get(k) for k in ("id", "task", "reason", "attempts", "saved_at")}
-                for r in self.store.trajectories() if r.get("status") == "not_processed"]
+        return [
+            {k: r.get(k) for k in ("id", "task", "reason", "attempts", "saved_at")}
+            for r in self.store.trajectories()
+            if r.get("status") == "not_processed"
+        ]
 
     # --- retrieval ----------------------------------------------------------------------------------
     def _retriever(self, mode: str | None) -> Retriever:
@@ -342,16 +399,27 @@ class GuidelineBank:
             if self.retriever is not None and self.retriever.name == "llm":
                 return self.retriever
             if self.llm is None:
-                raise ConfigError("retrieval mode 'llm' needs an LLM; pass llm= or --model, or use mode='cosine'")
+                raise ConfigError(
+                    "retrieval mode 'llm' needs an LLM; pass llm= or --model, or use mode='cosine'"
+                )
             cfg = self.config
-            self.retriever = LLMSelector(self.llm, candidates=cfg.llm_candidates,
-                                         candidate_threshold=cfg.llm_candidate_threshold, threshold=cfg.threshold,
-                                         failure_weight=cfg.failure_weight, fallback=cfg.llm_fallback_to_cosine)
+            self.retriever = LLMSelector(
+                self.llm,
+                candidates=cfg.llm_candidates,
+                candidate_threshold=cfg.llm_candidate_threshold,
+                threshold=cfg.threshold,
+                failure_weight=cfg.failure_weight,
+                fallback=cfg.llm_fallback_to_cosine,
+            )
             return self.retriever
         raise InvalidInputError(f"mode: must be 'cosine' or 'llm', got {mode!r}")
 
     async def aget_guidelines(
-        self, task: Task | str, k: int | None = None, mode: str | None = None, filters: dict[str, Any] | None = None,
+        self,
+        task: Task | str,
+        k: int | None = None,
+        mode: str | None = None,
+        filters: dict[str, Any] | None = None,
     ) -> list[Guideline]:
         """The tips that apply to ``task``, best first (``similarity`` filled). ``filters`` are
         equality filters on category, task_category, domain, evidence or priority."""
@@ -372,7 +440,11 @@ class GuidelineBank:
         return await retriever.retrieve(self.store, text, vec, k, where)
 
     def get_guidelines(
-        self, task: Task | str, k: int | None = None, mode: str | None = None, filters: dict[str, Any] | None = None,
+        self,
+        task: Task | str,
+        k: int | None = None,
+        mode: str | None = None,
+        filters: dict[str, Any] | None = None,
     ) -> list[Guideline]:
         return run_sync(self.aget_guidelines(task, k, mode, filters))
 
@@ -395,7 +467,9 @@ class GuidelineBank:
         if g is None:
             return False
         async with self._lock():
-            rec = DecisionRecord("DELETE", g.id, "deleted by the user", "user", target_id=g.id, content=g.content)
+            rec = DecisionRecord(
+                "DELETE", g.id, "deleted by the user", "user", target_id=g.id, content=g.content
+            )
             await self.store.apply(Commit(deletes=[g.id], decisions=[rec.to_dict()]))
         return True
 
@@ -413,18 +487,45 @@ class GuidelineBank:
                 rest = [s for s in g.source_trajectory_ids if s != trajectory_id]
                 if not rest:
                     deletes.append(g.id)
-                    logged.append(DecisionRecord("DELETE", g.id, "its only source trajectory was removed", "provenance",
-                                                 trajectory_id=trajectory_id, target_id=g.id, content=g.content))
+                    logged.append(
+                        DecisionRecord(
+                            "DELETE",
+                            g.id,
+                            "its only source trajectory was removed",
+                            "provenance",
+                            trajectory_id=trajectory_id,
+                            target_id=g.id,
+                            content=g.content,
+                        )
+                    )
                     continue
-                outcomes = {s: o for s, o in g.metadata.get("source_outcomes", {}).items() if s != trajectory_id}
+                outcomes = {
+                    s: o for s, o in g.metadata.get("source_outcomes", {}).items() if s != trajectory_id
+                }
                 kinds = set(outcomes.values()) or {g.evidence}
                 evidence = "both" if len(kinds) > 1 else kinds.pop()
-                writes.append(g.model_copy(update={
-                    "source_trajectory_ids": rest, "support": max(1, g.support - 1), "evidence": evidence,
-                    "metadata": {**g.metadata, "source_outcomes": outcomes}, "updated_at": utc_now(),
-                }))
-                logged.append(DecisionRecord("UPDATE", g.id, "demoted: a source trajectory was removed", "provenance",
-                                             trajectory_id=trajectory_id, target_id=g.id, content=g.content))
+                writes.append(
+                    g.model_copy(
+                        update={
+                            "source_trajectory_ids": rest,
+                            "support": max(1, g.support - 1),
+                            "evidence": evidence,
+                            "metadata": {**g.metadata, "source_outcomes": outcomes},
+                            "updated_at": utc_now(),
+                        }
+                    )
+                )
+                logged.append(
+                    DecisionRecord(
+                        "UPDATE",
+                        g.id,
+                        "demoted: a source trajectory was removed",
+                        "provenance",
+                        trajectory_id=trajectory_id,
+                        target_id=g.id,
+                        content=g.content,
+                    )
+                )
             commit = await self._commit_for(writes, deletes, logged)
             commit.trajectory_deletes = [trajectory_id] if self.store.trajectory(trajectory_id) else []
             await self.store.apply(commit)
@@ -452,8 +553,15 @@ class GuidelineBank:
                     kept: list[int] = []
                     for i in members:
                         g = writes.get(items[i].id, items[i])
-                        dup = next((j for j in kept if items[j].category == g.category
-                                    and float(cvecs[i] @ cvecs[j]) >= cfg.duplicate_threshold), None)
+                        dup = next(
+                            (
+                                j
+                                for j in kept
+                                if items[j].category == g.category
+                                and float(cvecs[i] @ cvecs[j]) >= cfg.duplicate_threshold
+                            ),
+                            None,
+                        )
                         if dup is None:
                             kept.append(i)
                             continue
@@ -461,16 +569,40 @@ class GuidelineBank:
                         writes[target.id] = merge_into(target, g)
                         writes.pop(g.id, None)
                         deletes.append(g.id)
-                        logged.append(DecisionRecord("UPDATE", target.id, f"absorbed duplicate {g.id}", "rules",
-                                                     target_id=target.id, content=g.content))
-                        logged.append(DecisionRecord("DELETE", g.id, f"merged into {target.id}", "rules",
-                                                     target_id=g.id, content=g.content))
-                    for i in kept[cfg.max_tips_per_cluster:]:
+                        logged.append(
+                            DecisionRecord(
+                                "UPDATE",
+                                target.id,
+                                f"absorbed duplicate {g.id}",
+                                "rules",
+                                target_id=target.id,
+                                content=g.content,
+                            )
+                        )
+                        logged.append(
+                            DecisionRecord(
+                                "DELETE",
+                                g.id,
+                                f"merged into {target.id}",
+                                "rules",
+                                target_id=g.id,
+                                content=g.content,
+                            )
+                        )
+                    for i in kept[cfg.max_tips_per_cluster :]:
                         g = items[i]
                         writes.pop(g.id, None)
                         deletes.append(g.id)
-                        logged.append(DecisionRecord("DELETE", g.id, "cluster over max_tips_per_cluster", "rules",
-                                                     target_id=g.id, content=g.content))
+                        logged.append(
+                            DecisionRecord(
+                                "DELETE",
+                                g.id,
+                                "cluster over max_tips_per_cluster",
+                                "rules",
+                                target_id=g.id,
+                                content=g.content,
+                            )
+                        )
                 for g0 in items:
                     if g0.id in deletes or g0.evidence != "failure":
                         continue
@@ -479,18 +611,44 @@ class GuidelineBank:
                     if now - updated < timedelta(days=cfg.failure_decay_days):
                         continue
                     if g.priority in _DEMOTE:
-                        writes[g.id] = g.model_copy(update={"priority": _DEMOTE[g.priority], "updated_at": now})
-                        logged.append(DecisionRecord("UPDATE", g.id, "decay: learned only from failures", "decay",
-                                                     target_id=g.id, content=g.content))
+                        writes[g.id] = g.model_copy(
+                            update={"priority": _DEMOTE[g.priority], "updated_at": now}
+                        )
+                        logged.append(
+                            DecisionRecord(
+                                "UPDATE",
+                                g.id,
+                                "decay: learned only from failures",
+                                "decay",
+                                target_id=g.id,
+                                content=g.content,
+                            )
+                        )
                     elif g.support <= 1:
                         writes.pop(g.id, None)
                         deletes.append(g.id)
-                        logged.append(DecisionRecord("DELETE", g.id, "decay: low-priority failure-only tip", "decay",
-                                                     target_id=g.id, content=g.content))
+                        logged.append(
+                            DecisionRecord(
+                                "DELETE",
+                                g.id,
+                                "decay: low-priority failure-only tip",
+                                "decay",
+                                target_id=g.id,
+                                content=g.content,
+                            )
+                        )
                     else:
                         writes[g.id] = g.model_copy(update={"support": g.support - 1, "updated_at": now})
-                        logged.append(DecisionRecord("UPDATE", g.id, "decay: support −1", "decay",
-                                                     target_id=g.id, content=g.content))
+                        logged.append(
+                            DecisionRecord(
+                                "UPDATE",
+                                g.id,
+                                "decay: support −1",
+                                "decay",
+                                target_id=g.id,
+                                content=g.content,
+                            )
+                        )
             commit = await self._commit_for(list(writes.values()), deletes, logged)
             await self.store.apply(commit)
         return [r.to_dict() for r in logged]
@@ -507,8 +665,13 @@ class GuidelineBank:
         by_status: dict[str, int] = {}
         for t in trajs:
             by_status[t.get("status", "?")] = by_status.get(t.get("status", "?"), 0) + 1
-        return {"namespace": self.namespace, "guidelines": len(gls), "by_category": by_cat,
-                "trajectories": by_status, "decisions": len(self.store.decisions())}
+        return {
+            "namespace": self.namespace,
+            "guidelines": len(gls),
+            "by_category": by_cat,
+            "trajectories": by_status,
+            "decisions": len(self.store.decisions()),
+        }
 
 
 __all__ = ["GuidelineBank", "SaveResult", "SaveStatus"]

@@ -35,9 +35,13 @@ class OutcomeRules(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    min_errors_for_recovery: int = Field(1, ge=1, description="errors in a successful run that make it a recovery")
+    min_errors_for_recovery: int = Field(
+        1, ge=1, description="errors in a successful run that make it a recovery"
+    )
     repeat_threshold: int = Field(3, ge=2, description="same action this many times → inefficient")
-    repeated_failure_threshold: int = Field(2, ge=2, description="same failing action this many times → pattern")
+    repeated_failure_threshold: int = Field(
+        2, ge=2, description="same failing action this many times → pattern"
+    )
     max_clean_steps: int = Field(25, ge=1, description="a success longer than this is inefficient")
     inefficiency_ratio: float = Field(
         1.5, gt=1.0, description="steps > ratio × metadata['optimal_steps'] → inefficient"
@@ -78,4 +82,4 @@ class GuidelineConfig(BaseModel):
         return self
 
 
-__all__ = ["GuidelineConfig", "Granularity", "OutcomeRules", "RetrievalMode", "check_namespace"]
+__all__ = ["Granularity", "GuidelineConfig", "OutcomeRules", "RetrievalMode", "check_namespace"]

@@ -55,15 +55,25 @@ def merge_into(existing: Guideline, new: Guideline, merged_content: str | None =
     text_from = new if (existing.evidence == "failure" and new.evidence != "failure") else existing
     update: dict[str, Any] = {
         "source_trajectory_ids": sources,
-        "support": max(len(sources), existing.support + (0 if set(new.source_trajectory_ids) <= set(
-            existing.source_trajectory_ids) else 1)),
+        "support": max(
+            len(sources),
+            existing.support
+            + (0 if set(new.source_trajectory_ids) <= set(existing.source_trajectory_ids) else 1),
+        ),
         "evidence": evidence,
         "metadata": {**existing.metadata, "source_outcomes": outcomes},
         "updated_at": utc_now(),
         "priority": max(existing.priority, new.priority, key=_PRIORITY.__getitem__),
     }
     if text_from is new:
-        for f in ("content", "purpose", "implementation_steps", "trigger", "negative_example", "application_context"):
+        for f in (
+            "content",
+            "purpose",
+            "implementation_steps",
+            "trigger",
+            "negative_example",
+            "application_context",
+        ):
             update[f] = getattr(new, f)
     if merged_content:
         update["content"] = merged_content
@@ -134,23 +144,45 @@ class RuleDecider:
                 why = f"same advice as {target.id} (cosine {best:.2f})"
                 if merged.content != target.content:
                     why += "; text replaced: success outranks failure"
-                plan.log.append(DecisionRecord("UPDATE", target.id, why, self.name, target_id=target.id,
-                                               content=tip.content))
+                plan.log.append(
+                    DecisionRecord(
+                        "UPDATE", target.id, why, self.name, target_id=target.id, content=tip.content
+                    )
+                )
                 continue
             if len(current) + 1 > self.max_tips_per_cluster:
                 weakest = min(current.values(), key=rank_key)
                 if rank_key(tip)[:3] <= rank_key(weakest)[:3]:  # ties keep the incumbent
-                    plan.log.append(DecisionRecord("NONE", None, "cluster full and the new tip ranks lowest",
-                                                   self.name, content=tip.content))
+                    plan.log.append(
+                        DecisionRecord(
+                            "NONE",
+                            None,
+                            "cluster full and the new tip ranks lowest",
+                            self.name,
+                            content=tip.content,
+                        )
+                    )
                     continue
                 del current[weakest.id]
                 plan.writes.pop(weakest.id, None)
                 plan.deletes.append(weakest.id)
-                plan.log.append(DecisionRecord("DELETE", weakest.id, "cluster full: weakest tip replaced",
-                                               self.name, target_id=weakest.id, content=weakest.content))
+                plan.log.append(
+                    DecisionRecord(
+                        "DELETE",
+                        weakest.id,
+                        "cluster full: weakest tip replaced",
+                        self.name,
+                        target_id=weakest.id,
+                        content=weakest.content,
+                    )
+                )
             current[tip.id] = tip
             plan.writes[tip.id] = tip
-            note = f"closest same-category tip cosine {best:.2f}" if best_j >= 0 else "first tip of its kind here"
+            note = (
+                f"closest same-category tip cosine {best:.2f}"
+                if best_j >= 0
+                else "first tip of its kind here"
+            )
             plan.log.append(DecisionRecord("ADD", tip.id, note, self.name, content=tip.content))
         return plan
 
@@ -169,13 +201,15 @@ class LLMDecider:
         if not existing:
             return await RuleDecider().decide(subtask, existing, new, content_sims)
         ex_text = "\n".join(
-            f"- id={g.id} [{g.category}, evidence={g.evidence}, support={g.support}] {g.content}" for g in existing
+            f"- id={g.id} [{g.category}, evidence={g.evidence}, support={g.support}] {g.content}"
+            for g in existing
         )
         new_text = "\n".join(f"{i}. [{g.category}] {g.content}" for i, g in enumerate(new))
         evidence = "successful" if all(g.evidence != "failure" for g in new) else "failed"
         schema = bounded(DecisionBatch, n_new=len(new), existing_ids=frozenset(g.id for g in existing))
         reply = await self.llm.astructured(
-            stage_messages("consolidate", subtask=subtask, existing=ex_text, new=new_text, evidence=evidence), schema
+            stage_messages("consolidate", subtask=subtask, existing=ex_text, new=new_text, evidence=evidence),
+            schema,
         )
         plan = Plan()
         current = {g.id: g for g in existing}
@@ -189,16 +223,24 @@ class LLMDecider:
                 merged = merge_into(current[d.target_id], tip, d.merged_content)
                 current[d.target_id] = merged
                 plan.writes[d.target_id] = merged
-                plan.log.append(DecisionRecord("UPDATE", d.target_id, d.reason, self.name,
-                                               target_id=d.target_id, content=tip.content))
+                plan.log.append(
+                    DecisionRecord(
+                        "UPDATE", d.target_id, d.reason, self.name, target_id=d.target_id, content=tip.content
+                    )
+                )
             elif d.action == "DELETE" and d.target_id in current:
                 old = current.pop(d.target_id)
                 plan.writes.pop(old.id, None)
                 plan.deletes.append(old.id)
-                plan.log.append(DecisionRecord("DELETE", old.id, d.reason, self.name, target_id=old.id,
-                                               content=old.content))
+                plan.log.append(
+                    DecisionRecord(
+                        "DELETE", old.id, d.reason, self.name, target_id=old.id, content=old.content
+                    )
+                )
                 plan.writes[tip.id] = tip
-                plan.log.append(DecisionRecord("ADD", tip.id, f"replaces {old.id}", self.name, content=tip.content))
+                plan.log.append(
+                    DecisionRecord("ADD", tip.id, f"replaces {old.id}", self.name, content=tip.content)
+                )
             elif d.action == "NONE":
                 plan.log.append(DecisionRecord("NONE", None, d.reason, self.name, content=tip.content))
             else:  # ADD, or an UPDATE/DELETE whose target an earlier decision already removed
@@ -207,4 +249,13 @@ class LLMDecider:
         return plan
 
 
-__all__ = ["DecisionRecord", "Decider", "LLMDecider", "Plan", "RuleDecider", "cluster", "merge_into", "rank_key"]
+__all__ = [
+    "Decider",
+    "DecisionRecord",
+    "LLMDecider",
+    "Plan",
+    "RuleDecider",
+    "cluster",
+    "merge_into",
+    "rank_key",
+]

@@ -53,14 +53,27 @@ class ThoughtClassifier(Protocol):
 
 
 _RULES: list[tuple[str, re.Pattern[str]]] = [
-    ("reflection", re.compile(
-        r"\b(mistake|wrong|should have|instead|reali[sz]e|oops|didn'?t work|did not work|failed|"
-        r"that was|my error|in hindsight|learned|lesson)\b", re.I)),
-    ("validation", re.compile(
-        r"\b(verify|verif|check|confirm|make sure|ensure|double-check|validate|test whether|is it correct)\w*",
-        re.I)),
-    ("planning", re.compile(
-        r"\b(i will|i'll|plan|first|next|then|let me|going to|step \d|after that|need to|should)\b", re.I)),
+    (
+        "reflection",
+        re.compile(
+            r"\b(mistake|wrong|should have|instead|reali[sz]e|oops|didn'?t work|did not work|failed|"
+            r"that was|my error|in hindsight|learned|lesson)\b",
+            re.I,
+        ),
+    ),
+    (
+        "validation",
+        re.compile(
+            r"\b(verify|verif|check|confirm|make sure|ensure|double-check|validate|test whether|is it correct)\w*",
+            re.I,
+        ),
+    ),
+    (
+        "planning",
+        re.compile(
+            r"\b(i will|i'll|plan|first|next|then|let me|going to|step \d|after that|need to|should)\b", re.I
+        ),
+    ),
 ]
 
 
@@ -102,15 +115,15 @@ class LLMThoughtClassifier:
         n = len(thoughts)
         schema = bounded(ThoughtLabels, n_items=n)
         listing = "\n".join(f"{i}. {t}" for i, t in enumerate(thoughts))
-        reply = await self.llm.astructured(
-            stage_messages("thoughts", thoughts=listing, n=n), schema
-        )
+        reply = await self.llm.astructured(stage_messages("thoughts", thoughts=listing, n=n), schema)
         return list(reply.labels)
 
 
 # --- patterns and outcome -----------------------------------------------------------------------
 
-_DISCOVERY_TOOLS = re.compile(r"^(look|help|list\w*|search\w*|describe\w*|inspect\w*|get_schema|docs?|man)$", re.I)
+_DISCOVERY_TOOLS = re.compile(
+    r"^(look|help|list\w*|search\w*|describe\w*|inspect\w*|get_schema|docs?|man)$", re.I
+)
 
 
 def detect_patterns(trajectory: Trajectory, rules: OutcomeRules) -> list[Pattern]:
@@ -134,7 +147,9 @@ def detect_patterns(trajectory: Trajectory, rules: OutcomeRules) -> list[Pattern
         for j in range(i + 1, min(len(steps), i + 4)):
             nxt = steps[j]
             if nxt.error is None and nxt.action != s.action:
-                patterns.append(Pattern("self_correction", [i, j], f"after {s.action} failed, {nxt.action} worked"))
+                patterns.append(
+                    Pattern("self_correction", [i, j], f"after {s.action} failed, {nxt.action} worked")
+                )
                 break
     # API discovery: a tool first used after an earlier observation/error mentioned it, or a
     # discovery-style tool (look, list_*, search_*, help) whose result named new tools
@@ -153,7 +168,9 @@ def detect_patterns(trajectory: Trajectory, rules: OutcomeRules) -> list[Pattern
     return patterns
 
 
-def decide_outcome(trajectory: Trajectory, patterns: list[Pattern], rules: OutcomeRules) -> tuple[str, list[str]]:
+def decide_outcome(
+    trajectory: Trajectory, patterns: list[Pattern], rules: OutcomeRules
+) -> tuple[str, list[str]]:
     """Clean success, failure, failure-then-recovery or inefficient success, with the reasons."""
     n = len(trajectory.steps)
     errors = sum(1 for s in trajectory.steps if s.error)
@@ -178,7 +195,9 @@ def decide_outcome(trajectory: Trajectory, patterns: list[Pattern], rules: Outco
 class TrajectoryAnalyzer:
     """Runs stage 1: thoughts (rule or LLM classifier), patterns, outcome."""
 
-    def __init__(self, rules: OutcomeRules | None = None, classifier: ThoughtClassifier | None = None) -> None:
+    def __init__(
+        self, rules: OutcomeRules | None = None, classifier: ThoughtClassifier | None = None
+    ) -> None:
         self.rules = rules or OutcomeRules()
         self.classifier = classifier or RuleThoughtClassifier()
 
@@ -204,7 +223,9 @@ def describe(trajectory: Trajectory, intel: TrajectoryIntelligence) -> str:
         f"Outcome: {intel.outcome} ({'; '.join(intel.reasons)})",
     ]
     if intel.patterns:
-        lines.append("Patterns: " + "; ".join(f"{p.kind} at steps {p.steps}: {p.detail}" for p in intel.patterns))
+        lines.append(
+            "Patterns: " + "; ".join(f"{p.kind} at steps {p.steps}: {p.detail}" for p in intel.patterns)
+        )
     lines.append(f"Steps ({intel.n_steps}, numbered from 0):")
     lines.append(render_steps(trajectory, intel.thoughts))
     return "\n".join(lines)

@@ -118,11 +118,18 @@ def messages_to_trajectory(
                     try:
                         raw = json.loads(raw) if raw.strip() else {}
                     except json.JSONDecodeError as exc:
-                        raise InvalidInputError(f"{cf}.function.arguments: not valid JSON ({exc.msg})") from exc
+                        raise InvalidInputError(
+                            f"{cf}.function.arguments: not valid JSON ({exc.msg})"
+                        ) from exc
                 if not isinstance(raw, dict):
                     raise InvalidInputError(f"{cf}.function.arguments: must be a JSON object")
                 steps.append(
-                    Step(action=_format_action(name, raw), tool=name, args=raw, thought=thought if j == 0 else None)
+                    Step(
+                        action=_format_action(name, raw),
+                        tool=name,
+                        args=raw,
+                        thought=thought if j == 0 else None,
+                    )
                 )
                 call_id = call.get("id")
                 if isinstance(call_id, str) and call_id:
@@ -176,7 +183,11 @@ def parse_trajectory(data: Any, *, success: bool | None = None, task: str | None
     if isinstance(data, list):
         return messages_to_trajectory(data, task=task, success=success)
     if not isinstance(data, dict):
-        raise InvalidInputError(f"trajectory: expected an object or a message list, got {type(data).__name__}")
+        raise InvalidInputError(
+            f"trajectory: expected an object or a message list, got {type(data).__name__}"
+        )
+    if isinstance(data.get("task"), dict) and "goal" in data["task"]:
+        return episode_to_trajectory(data)
     if "messages" in data and "steps" not in data:
         extra = set(data) - {"messages", "task", "success", "score", "id", "metadata"}
         if extra:
@@ -193,8 +204,12 @@ def parse_trajectory(data: Any, *, success: bool | None = None, task: str | None
         if meta is not None and not isinstance(meta, dict):
             raise InvalidInputError("metadata: must be an object")
         return messages_to_trajectory(
-            data["messages"], task=t or task, success=s, score=data.get("score"),
-            trajectory_id=data.get("id"), metadata=meta,
+            data["messages"],
+            task=t or task,
+            success=s,
+            score=data.get("score"),
+            trajectory_id=data.get("id"),
+            metadata=meta,
         )
     if "task" not in data:
         raise InvalidInputError("task: missing (a trajectory needs a task)")
@@ -208,4 +223,68 @@ def parse_trajectory(data: Any, *, success: bool | None = None, task: str | None
         raise _validation_error(exc) from exc
 
 
-__all__ = ["looks_like_error", "messages_to_trajectory", "parse_trajectory"]
+def _text(value: Any) -> str:
+    if value is None:
+        return ""
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, sort_keys=True)
+
+
+def episode_to_trajectory(episode: Any, *, trajectory_id: str | None = None) -> Trajectory:
+    """Convert an ALMA episode view (``atlas.envs.views.episode_view``: ``{"task": {"goal",
+    "observation", "domain"}, "steps": [{"action": {"tool", "args"}, "observation", "error"}],
+    "success", "score", "steps_taken"}``) into a Trajectory. Bad shapes raise InvalidInputError."""
+    if not isinstance(episode, dict):
+        raise InvalidInputError("episode: must be an object")
+    task = episode.get("task")
+    if not isinstance(task, dict) or not isinstance(task.get("goal"), str) or not task["goal"].strip():
+        raise InvalidInputError("episode.task.goal: missing")
+    raw_steps = episode.get("steps", [])
+    if not isinstance(raw_steps, list):
+        raise InvalidInputError("episode.steps: must be a list")
+    steps = []
+    for i, s in enumerate(raw_steps):
+        if not isinstance(s, dict):
+            raise InvalidInputError(f"episode.steps[{i}]: must be an object")
+        action = s.get("action")
+        if isinstance(action, dict):
+            tool = action.get("tool")
+            args = action.get("args") or {}
+            if not isinstance(tool, str) or not tool or not isinstance(args, dict):
+                raise InvalidInputError(f"episode.steps[{i}].action: needs 'tool' (str) and 'args' (object)")
+            text, tool_name, tool_args = _format_action(tool, args), tool, args
+        elif isinstance(action, str) and action:
+            text, tool_name, tool_args = action, None, None
+        else:
+            raise InvalidInputError(f"episode.steps[{i}].action: missing")
+        obs = s.get("observation")
+        steps.append(
+            Step(
+                action=text,
+                tool=tool_name,
+                args=tool_args,
+                observation=_text(obs),
+                data=obs if isinstance(obs, dict) else None,
+                error=_text(s["error"]) if s.get("error") else None,
+                thought=s.get("thought") if isinstance(s.get("thought"), str) else None,
+            )
+        )
+    success = episode.get("success", False)
+    if not isinstance(success, bool):
+        raise InvalidInputError("episode.success: must be true or false")
+    kwargs: dict[str, Any] = {
+        "task": Task(
+            description=task["goal"],
+            domain=str(task.get("domain") or "generic"),
+            initial_observation=_text(task.get("observation")) or None,
+        ),
+        "steps": steps,
+        "success": success,
+        "score": float(episode.get("score") or 0.0),
+        "metadata": {"steps_taken": episode.get("steps_taken", len(steps))},
+    }
+    if trajectory_id:
+        kwargs["id"] = trajectory_id
+    return Trajectory(**kwargs)
+
+
+__all__ = ["episode_to_trajectory", "looks_like_error", "messages_to_trajectory", "parse_trajectory"]

@@ -131,8 +131,14 @@ def _clip(text: str, n: int) -> str:
     return text if len(text) <= n else text[: n - 1] + "…"
 
 
-def render_steps(trajectory: Trajectory, thought_kinds: dict[int, str] | None = None, *,
-                 start: int = 0, end: int | None = None, width: int = 240) -> str:
+def render_steps(
+    trajectory: Trajectory,
+    thought_kinds: dict[int, str] | None = None,
+    *,
+    start: int = 0,
+    end: int | None = None,
+    width: int = 240,
+) -> str:
     """Numbered steps (thought, action, observation, error), clipped so prompts stay bounded."""
     kinds = thought_kinds or {}
     last = len(trajectory.steps) - 1 if end is None else end

@@ -17,7 +17,9 @@ def format_guideline(g: Guideline, *, steps: bool = True) -> str:
     return "\n".join(lines)
 
 
-def format_guidelines(guidelines: list[Guideline], *, header: str = "Guidelines learned from past tasks:") -> str:
+def format_guidelines(
+    guidelines: list[Guideline], *, header: str = "Guidelines learned from past tasks:"
+) -> str:
     """A numbered block for a prompt; empty string when there is nothing to say."""
     if not guidelines:
         return ""

@@ -24,7 +24,11 @@ log = logging.getLogger(__name__)
 
 
 async def cosine_candidates(
-    store: GuidelineStore, vector: list[float], k: int, threshold: float, failure_weight: float,
+    store: GuidelineStore,
+    vector: list[float],
+    k: int,
+    threshold: float,
+    failure_weight: float,
     where: dict | None = None,
 ) -> list[Guideline]:
     """Guidelines whose best key matches with cosine ≥ threshold, ranked, at most k."""
@@ -70,8 +74,16 @@ class LLMSelector:
 
     name = "llm"
 
-    def __init__(self, llm: Any, *, candidates: int = 15, candidate_threshold: float = 0.3,
-                 threshold: float = 0.6, failure_weight: float = 0.9, fallback: bool = True) -> None:
+    def __init__(
+        self,
+        llm: Any,
+        *,
+        candidates: int = 15,
+        candidate_threshold: float = 0.3,
+        threshold: float = 0.6,
+        failure_weight: float = 0.9,
+        fallback: bool = True,
+    ) -> None:
         self.llm = llm
         self.candidates = candidates
         self.candidate_threshold = candidate_threshold
@@ -82,8 +94,9 @@ class LLMSelector:
     async def retrieve(
         self, store: GuidelineStore, task_text: str, vector: list[float], k: int, where: dict | None = None
     ) -> list[Guideline]:
-        pool = await cosine_candidates(store, vector, self.candidates, self.candidate_threshold,
-                                       self.failure_weight, where)
+        pool = await cosine_candidates(
+            store, vector, self.candidates, self.candidate_threshold, self.failure_weight, where
+        )
         if not pool:
             return []
         listing = "\n".join(
@@ -101,10 +114,15 @@ class LLMSelector:
                 raise
             log.warning("LLM guideline selection failed, using cosine: %s", exc)
             fb = [g for g in pool if (g.similarity or 0) >= self.threshold][:k]
-            return [g.model_copy(update={"metadata": {**g.metadata, "retrieval": "cosine-fallback"}}) for g in fb]
+            return [
+                g.model_copy(update={"metadata": {**g.metadata, "retrieval": "cosine-fallback"}}) for g in fb
+            ]
         by_id = {g.id: g for g in pool}
         chosen = list(dict.fromkeys(reply.selected))[:k]
-        return [by_id[i].model_copy(update={"metadata": {**by_id[i].metadata, "retrieval": "llm"}}) for i in chosen]
+        return [
+            by_id[i].model_copy(update={"metadata": {**by_id[i].metadata, "retrieval": "llm"}})
+            for i in chosen
+        ]
 
 
 __all__ = ["CosineRetriever", "LLMSelector", "Retriever", "cosine_candidates"]

@@ -95,7 +95,9 @@ class Segmentation(_Reply):
             if seg.start > seg.end:
                 raise ValueError(f"segments[{j}]: start {seg.start} > end {seg.end}")
             if seg.start <= prev_end:
-                raise ValueError(f"segments[{j}]: overlaps or is out of order (start {seg.start} <= {prev_end})")
+                raise ValueError(
+                    f"segments[{j}]: overlaps or is out of order (start {seg.start} <= {prev_end})"
+                )
             prev_end = seg.end
         return self
 

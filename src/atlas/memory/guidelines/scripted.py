@@ -49,36 +49,74 @@ def auto_responder(*, segments: int = 2, tips: int = 2, select: int = 3) -> Call
         if stage == "attribution":
             ref = {"description": f"a decision while working on: {task}", "step": 0}
             if "The agent failed" in text:
-                return json.dumps({"immediate_cause": ref, "proximate_cause": ref, "root_cause": ref,
-                                   "contributing_factors": []})
+                return json.dumps(
+                    {
+                        "immediate_cause": ref,
+                        "proximate_cause": ref,
+                        "root_cause": ref,
+                        "contributing_factors": [],
+                    }
+                )
             if "recovered" in text:
-                return json.dumps({"failure_enabler": ref, "recognition": ref, "corrective_action": ref,
-                                   "why_it_worked": "it addressed the cause"})
-            return json.dumps({"suboptimal": "repeated the same action", "steps": [0],
-                               "efficient_alternative": "act once after checking the state"})
+                return json.dumps(
+                    {
+                        "failure_enabler": ref,
+                        "recognition": ref,
+                        "corrective_action": ref,
+                        "why_it_worked": "it addressed the cause",
+                    }
+                )
+            return json.dumps(
+                {
+                    "suboptimal": "repeated the same action",
+                    "steps": [0],
+                    "efficient_alternative": "act once after checking the state",
+                }
+            )
         if stage == "segmentation":
             last = int(re.search(r"<= (\d+), segments", text).group(1))  # type: ignore[union-attr]
             n = max(1, min(segments, last + 1))
             bounds = [round(i * (last + 1) / n) for i in range(n + 1)]
-            return json.dumps({"segments": [
-                {"description": _SEGMENTS[i % len(_SEGMENTS)], "start": bounds[i], "end": bounds[i + 1] - 1}
-                for i in range(n)
-            ]})
+            return json.dumps(
+                {
+                    "segments": [
+                        {
+                            "description": _SEGMENTS[i % len(_SEGMENTS)],
+                            "start": bounds[i],
+                            "end": bounds[i + 1] - 1,
+                        }
+                        for i in range(n)
+                    ]
+                }
+            )
         if stage == "tips":
             cats = re.search(r"Allowed categories: ([a-z, ]+)", text).group(1).strip().split(", ")  # type: ignore[union-attr]
             focus = re.search(r"Focus: (.+)", text)
             where = focus.group(1)[:80] if focus else task
-            return json.dumps({"tips": [
-                {"category": cats[0], "content": _TIPS[i % len(_TIPS)],
-                 "purpose": "avoids wasted steps", "implementation_steps": ["observe", "act"],
-                 "trigger": f"when working on {where}", "negative_example": "acting blindly" if i else None,
-                 "application_context": where, "task_category": "general", "priority": "medium"}
-                for i in range(tips)
-            ]})
+            return json.dumps(
+                {
+                    "tips": [
+                        {
+                            "category": cats[0],
+                            "content": _TIPS[i % len(_TIPS)],
+                            "purpose": "avoids wasted steps",
+                            "implementation_steps": ["observe", "act"],
+                            "trigger": f"when working on {where}",
+                            "negative_example": "acting blindly" if i else None,
+                            "application_context": where,
+                            "task_category": "general",
+                            "priority": "medium",
+                        }
+                        for i in range(tips)
+                    ]
+                }
+            )
         if stage == "consolidate":
             new = re.search(r"New tips[^\n]*\n(.*?)\n\nReply", text, re.S)
             n = len([ln for ln in (new.group(1) if new else "").splitlines() if re.match(r"\d+\.", ln)])
-            return json.dumps({"decisions": [{"tip": i, "action": "ADD", "reason": "distinct"} for i in range(n)]})
+            return json.dumps(
+                {"decisions": [{"tip": i, "action": "ADD", "reason": "distinct"} for i in range(n)]}
+            )
         if stage == "select":
             ids = re.findall(r"- id=(\S+)", text)
             return json.dumps({"selected": ids[:select], "reason": "relevant"})

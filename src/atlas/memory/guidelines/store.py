@@ -10,12 +10,15 @@ the records are restored and ``StoreError`` is raised, so the two never disagree
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass, field
 from typing import Any
 
 from atlas.core.types import Guideline, utc_now
 from atlas.errors import AtlasError, StoreError
 from atlas.memory.guidelines.config import check_namespace
+
+log = logging.getLogger(__name__)
 
 
 def table_suffix(namespace: str) -> str:
@@ -51,7 +54,9 @@ class Commit:
     trajectory_deletes: list[str] = field(default_factory=list)
 
     def empty(self) -> bool:
-        return not (self.upserts or self.deletes or self.decisions or self.trajectory or self.trajectory_deletes)
+        return not (
+            self.upserts or self.deletes or self.decisions or self.trajectory or self.trajectory_deletes
+        )
 
 
 class GuidelineStore:
@@ -94,7 +99,9 @@ class GuidelineStore:
     def decisions(self) -> list[dict[str, Any]]:
         return sorted(self.records.all(self.t_decisions), key=lambda d: (d.get("ts", ""), d.get("seq", 0)))
 
-    async def query(self, vector: list[float], k: int, where: dict | None = None) -> list[tuple[str, str, float]]:
+    async def query(
+        self, vector: list[float], k: int, where: dict | None = None
+    ) -> list[tuple[str, str, float]]:
         """Nearest keys as (guideline_id, key kind, cosine), best first."""
         try:
             res = await self.vectors.query(vector, k, where=where)
@@ -135,9 +142,11 @@ class GuidelineStore:
                 self.records.put(self.t_trajectories, commit.trajectory["id"], commit.trajectory)
             for tid in commit.trajectory_deletes:
                 self.records.delete(self.t_trajectories, tid)
+        stale = [f"{gid}:{k}" for gid in touched for k in ("s", "t")]
+        old_vectors: list[dict[str, Any]] = []
         try:
-            stale = [f"{gid}:{k}" for gid in touched for k in ("s", "t")]
             if stale:
+                old_vectors = await self.vectors.get(stale)
                 await self.vectors.delete(stale)
             ids, vecs, metas, docs = [], [], [], []
             for g, keys, texts in commit.upserts:
@@ -149,6 +158,7 @@ class GuidelineStore:
             if ids:
                 await self.vectors.add(ids, vecs, metas, docs)
         except Exception as exc:
+            await self._restore_vectors(stale, old_vectors)
             with self.records.transaction():
                 for gid, rec in before.items():
                     if rec is None:
@@ -165,6 +175,22 @@ class GuidelineStore:
             if isinstance(exc, AtlasError):
                 raise
             raise StoreError(f"guideline vector write failed, records rolled back: {exc}") from exc
+
+    async def _restore_vectors(self, stale: list[str], old: list[dict[str, Any]]) -> None:
+        """Best effort: put back the vectors a failed commit removed (the original error is what
+        the caller sees; a failure here is logged, not raised over it)."""
+        try:
+            if stale:
+                await self.vectors.delete(stale)
+            if old:
+                await self.vectors.add(
+                    [o["id"] for o in old],
+                    [o["embedding"] for o in old],
+                    [o["metadata"] for o in old],
+                    [o["document"] for o in old],
+                )
+        except Exception as exc:  # the commit's own error is re-raised by the caller
+            log.error("could not restore guideline vectors after a failed commit: %s", exc)
 
 
 __all__ = ["Commit", "GuidelineStore", "collection_name", "table_suffix", "vector_metadata"]

@@ -31,7 +31,11 @@ def evidence_of(trajectory: Trajectory) -> str:
 @runtime_checkable
 class TipGenerator(Protocol):
     async def generate(
-        self, trajectory: Trajectory, intel: TrajectoryIntelligence, attribution: Attribution, segment: SegmentSpec
+        self,
+        trajectory: Trajectory,
+        intel: TrajectoryIntelligence,
+        attribution: Attribution,
+        segment: SegmentSpec,
     ) -> list[Guideline]: ...
 
 
@@ -44,21 +48,29 @@ class LLMTipGenerator:
         self.max_tips = max_tips
 
     async def generate(
-        self, trajectory: Trajectory, intel: TrajectoryIntelligence, attribution: Attribution, segment: SegmentSpec
+        self,
+        trajectory: Trajectory,
+        intel: TrajectoryIntelligence,
+        attribution: Attribution,
+        segment: SegmentSpec,
     ) -> list[Guideline]:
         cats = CATEGORIES[intel.outcome]
         whole = segment.start == 0 and segment.end >= intel.n_steps - 1
         focus = (
-            f"the whole task ({segment.description})" if whole else
-            f"subtask '{segment.description}', steps {segment.start}-{segment.end}:\n"
+            f"the whole task ({segment.description})"
+            if whole
+            else f"subtask '{segment.description}', steps {segment.start}-{segment.end}:\n"
             + render_steps(trajectory, intel.thoughts, start=segment.start, end=segment.end)
         )
         att = attribution.summary()
         msgs = stage_messages(
-            "tips", trajectory=describe(trajectory, intel),
+            "tips",
+            trajectory=describe(trajectory, intel),
             attribution=f"Attribution:\n{att}\n\n" if att else "",
-            focus=focus, min_tips=max(self.min_tips, 2) if self.max_tips >= 2 else 1,
-            max_tips=self.max_tips, categories=", ".join(cats),
+            focus=focus,
+            min_tips=max(self.min_tips, 2) if self.max_tips >= 2 else 1,
+            max_tips=self.max_tips,
+            categories=", ".join(cats),
         )
         schema = bounded(TipBatch, min_tips=self.min_tips, max_tips=self.max_tips, categories=cats)
         reply = await self.llm.astructured(msgs, schema)
@@ -68,26 +80,29 @@ class LLMTipGenerator:
             negative = d.negative_example or None
             if negative is None and d.category in ("recovery", "optimization"):
                 negative = fallback_negative
-            out.append(Guideline(
-                category=d.category,
-                content=d.content.strip(),
-                purpose=d.purpose.strip() or f"learned from a {intel.outcome.replace('_', ' ')} trajectory",
-                implementation_steps=[s.strip() for s in d.implementation_steps if s.strip()],
-                trigger=d.trigger.strip() or segment.description,
-                negative_example=negative,
-                application_context=d.application_context.strip() or segment.description,
-                task_category=(d.task_category or "general").strip() or "general",
-                subtask=segment.description,
-                priority=d.priority,
-                evidence=evidence_of(trajectory),  # type: ignore[arg-type]
-                source_trajectory_ids=[trajectory.id],
-                metadata={
-                    "outcome": intel.outcome,
-                    "domain": trajectory.task.domain,
-                    "segment": [segment.start, segment.end],
-                    "source_outcomes": {trajectory.id: evidence_of(trajectory)},
-                },
-            ))
+            out.append(
+                Guideline(
+                    category=d.category,
+                    content=d.content.strip(),
+                    purpose=d.purpose.strip()
+                    or f"learned from a {intel.outcome.replace('_', ' ')} trajectory",
+                    implementation_steps=[s.strip() for s in d.implementation_steps if s.strip()],
+                    trigger=d.trigger.strip() or segment.description,
+                    negative_example=negative,
+                    application_context=d.application_context.strip() or segment.description,
+                    task_category=(d.task_category or "general").strip() or "general",
+                    subtask=segment.description,
+                    priority=d.priority,
+                    evidence=evidence_of(trajectory),  # type: ignore[arg-type]
+                    source_trajectory_ids=[trajectory.id],
+                    metadata={
+                        "outcome": intel.outcome,
+                        "domain": trajectory.task.domain,
+                        "segment": [segment.start, segment.end],
+                        "source_outcomes": {trajectory.id: evidence_of(trajectory)},
+                    },
+                )
+            )
         return out
 
 

@@ -66,8 +66,14 @@ def get_objects(grid: Grid, background: int | None = None, diagonal: bool = Fals
             cells.sort()
             rows = [p[0] for p in cells]
             cols = [p[1] for p in cells]
-            objects.append({"color": color, "cells": cells, "size": len(cells),
-                            "bbox": (min(rows), min(cols), max(rows), max(cols))})
+            objects.append(
+                {
+                    "color": color,
+                    "cells": cells,
+                    "size": len(cells),
+                    "bbox": (min(rows), min(cols), max(rows), max(cols)),
+                }
+            )
     return objects
 
 
@@ -172,7 +178,10 @@ def tile(grid: Grid, rows: int, cols: int) -> Grid:
 
 def overlay(base: Grid, top: Grid, transparent: int = 0) -> Grid:
     """Paint ``top`` over ``base`` (same shape); cells of ``top`` equal to ``transparent`` let base show."""
-    return [[b if t == transparent else t for b, t in zip(rb, rt, strict=True)] for rb, rt in zip(base, top, strict=True)]
+    return [
+        [b if t == transparent else t for b, t in zip(rb, rt, strict=True)]
+        for rb, rt in zip(base, top, strict=True)
+    ]
 
 
 def draw_line(grid: Grid, r0: int, c0: int, r1: int, c1: int, color: int) -> Grid:
@@ -205,9 +214,25 @@ def make_grid(height: int, width: int, color: int = 0) -> Grid:
 ARC_FUNCTIONS: dict[str, Callable] = {
     f.__name__: f
     for f in (
-        get_background_color, get_objects, flood_fill, rotate_90, rotate_180, rotate_270, mirror_horizontal,
-        mirror_vertical, transpose, crop, crop_to_content, replace_color, count_colors, scale_up, tile,
-        overlay, draw_line, grid_shape, make_grid,
+        get_background_color,
+        get_objects,
+        flood_fill,
+        rotate_90,
+        rotate_180,
+        rotate_270,
+        mirror_horizontal,
+        mirror_vertical,
+        transpose,
+        crop,
+        crop_to_content,
+        replace_color,
+        count_colors,
+        scale_up,
+        tile,
+        overlay,
+        draw_line,
+        grid_shape,
+        make_grid,
     )
 }
 

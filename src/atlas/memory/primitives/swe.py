@@ -41,7 +41,9 @@ def list_files(root: str, suffix: str = "") -> list[str]:
     return sorted(out)
 
 
-def search_codebase(root: str, pattern: str, suffix: str = ".py", max_hits: int = 100) -> list[tuple[str, int, str]]:
+def search_codebase(
+    root: str, pattern: str, suffix: str = ".py", max_hits: int = 100
+) -> list[tuple[str, int, str]]:
     """Regex search over files under ``root``: (relative path, line number, line) per hit."""
     import os
     import re
@@ -96,7 +98,10 @@ def find_definition(root: str, name: str) -> list[tuple[str, int]]:
                 except SyntaxError:
                     continue
             for node in ast.walk(tree):
-                if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) and node.name == name:
+                if (
+                    isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
+                    and node.name == name
+                ):
                     found.append((os.path.relpath(path, root), node.lineno))
     return sorted(found)
 
@@ -122,13 +127,25 @@ def run_tests(path: str = ".", args: list[str] | None = None, timeout: float = 6
         proc = subprocess.run(cmd, cwd=path, capture_output=True, text=True, timeout=timeout, check=False)
     except subprocess.TimeoutExpired:
         return {"passed": False, "returncode": -9, "output": f"timed out after {timeout}s"}
-    return {"passed": proc.returncode == 0, "returncode": proc.returncode, "output": proc.stdout + proc.stderr}
+    return {
+        "passed": proc.returncode == 0,
+        "returncode": proc.returncode,
+        "output": proc.stdout + proc.stderr,
+    }
 
 
 SWE_FUNCTIONS = {
     f.__name__: f
-    for f in (read_file, write_file, list_files, search_codebase, replace_in_file, find_definition, run_command,
-              run_tests)
+    for f in (
+        read_file,
+        write_file,
+        list_files,
+        search_codebase,
+        replace_in_file,
+        find_definition,
+        run_command,
+        run_tests,
+    )
 }
 
 

@@ -58,6 +58,7 @@ const fmt = (v, d = 2) => (v === null || v === undefined ? "—" : Number(v).toF
 const fmtSigned = (v, d = 2) => (v === null || v === undefined ? "—" : (v > 0 ? "+" : v < 0 ? "−" : "±") + Math.abs(v).toFixed(d));
 const fmtInt = (v) => (v === null || v === undefined ? "—" : Math.round(v).toLocaleString("en-US"));
 const fmtCost = (v) => (v === null || v === undefined ? "—" : "$" + Number(v).toFixed(v < 0.1 ? 4 : 2));
+const fmtK = (v) => (v >= 1000 ? (v / 1000).toFixed(v >= 10000 ? 0 : 1) + "k tok" : Math.round(v) + " tok");
 const trunc = (s, n) => (s.length > n ? s.slice(0, n - 1) + "…" : s);
 
 function colorFor(t) {
@@ -101,7 +102,13 @@ function showError(message) {
     return;
   }
   box.hidden = false;
-  box.replaceChildren(el("strong", { text: "Cannot read this run: " }), message);
+  box.replaceChildren(el("strong", { text: "Cannot read this run: " }), message, el("div", { class: "retry", text: "The page checks again every few seconds and recovers by itself once the folder is readable." }));
+  if (!state.run) {
+    // Nothing to show yet: say so instead of empty charts.
+    $("run-name").textContent = "run unavailable";
+    $("run-state").hidden = true;
+    document.querySelector("main").hidden = true;
+  }
 }
 
 // ------------------------------------------------------------------ loading
@@ -126,6 +133,8 @@ async function poll() {
 async function loadRun() {
   const run = await getJSON("/api/run");
   showError(null);
+  $("run-state").hidden = false;
+  document.querySelector("main").hidden = false;
   state.run = run;
   state.stamp = run.stamp;
   renderRun();
@@ -140,7 +149,7 @@ function setLive(kind) {
   const live = $("live");
   live.dataset.kind = kind;
   const t = state.lastCheck ? state.lastCheck.toLocaleTimeString() : "";
-  const words = { running: "live · run in progress", finished: "run finished", unknown: "watching", error: "run unreadable", offline: "server offline" };
+  const words = { running: "live · run in progress", finished: "run finished", stalled: "no activity for 15 min (stopped?)", unknown: "watching", error: "run unreadable", offline: "server offline" };
   $("live-text").textContent = `${words[kind] || kind}${t ? " · checked " + t : ""}`;
 }
 
@@ -156,8 +165,9 @@ function renderRun() {
 
   const cfg = run.config || {};
   const chips = [];
-  for (const [k, label] of [["env", "env"], ["model", "model"], ["meta_model", "meta"], ["iterations", "iterations"], ["episodes", "episodes"], ["seed", "seed"]]) {
-    if (cfg[k] !== undefined && cfg[k] !== null) chips.push(el("span", { class: "chip" }, el("b", { text: label }), " " + cfg[k]));
+  const shown = { env: cfg.env, model: cfg.model ?? cfg.task_model, meta: cfg.meta_model ?? cfg.meta_model_resolved, iterations: cfg.iterations, episodes: cfg.episodes, seed: cfg.seed };
+  for (const [label, v] of Object.entries(shown)) {
+    if (v !== undefined && v !== null) chips.push(el("span", { class: "chip" }, el("b", { text: label }), " " + v));
   }
   $("run-config").replaceChildren(...chips);
 
@@ -196,7 +206,7 @@ function emptyChart(target, message) {
 function renderScores() {
   const target = $("scores-chart");
   const rows = state.run.generations;
-  if (!rows.length) return emptyChart(target, "No scored design yet: the chart appears after the first evaluation.");
+  if (!rows.some((r) => r.deployment !== null)) return emptyChart(target, "No scored design yet: the chart appears after the first evaluation.");
   const W = 620, H = 330, m = { l: 48, r: 16, t: 40, b: 40 }, pad = 24;
   const base = state.run.baseline_score;
   const values = rows.flatMap((r) => SERIES.map((s) => r[s.key])).filter((v) => v !== null);
@@ -204,20 +214,27 @@ function renderScores() {
   let lo = Math.min(0, ...values), hi = Math.max(...values);
   lo = Math.floor(lo * 10) / 10;
   hi = Math.max(lo + 0.1, Math.ceil(hi * 10) / 10);
-  const n = rows.length;
-  const x = (i) => m.l + pad + (n === 1 ? (W - m.l - m.r - 2 * pad) / 2 : (i * (W - m.l - m.r - 2 * pad)) / (n - 1));
+  // x follows the generation number, so a generation with no valid design leaves a visible gap.
+  const g0 = rows[0].generation, g1 = rows[rows.length - 1].generation;
+  const x = (i) => m.l + pad + (g1 === g0 ? (W - m.l - m.r - 2 * pad) / 2 : ((rows[i].generation - g0) * (W - m.l - m.r - 2 * pad)) / (g1 - g0));
   const y = (v) => m.t + ((hi - v) * (H - m.t - m.b)) / (hi - lo);
   const root = svg("svg", { viewBox: `0 0 ${W} ${H}`, class: "svgchart", role: "img", "aria-label": "Scores per generation" });
 
   // grid + y axis
   const step = hi - lo > 1 ? 0.2 : 0.1;
-  for (let v = lo; v <= hi + 1e-9; v += step) {
+  for (let v = Math.ceil(lo / step - 1e-9) * step; v <= hi + 1e-9; v += step) {
     const yy = y(v);
     root.append(svg("line", { x1: m.l, x2: W - m.r, y1: yy, y2: yy, class: Math.abs(v) < 1e-9 ? "axis-zero" : "grid" }));
     root.append(svg("text", { x: m.l - 8, y: yy + 4, class: "tick", "text-anchor": "end", text: v.toFixed(1) }));
   }
+  const every = Math.ceil(rows.length / 16);
   rows.forEach((r, i) => {
-    root.append(svg("text", { x: x(i), y: H - m.b + 18, class: "tick", "text-anchor": "middle", text: String(r.generation) }));
+    if (i % every === 0 || i === rows.length - 1) root.append(svg("text", { x: x(i), y: H - m.b + 18, class: "tick", "text-anchor": "middle", text: String(r.generation) }));
+    if (r.deployment === null) {
+      const mark = svg("text", { x: x(i), y: y(lo) - 6, class: "failed-gen", "text-anchor": "middle", text: "✕" });
+      mark.append(svg("title", { text: `generation ${r.generation}: no valid design (${r.failed} of ${r.designs} failed)` }));
+      root.append(mark);
+    }
   });
   root.append(svg("text", { x: (m.l + W - m.r) / 2, y: H - 4, class: "axis-label", "text-anchor": "middle", text: "generation" }));
   root.append(svg("text", { x: 12, y: (m.t + H - m.b) / 2, class: "axis-label", "text-anchor": "middle", transform: `rotate(-90 12 ${(m.t + H - m.b) / 2})`, text: "score" }));
@@ -275,6 +292,9 @@ function renderLineage() {
   const [lo, hi] = scoreDomain();
 
   const root = svg("svg", { viewBox: `0 0 ${W} ${H}`, class: "svgchart lineage", role: "img", "aria-label": "Lineage of designs" });
+  // Big archives keep their natural size and scroll, rather than shrinking to unreadable text.
+  root.style.minWidth = `${W}px`;
+  $("lineage-card").parentElement.classList.toggle("stacked", cols > 4);
   root.append(svg("defs", {}, svg("marker", { id: "arrow", viewBox: "0 0 10 10", refX: 9, refY: 5, markerWidth: 7, markerHeight: 7, orient: "auto-start-reverse" }, svg("path", { d: "M0,0 L10,5 L0,10 z", class: "arrowhead" }))));
   lay.columns.forEach((g, c) => root.append(svg("text", { x: px(c), y: 14, class: "colhead", "text-anchor": "middle", text: `gen ${g}` })));
   for (const [p, c] of lay.edges) {
@@ -319,12 +339,19 @@ function renderLineage() {
   root.append(svg("text", { x: lgX - 8, y: lgY + 4, class: "legend", "text-anchor": "end", text: `deployment ${lo.toFixed(2)}` }));
   root.append(svg("rect", { x: lgX, y: lgY - 5, width: lgW, height: 10, rx: 3, fill: "url(#score-grad)" }));
   root.append(svg("text", { x: lgX + lgW + 6, y: lgY + 4, class: "legend", text: hi.toFixed(2) }));
+  const focus = pos[state.selected] || pos[run.best_id];
   root.append(svg("circle", { cx: 16, cy: lgY, r: 7, class: "dot handbuilt", fill: "#ffffff" }));
   root.append(svg("text", { x: 28, y: lgY + 4, class: "legend", text: "hand-built" }));
   root.append(svg("circle", { cx: 108, cy: lgY, r: 7, class: "dot", fill: "#ffffff", stroke: "#e0a800", "stroke-width": 3 }));
   root.append(svg("text", { x: 120, y: lgY + 4, class: "legend", text: "best" }));
   root.append(svg("text", { x: 166, y: lgY + 4, class: "legend", text: "✕ failed check" }));
   target.replaceChildren(root);
+  if (!state.lineageScrolled && focus && target.scrollWidth > target.clientWidth) {
+    // First view of a big archive: bring the selected (best) design into view.
+    target.scrollLeft = focus[0] - target.clientWidth / 2;
+    target.scrollTop = focus[1] - target.clientHeight / 2;
+    state.lineageScrolled = true;
+  }
 }
 
 function renderTable() {
@@ -390,11 +417,18 @@ function renderUsage() {
     g.append(svg("title", { text: `iteration ${r.iteration} (generation ${r.generation}) → ${r.child_id} [${r.status}]\nprompt ${fmtInt(r.prompt_tokens)} · completion ${fmtInt(r.completion_tokens)} tokens\n${fmtCost(r.cost_usd)} · ${fmtInt(r.calls)} calls · ${fmt(r.duration_s, 1)} s` }));
     g.append(svg("rect", { x: x0, y: y(r.prompt_tokens), width: bw, height: y(0) - y(r.prompt_tokens), class: "tok-prompt", rx: 2 }));
     g.append(svg("rect", { x: x0, y: y(r.prompt_tokens + r.completion_tokens), width: bw, height: y(0) - y(r.completion_tokens), class: "tok-completion", rx: 2 }));
-    g.append(svg("text", { x: cx, y: y(r.prompt_tokens + r.completion_tokens) - 6, class: "bar-label", "text-anchor": "middle", text: fmtCost(r.cost_usd) }));
-    g.append(svg("text", { x: cx, y: H - m.b + 16, class: "tick", "text-anchor": "middle", text: `it ${r.iteration} · gen ${r.generation}` }));
-    g.append(svg("text", { x: cx, y: H - m.b + 30, class: "tick muted-svg" + (r.status === "ok" ? "" : " bad"), "text-anchor": "middle", text: `→ ${r.child_id || "?"}${r.status === "ok" ? "" : " (" + r.status + ")"}` }));
+    // Labels shrink with the room each bar has (a long run has many narrow bars).
+    if (slot >= 60) g.append(svg("text", { x: cx, y: y(r.prompt_tokens + r.completion_tokens) - 6, class: "bar-label", "text-anchor": "middle", text: r.cost_usd > 0 ? fmtCost(r.cost_usd) : fmtK(r.total_tokens) }));
+    const every = Math.ceil(24 / slot);
+    if (slot >= 110) {
+      g.append(svg("text", { x: cx, y: H - m.b + 16, class: "tick", "text-anchor": "middle", text: `it ${r.iteration} · gen ${r.generation}` }));
+      g.append(svg("text", { x: cx, y: H - m.b + 30, class: "tick muted-svg" + (r.status === "ok" ? "" : " bad"), "text-anchor": "middle", text: `→ ${r.child_id || "?"}${r.status === "ok" ? "" : " (" + r.status + ")"}` }));
+    } else if ((r.iteration - 1) % every === 0) {
+      g.append(svg("text", { x: cx, y: H - m.b + 16, class: "tick" + (r.status === "ok" ? "" : " bad"), "text-anchor": "middle", text: String(r.iteration) }));
+    }
     root.append(g);
   });
+  if (slot < 110) root.append(svg("text", { x: (m.l + W - m.r) / 2, y: H - 8, class: "axis-label", "text-anchor": "middle", text: "iteration (hover a bar for its design, cost and time)" }));
   const tot = state.run.usage_total;
   const lx = W - m.r + 20;
   root.append(svg("rect", { x: lx, y: m.t, width: 12, height: 12, class: "tok-prompt" }));
@@ -515,9 +549,9 @@ function inlineCode(text) {
 function renderTasks(d) {
   const box = $("tasks");
   if (!d.per_task.length) return box.replaceChildren(el("p", { class: "muted", text: "No per-task results (the design was not evaluated)." }));
-  const t = el("table", { class: "grid compact" }, el("thead", {}, el("tr", {}, ["Phase", "Task", "Result", "Score", "Steps"].map((h, i) => el("th", { class: i >= 3 ? "num" : "", text: h })))));
+  const t = el("table", { class: "grid compact" }, el("thead", {}, el("tr", {}, ["Episode", "Phase", "Task", "Result", "Score", "Steps"].map((h, i) => el("th", { class: i >= 4 ? "num" : "", text: h })))));
   const body = el("tbody");
-  for (const r of d.per_task) body.append(el("tr", {}, el("td", { text: r.phase || "" }), el("td", { class: "mono", text: r.task_id || "" }), el("td", {}, el("span", { class: "badge " + (r.success ? "status-ok" : "status-error"), text: r.success ? "success" : "failed" })), el("td", { class: "num", text: fmt(r.score) }), el("td", { class: "num", text: r.steps ?? "—" })));
+  for (const r of d.per_task) body.append(el("tr", {}, el("td", { class: "mono", text: r.label || "—" }), el("td", { text: r.phase || "" }), el("td", { class: "mono", text: r.task_id || "" }), el("td", {}, el("span", { class: "badge " + (r.success ? "status-ok" : "status-error"), text: r.success ? "success" : "failed" })), el("td", { class: "num", text: fmt(r.score) }), el("td", { class: "num", text: r.steps ?? "—" })));
   t.append(body);
   box.replaceChildren(t);
 }

@@ -1,0 +1,113 @@
+"""MetaAgent: multi-turn write → static check → sandboxed smoke run → fix; invalid designs are
+results, not crashes; prompts are domain-blind."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from alma_doubles import GIVE_UP_DESIGN, INVALID_DESIGN, ROUTE_DESIGN, fenced
+
+from atlas.alma import prompts
+from atlas.alma.meta_agent import MetaAgent, extract_code, extract_name
+from atlas.alma.sandbox.pool import WorkerPool
+from atlas.envs.registry import get_env
+from atlas.infra.llm import ScriptedLLM
+
+RECALL_CRASH = GIVE_UP_DESIGN.replace('return "GIVE_UP: stop and only look around"', 'return task["nope"]')
+PARENTS = [{"id": "d-0002", "name": "graph_seed", "source": ROUTE_DESIGN, "collection_score": 0.6,
+            "deployment_score": 0.7, "normalized_score": 0.1, "outcomes": "collection 2/2 solved"}]
+
+
+@pytest.fixture(scope="module")
+def pool():
+    p = WorkerPool(max_workers=2)
+    yield p
+    p.close()
+
+
+@pytest.fixture
+def agent_for(embedder, pool):
+    env = get_env("graphworld", rooms=5)
+
+    def make(llm, turns=3):
+        return MetaAgent(llm, env=env, embedder=embedder, pool=pool, max_turns=turns, smoke_episodes=2)
+
+    return make
+
+
+def test_extract_code_and_name():
+    reply = "Name: Route Map v2\nPlan: x\n```python\ndef update(m, e, t):\n    pass\n```\ntrailing"
+    assert extract_code(reply).startswith("def update")
+    assert extract_name(reply, "d") == "route_map_v2"
+    assert extract_name("no name here", "design_g3") == "design_g3"
+    two = "```python\nx = 1\n```\n```python\ndef recall(memory, task, tools):\n    return ''\n```"
+    assert "def recall" in extract_code(two)
+    assert "def recall" in extract_code("```python\ndef update(a,b,c): pass\ndef recall(a,b,c): return ''")
+    assert extract_code("just words") is None
+
+
+async def test_valid_design_on_first_turn(agent_for):
+    llm = ScriptedLLM([fenced("route_map", ROUTE_DESIGN)])
+    res = await agent_for(llm).generate(PARENTS, "ANALYSIS: x\nMANDATORY CONSTRAINTS:\n1. a\n2. b", generation=3,
+                                        baseline=0.5)
+    assert res.status == "ok" and res.turns == 1 and res.name == "route_map"
+    assert "def recall" in res.source and "OK" in res.smoke_feedback
+    system, user = llm.history[0].messages[0]["content"], llm.history[0].messages[1]["content"]
+    assert '"observation"' in system  # the environment's context schema is shown
+    assert "tools.find_similar" in system and "Allowed imports only: collections" in system
+    assert "Generation 3." in user and "0.500" in user  # baseline
+    assert "tools.graph_path(start, dest)" in user  # the parent's source
+    assert "normalized +0.100" in user and "MANDATORY CONSTRAINTS" in user
+
+
+async def test_static_check_errors_are_fed_back_and_fixed(agent_for):
+    llm = ScriptedLLM([fenced("bad", INVALID_DESIGN), fenced("fixed", ROUTE_DESIGN)])
+    res = await agent_for(llm).generate(PARENTS, None, generation=1)
+    assert res.status == "ok" and res.turns == 2 and res.name == "fixed"
+    feedback = llm.history[1].prompt
+    assert "Static check problems" in feedback and "import of 'os' is not allowed" in feedback
+    assert res.attempts[0]["problems"] and res.attempts[1]["smoke_ok"] is True
+
+
+async def test_smoke_run_errors_are_fed_back(agent_for):
+    llm = ScriptedLLM([fenced("crashy", RECALL_CRASH), fenced("fixed", ROUTE_DESIGN)])
+    res = await agent_for(llm).generate(PARENTS, None, generation=1)
+    assert res.status == "ok" and res.turns == 2
+    feedback = llm.history[1].prompt
+    assert "Smoke run report" in feedback and "KeyError" in feedback
+    assert any("smoke run failed" in e for e in res.errors)
+
+
+async def test_never_valid_is_recorded_as_invalid(agent_for):
+    llm = ScriptedLLM(default="I would store things, but here is no code.")
+    res = await agent_for(llm, turns=2).generate(PARENTS, None, generation=2)
+    assert res.status == "invalid" and res.turns == 2 and res.source is None
+    assert len(res.errors) == 2 and all("no ```python fence" in e for e in res.errors)
+    llm2 = ScriptedLLM(default=fenced("bad", INVALID_DESIGN))
+    res2 = await agent_for(llm2, turns=2).generate(PARENTS, None, generation=2)
+    assert res2.status == "invalid" and res2.source and "import os" in res2.source
+    assert any("import of 'os'" in e for e in res2.errors)
+
+
+def test_prompts_are_domain_blind():
+    static = "\n".join([prompts.META_SYSTEM, prompts.TOOLS_DOC, prompts.DESIGN_CONTRACT, prompts.DEBUG_SYSTEM,
+                        prompts.DEBUG_FINAL_REQUEST, prompts.meta_request([], None, None, 1),
+                        prompts.meta_feedback(["x"], "y")])
+    for word in ("room", "graphworld", "alfworld", "textworld", "kitchen", "household", "move_to", "pick_up"):
+        assert not re.search(word, static, re.IGNORECASE), word
+
+
+async def test_only_the_latest_attempt_stays_in_the_prompt(agent_for):
+    llm = ScriptedLLM([fenced("bad1", INVALID_DESIGN), fenced("bad2", INVALID_DESIGN), fenced("ok", ROUTE_DESIGN)])
+    res = await agent_for(llm, turns=3).generate(PARENTS, None, generation=1)
+    assert res.status == "ok" and res.turns == 3
+    assert len(llm.history[2].messages) == 4  # system, request, last attempt, its feedback
+
+
+async def test_meta_model_failure_is_recorded(agent_for):
+    from atlas.errors import LLMError
+
+    llm = ScriptedLLM([LLMError("prompt longer than n_ctx")])
+    res = await agent_for(llm).generate(PARENTS, None, generation=1)
+    assert res.status == "error" and "n_ctx" in res.errors[0]
