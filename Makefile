@@ -11,7 +11,7 @@ export HF_HUB_OFFLINE := 1
 export LITELLM_LOCAL_MODEL_COST_MAP := True
 export ANONYMIZED_TELEMETRY := False
 
-.PHONY: install demo test test-fast lint bench models clean
+.PHONY: install demo test test-fast lint bench models browser clean
 
 $(VENV)/.installed: pyproject.toml constraints.txt
 	$(PY) -m venv $(VENV)
@@ -30,7 +30,11 @@ models: install
 demo: install models
 	$(BIN)/atlas demo
 
-test: install models
+# Debian's Chromium for the viewer's browser tests (needs root or sudo; skipped tests say why otherwise).
+browser:
+	@bash scripts/install_browser.sh || echo "WARNING: chromium could not be installed; browser tests will be skipped"
+
+test: install models browser
 	$(BIN)/pytest -q -ra
 
 test-fast: install
