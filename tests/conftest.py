@@ -9,7 +9,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 
-import pytest  # noqa: E402
+import pytest
 
 
 @pytest.fixture(scope="session")

@@ -206,6 +206,22 @@ def test_per_call_timeout_is_retried_then_raised():
     assert backend.calls == 2
 
 
+class TimingOutBackend:
+    """A backend whose own transport times out (no client-side timeout set)."""
+
+    model = "times-out"
+    supports_tools = False
+
+    async def complete(self, request: LLMRequest) -> Completion:
+        raise TimeoutError("read timed out")
+
+
+def test_backend_timeout_without_a_client_timeout_is_a_clear_error():
+    client = LLMClient(TimingOutBackend(), timeout=None, retry=RetryPolicy(max_retries=0))
+    with pytest.raises(LLMConnectionError, match="times-out: no reply .*timed out"):
+        client.complete(MSG)
+
+
 def test_usage_accounting_per_call_and_total():
     backend = FlakyBackend(failures=0)
     client = LLMClient(backend)

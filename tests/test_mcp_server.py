@@ -221,3 +221,39 @@ async def test_streamable_http_transport(tmp_path):
     finally:
         proc.terminate()
         proc.wait(timeout=10)
+
+
+async def test_bad_arguments_are_clear_errors_not_empty_results(embedder):
+    from mcp.server.fastmcp.exceptions import ToolError
+
+    from atlas.infra.llm import ScriptedLLM
+    from atlas.mcp_server import MemoryHub, create_server
+    from atlas.memory.guidelines.scripted import auto_responder
+
+    hub = MemoryHub(None, llm=ScriptedLLM(auto_responder()), embedder=embedder)
+    server = create_server(hub)
+
+    async def count() -> int:
+        out = await server.call_tool("list_guidelines", {"namespace": "A"})
+        return (out[1] if isinstance(out, tuple) else json.loads(out[0].text))["count"]
+
+    await server.call_tool("save_trajectory", {"trajectory": TRAJ_OBJECT, "namespace": "A"})
+    before = await count()
+    bad = [
+        ("get_guidelines", {"task": "t", "namespace": "../x"}, "namespace"),
+        ("get_guidelines", {"task": "t", "namespace": "a" * 500}, "namespace: 'aaaa"),
+        ("get_guidelines", {"task": "t", "namespace": ""}, "namespace"),
+        ("get_guidelines", {"task": "t", "namespace": "A", "category": "bogus"}, "category: must be one of"),
+        ("search_experiences", {"task": "t", "k": 0}, "k: must be an integer >= 1"),
+        ("search_experiences", {"task": "t", "k": -1}, "k: must be an integer >= 1"),
+        ("list_guidelines", {"namespace": "A", "limit": 0}, "limit"),
+        ("list_guidelines", {"namespace": "A", "limit": -1}, "limit"),
+        ("save_trajectory", {"trajectory": TRAJ_OBJECT, "success": "yes"}, "success"),
+        ("save_trajectory", {"trajectory": {**TRAJ_OBJECT, "score": float("nan")}}, "score"),
+        ("store_experience", {"trajectory": {**TRAJ_OBJECT, "score": float("inf")}}, "score"),
+    ]
+    for name, args, expected in bad:
+        with pytest.raises(ToolError, match=expected) as info:
+            await server.call_tool(name, args)
+        assert len(str(info.value)) < 400, "an error message must not echo huge input"
+    assert before and await count() == before  # the refused saves wrote nothing

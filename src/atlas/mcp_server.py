@@ -26,6 +26,8 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 
+from pydantic import StrictBool
+
 from atlas.core.types import Task
 from atlas.errors import InvalidInputError
 from atlas.memory.guidelines.bank import GuidelineBank
@@ -164,7 +166,7 @@ def create_server(hub: MemoryHub, *, host: str = "127.0.0.1", port: int = 8765) 
     async def save_trajectory(
         trajectory: dict[str, Any] | list[dict[str, Any]] | str,
         namespace: str = "default",
-        success: bool | None = None,
+        success: StrictBool | None = None,
     ) -> dict[str, Any]:
         """Learn tips from a finished task: an atlas Trajectory object, an OpenAI-style message list
         with tool calls, or {"messages": [...], "task": ..., "success": ...}. Returns the ids of the
@@ -199,7 +201,7 @@ def create_server(hub: MemoryHub, *, host: str = "127.0.0.1", port: int = 8765) 
     async def store_experience(
         trajectory: dict[str, Any] | list[dict[str, Any]] | str,
         namespace: str = "default",
-        success: bool | None = None,
+        success: StrictBool | None = None,
     ) -> dict[str, Any]:
         """Store a finished task in episodic memory (no LLM needed); same input forms as save_trajectory."""
         traj = parse_trajectory(trajectory, success=success)

@@ -121,3 +121,63 @@ def test_hydrate_rebuilds_designs(tmp_path):
     design = Archive.load(tmp_path).hydrate().best().design
     assert design.source == SRC_B and design.name == "good" and design.origin == "meta"
     assert design.check() == []
+
+
+def _saved(tmp_path) -> dict:
+    arch = Archive()
+    arch.baseline = {"score": 0.4}
+    arch.add(_entry(arch, "no_memory", 0.0, origin="baseline"), SRC_A)
+    arch.add(_entry(arch, "good", 0.2, generation=1), SRC_B)
+    arch.iterations.append({"generation": 1, "parent_ids": ["d-0001"], "child_id": "d-0002", "status": "ok"})
+    arch.save(tmp_path / "archive.json")
+    arch.save()  # a second save leaves archive.json.bak beside it
+    return json.loads((tmp_path / "archive.json").read_text())
+
+
+def _set(path: list, value):
+    def edit(d: dict) -> None:
+        target = d
+        for key in path[:-1]:
+            target = target[key]
+        target[path[-1]] = value
+    return edit
+
+
+@pytest.mark.parametrize(("edit", "expected"), [
+    (_set(["entries"], 5), "'entries' must be a list"),
+    (_set(["baseline"], "high"), "'baseline' must be an object"),
+    (_set(["iterations"], [1]), "'iterations' must be a list of objects"),
+    (_set(["iterations"], [{"child_id": "d-0002"}]), "integer 'generation'"),
+    (_set(["entries", 1], "d-0002"), "invalid entry #2"),
+    (lambda d: d["entries"][1].pop("name"), "invalid entry d-0002: name: Field required"),
+    (_set(["entries", 1, "normalized_score"], "high"), "invalid entry d-0002: normalized_score"),
+    (_set(["entries", 1, "per_task", 0, "score"], float("nan")), "per_task.0.score: Input should be a finite number"),
+    (_set(["entries", 1, "id"], "d-0001"), "duplicate entry ids d-0001"),
+])
+def test_corrupt_archive_content_is_a_clear_error_with_the_backup_hint(tmp_path, edit, expected):
+    data = _saved(tmp_path)
+    edit(data)
+    (tmp_path / "archive.json").write_text(json.dumps(data))  # json writes NaN as NaN, which json reads back
+    with pytest.raises(ArchiveError) as info:
+        Archive.load(tmp_path)
+    assert expected in str(info.value)
+    assert "archive.json.bak (copy it over archive.json to recover)" in str(info.value)
+    assert len(Archive.load(tmp_path / "archive.json.bak")) == 2  # the hint is true
+
+
+def test_next_id_never_reuses_an_id_when_an_edited_archive_has_gaps(tmp_path):
+    data = _saved(tmp_path)
+    data["entries"][1]["id"] = "d-0005"
+    (tmp_path / "archive.json").write_text(json.dumps(data))
+    arch = Archive.load(tmp_path)
+    assert arch.next_id() == "d-0006"
+    assert Archive().next_id() == "d-0001"
+
+
+def test_missing_design_file_names_the_entry_and_the_way_back(tmp_path):
+    _saved(tmp_path)
+    (tmp_path / "designs" / "d-0002.py").unlink()
+    with pytest.raises(ArchiveError, match=r"source of d-0002 \(good\).*restore that file.*atlas archive export"):
+        Archive.load(tmp_path).hydrate()
+    only = Archive.load(tmp_path).hydrate(["d-0001"])  # the other sources are still readable
+    assert only.get("d-0001").source == SRC_A and only.get("d-0002").source is None

@@ -80,3 +80,74 @@ def test_eval_refuses_an_invalid_design(tmp_path):
 def test_resume_of_a_missing_run_is_an_error(tmp_path):
     res = runner.invoke(app, ["run", "--resume", str(tmp_path / "nope")])
     assert res.exit_code == 1 and "no config file" in res.output
+
+
+def _no_traceback(res) -> None:
+    assert res.exception is None or isinstance(res.exception, SystemExit), repr(res.exception)
+
+
+def test_archive_commands_on_a_corrupt_archive_are_clear(run_dir, tmp_path):
+    data = json.loads((run_dir / "archive.json").read_text())
+    (run_dir / "archive.json").write_text(json.dumps({**data, "entries": 5}))
+    for cmd in (["show"], ["best"], ["export", "-o", str(tmp_path / "x.json")]):
+        res = runner.invoke(app, ["archive", cmd[0], str(run_dir), *cmd[1:]], env={"COLUMNS": "300"})
+        _no_traceback(res)
+        assert res.exit_code == 1 and "'entries' must be a list" in res.output, res.output
+
+
+def test_archive_best_and_export_with_a_missing_design_file(run_dir, tmp_path):
+    (run_dir / "designs" / "d-0003.py").unlink()  # not the best design
+    res = runner.invoke(app, ["archive", "best", str(run_dir)])
+    assert res.exit_code == 0 and "return 'hi'" in res.output
+    res = runner.invoke(app, ["archive", "export", str(run_dir), "-o", str(tmp_path / "x.json")],
+                        env={"COLUMNS": "300"})
+    _no_traceback(res)
+    assert res.exit_code == 1 and "d-0003" in res.output and "restore that file" in res.output
+    (run_dir / "designs" / "d-0003.py").write_text("def (")
+    res = runner.invoke(app, ["archive", "export", str(run_dir), "-o", str(tmp_path)])  # a folder: cannot write
+    _no_traceback(res)
+    assert res.exit_code == 1 and "cannot write" in res.output
+
+
+@pytest.fixture
+def scripted_models(monkeypatch):
+    """`atlas run` with ScriptedLLM doubles in place of provider clients."""
+    from alma_doubles import debug_policy, task_policy
+
+    from atlas.cli import alma as cli_alma
+    from atlas.infra.llm import ScriptedLLM
+
+    made: list[str | None] = []
+
+    def make_client(model, label, console):
+        made.append(model)
+        return ScriptedLLM(task_policy) if label == "task model" else ScriptedLLM(debug_policy)
+
+    monkeypatch.setattr(cli_alma, "_make_client", make_client)
+    return made
+
+
+def test_run_creates_a_run_and_bad_flags_are_clear(tmp_path, scripted_models):
+    args = ["run", "--episodes", "2", "--rooms", "5", "--deploy-seeds", "1", "--baselines", "none", "--no-embed",
+            "--quiet", "--model", "my/model"]
+    res = runner.invoke(app, [*args, "--iterations", "0", "--run-dir", str(tmp_path / "r")], env={"COLUMNS": "200"})
+    _no_traceback(res)
+    assert res.exit_code == 0, res.output
+    assert json.loads((tmp_path / "r" / "config.json").read_text())["model"] == "my/model"
+    assert "no_memory" in res.output
+    for bad, field in ((["--episodes", "0"], "episodes"), (["--iterations", "-1"], "iterations")):
+        res = runner.invoke(app, [*args, *bad, "--run-dir", str(tmp_path / "bad")], env={"COLUMNS": "200"})
+        _no_traceback(res)
+        assert res.exit_code == 1 and f"invalid settings: {field}" in res.output, res.output
+    res = runner.invoke(app, ["run", "--resume", str(tmp_path / "r"), "--iterations", "-1"], env={"COLUMNS": "200"})
+    _no_traceback(res)
+    assert res.exit_code == 1 and "iterations" in res.output
+    assert json.loads((tmp_path / "r" / "config.json").read_text())["iterations"] == 0  # not overwritten
+
+
+@pytest.mark.parametrize("text", ["[]", '"hello"', "{ torn", '{"episodes": "three"}'])
+def test_resume_with_a_badly_edited_config_is_clear(tmp_path, text):
+    (tmp_path / "config.json").write_text(text)
+    res = runner.invoke(app, ["run", "--resume", str(tmp_path)], env={"COLUMNS": "300"})
+    _no_traceback(res)
+    assert res.exit_code == 1 and "config.json" in res.output, res.output

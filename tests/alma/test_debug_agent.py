@@ -112,3 +112,31 @@ async def test_model_failure_is_data():
     llm = ScriptedLLM(default=LLMConnectionError("endpoint down"))
     res = await DebugAgent(llm).analyze(LOG, PARENTS)
     assert res.critique is None and "endpoint down" in res.reason
+
+
+def test_catastrophic_or_odd_tool_arguments_stay_fast_and_are_data():
+    import time
+
+    t = LogTools(LOG + "\n" + "a" * 60 + "!")
+    t0 = time.perf_counter()
+    assert t.grep("(a+)+$").startswith("no lines match")  # searched literally, not backtracked for ages
+    assert t.count("(\\w+\\s?)+$") == "0 lines match '(\\\\w+\\\\s?)+$'"
+    assert time.perf_counter() - t0 < 1.0
+    assert t.grep("RETURN|ERROR").startswith("2 matching lines")  # ordinary regexes still work
+    assert "bad arguments" in t.call("head", {"n": float("inf")})
+
+
+async def test_replies_that_are_not_json_unknown_tools_and_bad_args_do_not_stop_the_analysis():
+    llm = ScriptedLLM([
+        "I think the design is fine.",
+        '{"tool": "rm", "args": {"path": "/"}}',
+        '{"tool": "grep", "args": {"pattern": "(["}}',
+        '{"tool": "head", "args": {"n": Infinity}}',
+        '{"tool": "grep", "args": "ERROR"}',
+        json.dumps(FINAL),
+    ])
+    res = await DebugAgent(llm, max_turns=6).analyze(LOG, PARENTS)
+    assert res.critique is not None and res.turns == 6
+    prompts = [c.prompt for c in llm.history[1:]]
+    assert "exactly one JSON object" in prompts[0] and "unknown tool 'rm'" in prompts[1]
+    assert "no lines match '(['" in prompts[2] and "bad arguments for head" in prompts[3]

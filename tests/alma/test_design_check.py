@@ -207,3 +207,11 @@ def test_smoke_run_stops_early_on_a_hanging_design():
     report = smoke_run(source, "graphworld", 3, embedder=NGramEmbedder(), limits=SandboxLimits(timeout_s=1.0))
     assert not report.ok and report.stopped_early == "stopped after 2 timed-out calls"
     assert len(report.calls) == 4 and "timed out after 1 s" in report.to_feedback()
+
+
+def test_generator_update_or_recall_is_reported():
+    """``yield`` in recall/update makes it return a generator, which only failed at run time."""
+    out = messages(design_with("yield 'advice'"))
+    assert any(m.startswith("line 17: recall must return a str, but 'yield' makes it a generator") for m in out), out
+    nested = design_with("def steps():\n        yield 1\n    x = list(steps()); y = lambda: (yield)")
+    assert check_design(nested) == []  # a yield in a nested helper is fine

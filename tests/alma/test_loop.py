@@ -177,3 +177,46 @@ def test_trace_writer_and_torn_last_line(tmp_path):
         fh.write('{"ts": "x", "ev')  # a run killed mid-write
     events = read_trace(path)
     assert events == [{**rec, "where": str(tmp_path)}]
+
+
+FAIL_SETTINGS = {**SETTINGS, "iterations": 3, "baselines": []}
+
+
+def test_a_provider_failure_is_recorded_on_its_iteration_and_the_search_goes_on(tmp_path, embedder):
+    from atlas.errors import LLMConnectionError
+
+    good = meta_policy({2: [fenced("give_up", GIVE_UP_DESIGN)]})
+
+    def rate_limited_once(messages, **kwargs):
+        if "Generation 1." in messages[1]["content"]:
+            raise LLMConnectionError("openai/gpt-4.1-mini: rate limited (429)")
+        return good(messages, **kwargs)
+
+    archive, _ = atlas.alma.run(llm=ScriptedLLM(task_policy), meta_llm=ScriptedLLM(rate_limited_once),
+                                debug_llm=ScriptedLLM(debug_policy), embedder=embedder, run_dir=tmp_path / "r",
+                                **FAIL_SETTINGS)
+    failed = archive.get("d-0003")
+    assert failed.status == "error" and "rate limited (429)" in failed.errors[0]
+    assert archive.iterations[0]["status"] == "error" and "rate limited" in archive.iterations[0]["error"]
+    assert [it["status"] for it in archive.iterations] == ["error", "ok", "ok"]  # it went on
+
+
+def test_a_model_that_keeps_failing_stops_the_search_with_the_archive_saved(tmp_path, embedder):
+    from atlas.alma.loop import MAX_FAILED_ITERATIONS, SearchStopped
+    from atlas.errors import LLMConnectionError
+
+    down = ScriptedLLM(default=LLMConnectionError("openai/gpt-4.1-mini: request timed out"))
+    with pytest.raises(SearchStopped, match=r"(?s)2 iterations in a row.*timed out.*atlas run --resume"):
+        atlas.alma.run(llm=ScriptedLLM(task_policy), meta_llm=down, debug_llm=ScriptedLLM(debug_policy),
+                       embedder=embedder, run_dir=tmp_path / "r", **FAIL_SETTINGS)
+    saved = Archive.load(tmp_path / "r")
+    assert [it["generation"] for it in saved.iterations] == list(range(1, MAX_FAILED_ITERATIONS + 1))
+    assert all(e.status == "error" and "timed out" in e.errors[0] for e in saved if e.origin == "meta")
+    assert read_trace(tmp_path / "r" / "trace.jsonl")[-1]["event"] == "run.stopped"
+
+    back = ScriptedLLM(meta_policy({3: [fenced("give_up", GIVE_UP_DESIGN)]}))
+    resumed, _ = atlas.alma.run(resume=tmp_path / "r", llm=ScriptedLLM(task_policy), meta_llm=back,
+                                debug_llm=ScriptedLLM(debug_policy), embedder=embedder)
+    assert [it["generation"] for it in resumed.iterations] == [1, 2, 3]
+    assert [e.id for e in resumed] == [f"d-{i:04d}" for i in range(1, len(resumed) + 1)]
+    assert resumed.get("d-0005").status == "ok"

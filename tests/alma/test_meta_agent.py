@@ -111,3 +111,34 @@ async def test_meta_model_failure_is_recorded(agent_for):
     llm = ScriptedLLM([LLMError("prompt longer than n_ctx")])
     res = await agent_for(llm).generate(PARENTS, None, generation=1)
     assert res.status == "error" and "n_ctx" in res.errors[0]
+
+
+def test_extract_code_from_awkward_replies():
+    src = "def update(memory, episode, tools):\n    pass\n\ndef recall(memory, task, tools):\n    return ''\n"
+    assert extract_code(f"```python3\n{src}```") == src
+    assert extract_code(f"~~~py\n{src}~~~") == src
+    assert extract_code(f"Python code, mislabelled:\n```js\n{src}```\nthanks") == src
+    assert extract_code(f"```javascript\nfunction recall() {{}}\n```\nand\n```python\n{src}```") == src
+    assert extract_code("  ```python\n" + "".join("    " + line + "\n" for line in src.splitlines()) + "  ```") \
+        == src  # an indented block is dedented, not half-stripped
+    assert extract_code("```js\nfunction update(m) {}\nfunction recall(m) { return '' }\n```") is None
+
+
+async def test_code_in_the_wrong_language_is_named_in_the_feedback(agent_for):
+    js = "Name: js\n```javascript\nfunction update(memory, episode) {}\nfunction recall() { return '' }\n```"
+    llm = ScriptedLLM([js, fenced("fixed", ROUTE_DESIGN)])
+    res = await agent_for(llm).generate(PARENTS, None, generation=1)
+    assert res.status == "ok" and res.turns == 2
+    assert "javascript, not Python" in res.errors[0] and "javascript, not Python" in llm.history[1].prompt
+
+
+async def test_an_enormous_reply_does_not_blow_up_the_next_prompt(agent_for):
+    from atlas.alma.meta_agent import MAX_ECHO_CHARS, MAX_SOURCE_CHARS
+
+    prose = "I will think about memory. " * 40_000  # ~1 MB of prose, no code
+    huge = fenced("huge", ROUTE_DESIGN + "\nTABLE = " + repr("x" * (MAX_SOURCE_CHARS + 10)) + "\n")
+    llm = ScriptedLLM([prose, huge, fenced("fixed", ROUTE_DESIGN)])
+    res = await agent_for(llm).generate(PARENTS, None, generation=1)
+    assert res.status == "ok" and res.turns == 3
+    assert all(len(m["content"]) < MAX_ECHO_CHARS + 200 for c in llm.history for m in c.messages[2:])
+    assert "no ```python fence" in res.errors[0] and "keep it under" in res.errors[1]

@@ -11,7 +11,7 @@ from alma_doubles import GIVE_UP_DESIGN, ROUTE_DESIGN, debug_policy, fenced, met
 
 import atlas.alma
 from atlas.alma import Archive
-from atlas.errors import ArchiveError
+from atlas.errors import ArchiveError, ConfigError
 from atlas.infra.llm import ScriptedLLM
 from atlas.trace import read_trace
 
@@ -104,3 +104,81 @@ def test_resume_of_a_corrupt_archive_is_a_clear_error(tmp_path: Path, embedder):
     assert (tmp_path / "r" / "archive.json.bak").exists()
     with pytest.raises(ArchiveError, match="not a run folder"):
         atlas.alma.run(resume=tmp_path / "nothing-here", embedder=embedder, **llms())
+
+
+class HardKill(BaseException):
+    """Like a SIGKILL/Ctrl-C: not an error the search handles."""
+
+
+FAST = {**SETTINGS, "iterations": 2, "baselines": []}
+
+
+def test_kill_during_an_evaluation_then_resume_loses_and_duplicates_nothing(tmp_path: Path, embedder):
+    """Killed after the MetaAgent wrote generation 2's design, in the middle of its evaluation."""
+    armed = {"on": False, "calls": 0}
+
+    def dies_mid_evaluation(messages, **kwargs):
+        if armed["on"]:
+            armed["calls"] += 1
+            if armed["calls"] == 5:
+                raise HardKill("killed")
+        return task_policy(messages, **kwargs)
+
+    def arm(event: str, fields: dict) -> None:
+        if event == "iteration.start" and fields["generation"] == 2:
+            armed["on"] = True
+
+    killed = {**llms(), "llm": ScriptedLLM(dies_mid_evaluation)}
+    with pytest.raises(HardKill):
+        atlas.alma.run(run_dir=tmp_path / "k", embedder=embedder, callbacks=[arm], **killed, **FAST)
+    assert killed["meta_llm"].history  # the MetaAgent had answered for generation 2
+    partial = Archive.load(tmp_path / "k")
+    assert [e.id for e in partial] == ["d-0001", "d-0002", "d-0003"] and len(partial.iterations) == 1
+
+    resumed, _ = atlas.alma.run(resume=tmp_path / "k", embedder=embedder, **llms())
+    full, _ = atlas.alma.run(run_dir=tmp_path / "full", embedder=embedder, **llms(), **FAST)
+    assert [(e.id, e.name, e.generation) for e in resumed] == [(e.id, e.name, e.generation) for e in full]
+    assert [e.id for e in resumed] == [f"d-{i:04d}" for i in range(1, len(resumed) + 1)]
+    assert [it["generation"] for it in resumed.iterations] == [1, 2]
+    assert [e.times_sampled for e in resumed] == [e.times_sampled for e in full]
+
+
+def test_resume_never_redoes_a_generation_already_in_the_archive(tmp_path: Path, embedder):
+    atlas.alma.run(run_dir=tmp_path / "r", embedder=embedder, **llms(), **{**FAST, "iterations": 1})
+    data = json.loads((tmp_path / "r" / "archive.json").read_text())
+    data["iterations"] = []  # a hand-edited archive lost the record of generation 1
+    (tmp_path / "r" / "archive.json").write_text(json.dumps(data))
+    again, _ = atlas.alma.run(resume=tmp_path / "r", embedder=embedder, **llms())
+    assert [e.generation for e in again if e.origin == "meta"] == [1]
+
+
+def test_resume_refuses_to_start_over_when_archive_json_is_gone(tmp_path: Path, embedder):
+    atlas.alma.run(run_dir=tmp_path / "r", embedder=embedder, **llms(), **{**FAST, "iterations": 0})
+    (tmp_path / "r" / "archive.json").unlink()
+    with pytest.raises(ArchiveError, match=r"archive.json is missing.*copy .*archive.json.bak to archive.json"):
+        atlas.alma.run(resume=tmp_path / "r", embedder=embedder, **llms())
+    assert len(list((tmp_path / "r" / "designs").glob("*.py"))) == 2  # nothing overwritten
+
+
+def test_resume_of_a_badly_shaped_archive_or_config_is_a_clear_error(tmp_path: Path, embedder):
+    atlas.alma.run(run_dir=tmp_path / "r", embedder=embedder, **llms(), **{**FAST, "iterations": 0})
+    good = (tmp_path / "r" / "archive.json").read_text()
+    (tmp_path / "r" / "archive.json").write_text(json.dumps({**json.loads(good), "iterations": 3}))
+    with pytest.raises(ArchiveError, match="'iterations' must be a list"):
+        atlas.alma.run(resume=tmp_path / "r", embedder=embedder, **llms())
+    (tmp_path / "r" / "archive.json").write_text(good)
+    with pytest.raises(ConfigError, match=r"invalid settings: iterations"):
+        atlas.alma.run(resume=tmp_path / "r", embedder=embedder, iterations=-1, **llms())
+    (tmp_path / "r" / "config.json").unlink()
+    with pytest.raises(ArchiveError, match=r"lost its config\.json"):
+        atlas.alma.run(resume=tmp_path / "r", embedder=embedder, **llms())
+
+
+def test_resume_when_no_design_has_a_score_says_why(tmp_path: Path, embedder):
+    atlas.alma.run(run_dir=tmp_path / "r", embedder=embedder, **llms(), **{**FAST, "iterations": 0})
+    data = json.loads((tmp_path / "r" / "archive.json").read_text())
+    for e in data["entries"]:
+        e.update(status="error", normalized_score=None, errors=["sandbox failure"])
+    (tmp_path / "r" / "archive.json").write_text(json.dumps(data))
+    with pytest.raises(ArchiveError, match=r"no design .* has a score to sample parents from"):
+        atlas.alma.run(resume=tmp_path / "r", embedder=embedder, iterations=1, **llms())

@@ -111,8 +111,9 @@ def test_cli_bad_input_names_the_field_and_stores_nothing(env):
     )
     code, out = run("guidelines", "save", str(bad), *env["common"], "--model", f"scripted:{env['replies']}")
     assert code == 2 and "messages[1].tool_calls[0].function.arguments" in out
+    assert not (env["tmp"] / "store").exists()  # validated before the store was opened
     code, out = run("guidelines", "stats", *env["common"])
-    assert json.loads(out)["guidelines"] == 0
+    assert code == 2 and "no guideline store" in out
 
 
 def test_cli_not_processed_then_reprocess(env):

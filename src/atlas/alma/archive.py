@@ -10,7 +10,7 @@ which ``load`` also accepts.
 from __future__ import annotations
 
 import json
-import shutil
+import re
 from collections.abc import Iterable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -30,6 +30,9 @@ Origin = Literal["seed", "baseline", "meta", "host"]
 Status = Literal["ok", "invalid", "error"]
 
 
+_ID = re.compile(r"d-(\d+)")
+
+
 def _now() -> str:
     return datetime.now(UTC).isoformat()
 
@@ -41,7 +44,7 @@ def empty_usage() -> dict[str, Any]:
 class TaskResult(BaseModel):
     """One episode's outcome, as the archive keeps it."""
 
-    model_config = ConfigDict(extra="ignore")
+    model_config = ConfigDict(extra="ignore", allow_inf_nan=False)
 
     task_id: str
     phase: Literal["collection", "deployment"] = "deployment"
@@ -54,7 +57,7 @@ class TaskResult(BaseModel):
 class ArchiveEntry(BaseModel):
     """One design in the archive. Scores are None for designs that never ran (status != "ok")."""
 
-    model_config = ConfigDict(extra="ignore", validate_assignment=True)
+    model_config = ConfigDict(extra="ignore", validate_assignment=True, allow_inf_nan=False)
 
     id: str
     name: str
@@ -147,8 +150,10 @@ class Archive:
         return [e for e in self.entries if (name is None or e.name == name) and (origin is None or e.origin == origin)]
 
     def next_id(self) -> str:
-        """``d-0001``, ``d-0002``, … in insertion order (deterministic, so resumed runs match)."""
-        return f"d-{len(self.entries) + 1:04d}"
+        """``d-0001``, ``d-0002``, … in insertion order (deterministic, so resumed runs match).
+        Never an id already taken, even when an edited archive has gaps."""
+        taken = [int(m.group(1)) for e in self.entries if (m := _ID.fullmatch(e.id))]
+        return f"d-{max([len(self.entries), *taken]) + 1:04d}"
 
     def add(self, entry: ArchiveEntry, source: str | None = None) -> ArchiveEntry:
         if entry.id in self:
@@ -204,8 +209,8 @@ class Archive:
             if not src_file.exists() or src_file.read_text(encoding="utf-8") != e.source:
                 atomic_write_text(src_file, e.source)
         text = json.dumps(self.to_dict(), indent=2, ensure_ascii=False) + "\n"
-        if target.exists():
-            shutil.copy2(target, target.with_name(target.name + ".bak"))
+        if target.exists():  # the previous good version, itself written atomically
+            atomic_write_text(target.with_name(target.name + ".bak"), target.read_text(encoding="utf-8"))
         atomic_write_text(target, text)
         return target
 
@@ -221,24 +226,35 @@ class Archive:
     @classmethod
     def from_dict(cls, data: Any, *, path: Path | None = None) -> Archive:
         where = str(path) if path else "archive data"
+        hint = _recovery_hint(path)
         if not isinstance(data, dict) or "entries" not in data:
-            raise ArchiveError(f"{where} is not an ALMA archive (no 'entries')")
+            raise ArchiveError(f"{where} is not an ALMA archive (no 'entries'){hint}")
         if data.get("version") != ARCHIVE_VERSION:
-            raise ArchiveError(f"{where}: unsupported archive version {data.get('version')!r}")
+            raise ArchiveError(f"{where}: unsupported archive version {data.get('version')!r}{hint}")
+        entries, baseline, iterations = data["entries"], data.get("baseline"), data.get("iterations") or []
+        if not isinstance(entries, list):
+            raise ArchiveError(f"{where}: 'entries' must be a list, not {type(entries).__name__}{hint}")
+        if baseline is not None and not isinstance(baseline, dict):
+            raise ArchiveError(f"{where}: 'baseline' must be an object or null, not {type(baseline).__name__}{hint}")
+        if not isinstance(iterations, list) or not all(
+                isinstance(it, dict) and isinstance(it.get("generation"), int) for it in iterations):
+            raise ArchiveError(f"{where}: 'iterations' must be a list of objects with an integer 'generation'{hint}")
         arch = cls(path)
-        arch.baseline = data.get("baseline")
-        arch.iterations = list(data.get("iterations") or [])
-        try:
-            for raw in data["entries"]:
+        arch.baseline = baseline
+        arch.iterations = list(iterations)
+        for i, raw in enumerate(entries):
+            try:
                 entry = ArchiveEntry.model_validate(raw)
-                if isinstance(raw, dict) and isinstance(raw.get("source"), str):
-                    entry.source = raw["source"]
-                arch.entries.append(entry)
-        except ValidationError as exc:
-            raise ArchiveError(f"{where}: invalid entry: {exc}") from exc
+            except ValidationError as exc:
+                label = raw.get("id") if isinstance(raw, dict) and isinstance(raw.get("id"), str) else f"#{i + 1}"
+                raise ArchiveError(f"{where}: invalid entry {label}: {_problems(exc)}{hint}") from exc
+            if isinstance(raw, dict) and isinstance(raw.get("source"), str):
+                entry.source = raw["source"]
+            arch.entries.append(entry)
         ids = [e.id for e in arch.entries]
-        if len(ids) != len(set(ids)):
-            raise ArchiveError(f"{where}: duplicate entry ids")
+        dups = sorted({i for i in ids if ids.count(i) > 1})
+        if dups:
+            raise ArchiveError(f"{where}: duplicate entry ids {', '.join(dups)}{hint}")
         return arch
 
     @classmethod
@@ -248,30 +264,30 @@ class Archive:
         if p.is_dir():
             p = p / "archive.json"
         if not p.exists():
-            raise ArchiveError(f"no archive at {p}")
+            raise ArchiveError(f"no archive at {p}{_recovery_hint(p) if p.with_name(p.name + '.bak').exists() else ''}")
         try:
             data = json.loads(p.read_text(encoding="utf-8"))
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            bak = p.with_name(p.name + ".bak")
-            hint = (f"; the previous good version is kept at {bak} (copy it over {p.name} to recover)"
-                    if bak.exists() else "; no backup (.bak) exists")
-            raise ArchiveError(f"{p} is corrupt ({exc}){hint}") from exc
+            raise ArchiveError(f"{p} is corrupt ({exc}){_recovery_hint(p)}") from exc
         except OSError as exc:
             raise ArchiveError(f"cannot read {p}: {exc}") from exc
         return cls.from_dict(data, path=p)
 
-    def hydrate(self) -> Archive:
-        """Read every entry's source back (from ``designs/<id>.py``) so ``entry.design`` works and
-        novelty can be computed; returns self."""
+    def hydrate(self, ids: Iterable[str] | None = None) -> Archive:
+        """Read every entry's source back (from ``designs/<id>.py``; only ``ids`` when given) so
+        ``entry.design`` works and novelty can be computed; returns self."""
         root = self.path.parent if self.path is not None else Path(".")
+        wanted = None if ids is None else set(ids)
         for e in self.entries:
-            if e.source is not None or e.source_path is None:
+            if e.source is not None or e.source_path is None or (wanted is not None and e.id not in wanted):
                 continue
             f = root / e.source_path
             try:
                 e.source = f.read_text(encoding="utf-8")
-            except OSError as exc:
-                raise ArchiveError(f"cannot read the source of {e.id} at {f}: {exc}") from exc
+            except (OSError, UnicodeDecodeError) as exc:
+                raise ArchiveError(
+                    f"cannot read the source of {e.id} ({e.name}) at {f}: {exc}; restore that file (an "
+                    "`atlas archive export` file holds every source inline) and try again") from exc
         self.refresh_novelty()
         return self
 
@@ -297,6 +313,21 @@ class Archive:
     def extend(self, entries: Iterable[ArchiveEntry]) -> None:
         for e in entries:
             self.add(e)
+
+
+def _recovery_hint(path: Path | None) -> str:
+    """How to get a good archive back: the ``.bak`` beside it, when there is one."""
+    if path is None:
+        return ""
+    bak = path.with_name(path.name + ".bak")
+    if bak.exists():
+        return f"; the previous good version is kept at {bak} (copy it over {path.name} to recover)"
+    return "; no backup (.bak) exists: fix the file by hand or start a new run"
+
+
+def _problems(exc: ValidationError) -> str:
+    """Pydantic's errors in one short line: ``name: Field required; status: Input should be ...``."""
+    return "; ".join(f"{'.'.join(str(x) for x in e['loc']) or 'entry'}: {e['msg']}" for e in exc.errors()[:5])
 
 
 __all__ = ["ARCHIVE_VERSION", "Archive", "ArchiveEntry", "TaskResult", "empty_usage"]

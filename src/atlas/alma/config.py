@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from atlas.errors import ConfigError
 
@@ -101,6 +101,15 @@ class AlmaConfig(BaseModel):
         blob = json.dumps(payload, sort_keys=True, default=str)
         return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
+    @classmethod
+    def build(cls, where: str = "", **settings: Any) -> AlmaConfig:
+        """Validate ``settings``; a bad value is a ConfigError naming each field, never a traceback."""
+        try:
+            return cls.model_validate(settings)
+        except ValidationError as exc:
+            problems = "; ".join(_problem(e) for e in exc.errors())
+            raise ConfigError(f"{where + ': ' if where else ''}invalid settings: {problems}") from exc
+
     # ---- persistence ------------------------------------------------------------------------
 
     def save(self, path: str | Path) -> None:
@@ -109,18 +118,27 @@ class AlmaConfig(BaseModel):
     @classmethod
     def load(cls, path: str | Path) -> AlmaConfig:
         p = Path(path)
+        fix = ("it holds the run's settings: restore it from a backup, or start a new run with `atlas run` "
+               "(the run's archive.json stays readable with `atlas archive show`)")
         if not p.exists():
-            raise ConfigError(f"no config file at {p}")
+            raise ConfigError(f"no config file at {p}; {fix}")
         try:
             data = json.loads(p.read_text(encoding="utf-8"))
-        except json.JSONDecodeError as exc:
-            raise ConfigError(f"{p} is not valid JSON: {exc}") from exc
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            raise ConfigError(f"{p} is not valid JSON ({exc}); {fix}") from exc
+        except OSError as exc:
+            raise ConfigError(f"cannot read {p}: {exc}") from exc
+        if not isinstance(data, dict):
+            raise ConfigError(f"{p} must hold a JSON object of settings, not {type(data).__name__}; {fix}")
         # config.json carries a few run facts beside the settings (resolved model names, ...).
-        fields = {k: v for k, v in data.items() if k in cls.model_fields}
-        try:
-            return cls.model_validate(fields)
-        except ValueError as exc:
-            raise ConfigError(f"{p}: invalid settings: {exc}") from exc
+        return cls.build(str(p), **{k: v for k, v in data.items() if k in cls.model_fields})
+
+
+def _problem(err: Any) -> str:
+    """One pydantic error as ``field: message (got value)``."""
+    field = ".".join(str(x) for x in err["loc"]) or "settings"
+    got = "" if err["type"] in ("extra_forbidden", "value_error") else f" (got {err['input']!r})"
+    return f"{field}: {err['msg']}{got}"
 
 
 EnvName = Literal["graphworld", "alfworld", "textworld"]

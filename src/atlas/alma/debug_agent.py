@@ -23,6 +23,9 @@ from atlas.protocols.llm import Message
 MAX_TOOL_OUTPUT = 3000  # characters of one tool result shown to the model
 KEEP_EXCHANGES = 4  # tool exchanges kept in the prompt (older ones are dropped: small contexts)
 MAX_MATCHES = 40
+# A group holding a repeat (+, *, {n,}) that is itself repeated: catastrophic backtracking.
+_NESTED_REPEAT = re.compile(r"\((?:[^()\\]|\\.)*(?:[+*]|\{\d*,\d*\})(?:[^()\\]|\\.)*\)\s*(?:[+*]|\{\d*,\d*\})"
+                            r"|[+*}]\)+[+*{]")
 
 
 class Critique(BaseModel):
@@ -80,10 +83,14 @@ class LogTools:
 
     @staticmethod
     def _compile(pattern: str) -> re.Pattern[str]:
-        try:
-            return re.compile(pattern, re.IGNORECASE)
-        except re.error:
-            return re.compile(re.escape(pattern), re.IGNORECASE)  # a bad regex is searched literally
+        """The pattern as a regex; an invalid one, or one that could backtrack for ages (a repeated
+        group that itself repeats, like ``(a+)+``), is searched literally."""
+        if not _NESTED_REPEAT.search(pattern):
+            try:
+                return re.compile(pattern, re.IGNORECASE)
+            except re.error:
+                pass
+        return re.compile(re.escape(pattern), re.IGNORECASE)
 
     def grep(self, pattern: str, context: int = 0, max_matches: int = MAX_MATCHES) -> str:
         if not pattern:
@@ -127,7 +134,7 @@ class LogTools:
                 return self.count(args.get("pattern", ""))
             if tool == "head":
                 return self.head(args.get("start", 1), args.get("n", 40))
-        except (TypeError, ValueError) as exc:
+        except (TypeError, ValueError, OverflowError) as exc:
             return f"error: bad arguments for {tool}: {exc}"
         return f"error: unknown tool {tool!r}; use grep, count or head"
 

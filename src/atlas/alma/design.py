@@ -190,6 +190,18 @@ class _Checker(ast.NodeVisitor):
         self.generic_visit(node)
 
 
+def _own_yield(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> ast.AST | None:
+    """The first ``yield`` in ``fn`` itself (not in a nested function, lambda or class)."""
+    todo: list[ast.AST] = list(fn.body)
+    while todo:
+        node = todo.pop(0)
+        if isinstance(node, ast.Yield | ast.YieldFrom):
+            return node
+        if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | ast.ClassDef):
+            todo.extend(ast.iter_child_nodes(node))
+    return None
+
+
 def _signature_problems(tree: ast.Module) -> list[DesignProblem]:
     problems: list[DesignProblem] = []
     defs = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)}
@@ -201,6 +213,12 @@ def _signature_problems(tree: ast.Module) -> list[DesignProblem]:
             continue
         if isinstance(fn, ast.AsyncFunctionDef):
             problems.append(DesignProblem(line=fn.lineno, message=f"{name} must be a plain function, not async"))
+        elif (found := _own_yield(fn)) is not None:
+            returns = "a str" if name == "recall" else "None"
+            problems.append(DesignProblem(
+                line=getattr(found, "lineno", fn.lineno),
+                message=f"{name} must return {returns}, but 'yield' makes it a generator; collect the "
+                        "values in a list (or move the yield into a helper function)"))
         got = tuple(a.arg for a in [*fn.args.posonlyargs, *fn.args.args])
         required = len(got) - len(fn.args.defaults)
         if got[: len(params)] != params or required > len(params):

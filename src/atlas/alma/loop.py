@@ -4,7 +4,15 @@ deploy → archive), with telemetry, progress and a run folder that can be resum
 Determinism for resume: each iteration's randomness is a pure function of (seed, generation), the
 archive (with ``times_sampled``) is saved atomically after every design, and the DebugAgent reads
 the parents' logs from the run folder — so a run killed between iterations and resumed produces
-the same archive as one that never stopped (given deterministic models).
+the same archive as one that never stopped (given deterministic models). A run killed in the
+middle of an iteration loses only that unfinished iteration: nothing of it is in archive.json, and
+the resumed run redoes it under the same id.
+
+Model failures: a model that still fails after its client's retries (timeout, rate limit, endpoint
+down) is recorded on the iteration's entry (``status="error"``, the reason in ``errors``) and the
+search goes on — a short outage costs one iteration, not the run. After ``MAX_FAILED_ITERATIONS``
+such iterations in a row the search stops with ``SearchStopped``: the archive is saved, and
+``atlas run --resume RUN_DIR`` continues with the next generation once the model is back.
 """
 
 from __future__ import annotations
@@ -26,10 +34,16 @@ from atlas.alma.meta_agent import MetaAgent
 from atlas.alma.prompts import fmt
 from atlas.alma.run_dir import RunDir, atomic_write_text
 from atlas.alma.sampling import sample_parents, seeded_rng
-from atlas.errors import ConfigError
+from atlas.errors import ArchiveError, AtlasError, ConfigError
 from atlas.trace.writer import TraceWriter
 
 Callback = Callable[[str, dict[str, Any]], Any]
+
+MAX_FAILED_ITERATIONS = 2  # iterations in a row whose models or sandbox failed before the search stops
+
+
+class SearchStopped(AtlasError):
+    """The search stopped early (its models kept failing); the archive is saved and can be resumed."""
 
 NO_MEMORY_NAME = "no_memory"
 NO_MEMORY_SOURCE = '''"""No memory: stores nothing, advises nothing (the baseline every score is measured against)."""
@@ -224,9 +238,16 @@ class Search:
         if resume:
             if self.run_dir.archive_path.exists():
                 self.archive = Archive.load(self.run_dir.archive_path).hydrate()
+            elif any(self.run_dir.designs_dir.glob("*.py")):
+                bak = self.run_dir.archive_path.with_name("archive.json.bak")
+                raise ArchiveError(
+                    f"{self.run_dir.archive_path} is missing but {self.run_dir.designs_dir} holds designs: "
+                    + (f"copy {bak} to archive.json to recover" if bak.exists() else "restore archive.json")
+                    + " (resuming without it would start over and overwrite them)")
             facts = self.run_dir.read_config()
             facts["iterations"] = cfg.iterations
-            facts.setdefault("resumed_at", []).append(datetime.now(UTC).isoformat())
+            resumed = facts.get("resumed_at")
+            facts["resumed_at"] = [*(resumed if isinstance(resumed, list) else []), datetime.now(UTC).isoformat()]
             self.run_dir.write_config(facts)
         else:
             facts = {
@@ -396,7 +417,10 @@ class Search:
         rng = seeded_rng(cfg.seed, generation)
         parents = sample_parents(self.archive.scored(), cfg.parents, rng)
         if not parents:
-            raise ConfigError("the archive has no scored design to sample parents from")
+            raise ArchiveError(
+                f"no design in {self.run_dir.archive_path} has a score to sample parents from (every entry "
+                "is invalid or failed, and the no-memory baseline is missing): start a new run, or restore a "
+                "good archive.json (archive.json.bak) and resume")
         for p in parents:
             p.times_sampled += 1
         parent_ids = [p.id for p in parents]
@@ -433,9 +457,11 @@ class Search:
         entry.usage = usage
         self.archive.add(entry, source)
         duration = round(time.perf_counter() - t0, 3)
-        self.archive.iterations.append({"generation": generation, "parent_ids": parent_ids, "child_id": child_id,
-                                        "duration_s": duration, "usage": usage, "status": entry.status,
-                                        "critique_skipped": debug.skipped})
+        record = {"generation": generation, "parent_ids": parent_ids, "child_id": child_id,
+                  "duration_s": duration, "usage": usage, "status": entry.status, "critique_skipped": debug.skipped}
+        if entry.status == "error":
+            record["error"] = (entry.errors or ["unknown error"])[-1]
+        self.archive.iterations.append(record)
         self.archive.save()
         self._announce(entry)
         baseline = (self.archive.baseline or {}).get("score")
@@ -466,7 +492,10 @@ class Search:
         cfg = self.config
         self._setup(resume)
         start = self._usage_now()
+        # Generations already in the archive (an evolved entry without its iteration record counts too,
+        # so a hand-edited archive never gets a second design for one generation).
         done = {int(it["generation"]) for it in self.archive.iterations}
+        done |= {e.generation for e in self.archive if e.origin == "meta"}
         self.emit("run.resume" if resume else "run.start", env=cfg.env, iterations=cfg.iterations,
                   episodes=cfg.episodes, seed=cfg.seed, run_dir=str(self.run_dir.path),
                   model=getattr(self.llm, "model", None), meta_model=getattr(self.meta_llm, "model", None),
@@ -476,11 +505,16 @@ class Search:
         try:
             await self._baseline()
             await self._seeds()
+            failed: list[str] = []
             for g in range(1, cfg.iterations + 1):
                 if g in done:
                     self.progress.iteration_done()
                     continue
-                await self.iteration(g)
+                entry = await self.iteration(g)
+                failed = [*failed, f"generation {g} ({entry.id}): {(entry.errors or ['?'])[-1]}"] \
+                    if entry.status == "error" else []
+                if len(failed) >= MAX_FAILED_ITERATIONS:
+                    self._stop(failed)
             best = self.archive.best()
             self.emit("run.stop", duration_s=round(time.perf_counter() - t0, 3), archive_size=len(self.archive),
                       best_id=best.id if best else None, best_name=best.name if best else None,
@@ -490,6 +524,14 @@ class Search:
             self.progress.stop()
             self.close()
         return self.archive
+
+    def _stop(self, failed: list[str]) -> None:
+        """Stop the search after iterations that could not run: the archive is already saved."""
+        reason = (f"stopped after {len(failed)} iterations in a row could not run:\n  " + "\n  ".join(failed)
+                  + f"\nThe archive is saved in {self.run_dir.path}. Once the model (or sandbox) works again, "
+                  f"continue with: atlas run --resume {self.run_dir.path}")
+        self.emit("run.stopped", reason=reason, failed=failed, archive_size=len(self.archive))
+        raise SearchStopped(reason)
 
     async def evaluate_only(self, design: Any) -> ArchiveEntry:
         """Baseline (cached when possible) and one design, no search: what `atlas eval` runs."""
@@ -575,10 +617,11 @@ async def arun(
         updates = {k: v for k, v in settings.items() if k in RUNTIME_FIELDS}
         if iterations is not None:
             updates["iterations"] = iterations
-        config = config.model_copy(update=updates)
+        config = AlmaConfig.build("--resume", **{**config.model_dump(), **updates})
     else:
         env_name = env if isinstance(env, str) else getattr(env, "name", "custom")
-        config = AlmaConfig(env=env_name, **({"iterations": iterations} if iterations is not None else {}), **settings)
+        config = AlmaConfig.build(env=env_name, **({"iterations": iterations} if iterations is not None else {}),
+                                  **settings)
         rd = RunDir.create(run_dir, env=config.env, root=runs_root)
     if llm is None:
         from atlas.infra.llm import make_llm
@@ -637,7 +680,7 @@ async def aevaluate(
     design's archive entry and the small archive written to ``run_dir``."""
     env_obj = None if isinstance(env, str) else env
     env_name = env if isinstance(env, str) else getattr(env, "name", "custom")
-    config = AlmaConfig(env=env_name, iterations=0, **settings)
+    config = AlmaConfig.build(env=env_name, iterations=0, **settings)
     rd = RunDir.create(run_dir, env=f"eval-{config.env}", root=runs_root)
     search = Search(config, llm=llm, run_dir=rd, env=env_obj, embedder=embedder, agent=agent, trace=trace,
                     console=console, baseline_cache=baseline_cache)
@@ -660,10 +703,12 @@ def run(**kwargs: Any) -> tuple[Archive, Path | None]:
 
 
 __all__ = [
+    "MAX_FAILED_ITERATIONS",
     "NO_MEMORY_NAME",
     "NO_MEMORY_SOURCE",
     "Callback",
     "Search",
+    "SearchStopped",
     "aevaluate",
     "arun",
     "default_cache_dir",

@@ -11,6 +11,7 @@ the environment's context schema.
 from __future__ import annotations
 
 import re
+import textwrap
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,25 +26,64 @@ from atlas.alma.prompts import (
 from atlas.errors import LLMError, ScriptExhaustedError
 from atlas.protocols.llm import Message
 
-_FENCE = re.compile(r"```(?:python|py)?[ \t]*\n(.*?)```", re.DOTALL | re.IGNORECASE)
-_OPEN_FENCE = re.compile(r"```(?:python|py)?[ \t]*\n(.*)$", re.DOTALL | re.IGNORECASE)
+_OPEN = re.compile(r"(`{3,}|~{3,})\s*([\w+#.-]*)")
 _NAME = re.compile(r"^\s*\**name\**\s*[:=]\s*`?([A-Za-z][\w\- ]{0,60})`?", re.IGNORECASE | re.MULTILINE)
+PYTHON_TAGS = {"", "python", "py", "python3", "py3"}
+MAX_SOURCE_CHARS = 40_000  # a design module longer than this is refused (it is shown to later prompts)
+MAX_ECHO_CHARS = 20_000  # of a reply kept in the next turn's prompt
+
+
+def fenced_blocks(text: str) -> list[tuple[str, str]]:
+    """``(language, code)`` of every fenced block (``` or ~~~), in order; an unclosed last fence
+    runs to the end of the reply."""
+    blocks: list[tuple[str, str]] = []
+    fence, lang, buf = "", "", []
+    for line in (text or "").splitlines():
+        s = line.strip()
+        if not fence:
+            m = _OPEN.match(s)
+            if m:
+                fence, lang, buf = m.group(1), m.group(2).lower(), []
+        elif s.startswith(fence) and not s.strip(fence[0]):
+            blocks.append((lang, "\n".join(buf)))
+            fence = ""
+        elif s.endswith(fence) and s != fence:  # code and closing fence on one line
+            buf.append(line.rstrip()[: -len(fence)])
+            blocks.append((lang, "\n".join(buf)))
+            fence = ""
+        else:
+            buf.append(line)
+    if fence:
+        blocks.append((lang, "\n".join(buf)))
+    return blocks
+
+
+def _defines(code: str) -> bool:
+    return "def recall" in code or "def update" in code
 
 
 def extract_code(text: str) -> str | None:
     """The Python module in a reply: the longest fenced block holding ``def recall`` or
-    ``def update`` (else the longest block; an unclosed last fence counts), or a bare module."""
-    blocks = _FENCE.findall(text or "")
-    if not blocks:
-        m = _OPEN_FENCE.search(text or "")
-        if m:
-            blocks = [m.group(1)]
-    if blocks:
-        good = [b for b in blocks if "def recall" in b or "def update" in b]
-        return max(good or blocks, key=len).strip() + "\n"
-    if "def update" in (text or "") and "def recall" in (text or ""):
+    ``def update`` (Python-tagged or untagged blocks first, then any tag; else the longest
+    Python block; an unclosed last fence counts), or a bare module."""
+    blocks = fenced_blocks(text)
+    python = [code for lang, code in blocks if lang in PYTHON_TAGS]
+    pick = [c for c in python if _defines(c)] or [c for _, c in blocks if _defines(c)] or python
+    pick = [c for c in pick if c.strip()]
+    if pick:
+        return textwrap.dedent(max(pick, key=len)).strip("\n") + "\n"
+    if not blocks and "def update" in (text or "") and "def recall" in (text or ""):
         return text.strip() + "\n"
     return None
+
+
+def no_code_problem(text: str) -> str:
+    """Why no module was found in ``text`` (fed back to the model)."""
+    langs = sorted({lang for lang, _ in fenced_blocks(text) if lang not in PYTHON_TAGS})
+    if langs:
+        return (f"the reply's code is in {', '.join(langs)}, not Python: write the module in Python, in one "
+                "```python fence defining update() and recall()")
+    return "no ```python fence with a module defining update() and recall() found in the reply"
 
 
 def extract_name(text: str, default: str) -> str:
@@ -153,11 +193,19 @@ class MetaAgent:
                 result.errors.append(f"turn {turn}: the meta model failed: {exc}")
                 return result
             text = reply.text or ""
-            messages.append({"role": "assistant", "content": text})
+            messages.append({"role": "assistant", "content": _echo(text)})
             source = extract_code(text)
             result.name = extract_name(text, result.name)
             if source is None:
-                problem = "no ```python fence with a module defining update() and recall() found in the reply"
+                problem = no_code_problem(text)
+                result.errors.append(f"turn {turn}: {problem}")
+                result.attempts.append({"turn": turn, "problems": [problem], "smoke_ok": None})
+                messages.append({"role": "user", "content": meta_feedback([problem], None)})
+                continue
+            if len(source) > MAX_SOURCE_CHARS:
+                problem = (f"the module is {len(source):,} characters; keep it under {MAX_SOURCE_CHARS:,} "
+                           "(store data in memory or the tools, not in the source)")
+                result.source = source[:MAX_SOURCE_CHARS] + "\n# [... cut: the module was too long]\n"
                 result.errors.append(f"turn {turn}: {problem}")
                 result.attempts.append({"turn": turn, "problems": [problem], "smoke_ok": None})
                 messages.append({"role": "user", "content": meta_feedback([problem], None)})
@@ -181,4 +229,11 @@ class MetaAgent:
         return result
 
 
-__all__ = ["MetaAgent", "MetaResult", "extract_code", "extract_name"]
+def _echo(text: str) -> str:
+    """A reply as kept in the conversation: an enormous one is cut so the next prompt still fits."""
+    if len(text) <= MAX_ECHO_CHARS:
+        return text
+    return text[:MAX_ECHO_CHARS] + f"\n[... {len(text) - MAX_ECHO_CHARS:,} more characters of this reply cut]"
+
+
+__all__ = ["MetaAgent", "MetaResult", "extract_code", "extract_name", "fenced_blocks", "no_code_problem"]

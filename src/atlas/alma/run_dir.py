@@ -65,7 +65,11 @@ class RunDir:
         """An existing run folder (must hold config.json)."""
         rd = cls(path)
         if not rd.config_path.exists():
-            raise ArchiveError(f"{rd.path} is not a run folder (no config.json)")
+            if rd.archive_path.exists():
+                raise ArchiveError(f"{rd.path} has lost its config.json (the run's settings): restore it to resume; "
+                                   "the archive stays readable with `atlas archive show`")
+            raise ArchiveError(f"{rd.path} is not a run folder (no config.json): give the folder `atlas run` "
+                               "created (runs/<name>)")
         rd.designs_dir.mkdir(exist_ok=True)
         rd.logs_root.mkdir(exist_ok=True)
         return rd

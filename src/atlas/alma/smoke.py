@@ -14,6 +14,7 @@ design *runs*, not what a real model would say.
 from __future__ import annotations
 
 import json
+import re
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -132,12 +133,19 @@ class SmokeReport:
         return _clip("\n".join(out), max_chars)
 
     def render(self, console: Any) -> None:
-        """A readable rich report (``atlas design check``)."""
+        """A readable rich report (``atlas design check``). Everything a design produced (errors,
+        advice, source lines in problems) is shown as plain text: no rich markup, no terminal
+        control sequences."""
+        from rich.markup import escape
         from rich.panel import Panel
         from rich.table import Table
+        from rich.text import Text
+
+        def safe(text: Any) -> str:
+            return escape(_visible(str(text)))
 
         style = "green" if self.ok else "red"
-        console.print(Panel(f"[bold]{self.design_name}[/] on {self.env}: [{style}]{self.verdict()}[/]",
+        console.print(Panel(f"[bold]{safe(self.design_name)}[/] on {self.env}: [{style}]{self.verdict()}[/]",
                             title="design check"))
         if self.protections:
             console.print(f"[bold]protections:[/] {self.protections.get('summary', '?')}")
@@ -145,28 +153,38 @@ class SmokeReport:
                 console.print(f"  [yellow]degraded:[/] {d}")
         if not self.valid:
             for p in self.problems:
-                console.print(f"  [red]✗[/] {p}")
+                console.print(f"  [red]✗[/] {safe(p)}")
             return
         table = Table(title="calls", show_lines=False)
         for col in ("call", "ms", "tools", "prints", "result"):
             table.add_column(col)
         for c in self.calls:
             if c.error:
-                result = f"[red]{c.error_kind}: {c.error[:90]}[/]"
+                result = f"[red]{c.error_kind}: {safe(c.error[:90])}[/]"
             elif c.phase == "recall":
-                result = repr((c.return_value or "")[:60])
+                result = safe(repr((c.return_value or "")[:60]))
             else:
                 result = "ok"
             table.add_row(f"{c.episode}:{c.phase}", f"{c.duration_s * 1000:.1f}", str(len(c.tool_calls)),
                           str(len(c.prints)), result)
         console.print(table)
         for c in self.errors[:3]:
-            console.print(f"[red]{c.episode}:{c.phase}[/] {c.error}")
+            console.print(f"[red]{c.episode}:{c.phase}[/] {safe(c.error)}")
             if c.traceback:
-                console.print(c.traceback, markup=False, highlight=False)
+                console.print(_visible(c.traceback), markup=False, highlight=False)
         sample = next((a for a in self.advice if a.strip()), "")
         if sample:
-            console.print(Panel(sample[:1200], title="advice sample (D1)"))
+            console.print(Panel(Text(_visible(sample[:1200])), title="advice sample (D1)"))
+
+
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def _visible(text: str) -> str:
+    """``text`` with control characters (terminal escape sequences, bidi overrides) shown as
+    ``\\x1b``-style escapes instead of being sent to the terminal."""
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100
+                        else f"\\u{ord(m.group()):04x}", text)
 
 
 def _clip(text: str, n: int) -> str:

@@ -12,7 +12,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 
-from atlas.cli import alma, design, guidelines, mcp, memory, models, view  # noqa: E402
+from atlas.cli import alma, design, guidelines, mcp, memory, models, view
 
 app = typer.Typer(
     name="atlas",

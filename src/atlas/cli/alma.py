@@ -105,6 +105,8 @@ def _run_search(console: Any, *, model: str | None, meta_model: str | None, resu
     meta_llm = llm if not meta_model or meta_model == model else _make_client(meta_model, "meta model", console)
     if meta_llm is llm:
         console.print("meta model: same as the task model")
+    if resume is None:  # a new run saves the model names in its settings; a resumed run has them
+        kwargs.update(model=model, meta_model=meta_model)
     try:
         return run(llm=llm, meta_llm=meta_llm, resume=resume, **kwargs)
     except AtlasError as exc:
@@ -153,7 +155,7 @@ def register(app: typer.Typer) -> None:
         kwargs: dict[str, Any] = {"quiet": quiet, "concurrency": concurrency, "trace": not no_trace}
         if resume is None:
             kwargs.update(env=env, episodes=episodes, rooms=rooms, seed=seed, family=family,
-                          use_family=not no_family, deploy_seeds=deploy_seeds, model=model, meta_model=meta_model,
+                          use_family=not no_family, deploy_seeds=deploy_seeds,
                           embed_model=embed_model, no_embed=no_embed, alfworld_data=alfworld_data,
                           run_dir=run_dir, baselines=parse_baselines(baselines), max_turns=max_turns)
         else:
@@ -262,12 +264,17 @@ def register(app: typer.Typer) -> None:
         console.print(f"see it: atlas view {folder}   |   atlas report {folder}")
 
 
-def _load(run_dir: Path) -> Any:
+def _load(run_dir: Path, *, hydrate: bool | list[str] = False) -> Any:
+    """The archive of ``run_dir`` with its sources (all, or the listed ids); a clear error, never a
+    traceback."""
     from atlas.alma.archive import Archive
     from atlas.errors import ArchiveError
 
     try:
-        return Archive.load(run_dir)
+        arch = Archive.load(run_dir)
+        if hydrate is False:
+            return arch
+        return arch.hydrate(None if hydrate is True else hydrate)
     except ArchiveError as exc:
         _fail(str(exc))
         raise
@@ -297,10 +304,11 @@ def best_cmd(
     source: bool = typer.Option(True, "--source/--no-source", help="Print the design's source."),
 ) -> None:
     """Print the best design (highest normalized deployment score) and its source."""
-    arch = _load(run_dir).hydrate()
-    best = arch.best()
+    best = _load(run_dir).best()
     if best is None:
         _fail("the archive has no scored design yet")
+    if source:
+        best = _load(run_dir, hydrate=[best.id]).get(best.id)
     c = _console()
     c.print(f"{best.id} {best.name} ({best.origin}, generation {best.generation}): collection "
             f"{_fmt(best.collection_score)}, deployment {_fmt(best.deployment_score)}, normalized "
@@ -316,7 +324,12 @@ def export_cmd(
                                 help="Where to write the self-contained JSON (sources inline)."),
 ) -> None:
     """Write the archive as one JSON file with every design's source inline."""
-    path = _load(run_dir).export(output)
+    arch = _load(run_dir, hydrate=True)
+    try:
+        path = arch.export(output)
+    except OSError as exc:
+        _fail(f"cannot write {output}: {exc}")
+        raise
     typer.echo(str(path))
 
 

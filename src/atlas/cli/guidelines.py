@@ -31,13 +31,24 @@ _MODEL = typer.Option(
 _JSON = typer.Option(False, "--json", help="Print JSON instead of text.")
 
 
-def _bank(path: Path, namespace: str, model: str | None = None, need_llm: bool = False) -> Any:
-    """Open the bank (and the LLM only when needed); configuration errors exit with code 2."""
-    from atlas.errors import AtlasError
+def _bank(
+    path: Path, namespace: str, model: str | None = None, need_llm: bool = False, create: bool = False
+) -> Any:
+    """Open the bank (and the LLM only when needed); configuration errors exit with code 2. Only
+    ``create=True`` (saving) makes a missing store: reading a path that holds none is an error."""
+    from atlas.errors import AtlasError, ConfigError
     from atlas.memory.guidelines import GuidelineBank
+    from atlas.memory.guidelines.config import check_namespace
     from atlas.memory.guidelines.llmspec import resolve_llm
 
     try:
+        check_namespace(namespace)
+        if path.exists() and not path.is_dir():
+            raise ConfigError(f"--path {path} is a file, not a guideline store directory")
+        if not create and not (path / "guidelines.sqlite").is_file():
+            raise ConfigError(
+                f"no guideline store at {path} (save a trajectory first, or pass the right --path)"
+            )
         llm = resolve_llm(model) if (need_llm or model) else None
         return GuidelineBank.open(path, namespace=namespace, llm=llm)
     except AtlasError as exc:
@@ -75,13 +86,17 @@ def save(
 ) -> None:
     """Extract tips from one trajectory and store them (prints the ids added or updated)."""
     from atlas.errors import AtlasError, InvalidInputError
+    from atlas.memory.guidelines.messages import parse_trajectory
 
     try:
-        text = file.read_text(encoding="utf-8")
+        text = file.read_text(encoding="utf-8-sig")
     except OSError as exc:
         _fail(InvalidInputError(f"FILE: cannot read {file}: {exc.strerror}"))
-    try:
-        result = _bank(path, namespace, model, need_llm=True).save(text, success=success)
+    except UnicodeDecodeError as exc:
+        _fail(InvalidInputError(f"FILE: {file} is not UTF-8 text ({exc.reason} at byte {exc.start})"))
+    try:  # validate before opening anything: a bad file creates and stores nothing
+        trajectory = parse_trajectory(text, success=success)
+        result = _bank(path, namespace, model, need_llm=True, create=True).save(trajectory)
     except AtlasError as exc:
         _fail(exc)
     if as_json:
@@ -104,8 +119,12 @@ def get(
     mode: str = typer.Option(
         "cosine", "--mode", help="'cosine' (threshold + top-k, no LLM) or 'llm' (one LLM call)."
     ),
-    category: str | None = typer.Option(None, "--category", help="Only strategy, recovery or optimization tips."),
-    task_category: str | None = typer.Option(None, "--task-category", help="Only tips of this task category."),
+    category: str | None = typer.Option(
+        None, "--category", help="Only strategy, recovery or optimization tips."
+    ),
+    task_category: str | None = typer.Option(
+        None, "--task-category", help="Only tips of this task category."
+    ),
     path: Path = _PATH,
     namespace: str = _NS,
     model: str | None = _MODEL,
@@ -138,7 +157,12 @@ def list_(
     as_json: bool = _JSON,
 ) -> None:
     """All stored guidelines, strongest first."""
-    items = _bank(path, namespace).list_guidelines(category=category, limit=limit)
+    from atlas.errors import AtlasError
+
+    try:
+        items = _bank(path, namespace).list_guidelines(category=category, limit=limit)
+    except AtlasError as exc:
+        _fail(exc)
     if as_json:
         typer.echo(json.dumps([g.model_dump(mode="json") for g in items], indent=2))
         return
@@ -185,7 +209,12 @@ def delete(
 @app.command("consolidate")
 def consolidate(path: Path = _PATH, namespace: str = _NS, as_json: bool = _JSON) -> None:
     """Re-cluster, merge near-duplicates, cap clusters and decay failure-only tips (rule-based)."""
-    decisions = _bank(path, namespace).consolidate()
+    from atlas.errors import AtlasError
+
+    try:
+        decisions = _bank(path, namespace).consolidate()
+    except AtlasError as exc:
+        _fail(exc)
     if as_json:
         typer.echo(json.dumps(decisions, indent=2, default=str))
         return

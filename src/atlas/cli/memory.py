@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import typer
 
@@ -24,30 +24,50 @@ NoEmbedOpt = typer.Option(
 PrimitivesOpt = typer.Option(None, "--primitives", help="Preload a domain's primitive concepts: arc or swe.")
 
 
+def _fail(message: str) -> NoReturn:
+    typer.echo(f"error: {message}", err=True)
+    raise typer.Exit(2)
+
+
+def _require_memory(path: Path) -> None:
+    """Read-only commands need an existing memory directory."""
+    if path.exists() and not path.is_dir():
+        _fail(f"--path {path} is a file, not a memory directory")
+    if not (path / "memory.json").exists():
+        _fail(f"no memory at {path} (store something first, or pass the right --path)")
+
+
 def _open(path: Path, no_embed: bool, primitives: str | None = None) -> Any:
     from atlas.errors import AtlasError
     from atlas.infra.embeddings import NGramEmbedder, default_embedder
     from atlas.memory.system import build_memory_system, stored_embedder_name
 
-    stored = stored_embedder_name(path)
-    use_ngram = no_embed or stored == "ngram"
-    embedder = NGramEmbedder() if use_ngram else default_embedder()
     try:
+        stored = stored_embedder_name(path)
+        use_ngram = no_embed or stored == "ngram"
+        embedder = NGramEmbedder() if use_ngram else default_embedder()
         return build_memory_system(path, embedder=embedder, primitives=primitives)
     except AtlasError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(2) from exc
+        _fail(str(exc))
 
 
 def _load_trajectories(file: Path) -> list[Any]:
     try:
-        data = json.loads(file.read_text())
-    except (OSError, json.JSONDecodeError) as exc:
-        typer.echo(f"error: cannot read {file}: {exc}", err=True)
-        raise typer.Exit(2) from exc
+        data = json.loads(file.read_text(encoding="utf-8-sig"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        _fail(f"cannot read {file}: {exc}")
     if isinstance(data, dict) and "trajectories" in data:
         data = data["trajectories"]
-    return data if isinstance(data, list) else [data]
+    items = data if isinstance(data, list) else [data]
+    if not items:
+        _fail(
+            f"{file} holds no trajectories (expected an object, a non-empty list, or {{'trajectories': [...]}})"
+        )
+    for i, item in enumerate(items):
+        if not isinstance(item, dict):
+            where = f"item {i}" if isinstance(data, list) else "the file"
+            _fail(f"{file}: {where} is {type(item).__name__}, expected a trajectory object")
+    return items
 
 
 @app.command("store")
@@ -64,11 +84,14 @@ def store(
     from atlas.memory.common import validate_trajectory
 
     items = _load_trajectories(file)
-    try:  # validate everything first: a bad file stores nothing
-        trajectories = [validate_trajectory(t) for t in items]
-    except InvalidInputError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(2) from exc
+    trajectories = []
+    for i, item in enumerate(items):  # validate everything first: a bad file stores nothing
+        try:
+            trajectories.append(validate_trajectory(item))
+        except InvalidInputError as exc:
+            _fail(f"{file}, trajectory {i}: {exc}" if len(items) > 1 else f"{file}: {exc}")
+    if path.exists() and not path.is_dir():
+        _fail(f"--path {path} is a file, not a memory directory")
     failed = 0
     with _open(path, no_embed, primitives) as memory:
         for traj in trajectories:
@@ -91,9 +114,7 @@ def query(
     """Print what the memory knows about TASK, as agent advice (or JSON)."""
     from atlas.memory.system import format_advice
 
-    if not (path / "memory.json").exists():
-        typer.echo(f"error: no memory at {path} (store something first)", err=True)
-        raise typer.Exit(2)
+    _require_memory(path)
     with _open(path, no_embed) as memory:
         result = memory.query_sync(task, k)
     if as_json:
@@ -107,9 +128,7 @@ def query(
 @app.command("stats")
 def stats(path: Path = PathOpt, no_embed: bool = NoEmbedOpt) -> None:
     """Print item counts per component (JSON)."""
-    if not (path / "memory.json").exists():
-        typer.echo(f"error: no memory at {path}", err=True)
-        raise typer.Exit(2)
+    _require_memory(path)
     from atlas.memory.system import stored_embedder_name
 
     with _open(path, no_embed) as memory:

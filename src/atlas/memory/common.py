@@ -3,6 +3,8 @@ and the one way the LLM-backed strategies ask for JSON."""
 
 from __future__ import annotations
 
+import json
+import math
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
@@ -17,22 +19,80 @@ def _field_path(loc: tuple[Any, ...]) -> str:
     return ".".join(str(p) for p in loc) or "<root>"
 
 
+def _unstorable(value: Any, path: str) -> str | None:
+    """The first value under ``value`` that cannot be stored as JSON text (a NaN/infinite number or
+    a string with a lone UTF-16 surrogate), as ``"path: problem"``; None when everything is fine."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return f"{path}: {value} is not a finite number"
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            return f"{path}: contains a lone surrogate {value[exc.start]!r} at position {exc.start}, not valid UTF-8"
+        return None
+    if isinstance(value, dict):
+        items: Any = value.items()
+    elif isinstance(value, list | tuple):
+        items = enumerate(value)
+    else:
+        return None
+    for key, item in items:
+        found = _unstorable(item, f"{path}.{key}" if path else str(key))
+        if found:
+            return found
+    return None
+
+
+def check_storable(traj: Trajectory) -> Trajectory:
+    """Refuse what would fail (or mislead) only when written: a score outside 0..1, NaN/infinite
+    numbers and strings that are not valid UTF-8, anywhere in the trajectory. Raises
+    InvalidInputError naming the field, before anything is written."""
+    if not math.isfinite(traj.score) or not 0.0 <= traj.score <= 1.0:
+        raise InvalidInputError(
+            f"invalid trajectory: score: must be a number from 0 to 1, got {traj.score} "
+            "(normalize the reward into 0..1)"
+        )
+    problem = _unstorable(traj.model_dump(), "")
+    if problem:
+        raise InvalidInputError(f"invalid trajectory: {problem}; fix or remove that value")
+    return traj
+
+
+def check_success_field(data: dict[str, Any], prefix: str = "invalid trajectory: ") -> None:
+    """``success`` must be a JSON boolean: pydantic would read "yes", "no", 1 or 0 as one."""
+    if "success" in data and not isinstance(data["success"], bool):
+        raise InvalidInputError(f"{prefix}success: must be true or false, got {data['success']!r}")
+
+
+def validate_k(k: Any, name: str = "k") -> int:
+    """``k`` must be an int >= 1: asking for 0 or -3 items is a caller bug, not "nothing found"."""
+    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+        raise InvalidInputError(f"{name}: must be an integer >= 1, got {k!r}")
+    return k
+
+
 def validate_trajectory(value: Any) -> Trajectory:
     """Return a validated ``Trajectory`` from a Trajectory, dict or JSON text.
 
     Raises InvalidInputError naming the offending field(s); callers validate *before* writing, so a
     bad trajectory leaves nothing behind.
     """
+    if isinstance(value, str | bytes):
+        try:
+            value = json.loads(value)
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            raise InvalidInputError(f"invalid trajectory: not valid JSON ({exc})") from exc
+        if not isinstance(value, dict):
+            raise InvalidInputError(f"invalid trajectory: expected a JSON object, got {type(value).__name__}")
     try:
         if isinstance(value, Trajectory):
             # re-validate: model_construct() or mutation of nested dicts can bypass validation
-            return Trajectory.model_validate(value.model_dump())
-        if isinstance(value, str | bytes):
-            return Trajectory.model_validate_json(value)
+            return check_storable(Trajectory.model_validate(value.model_dump()))
         if isinstance(value, dict):
             if "task" not in value:
                 raise InvalidInputError("invalid trajectory: field 'task' is required")
-            return Trajectory.model_validate(value)
+            check_success_field(value)
+            return check_storable(Trajectory.model_validate(value))
     except ValidationError as exc:
         problems = "; ".join(f"{_field_path(tuple(e['loc']))}: {e['msg']}" for e in exc.errors()[:5])
         raise InvalidInputError(f"invalid trajectory: {problems}") from exc
@@ -98,4 +158,12 @@ async def ask_json(llm: Any, system: str, user: str, schema: type[M], *, retries
         raise LLMResponseError(f"reply does not match {schema.__name__}: {exc}", raw=str(result)) from exc
 
 
-__all__ = ["ask_json", "render_trajectory", "validate_task", "validate_trajectory"]
+__all__ = [
+    "ask_json",
+    "check_storable",
+    "check_success_field",
+    "render_trajectory",
+    "validate_k",
+    "validate_task",
+    "validate_trajectory",
+]

@@ -21,7 +21,7 @@ from pydantic import BaseModel, Field, field_validator
 from atlas.core.types import CodeConcept, Task, Trajectory
 from atlas.errors import ConfigError, InvalidInputError
 from atlas.infra.aio import run_sync
-from atlas.memory.common import ask_json, validate_trajectory
+from atlas.memory.common import ask_json, validate_k, validate_trajectory
 from atlas.memory.stitch import StitchCompressor, code_snippets, required_globals
 from atlas.memory.storage import IndexedTable
 from atlas.protocols.embed import Embedder
@@ -378,11 +378,13 @@ class ChromaConceptLibrary:
         """Semantic search by natural-language query."""
         if not isinstance(query, str) or not query.strip():
             raise InvalidInputError("concept search needs a non-empty query")
+        validate_k(k)
         return self._search(self.embedder.embed([query])[0], k, where)
 
     async def asearch(self, query: str, k: int = 5, where: dict | None = None) -> list[CodeConcept]:
         if not isinstance(query, str) or not query.strip():
             raise InvalidInputError("concept search needs a non-empty query")
+        validate_k(k)
         vector = (await self.embedder.aembed([query]))[0]
         return await asyncio.to_thread(self._search, vector, k, where)
 

@@ -21,7 +21,7 @@ from pydantic import BaseModel, Field
 from atlas.core.types import Experience, Task, Trajectory, new_id
 from atlas.errors import InvalidInputError
 from atlas.infra.aio import run_sync
-from atlas.memory.common import ask_json, render_trajectory, validate_task, validate_trajectory
+from atlas.memory.common import ask_json, render_trajectory, validate_k, validate_task, validate_trajectory
 from atlas.memory.storage import IndexedTable
 from atlas.protocols.embed import Embedder
 from atlas.protocols.memory import ExperienceExtractor, RefineStrategy
@@ -363,11 +363,13 @@ class ChromaExperienceMemory:
     def search(self, task: Task | str, k: int = 4, where: dict | None = None) -> list[Experience]:
         """Most similar experiences, successful ones ranked first; failures fill the remaining slots."""
         task = validate_task(task)
+        k = validate_k(k)
         vector = self.embedder.embed([self.query_text(task)])[0]
         return self._rank(task, k, vector, where)
 
     async def asearch(self, task: Task | str, k: int = 4, where: dict | None = None) -> list[Experience]:
         task = validate_task(task)
+        k = validate_k(k)
         vector = (await self.embedder.aembed([self.query_text(task)]))[0]
         return await asyncio.to_thread(self._rank, task, k, vector, where)
 

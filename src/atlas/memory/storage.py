@@ -191,17 +191,47 @@ class IndexedTable:
     def count(self) -> int:
         return self.records.count(self.table)
 
-    def query_raw(self, embedding: np.ndarray | Sequence[float], k: int, where: dict | None = None) -> QueryResult:
-        """The vector store's answer (ids, scores, metadata) without reading records."""
+    def _live_query(self, vec: list[float], k: int, where: dict | None) -> QueryResult:
+        """The ``k`` nearest vectors that have a record. A vector without one (the process died
+        between the vector add and the SQLite commit) is skipped and the query widened, so such
+        orphans never take a slot and hide a real record."""
+        want = k
+        while True:
+            try:
+                result = self._vec_query(vec, want, where)
+            except AtlasError:
+                raise
+            except Exception as exc:
+                raise StoreError(f"vector query on {self.table!r} failed: {exc}") from exc
+            live = [j for j, rid in enumerate(result.ids) if self.records.get(self.table, rid) is not None]
+            orphans = len(result.ids) - len(live)
+            if orphans:
+                log.warning(
+                    "%d vector(s) in %s have no record (interrupted write?); skipped",
+                    orphans,
+                    self.table,
+                )
+            if len(live) >= k or len(result.ids) < want:  # enough, or the collection is exhausted
+                live = live[:k]
+                return QueryResult(
+                    ids=[result.ids[j] for j in live],
+                    scores=[result.scores[j] for j in live],
+                    documents=[result.documents[j] for j in live] if result.documents else [],
+                    metadatas=[result.metadatas[j] for j in live] if result.metadatas else [],
+                )
+            want = k + orphans
+
+    @staticmethod
+    def _vector(embedding: np.ndarray | Sequence[float]) -> list[float]:
+        return embedding.astype(np.float32).tolist() if isinstance(embedding, np.ndarray) else list(embedding)
+
+    def query_raw(
+        self, embedding: np.ndarray | Sequence[float], k: int, where: dict | None = None
+    ) -> QueryResult:
+        """The vector store's answer (ids, scores, metadata) for the nearest ``k`` live records."""
         if k <= 0:
             return QueryResult()
-        vec = embedding.astype(np.float32).tolist() if isinstance(embedding, np.ndarray) else list(embedding)
-        try:
-            return self._vec_query(vec, k, where)
-        except AtlasError:
-            raise
-        except Exception as exc:
-            raise StoreError(f"vector query on {self.table!r} failed: {exc}") from exc
+        return self._live_query(self._vector(embedding), k, where)
 
     def query(
         self, embedding: np.ndarray | Sequence[float], k: int, where: dict | None = None
@@ -209,20 +239,12 @@ class IndexedTable:
         """Nearest records with their cosine similarity, best first; orphan vectors are skipped."""
         if k <= 0:
             return []
-        vec = embedding.astype(np.float32).tolist() if isinstance(embedding, np.ndarray) else list(embedding)
-        try:
-            result = self._vec_query(vec, k, where)
-        except AtlasError:
-            raise
-        except Exception as exc:
-            raise StoreError(f"vector query on {self.table!r} failed: {exc}") from exc
+        result = self._live_query(self._vector(embedding), k, where)
         out: list[tuple[dict, float]] = []
         for rid, score in zip(result.ids, result.scores, strict=False):
             record = self.records.get(self.table, rid)
-            if record is None:
-                log.warning("vector %s in %s has no record (interrupted write?); skipped", rid, self.table)
-                continue
-            out.append((record, float(score)))
+            if record is not None:  # deleted between the two reads
+                out.append((record, float(score)))
         return out
 
 

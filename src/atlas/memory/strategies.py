@@ -15,7 +15,7 @@ from pydantic import BaseModel, Field
 from atlas.core.types import Strategy, Task, Trajectory
 from atlas.errors import InvalidInputError
 from atlas.infra.aio import run_sync
-from atlas.memory.common import ask_json, render_trajectory, validate_task, validate_trajectory
+from atlas.memory.common import ask_json, render_trajectory, validate_k, validate_task, validate_trajectory
 from atlas.memory.storage import IndexedTable
 from atlas.protocols.embed import Embedder
 from atlas.protocols.memory import StrategyAbstractor, SuccessRateUpdater
@@ -198,10 +198,12 @@ class ChromaStrategyBank:
     def read(self, task: Task | str, k: int = 5, where: dict | None = None) -> list[Strategy]:
         """Strategies whose situation is most similar to the task description."""
         task = validate_task(task)
+        validate_k(k)
         return self._read(self.embedder.embed([task.description])[0], k, where)
 
     async def aread(self, task: Task | str, k: int = 5, where: dict | None = None) -> list[Strategy]:
         task = validate_task(task)
+        validate_k(k)
         vector = (await self.embedder.aembed([task.description]))[0]
         return await asyncio.to_thread(self._read, vector, k, where)
 

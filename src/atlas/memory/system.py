@@ -29,7 +29,7 @@ from typing import Any
 from atlas.core.types import MemoryQueryResult, Task, Trajectory
 from atlas.errors import AtlasError, ConfigError, StoreError
 from atlas.infra.aio import run_sync
-from atlas.memory.common import validate_task, validate_trajectory
+from atlas.memory.common import validate_k, validate_task, validate_trajectory
 from atlas.protocols.embed import Embedder
 
 log = logging.getLogger(__name__)
@@ -118,6 +118,7 @@ class MemorySystemImpl:
     async def query(self, task: Task | str | dict, k: int = 5) -> MemoryQueryResult:
         """Ask every present component concurrently; failures become ``errors`` entries."""
         task = validate_task(task)
+        k = validate_k(k)
         errors: dict[str, str] = {}
         jobs: dict[str, Awaitable[Any]] = {}
         if self._experience is not None:
@@ -314,14 +315,26 @@ def format_advice(result: MemoryQueryResult, *, max_steps: int = 8, max_chars: i
 # --- factory ---------------------------------------------------------------------------------------------
 
 
+def _read_memory_json(meta_file: Path) -> dict[str, Any]:
+    try:
+        stored = json.loads(meta_file.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ConfigError(
+            f"{meta_file} is unreadable ({exc}); restore it or move the directory aside"
+        ) from exc
+    if not isinstance(stored, dict):
+        raise ConfigError(
+            f"{meta_file} must hold a JSON object with 'embedder' and 'dim'; restore it or move the "
+            "directory aside"
+        )
+    return stored
+
+
 def _embedder_config(path: Path, embedder: Embedder) -> None:
     meta_file = path / "memory.json"
     current = {"embedder": getattr(embedder, "name", type(embedder).__name__), "dim": int(embedder.dim)}
     if meta_file.exists():
-        try:
-            stored = json.loads(meta_file.read_text())
-        except (OSError, json.JSONDecodeError) as exc:
-            raise ConfigError(f"{meta_file} is unreadable: {exc}") from exc
+        stored = _read_memory_json(meta_file)
         if stored.get("embedder") != current["embedder"] or stored.get("dim") != current["dim"]:
             raise ConfigError(
                 f"{path} was built with embedder {stored.get('embedder')!r} (dim {stored.get('dim')}); "
@@ -332,11 +345,12 @@ def _embedder_config(path: Path, embedder: Embedder) -> None:
 
 
 def stored_embedder_name(path: str | Path) -> str | None:
-    """The embedder a memory directory was built with (None for a new directory)."""
+    """The embedder a memory directory was built with (None for a new directory). Raises
+    ConfigError when ``memory.json`` is unreadable."""
     meta_file = Path(path) / "memory.json"
-    if not meta_file.exists():
+    if not meta_file.is_file():
         return None
-    return json.loads(meta_file.read_text()).get("embedder")
+    return _read_memory_json(meta_file).get("embedder")
 
 
 def build_memory_system(
@@ -386,7 +400,12 @@ def build_memory_system(
 
     root = Path(path) if path is not None else None
     if root is not None:
-        root.mkdir(parents=True, exist_ok=True)
+        if root.exists() and not root.is_dir():
+            raise ConfigError(f"memory path {root} exists and is not a directory; pass a directory")
+        try:
+            root.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise ConfigError(f"cannot create the memory directory {root}: {exc}") from exc
         _embedder_config(root, embedder)
     records = RecordStore(root / "records.sqlite" if root is not None else None)
     chroma_dir = root / "chroma" if root is not None else None

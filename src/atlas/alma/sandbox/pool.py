@@ -54,13 +54,14 @@ class SandboxLimits:
     max_print_chars: int = 20_000
     max_return_chars: int = 8_000
     max_memory_bytes: int = 2_000_000
+    max_tool_args_bytes: int = 1_000_000
     startup_timeout_s: float = 30.0
     max_calls_per_worker: int = 1_000
     disable_layers: tuple[str, ...] = ()  # "landlock" / "seccomp": tests of the degraded mode only
 
     @property
     def max_message_bytes(self) -> int:
-        return 2 * self.max_memory_bytes + 4 * self.max_print_chars + 1_000_000
+        return max(2 * self.max_memory_bytes + 4 * self.max_print_chars, self.max_tool_args_bytes) + 1_000_000
 
     def worker_limits(self) -> dict[str, Any]:
         return {
@@ -69,6 +70,7 @@ class SandboxLimits:
             "max_print_chars": self.max_print_chars,
             "max_return_chars": self.max_return_chars,
             "max_memory_bytes": self.max_memory_bytes,
+            "max_tool_args_bytes": self.max_tool_args_bytes,
         }
 
     def to_dict(self) -> dict[str, Any]:
@@ -275,7 +277,7 @@ class WorkerHandle:
                 message = self.read_message(min(deadline, hard_deadline))
                 op = message["op"]
                 if op == "done":
-                    self._finish(message, outcome, return_memory)
+                    self._finish(message, outcome, return_memory, limits)
                     if tool_calls > limits.max_tool_calls and outcome.error is None:
                         # the design swallowed the refusal and finished: still a failed call
                         outcome.error = (f"tool call limit of {limits.max_tool_calls} per call exceeded; "
@@ -332,15 +334,17 @@ class WorkerHandle:
         outcome.error, outcome.error_kind, outcome.killed = message, kind, True
         outcome.worker["killed"] = True
 
-    def _finish(self, message: dict[str, Any], outcome: CallOutcome, return_memory: bool) -> None:
-        """Copy a ``done`` message into ``outcome``, validating every field (the worker is untrusted;
-        the memory cap itself is checked in the worker and bounded here by ``max_message_bytes``)."""
+    def _finish(self, message: dict[str, Any], outcome: CallOutcome, return_memory: bool,
+                limits: SandboxLimits) -> None:
+        """Copy a ``done`` message into ``outcome``, validating every field and enforcing the caps
+        again: the worker is untrusted (a design can even monkey-patch the worker's JSON encoder and
+        write its own ``done`` line), so nothing it sends is taken on trust."""
         prints = message.get("prints")
-        outcome.prints = [_clean(p) for p in prints][:10_000] if isinstance(prints, list) else []
+        outcome.prints = _cap_lines(prints, limits.max_print_chars) if isinstance(prints, list) else []
         dropped = message.get("prints_dropped")
         outcome.prints_dropped = dropped if isinstance(dropped, int) else 0
         warnings = message.get("warnings")
-        outcome.warnings = [str(w) for w in warnings][:50] if isinstance(warnings, list) else []
+        outcome.warnings = [str(w)[:500] for w in warnings][:50] if isinstance(warnings, list) else []
         cpu = message.get("cpu_s")
         if isinstance(cpu, int | float):
             self.cpu_s = float(cpu)
@@ -350,11 +354,21 @@ class WorkerHandle:
         if message.get("ok") is True:
             value = message.get("value")
             outcome.value = _clean(value) if isinstance(value, str) else None
+            if outcome.value is not None and len(outcome.value) > limits.max_return_chars:
+                outcome.warnings.append(f"recall returned {len(outcome.value)} characters; "
+                                        f"truncated to {limits.max_return_chars}")
+                outcome.value = outcome.value[: limits.max_return_chars]
             if return_memory:
                 memory = message.get("memory")
                 if not isinstance(memory, dict):
                     outcome.error, outcome.error_kind = "worker returned no memory dict", "protocol"
                     self.healthy = False
+                    return
+                size = len(json.dumps(memory, separators=(",", ":")))
+                if size > limits.max_memory_bytes:
+                    outcome.error, outcome.error_kind = (f"memory is {size} bytes of JSON, over the cap of "
+                                                         f"{limits.max_memory_bytes}; changes from this call "
+                                                         "were discarded"), "limit"
                     return
                 outcome.memory = memory
             return
@@ -373,6 +387,19 @@ class WorkerHandle:
             or self.calls >= self.limits.max_calls_per_worker
             or self.cpu_s > self.limits.cpu_budget_s - self.limits.timeout_s - 5
         )
+
+
+def _cap_lines(lines: list[Any], max_chars: int) -> list[str]:
+    """At most ``max_chars`` characters of ``lines`` (as clean strs), cut at the cap."""
+    out: list[str] = []
+    room = max_chars
+    for line in lines[:10_000]:
+        if room <= 0:
+            break
+        text = _clean(line)[:room]
+        out.append(text)
+        room -= len(text) + 1  # the newline the worker split on
+    return out
 
 
 def _clean(text: Any) -> str:

@@ -14,7 +14,8 @@ worker → host
   ``done``        {id, ok, value, memory, prints, ...}          the call finished (ok or design error)
 
 Everything the worker sends is untrusted (a design that escaped the Python layer could write
-anything): the host validates every field it uses and caps line length.
+anything): the host validates every field it uses and caps line length; ``decode`` also refuses
+NaN/Infinity and nesting deeper than ``MAX_DEPTH`` (deep values would crash recursive code on the host).
 """
 
 from __future__ import annotations
@@ -27,6 +28,11 @@ PROTOCOL_VERSION = 1
 HOST_OPS = frozenset({"init", "call", "tool_result", "exit"})
 WORKER_OPS = frozenset({"ready", "need_source", "tool", "done"})
 
+#: Deepest nesting of lists/dicts a design value (memory, tool arguments) may have.
+MAX_VALUE_DEPTH = 50
+#: Deepest nesting of a whole message (a value sits a few levels below the top).
+MAX_DEPTH = MAX_VALUE_DEPTH + 10
+
 
 class ProtocolError(Exception):
     """A line is not a valid protocol message."""
@@ -38,15 +44,38 @@ def encode(message: dict[str, Any]) -> bytes:
     return json.dumps(message, ensure_ascii=True, allow_nan=False, separators=(",", ":")).encode("ascii") + b"\n"
 
 
+def too_deep(value: Any, limit: int) -> bool:
+    """True if lists/dicts in ``value`` nest more than ``limit`` levels (iterative: any depth is safe)."""
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            item = list(item.values())
+        elif not isinstance(item, list | tuple):
+            continue
+        if depth > limit:
+            return True
+        stack.extend((v, depth + 1) for v in item if isinstance(v, dict | list | tuple))
+    return False
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
 def decode(line: bytes, allowed_ops: frozenset[str]) -> dict[str, Any]:
-    """Parse one line; raise ProtocolError unless it is a JSON object with a known ``op``."""
+    """Parse one line; raise ProtocolError unless it is a JSON object with a known ``op``, without
+    NaN/Infinity and nested at most ``MAX_DEPTH`` levels."""
     try:
-        message = json.loads(line)
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise ProtocolError(f"not JSON: {line[:120]!r}") from exc
+        message = json.loads(line, parse_constant=_refuse_constant)
+    except (ValueError, UnicodeDecodeError, RecursionError) as exc:
+        raise ProtocolError(f"not JSON ({type(exc).__name__}): {line[:120]!r}") from exc
     if not isinstance(message, dict) or message.get("op") not in allowed_ops:
         raise ProtocolError(f"unexpected message: {line[:120]!r}")
+    if too_deep(message, MAX_DEPTH):
+        raise ProtocolError(f"message nested more than {MAX_DEPTH} levels deep: {line[:120]!r}")
     return message
 
 
-__all__ = ["HOST_OPS", "PROTOCOL_VERSION", "WORKER_OPS", "ProtocolError", "decode", "encode"]
+__all__ = ["HOST_OPS", "MAX_DEPTH", "MAX_VALUE_DEPTH", "PROTOCOL_VERSION", "WORKER_OPS", "ProtocolError", "decode",
+           "encode", "too_deep"]

@@ -25,6 +25,7 @@ import io
 import json
 import linecache
 import os
+import random
 import resource
 import sys
 import time
@@ -47,10 +48,13 @@ REMOVED_BUILTINS = ("open", "exec", "eval", "compile", "input", "globals", "loca
                     "credits", "license", "__loader__", "__spec__", "__package__", "__import__")
 HIDDEN_ATTRIBUTES = {"string": {"Formatter"}}  # Formatter.get_field is a getattr by string
 DESIGN_FILE = "<design>"
+MAX_ERROR_CHARS = 1_500  # of an error message (the host keeps 2000: room for the line and the clip note)
+MAX_TRACEBACK_FRAMES = 30
 TOOL_NAMES = ("store_obs", "find_similar", "graph_update", "graph_neighbors", "graph_path", "summarize",
               "analyze")
 
 _real_import = builtins.__import__
+_shared_rng = random._inst  # the generator behind random.random(); designs get their own
 _dumps = json.dumps
 
 
@@ -114,10 +118,13 @@ class Capture:
         return "".join(self.parts).splitlines()
 
 
-def _module_proxy(module: types.ModuleType, seen: dict[str, types.ModuleType]) -> types.ModuleType:
+def _module_proxy(module: types.ModuleType, seen: dict[str, types.ModuleType],
+                  rng: random.Random | None = None) -> types.ModuleType:
     """A fresh module object holding only the public, non-module attributes of ``module``
     (plus allow-listed submodules): ``statistics.sys``, ``json.codecs``, ``random._os`` are absent,
-    and monkey-patching it changes nothing outside this call."""
+    and monkey-patching it changes nothing outside this call. ``random.seed``/``random.random``/...
+    are methods of ``rng``, a generator of this call only: seeding or reading the state of the
+    worker's shared generator would carry data from one call to the next."""
     if module.__name__ in seen:
         return seen[module.__name__]
     proxy = types.ModuleType(module.__name__, module.__doc__)
@@ -129,12 +136,16 @@ def _module_proxy(module: types.ModuleType, seen: dict[str, types.ModuleType]) -
         if isinstance(value, types.ModuleType):
             if value.__name__.split(".")[0] not in ALLOWED_MODULES:
                 continue
-            value = _module_proxy(value, seen)
+            value = _module_proxy(value, seen, rng)
+        elif rng is not None and getattr(value, "__self__", None) is _shared_rng:
+            value = getattr(rng, name)
         setattr(proxy, name, value)
     return proxy
 
 
 def _make_import(seen: dict[str, types.ModuleType]):
+    rng = random.Random()
+
     def safe_import(name: str, globals: Any = None, locals: Any = None, fromlist: Any = (), level: int = 0):
         if level:
             raise ImportError("relative imports are not allowed in a design")
@@ -143,7 +154,7 @@ def _make_import(seen: dict[str, types.ModuleType]):
             raise ImportError(f"import of {name!r} is not allowed (allowed: {', '.join(ALLOWED_MODULES)})")
         module = _real_import(name, None, None, fromlist, 0)
         target = module if fromlist else sys.modules[top]
-        return _module_proxy(target, seen)
+        return _module_proxy(target, seen, rng)
 
     return safe_import
 
@@ -195,13 +206,19 @@ class Tools:
         return "<tools: " + ", ".join(TOOL_NAMES) + ">"
 
 
-def _tool_caller(channel: Channel):
+def _tool_caller(channel: Channel, max_bytes: int):
     def call(name: str, args: dict[str, Any]) -> Any:
+        if protocol.too_deep(args, protocol.MAX_VALUE_DEPTH):
+            raise ToolError(f"{name}: arguments are nested more than {protocol.MAX_VALUE_DEPTH} levels deep; "
+                            "flatten them")
         try:
             message = {"op": "tool", "name": name, "args": args}
             data = protocol.encode(message)
         except (TypeError, ValueError) as exc:
             raise ToolError(f"{name}: arguments must be JSON-serializable ({exc})") from None
+        if len(data) > max_bytes:
+            raise ToolError(f"{name}: arguments are {len(data)} bytes of JSON, over the limit of {max_bytes}; "
+                            "send less per call")
         channel.send_raw(data)
         reply = channel.recv()
         if reply is None:
@@ -224,34 +241,51 @@ def _design_traceback(exc: BaseException) -> tuple[str, int | None]:
     last_line = frames[-1].lineno if frames else None
     if isinstance(exc, SyntaxError) and exc.filename == DESIGN_FILE:
         last_line = exc.lineno
-    lines = ["Traceback (most recent call last):\n", *traceback.format_list(frames)]
-    lines += traceback.format_exception_only(type(exc), exc)
+    lines = ["Traceback (most recent call last):\n"]
+    if len(frames) > MAX_TRACEBACK_FRAMES:
+        lines.append(f"  ... {len(frames) - MAX_TRACEBACK_FRAMES} earlier frames omitted ...\n")
+    lines += traceback.format_list(frames[-MAX_TRACEBACK_FRAMES:])
+    lines.append(_clip("".join(traceback.format_exception_only(type(exc), exc)), MAX_ERROR_CHARS))
     return "".join(lines).rstrip(), last_line
 
 
-def _json_problem(value: Any, path: str = "memory", depth: int = 0) -> str | None:
-    """Where ``value`` stops being JSON (``memory['seen']: set``), or None."""
-    if depth > 200:
-        return f"{path}: nested too deeply"
+def _clip(text: str, limit: int) -> str:
+    return text if len(text) <= limit else f"{text[:limit]}...[{len(text) - limit} more characters]"
+
+
+def _json_problem(value: Any, path: str = "memory", depth: int = 1, open_: set[int] | None = None) -> str | None:
+    """Where ``value`` stops being plain JSON (``memory['seen']: a set ...``), or None. Stricter than
+    ``json.dumps``: non-str keys (which JSON would silently turn into strings), cycles and nesting
+    deeper than ``protocol.MAX_VALUE_DEPTH`` are problems too."""
     if value is None or isinstance(value, bool | int | str):
         return None
     if isinstance(value, float):
         return None if value == value and value not in (float("inf"), float("-inf")) else f"{path}: {value!r} is not JSON"
-    if isinstance(value, list | tuple):
-        for i, v in enumerate(value):
-            p = _json_problem(v, f"{path}[{i}]", depth + 1)
-            if p:
-                return p
-        return None
-    if isinstance(value, dict):
-        for k, v in value.items():
-            if not isinstance(k, str):
-                return f"{path}: key {k!r} is a {type(k).__name__}, JSON keys must be strings"
-            p = _json_problem(v, f"{path}[{k!r}]", depth + 1)
-            if p:
-                return p
-        return None
-    return f"{path}: a {type(value).__name__} is not JSON-serializable"
+    if not isinstance(value, list | tuple | dict):
+        return f"{path}: a {type(value).__name__} is not JSON-serializable"
+    open_ = set() if open_ is None else open_
+    if id(value) in open_:
+        return f"{path}: refers back to a list/dict that contains it (a cycle); store a copy or a key instead"
+    if depth > protocol.MAX_VALUE_DEPTH:
+        return f"{path}: nested more than {protocol.MAX_VALUE_DEPTH} levels deep; flatten it"
+    open_.add(id(value))
+    try:
+        if isinstance(value, dict):
+            for k, v in value.items():
+                if not isinstance(k, str):
+                    return (f"{path}: key {k!r} is a {type(k).__name__}, JSON keys must be strings "
+                            f"(use str(key))")
+                p = _json_problem(v, f"{path}[{k!r}]", depth + 1, open_)
+                if p:
+                    return p
+        else:
+            for i, v in enumerate(value):
+                p = _json_problem(v, f"{path}[{i}]", depth + 1, open_)
+                if p:
+                    return p
+    finally:
+        open_.discard(id(value))
+    return None
 
 
 class Worker:
@@ -301,13 +335,15 @@ class Worker:
             memory = message.get("memory")
             if not isinstance(memory, dict):
                 memory = {}
-            value = fn(memory, message.get("arg"), Tools(_tool_caller(self.channel)))
+            tools = Tools(_tool_caller(self.channel, int(limits.get("max_tool_args_bytes", 1_000_000))))
+            value = fn(memory, message.get("arg"), tools)
             if function == "recall":
                 if not isinstance(value, str):
                     result.update(ok=False, error_kind="invalid_return",
                                   error=f"recall must return a str, got {type(value).__name__}")
                     value = None
                 else:
+                    value = str.__str__(value)  # a plain str: a subclass may override len/slicing
                     cap = int(limits["max_return_chars"])
                     if len(value) > cap:
                         result["warnings"].append(f"recall returned {len(value)} characters; truncated to {cap}")
@@ -321,7 +357,7 @@ class Worker:
         except BaseException as exc:  # the design's failure is data: report it, keep serving
             try:
                 tb, line = _design_traceback(exc)
-                text = f"{type(exc).__name__}: {exc}"
+                text = _clip(f"{type(exc).__name__}: {exc}", MAX_ERROR_CHARS)
             except BaseException:  # an exception whose str() itself fails
                 tb, line, text = None, None, f"{type(exc).__name__} (its message could not be rendered)"
             where = f" (design line {line})" if line else ""
@@ -344,12 +380,15 @@ class Worker:
         self.channel.send_raw(data)
 
     def _encode_memory(self, memory: dict[str, Any], result: dict[str, Any], cap: int) -> bytes | None:
-        try:
-            text = _dumps(memory, ensure_ascii=True, allow_nan=False, separators=(",", ":"))
-        except (TypeError, ValueError, RecursionError) as exc:
-            where = _json_problem(memory) or str(exc)
+        problem = _json_problem(memory)
+        if problem is None:
+            try:
+                text = _dumps(memory, ensure_ascii=True, allow_nan=False, separators=(",", ":"))
+            except (TypeError, ValueError, RecursionError) as exc:
+                problem = str(exc)
+        if problem is not None:
             result.update(ok=False, error_kind="limit",
-                          error=f"memory is not JSON-serializable ({where}); changes from this call were discarded")
+                          error=f"memory is not JSON-serializable ({problem}); changes from this call were discarded")
             return None
         data = text.encode("ascii")
         if len(data) > cap:

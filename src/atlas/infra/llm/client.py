@@ -180,7 +180,8 @@ class LLMClient:
                     return await asyncio.wait_for(self.backend.complete(request), self.timeout)
                 return await self.backend.complete(request)
             except TimeoutError as exc:
-                last = LLMConnectionError(f"{self.model}: no reply within {self.timeout:g} s")
+                within = f"within {self.timeout:g} s" if self.timeout else "(the backend timed out)"
+                last = LLMConnectionError(f"{self.model}: no reply {within}")
                 last.__cause__ = exc
             except LLMConnectionError as exc:
                 last = exc

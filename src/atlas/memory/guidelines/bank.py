@@ -42,6 +42,19 @@ from atlas.memory.guidelines.segmentation import LLMSegmenter, Segmenter, Segmen
 from atlas.memory.guidelines.store import Commit, GuidelineStore, collection_name
 from atlas.memory.guidelines.tips import LLMTipGenerator, TipGenerator
 
+_FILTER_VALUES: dict[str, tuple[str, ...]] = {
+    "category": ("strategy", "recovery", "optimization"),
+    "evidence": ("success", "failure", "both"),
+    "priority": ("low", "medium", "high"),
+}
+
+
+def _check_choice(name: str, value: Any) -> None:
+    allowed = _FILTER_VALUES.get(name)
+    if allowed is not None and value not in allowed:
+        raise InvalidInputError(f"{name}: must be one of {', '.join(allowed)}, got {value!r}")
+
+
 log = logging.getLogger(__name__)
 
 SaveStatus = Literal["processed", "not_processed", "duplicate"]
@@ -72,10 +85,15 @@ class _StageFailed(Exception):
 
 
 async def _stage(name: str, coro: Any) -> Any:
+    """Run one pipeline stage; any failure in it (a bad model reply, a timeout, a backend that
+    raised something else) becomes ``_StageFailed`` so the trajectory is recorded, never lost."""
     try:
         return await coro
     except LLMError as exc:
         raise _StageFailed(name, exc) from exc
+    except Exception as exc:  # not an LLMError: keep the trajectory, say what it was, log the trace
+        log.error("%s stage raised %s", name, type(exc).__name__, exc_info=exc)
+        raise _StageFailed(name, RuntimeError(f"{type(exc).__name__}: {exc}")) from exc
 
 
 class GuidelineBank:
@@ -171,7 +189,10 @@ class GuidelineBank:
             root.mkdir(parents=True, exist_ok=True)
             records = records if records is not None else RecordStore(root / "guidelines.sqlite")
             vectors = ChromaVectorStore.persistent(root / "chroma", collection_name(namespace))
-        return cls(store=GuidelineStore(namespace, records, vectors), **kwargs)
+        bank = cls(store=GuidelineStore(namespace, records, vectors), **kwargs)
+        if path is not None:
+            bank.repair()
+        return bank
 
     def _lock(self) -> asyncio.Lock:
         loop = asyncio.get_running_loop()
@@ -390,6 +411,35 @@ class GuidelineBank:
             if r.get("status") == "not_processed"
         ]
 
+    async def arepair(self) -> dict[str, list[str]]:
+        """Make the vectors agree with the records again after a crash between the SQLite commit
+        and the vector write: guidelines missing a key vector are re-embedded, vectors of guidelines
+        that no longer exist are removed. Cheap when nothing is wrong (one count)."""
+        store = self.store
+        guidelines = store.all()
+        if await store.vectors.count() == 2 * len(guidelines):
+            return {"reindexed": [], "removed": []}
+        present = {v["id"] for v in await store.vectors.get(None)}
+        known = {g.id for g in guidelines}
+        stale = [vid for vid in present if vid.rsplit(":", 1)[0] not in known]
+        missing = [g for g in guidelines if not {f"{g.id}:s", f"{g.id}:t"} <= present]
+        async with self._lock():
+            if stale:
+                await store.vectors.delete(stale)
+            commit = await self._commit_for(missing, [], [])
+            await store.apply(commit)  # re-puts the same records and (re)writes both key vectors
+        if stale or missing:
+            log.warning(
+                "guideline store %s repaired: %d guideline(s) re-indexed, %d stale vector(s) removed",
+                self.namespace,
+                len(missing),
+                len(stale),
+            )
+        return {"reindexed": [g.id for g in missing], "removed": stale}
+
+    def repair(self) -> dict[str, list[str]]:
+        return run_sync(self.arepair())
+
     # --- retrieval ----------------------------------------------------------------------------------
     def _retriever(self, mode: str | None) -> Retriever:
         mode = mode or self.config.retrieval_mode
@@ -427,13 +477,15 @@ class GuidelineBank:
         if not isinstance(text, str) or not text.strip():
             raise InvalidInputError("task: must be a non-empty string")
         k = self.config.default_k if k is None else k
-        if k < 1:
-            raise InvalidInputError(f"k: must be >= 1, got {k}")
+        if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+            raise InvalidInputError(f"k: must be >= 1, got {k!r}")
         retriever = self._retriever(mode)
         allowed = {"category", "task_category", "domain", "evidence", "priority"}
         bad = set(filters or {}) - allowed
         if bad:
             raise InvalidInputError(f"filters.{sorted(bad)[0]}: unknown filter (allowed: {sorted(allowed)})")
+        for name, value in (filters or {}).items():
+            _check_choice(name, value)
         where = {**(filters or {})} or None
         query = self.rules.generalize_text(text) if self.config.generalize_queries else text
         vec = (await self._embed([query]))[0].tolist()
@@ -451,6 +503,10 @@ class GuidelineBank:
     # --- browsing and maintenance -------------------------------------------------------------------
     def list_guidelines(self, category: str | None = None, limit: int | None = None) -> list[Guideline]:
         """All guidelines (optionally of one category), strongest first."""
+        if category is not None:
+            _check_choice("category", category)
+        if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
+            raise InvalidInputError(f"limit: must be an integer >= 1 (or None for all), got {limit!r}")
         items = [g for g in self.store.all() if category is None or g.category == category]
         items.sort(key=rank_key, reverse=True)
         return items[:limit] if limit else items

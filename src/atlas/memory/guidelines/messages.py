@@ -10,6 +10,7 @@ from pydantic import ValidationError
 
 from atlas.core.types import Step, Task, Trajectory
 from atlas.errors import InvalidInputError
+from atlas.memory.common import check_storable, check_success_field
 
 _ROLES = {"system", "developer", "user", "assistant", "tool", "function"}
 _ERROR_MARKERS = ("error", "exception", "traceback", "failed", "invalid", "not found", "cannot", "unknown")
@@ -133,13 +134,20 @@ def messages_to_trajectory(
                 )
                 call_id = call.get("id")
                 if isinstance(call_id, str) and call_id:
+                    if call_id in by_call_id:
+                        raise InvalidInputError(
+                            f"{cf}.id: {call_id!r} is already used by an earlier tool call; ids must be unique"
+                        )
                     by_call_id[call_id] = len(steps) - 1
             continue
         # tool / function result
         call_id = msg.get("tool_call_id")
         if call_id is not None:
             if call_id not in by_call_id:
-                raise InvalidInputError(f"{field}.tool_call_id: {call_id!r} matches no earlier tool call")
+                known = ", ".join(repr(c) for c in by_call_id) or "none (give each tool call an 'id')"
+                raise InvalidInputError(
+                    f"{field}.tool_call_id: {call_id!r} matches no earlier tool call (known ids: {known})"
+                )
             idx = by_call_id[call_id]
         elif steps:
             idx = len(steps) - 1
@@ -157,24 +165,36 @@ def messages_to_trajectory(
     if pending_thought:
         meta.setdefault("final_answer", pending_thought)
     kwargs: dict[str, Any] = {
-        "task": Task(description=task_text),
+        "task": {"description": task_text},
         "steps": steps,
         "success": success,
-        "score": float(score if score is not None else (1.0 if success else 0.0)),
+        "score": score if score is not None else (1.0 if success else 0.0),
         "metadata": meta,
     }
-    if trajectory_id:
+    if trajectory_id is not None:
         kwargs["id"] = trajectory_id
-    return Trajectory(**kwargs)
+    return _build(kwargs)
+
+
+def _build(kwargs: dict[str, Any]) -> Trajectory:
+    """A validated, storable Trajectory from converted fields (InvalidInputError names the field)."""
+    try:
+        traj = Trajectory.model_validate(kwargs)
+    except ValidationError as exc:
+        raise _validation_error(exc) from exc
+    return check_storable(traj)
 
 
 def parse_trajectory(data: Any, *, success: bool | None = None, task: str | None = None) -> Trajectory:
     """Accept a Trajectory, its dict/JSON form, an OpenAI message list, or
     ``{"messages": [...], "task"?, "success"?, "id"?, "metadata"?}``; raise InvalidInputError otherwise."""
     if isinstance(data, Trajectory):
-        return data
+        return _build(data.model_dump())
     if isinstance(data, bytes):
-        data = data.decode("utf-8", errors="replace")
+        try:
+            data = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise InvalidInputError(f"trajectory: not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
     if isinstance(data, str):
         try:
             data = json.loads(data)
@@ -199,7 +219,7 @@ def parse_trajectory(data: Any, *, success: bool | None = None, task: str | None
             raise InvalidInputError("task: must be a string")
         s = data.get("success", success)
         if s is not None and not isinstance(s, bool):
-            raise InvalidInputError("success: must be true or false")
+            raise InvalidInputError(f"success: must be true or false, got {s!r}")
         meta = data.get("metadata")
         if meta is not None and not isinstance(meta, dict):
             raise InvalidInputError("metadata: must be an object")
@@ -215,12 +235,10 @@ def parse_trajectory(data: Any, *, success: bool | None = None, task: str | None
         raise InvalidInputError("task: missing (a trajectory needs a task)")
     if isinstance(data.get("task"), str):
         data = {**data, "task": {"description": data["task"]}}
+    check_success_field(data, prefix="")
     if success is not None and "success" not in data:
         data = {**data, "success": success}
-    try:
-        return Trajectory.model_validate(data)
-    except ValidationError as exc:
-        raise _validation_error(exc) from exc
+    return _build(data)
 
 
 def _text(value: Any) -> str:
@@ -270,7 +288,7 @@ def episode_to_trajectory(episode: Any, *, trajectory_id: str | None = None) -> 
         )
     success = episode.get("success", False)
     if not isinstance(success, bool):
-        raise InvalidInputError("episode.success: must be true or false")
+        raise InvalidInputError(f"episode.success: must be true or false, got {success!r}")
     kwargs: dict[str, Any] = {
         "task": Task(
             description=task["goal"],
@@ -279,12 +297,12 @@ def episode_to_trajectory(episode: Any, *, trajectory_id: str | None = None) -> 
         ),
         "steps": steps,
         "success": success,
-        "score": float(episode.get("score") or 0.0),
+        "score": episode.get("score") or 0.0,
         "metadata": {"steps_taken": episode.get("steps_taken", len(steps))},
     }
     if trajectory_id:
         kwargs["id"] = trajectory_id
-    return Trajectory(**kwargs)
+    return _build(kwargs)
 
 
 __all__ = ["episode_to_trajectory", "looks_like_error", "messages_to_trajectory", "parse_trajectory"]
