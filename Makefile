@@ -41,7 +41,7 @@ test-fast: install
 	$(BIN)/pytest -q -ra -m "not local_llm and not browser"
 
 lint: install
-	$(BIN)/ruff check src tests benchmarks
+	$(BIN)/ruff check src tests benchmarks scripts
 
 bench: install
 	for b in benchmarks/bench_*.py; do $(BIN)/python $$b || exit 1; done

@@ -218,7 +218,7 @@ class TimingOutBackend:
 
 def test_backend_timeout_without_a_client_timeout_is_a_clear_error():
     client = LLMClient(TimingOutBackend(), timeout=None, retry=RetryPolicy(max_retries=0))
-    with pytest.raises(LLMConnectionError, match="times-out: no reply .*timed out"):
+    with pytest.raises(LLMConnectionError, match=r"times-out: no reply .*timed out"):
         client.complete(MSG)
 
 
