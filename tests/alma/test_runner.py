@@ -156,6 +156,43 @@ def test_workers_are_reused_per_design(pool, embedder):
         r2.close()
 
 
+STASH = """
+import json
+
+
+def stashed():
+    try:
+        return json.JSONDecoder.stash  # hidden state outside memory (a shared class)
+    except AttributeError:
+        return []
+
+
+def update(memory, episode, tools):
+    json.JSONDecoder.stash = [*stashed(), episode["task"]["goal"]]
+
+
+def recall(memory, task, tools):
+    seen = stashed()
+    json.JSONDecoder.stash = [*seen, task["goal"]]
+    return "hidden: " + "|".join(seen)
+"""
+
+
+def test_class_attributes_carry_no_state_into_or_across_deployment(pool, embedder):
+    r = DesignRunner(Design(name="stash", source=STASH), embedder=embedder, llm=None, pool=pool)
+    try:
+        assert r.update_sync(episode("g1")).ok and r.update_sync(episode("g2")).ok
+        advice, log = r.recall_sync(task("c1"))
+        assert advice == "hidden: g1|g2"  # collection: one design, one warm worker (allowed)
+        r.freeze()
+        outs = [r.recall_sync(task(f"d{i}")) for i in range(3)]
+        assert [a for a, _ in outs] == ["hidden: "] * 3  # nothing from collection, nothing between tasks
+        assert len({log.worker["pid"] for _, log in outs}) == 3
+        assert all(not log.worker["reused"] for _, log in outs)
+    finally:
+        r.close()
+
+
 @pytest.mark.slow
 def test_host_tool_time_is_not_design_time(pool, embedder):
     def slow(messages, **kwargs):

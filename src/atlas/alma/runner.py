@@ -204,7 +204,7 @@ class DesignRunner:
 
     def _call_sandbox(self, function: str, arg: dict[str, Any], log: CallLog, *, frozen: bool) -> None:
         design = self.design
-        worker = self.pool.acquire(design.source_hash)
+        worker = self.pool.acquire(design.source_hash, fresh=frozen)  # see WorkerPool: no state carries over
         try:
             outcome = worker.run_call(
                 design_hash=design.source_hash, source=design.source, function=function,
@@ -213,7 +213,7 @@ class DesignRunner:
                 tool_handler=self._tool_handler(log), limits=self.limits,
             )
         finally:
-            self.pool.release(worker)
+            self.pool.release(worker, discard=frozen)
         log.prints, log.prints_dropped = outcome.prints, outcome.prints_dropped
         log.warnings = outcome.warnings
         log.worker = outcome.worker

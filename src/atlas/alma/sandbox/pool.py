@@ -9,6 +9,11 @@ cap, the size of every message. A timeout or a flood ends with SIGKILL of the wh
 ``WorkerPool`` keeps workers warm. A worker is *bound* to the first design (source hash) it runs
 and only ever reused for that design, so one design can never leave state (monkey-patched
 modules, globals) behind for another. Unbound "spare" workers are started ahead of time.
+
+Deployment calls (``fresh=True``) go further: each runs in a worker that never ran anything and is
+discarded afterwards, because a design can stash data in the attributes of the modules it may
+import (``json.JSONDecoder.cache = ...``) and that would carry state past the frozen ``memory`` — from
+collection into deployment, or from one deployment task to the next.
 """
 
 from __future__ import annotations
@@ -476,8 +481,9 @@ class WorkerPool:
 
     # -- public --------------------------------------------------------------------------------
 
-    def acquire(self, design_hash: str, timeout: float | None = None) -> WorkerHandle:
-        """A worker bound to ``design_hash``: an idle one that ran it, else a spare, else a new one."""
+    def acquire(self, design_hash: str, timeout: float | None = None, *, fresh: bool = False) -> WorkerHandle:
+        """A worker bound to ``design_hash``: an idle one that ran it, else a spare, else a new one.
+        ``fresh``: only a worker that never ran anything (a spare or a new one)."""
         deadline = None if timeout is None else time.monotonic() + timeout
         spawn = False
         with self._cond:
@@ -488,7 +494,8 @@ class WorkerPool:
                     if w.retired:
                         del self._idle[pid]
                         w.close()
-                match = next((w for w in self._idle.values() if w.bound_hash == design_hash), None)
+                match = None if fresh else next((w for w in self._idle.values() if w.bound_hash == design_hash),
+                                                 None)
                 match = match or next((w for w in self._idle.values() if w.bound_hash is None), None)
                 if match is not None:
                     del self._idle[match.pid]
@@ -517,11 +524,11 @@ class WorkerPool:
             self._top_up_spares()
         return match
 
-    def release(self, worker: WorkerHandle) -> None:
-        """Return a worker after a call; retired or dead ones are killed, not reused."""
+    def release(self, worker: WorkerHandle, *, discard: bool = False) -> None:
+        """Return a worker after a call; retired, dead or ``discard``-ed ones are killed, not reused."""
         with self._cond:
             self._busy.discard(worker)
-            if self._closed or worker.retired:
+            if self._closed or discard or worker.retired:
                 worker.close()
             else:
                 self._idle[worker.pid] = worker
