@@ -182,7 +182,7 @@ def test_class_attributes_carry_no_state_into_or_across_deployment(pool, embedde
     r = DesignRunner(Design(name="stash", source=STASH), embedder=embedder, llm=None, pool=pool)
     try:
         assert r.update_sync(episode("g1")).ok and r.update_sync(episode("g2")).ok
-        advice, log = r.recall_sync(task("c1"))
+        advice, _ = r.recall_sync(task("c1"))
         assert advice == "hidden: g1|g2"  # collection: one design, one warm worker (allowed)
         r.freeze()
         outs = [r.recall_sync(task(f"d{i}")) for i in range(3)]

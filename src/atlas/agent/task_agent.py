@@ -12,10 +12,12 @@ between runs, so one instance may run many episodes concurrently (each on its ow
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import inspect
 from typing import Any, Literal
 
 from atlas.agent.actions import InvalidAction, action_schema, parse_completion
+from atlas.agent.loops import Past, loop_nudge
 from atlas.agent.prompts import system_prompt, turn_prompt
 from atlas.core.types import Task, Trajectory
 from atlas.envs.base import EpisodeRecorder, action_text
@@ -65,6 +67,8 @@ class TaskAgent:
         max_tokens: int | None = 256,
         advice_chars: int = 2000,
         tool_choice: str | None = "required",
+        loop_guard: bool = True,
+        nudge_temperature: float = 0.7,
     ) -> None:
         if tool_mode not in ("auto", "native", "json"):
             raise ConfigError(f"tool_mode must be 'auto', 'native' or 'json', got {tool_mode!r}")
@@ -77,6 +81,10 @@ class TaskAgent:
         self.temperature = temperature
         self.max_tokens = max_tokens
         self.advice_chars = advice_chars
+        # A proposal that would continue a loop is asked for once more, with a note and some
+        # sampling (see atlas.agent.loops); the same for every design, so comparisons stay fair.
+        self.loop_guard = loop_guard
+        self.nudge_temperature = nudge_temperature
         # Every turn must be exactly one tool call: ask for it where the client can force it
         # (LLMClient passes it to providers; local models then decode under a tool-call grammar).
         self.tool_choice = tool_choice if tool_choice and _accepts(llm.acomplete, "tool_choice") else None
@@ -99,7 +107,8 @@ class TaskAgent:
         limit = self.max_turns if self.max_turns is not None else env.max_steps + self.extra_turns
         usage = Usage()
         history: list[str] = []
-        turns = invalid = rejected = 0
+        turns = invalid = rejected = nudges = 0
+        past: Past = []
         done = False
         observation_text = env.summarize_observation(obs)
         while not done and turns < limit:
@@ -131,9 +140,18 @@ class TaskAgent:
                 history.append(f"{len(history) + 1}. (invalid reply) -> {_clip(message, self.step_chars)}")
                 observation_text = f"{message}\n{env.summarize_observation(env.observe())}"
                 continue
+            note = loop_nudge(action_text(parsed.tool, parsed.args), past) if self.loop_guard else None
+            if note is not None:
+                nudges += 1
+                retry = [*messages[:-1], {"role": "user", "content": f"{messages[-1]['content']}\nNote: {note}"}]
+                again = await self.llm.acomplete(retry, **{**kwargs, "temperature": self.nudge_temperature})
+                usage.add(again.usage)
+                with contextlib.suppress(InvalidAction):  # a bad retry keeps the first proposal
+                    parsed = parse_completion(again, tools, native=native)
             action = Action(parsed.tool, parsed.args)
             result = await asyncio.to_thread(env.step, action) if threaded else env.step(action)
             rec.record(parsed.tool, parsed.args, result, thought=parsed.thought)
+            past.append((action_text(parsed.tool, parsed.args), bool(result.error)))
             if result.error:
                 rejected += 1
             observation_text = env.summarize_observation(result.observation)
@@ -148,6 +166,7 @@ class TaskAgent:
             turns=turns,
             invalid_actions=invalid,
             rejected_actions=rejected,
+            loop_nudges=nudges,
             usage=usage.to_dict(),
             tool_mode="native" if native else "json",
             model=getattr(self.llm, "model", ""),

@@ -19,6 +19,10 @@ from atlas.errors import ConfigError
 # seeds (collection uses seed, seed+1, ...); the harness also asserts that the two sets never meet.
 DEPLOY_SEED_STRIDE = 10_007
 
+# Part of the no-memory baseline cache key: bump it whenever how an episode is played or scored
+# changes (task agent, prompts, environment rules), so no run compares against a stale baseline.
+EVALUATION_VERSION = 2
+
 
 class AlmaConfig(BaseModel):
     """Settings of one search. ``family=None`` with ``use_family=True`` means "family = seed"."""
@@ -97,6 +101,7 @@ class AlmaConfig(BaseModel):
             "deploy_seeds": self.deploy_seeds,
             "max_turns": self.max_turns,
             "model": task_model,
+            "evaluation_version": EVALUATION_VERSION,
         }
         blob = json.dumps(payload, sort_keys=True, default=str)
         return hashlib.sha256(blob.encode()).hexdigest()[:16]
@@ -143,4 +148,4 @@ def _problem(err: Any) -> str:
 
 EnvName = Literal["graphworld", "alfworld", "textworld"]
 
-__all__ = ["DEPLOY_SEED_STRIDE", "AlmaConfig", "EnvName"]
+__all__ = ["DEPLOY_SEED_STRIDE", "EVALUATION_VERSION", "AlmaConfig", "EnvName"]
