@@ -306,8 +306,11 @@ def render_markdown(run: RunSnapshot, paths: ReportPaths) -> str:
         )
         if k in run.config
     ]
-    if cfg_keys:
-        out += _table(["Setting", "Value"], [[k, run.config[k]] for k in cfg_keys])
+    resolved = {"model": "task_model", "meta_model": "meta_model_resolved", "embed_model": "embedder"}
+    if cfg_keys:  # a model left to the default resolution shows what it resolved to
+        out += _table(["Setting", "Value"],
+                      [[k, run.config[k] if run.config[k] is not None else run.config.get(resolved.get(k, k))]
+                       for k in cfg_keys])
         out.append("")
 
     best = run.best()
