@@ -182,3 +182,13 @@ def test_resume_when_no_design_has_a_score_says_why(tmp_path: Path, embedder):
     (tmp_path / "r" / "archive.json").write_text(json.dumps(data))
     with pytest.raises(ArchiveError, match=r"no design .* has a score to sample parents from"):
         atlas.alma.run(resume=tmp_path / "r", embedder=embedder, iterations=1, **llms())
+
+
+def test_resume_with_another_task_model_is_refused(tmp_path: Path, embedder):
+    atlas.alma.run(run_dir=tmp_path / "r", embedder=embedder, **llms(), **{**SETTINGS, "iterations": 0})
+    before = (tmp_path / "r" / "archive.json").read_text()
+    other = llms()
+    other["llm"].model = "openai/another-model"
+    with pytest.raises(ConfigError, match=r"started with the task model 'scripted'.*--model scripted"):
+        atlas.alma.run(resume=tmp_path / "r", embedder=embedder, iterations=1, **other)
+    assert (tmp_path / "r" / "archive.json").read_text() == before

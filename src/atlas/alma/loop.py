@@ -634,11 +634,24 @@ async def arun(
             meta_llm = make_llm(config.meta_model)
         else:
             meta_llm = llm
+    if resume is not None:
+        _check_same_task_model(rd, llm)
     search = Search(config, llm=llm, meta_llm=meta_llm, debug_llm=debug_llm, run_dir=rd, env=env_obj,
                     embedder=embedder, agent=agent, trace=trace if config.trace else False, callbacks=callbacks,
                     console=console, baseline_cache=baseline_cache, pool=pool, limits=limits, run_facts=run_facts)
     archive = await search.arun(resume=resume is not None)
     return archive, search.trace_path
+
+
+def _check_same_task_model(rd: RunDir, llm: Any) -> None:
+    """Every score of a run, the baseline's included, comes from one task model; a resume with
+    another would compare designs measured by different agents."""
+    started = rd.read_config().get("task_model")
+    now = getattr(llm, "model", None)
+    if started and now and started != now:
+        raise ConfigError(f"{rd.path} was started with the task model {started!r}; resuming with {now!r} would "
+                          "score new designs with another agent than the baseline and the archive. Resume with "
+                          f"--model {started}, or start a new run.")
 
 
 def load_design(ref: str) -> Any:
