@@ -151,3 +151,18 @@ def test_resume_with_a_badly_edited_config_is_clear(tmp_path, text):
     res = runner.invoke(app, ["run", "--resume", str(tmp_path)], env={"COLUMNS": "300"})
     _no_traceback(res)
     assert res.exit_code == 1 and "config.json" in res.output, res.output
+
+
+def test_a_run_where_nothing_was_solved_says_why_and_what_helps(tmp_path):
+    from atlas.alma.archive import Archive, ArchiveEntry, TaskResult
+    from atlas.cli.alma import nothing_solved_hint
+
+    (tmp_path / "config.json").write_text(json.dumps({"task_model": "local:tiny"}))
+    archive = Archive(tmp_path / "archive.json")
+    failed = [TaskResult(task_id="t1", phase="collection"), TaskResult(task_id="t2", phase="deployment")]
+    archive.add(ArchiveEntry(id="d-0001", name="no_memory", origin="baseline", per_task=failed))
+    hint = nothing_solved_hint(archive)
+    assert hint is not None and "local:tiny is too weak" in hint and "qwen2.5-coder-1.5b" in hint
+    solved = TaskResult(task_id="t3", phase="deployment", success=True, score=0.8)
+    archive.add(ArchiveEntry(id="d-0002", name="spatial_graph", origin="baseline", per_task=[*failed, solved]))
+    assert nothing_solved_hint(archive) is None

@@ -71,6 +71,26 @@ def results_table(archive: Any, title: str = "Results") -> Any:
     return table
 
 
+def nothing_solved_hint(archive: Any) -> str | None:
+    """When no episode of any design was solved, fitness carries no signal: say so and what helps."""
+    tasks = [t for e in archive for t in e.per_task]
+    if not tasks or any(t.success for t in tasks):
+        return None
+    model = (archive.path and _config_value(archive.path.parent, "task_model")) or "the task model"
+    return (f"No episode was solved by any design, so these scores cannot tell designs apart: {model} is too "
+            "weak for these tasks. A larger model helps: `atlas models pull qwen2.5-coder-1.5b` then "
+            "`--model local:qwen2.5-coder-1.5b`, or a hosted model (`--model openai/gpt-4.1-mini`).")
+
+
+def _config_value(run_dir: Path, key: str) -> Any:
+    import json
+
+    try:
+        return json.loads((run_dir / "config.json").read_text(encoding="utf-8")).get(key)
+    except (OSError, ValueError, AttributeError):
+        return None
+
+
 def parse_baselines(value: str) -> list[str] | None:
     """``all`` → None (every library baseline), ``none`` → [], else the listed names (checked)."""
     v = value.strip().lower()
@@ -174,6 +194,8 @@ def register(app: typer.Typer) -> None:
         archive, trace_path = _run_search(console, model=model, meta_model=meta_model, resume=resume, **kwargs)
         console.print(results_table(archive))
         console.print(usage_line(archive))
+        if hint := nothing_solved_hint(archive):
+            console.print(f"[yellow]{hint}[/yellow]", markup=True, highlight=False)
         folder = archive.path.parent if archive.path else None
         console.print(f"run folder: {folder}" + (f"   trace: {trace_path}" if trace_path else ""))
         console.print(f"view it: atlas view {folder}")
@@ -259,6 +281,8 @@ def register(app: typer.Typer) -> None:
                                           baselines=parse_baselines(baselines))
         console.print(results_table(archive, title="ATLAS demo — GraphWorld"))
         console.print(usage_line(archive))
+        if hint := nothing_solved_hint(archive):
+            console.print(f"[yellow]{hint}[/yellow]", markup=True, highlight=False)
         folder = archive.path.parent if archive.path else None
         console.print(f"finished in {time.perf_counter() - t0:.0f} s; run folder: {folder}")
         console.print(f"see it: atlas view {folder}   |   atlas report {folder}")
