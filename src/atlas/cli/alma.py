@@ -83,12 +83,14 @@ def nothing_solved_hint(archive: Any) -> str | None:
 
 
 def _config_value(run_dir: Path, key: str) -> Any:
-    import json
+    from atlas.alma.run_dir import RunDir
+    from atlas.errors import ArchiveError
 
     try:
-        return json.loads((run_dir / "config.json").read_text(encoding="utf-8")).get(key)
-    except (OSError, ValueError, AttributeError):
+        config = RunDir(run_dir).read_config()
+    except ArchiveError:
         return None
+    return config.get(key) if isinstance(config, dict) else None
 
 
 def parse_baselines(value: str) -> list[str] | None:
