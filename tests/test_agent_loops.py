@@ -9,6 +9,12 @@ from atlas.agent.loops import loop_nudge
 from atlas.envs.graphworld import GraphWorldEnv
 from atlas.infra.llm import ScriptedLLM
 
+
+def ToolsAgent(llm, **kwargs):
+    """The tool-call action format (these tests script tool calls, not numbered choices)."""
+    return TaskAgent(llm, action_format="tools", **kwargs)
+
+
 A, B, C = 'move_to(room="room_A")', 'move_to(room="room_B")', 'move_to(room="room_C")'
 
 
@@ -48,7 +54,7 @@ async def test_a_repeated_failure_is_asked_again_with_a_note(env_and_task):
     absent = "torch"  # put_down of something not carried: a valid call that the world refuses
     llm = ScriptedLLM([_call("put_down", object=absent), _call("put_down", object=absent), _call("look"),
                        _call("look")])
-    traj = await TaskAgent(llm, max_turns=2).run(env.clone(), task)
+    traj = await ToolsAgent(llm, max_turns=2).run(env.clone(), task)
     assert [s.action for s in traj.steps][:2] == [f'put_down(object="{absent}")', "look()"]
     assert traj.steps[0].error
     retry = llm.history[2]
@@ -61,7 +67,7 @@ async def test_an_unusable_retry_keeps_the_first_proposal(env_and_task):
     env, task = env_and_task
     absent = "torch"
     llm = ScriptedLLM([_call("put_down", object=absent), _call("put_down", object=absent), "not an action"])
-    traj = await TaskAgent(llm, max_turns=2).run(env.clone(), task)
+    traj = await ToolsAgent(llm, max_turns=2).run(env.clone(), task)
     assert [s.action for s in traj.steps] == [f'put_down(object="{absent}")'] * 2
     assert traj.metadata["invalid_actions"] == 0
 
@@ -69,5 +75,5 @@ async def test_an_unusable_retry_keeps_the_first_proposal(env_and_task):
 async def test_the_guard_can_be_turned_off(env_and_task):
     env, task = env_and_task
     llm = ScriptedLLM(default=_call("look"))
-    traj = await TaskAgent(llm, max_turns=4, loop_guard=False).run(env.clone(), task)
+    traj = await ToolsAgent(llm, max_turns=4, loop_guard=False).run(env.clone(), task)
     assert len(llm.history) == 4 and traj.metadata["loop_nudges"] == 0

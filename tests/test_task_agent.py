@@ -16,6 +16,11 @@ from atlas.errors import ConfigError
 from atlas.infra.llm import ScriptedLLM
 
 
+def ToolsAgent(llm, **kwargs):
+    """The tool-call action format (these tests script tool calls, not numbered choices)."""
+    return TaskAgent(llm, action_format="tools", **kwargs)
+
+
 def oracle_plan(env: GraphWorldEnv, task) -> list[tuple[str, dict]]:
     """The optimal plan read from the hidden world (the test plays the model)."""
     probe = env.clone()
@@ -44,7 +49,7 @@ async def test_solves_a_task_with_native_tool_calls(env, task):
     plan = oracle_plan(env, task)
     llm = ScriptedLLM([{"tool_calls": [{"name": t, "arguments": a}]} for t, a in plan])
     assert llm.supports_tools
-    traj = await TaskAgent(llm).run(env.clone(), task, advice="Route: room_A -> room_B")
+    traj = await ToolsAgent(llm).run(env.clone(), task, advice="Route: room_A -> room_B")
     assert traj.success and traj.score == pytest.approx(max(0.5, 1 - len(plan) / 40))
     assert [s.tool for s in traj.steps] == [t for t, _ in plan]
     assert traj.steps[0].action.startswith(f'{plan[0][0]}(') and traj.steps[0].data["location"]
@@ -73,7 +78,7 @@ async def test_json_mode_recovers_from_invalid_actions(env, task):
     replies += ["```json\n" + json.dumps({"thought": "go", "tool": t, "args": a}) + "\n```" for t, a in plan]
     llm = ScriptedLLM(replies)
     free = GraphWorldEnv(constrain_args=False)  # arguments not narrowed: the env explains bad moves
-    traj = await TaskAgent(llm, tool_mode="json").run(free, task)
+    traj = await ToolsAgent(llm, tool_mode="json").run(free, task)
     assert traj.success
     meta = traj.metadata
     assert meta["invalid_actions"] == 3 and meta["rejected_actions"] == 1 and meta["tool_mode"] == "json"
@@ -99,7 +104,7 @@ async def test_constrained_arguments_reject_bad_moves_before_the_env(env, task):
     replies = [json.dumps({"thought": "x", "tool": "move_to", "args": {"room": "room_Z"}})]
     replies += [json.dumps({"thought": "go", "tool": t, "args": a}) for t, a in plan]
     llm = ScriptedLLM(replies)
-    traj = await TaskAgent(llm, tool_mode="json").run(env.clone(), task)
+    traj = await ToolsAgent(llm, tool_mode="json").run(env.clone(), task)
     assert traj.success and traj.metadata["invalid_actions"] == 1 and traj.metadata["rejected_actions"] == 0
     assert "must be one of" in traj.steps[0].error
     assert traj.metadata["steps_taken"] == len(plan)
@@ -112,17 +117,17 @@ async def test_constrained_arguments_reject_bad_moves_before_the_env(env, task):
 
 async def test_turns_are_bounded_and_nothing_raises(env, task):
     llm = ScriptedLLM(default="no idea")
-    traj = await TaskAgent(llm, tool_mode="json").run(env.clone(), task)
+    traj = await ToolsAgent(llm, tool_mode="json").run(env.clone(), task)
     assert not traj.success and traj.score == 0.0
     assert traj.metadata["turns"] == env.max_steps + 8 and traj.metadata["out_of_turns"]
     assert traj.metadata["invalid_actions"] == traj.metadata["turns"]
-    traj = await TaskAgent(ScriptedLLM(default="no idea"), max_turns=3).run(env.clone(), task)
+    traj = await ToolsAgent(ScriptedLLM(default="no idea"), max_turns=3).run(env.clone(), task)
     assert traj.metadata["turns"] == 3
 
 
 async def test_rolling_window_keeps_prompts_small(env, task):
     llm = ScriptedLLM(default={"tool_calls": [{"name": "look", "arguments": {}}]})
-    await TaskAgent(llm, max_turns=20, history_window=4, loop_guard=False).run(env.clone(), task)
+    await ToolsAgent(llm, max_turns=20, history_window=4, loop_guard=False).run(env.clone(), task)
     last = llm.history[-1].messages[-1]["content"]
     assert "15 earlier omitted" in last and last.count("look()") == 4
     assert len(llm.history[-1].messages) == 2
@@ -142,7 +147,7 @@ async def test_many_runs_at_once_do_not_interfere(env):
         tool, args = by_goal[goal][done]
         return {"tool_calls": [{"name": tool, "arguments": args}]}
 
-    agent = TaskAgent(ScriptedLLM(respond), history_window=50)
+    agent = ToolsAgent(ScriptedLLM(respond), history_window=50)
     trajs = await asyncio.gather(*(agent.run(env.clone(), t) for t in tasks))
     for t, traj in zip(tasks, trajs, strict=True):
         assert traj.task.id == t.id and traj.success
@@ -152,14 +157,14 @@ async def test_many_runs_at_once_do_not_interfere(env):
 def test_sync_twin_matches_async(env, task):
     plan = oracle_plan(env, task)
     replies = [{"tool_calls": [{"name": t, "arguments": a}]} for t, a in plan]
-    a = TaskAgent(ScriptedLLM(list(replies))).run_sync(env.clone(), task)
-    b = asyncio.run(TaskAgent(ScriptedLLM(list(replies))).run(env.clone(), task))
+    a = ToolsAgent(ScriptedLLM(list(replies))).run_sync(env.clone(), task)
+    b = asyncio.run(ToolsAgent(ScriptedLLM(list(replies))).run(env.clone(), task))
     assert [s.action for s in a.steps] == [s.action for s in b.steps] and a.score == b.score
 
 
 def test_bad_tool_mode():
     with pytest.raises(ConfigError):
-        TaskAgent(ScriptedLLM(), tool_mode="telepathy")
+        ToolsAgent(ScriptedLLM(), tool_mode="telepathy")
 
 
 def test_public_api_is_pinned():
@@ -189,6 +194,6 @@ def test_reply_shapes_small_models_produce(reply, tool, args):
 async def test_auto_mode_uses_json_actions_for_local_models(env, task):
     llm = ScriptedLLM(default=json.dumps({"thought": "look", "tool": "look", "args": {}}))
     llm.model = "local:qwen2.5-coder-0.5b"  # in-process llama.cpp: JSON under a grammar is cheaper
-    traj = await TaskAgent(llm, max_turns=2).run(env.clone(), task)
+    traj = await ToolsAgent(llm, max_turns=2).run(env.clone(), task)
     assert traj.metadata["tool_mode"] == "json" and traj.metadata["invalid_actions"] == 0
     assert llm.history[0].kwargs["json_schema"] and not llm.history[0].kwargs["tools"]

@@ -17,19 +17,57 @@ from collections.abc import Callable
 from typing import Any
 
 GOAL = re.compile(r"Goal: Bring the (\S+) to (room_\w+)\.")
-OBS = re.compile(r"You are in (room_\w+)\. Adjacent rooms: ([^.]*)\. Objects here: ([^.]*)\. You carry: ([^.]*)\.")
+OBS = re.compile(r"You are in (room_\w+)(?: \(goal room\))?\. Adjacent rooms: ([^.]*)\. Objects here: ([^.]*)\. You carry: ([^.]*)\.")
 
 
 def _items(text: str) -> list[str]:
     text = text.strip()
-    return [] if text in ("", "nothing") else [x.strip() for x in text.split(",")]
+    return [] if text in ("", "nothing") else [x.replace("(goal room)", "").strip() for x in text.split(",")]
 
 
 def _call(tool: str, **args: Any) -> dict[str, Any]:
     return {"tool_calls": [{"name": tool, "arguments": args}], "text": ""}
 
 
+MENU = re.compile(r"^(\d+)\. (\w+) ?(.*)$", re.MULTILINE)
+
+
+def _choice_policy(messages: list[dict[str, Any]], choices: list[str]) -> str:
+    """The same policy for the choice format: read the menu of the last message, answer a number."""
+    first, user = messages[1]["content"], messages[-1]["content"]
+    menu = {(tool, arg): label for label, tool, arg in MENU.findall(user.split("Actions:", 1)[-1])}
+
+    def pick(tool: str, arg: str) -> str | None:
+        return menu.get((tool, arg))
+
+    if "GIVE_UP" in first:
+        return "I give up."  # not a choice: an invalid reply every turn, score 0
+    goal = GOAL.search(first)
+    obs = list(OBS.finditer(user))
+    if not goal or not obs:
+        return choices[0]
+    target, dest = goal.groups()
+    here, adjacent, objects, carry = obs[-1].groups()
+    adjacent, objects, carry = _items(adjacent), _items(objects), _items(carry)
+    if target in carry and here == dest and (label := pick("put_down", target)):
+        return label
+    if target in objects and target not in carry and (label := pick("pick_up", target)):
+        return label
+    for route in re.findall(r"(room_\w+(?: -> room_\w+)+)", first):
+        hops = route.split(" -> ")
+        if here in hops[:-1] and (label := pick("move_to", hops[hops.index(here) + 1])):
+            return label
+    convo = " ".join(str(m["content"]) for m in messages)
+    visits = {r: len(re.findall(rf"You move to {r}\.", convo)) for r in adjacent}
+    for room in sorted(visits, key=lambda r: (visits[r], r)):
+        if label := pick("move_to", room):
+            return label
+    return choices[0]
+
+
 def task_policy(messages: list[dict[str, Any]], **kwargs: Any) -> Any:
+    if kwargs.get("choices"):
+        return _choice_policy(messages, kwargs["choices"])
     if not kwargs.get("tools"):
         return "summary: nothing notable" if not kwargs.get("json_schema") else "{}"
     system, user = messages[0]["content"], messages[-1]["content"]

@@ -209,7 +209,7 @@ async def test_task_agent_plays_alfworld_in_json_mode(cache):
     replies = [json.dumps({"thought": "try", "tool": "act", "args": {"command": "teleport to fridge 1"}})]
     replies += [json.dumps({"thought": "next", "tool": "act", "args": {"command": c}}) for c in plan]
     llm = ScriptedLLM(replies)
-    traj = await TaskAgent(llm, tool_mode="json").run(env.clone(), task, advice="Microwaves heat things.")
+    traj = await TaskAgent(llm, tool_mode="json", action_format="tools").run(env.clone(), task, advice="Microwaves heat things.")
     assert traj.success and traj.metadata["invalid_actions"] == 1
     first = llm.history[0]
     enum = first.kwargs["json_schema"]["properties"]["args"]["properties"]["command"]["enum"]

@@ -1,6 +1,9 @@
-"""TaskAgent: plays one task with an LLM choosing one tool call per turn.
+"""TaskAgent: plays one task with an LLM choosing one action per turn.
 
-Native tool calling where the client supports it (``llm.supports_tools``), otherwise a JSON
+Two action formats. ``choice`` (the default where the environment enumerates its valid actions,
+``candidate_actions``): the model picks one numbered action per turn in an append-only
+conversation (see ``atlas.agent.choice``) — one short constrained reply per turn, and a local
+model re-reads nothing it has already read. ``tools``: native tool calling where the client supports it (``llm.supports_tools``), otherwise a JSON
 action ``{"thought", "tool", "args"}`` decoded under the tools' JSON schema (``json_schema=``,
 so local models use constrained decoding). Replies that are not valid actions are shown to the
 model as observations and recorded as error steps; they never raise. Turns are bounded.
@@ -16,6 +19,7 @@ import contextlib
 import inspect
 from typing import Any, Literal
 
+from atlas.agent import choice as ch
 from atlas.agent.actions import InvalidAction, action_schema, parse_completion
 from atlas.agent.loops import Past, loop_nudge
 from atlas.agent.prompts import system_prompt, turn_prompt
@@ -27,6 +31,7 @@ from atlas.protocols.env import Action, Environment
 from atlas.protocols.llm import LLM, Usage
 
 ToolMode = Literal["auto", "native", "json"]
+ActionFormat = Literal["auto", "choice", "tools"]
 
 
 def _accepts(fn: Any, name: str) -> bool:
@@ -69,9 +74,23 @@ class TaskAgent:
         tool_choice: str | None = "required",
         loop_guard: bool = True,
         nudge_temperature: float = 0.7,
+        action_format: ActionFormat = "auto",
+        max_chars: int = 12000,
+        advice_every_turn: bool = True,
+        contrast_weight: float = 3.0,
     ) -> None:
         if tool_mode not in ("auto", "native", "json"):
             raise ConfigError(f"tool_mode must be 'auto', 'native' or 'json', got {tool_mode!r}")
+        if action_format not in ("auto", "choice", "tools"):
+            raise ConfigError(f"action_format must be 'auto', 'choice' or 'tools', got {action_format!r}")
+        self.action_format = action_format
+        self.max_chars = max_chars
+        # Small models attend to what sits next to the question: the advice is repeated in each
+        # turn's message (it costs its tokens every turn; measured with `atlas headroom`).
+        self.advice_every_turn = advice_every_turn
+        # Context-aware choice (local models): score each action with and without the advice and
+        # favour what the advice adds; 0 turns it off. Without advice it costs nothing.
+        self.contrast_weight = contrast_weight
         self.llm = llm
         self.max_turns = max_turns
         self.tool_mode = tool_mode
@@ -98,7 +117,81 @@ class TaskAgent:
             return bool(getattr(self.llm, "supports_tools", False)) and not local
         return self.tool_mode == "native"
 
+    def format_for(self, env: Environment) -> str:
+        """``choice`` where the environment enumerates its valid actions (unless ``tools`` was asked)."""
+        if self.action_format == "auto":
+            return "choice" if callable(getattr(env, "candidate_actions", None)) else "tools"
+        if self.action_format == "choice" and not callable(getattr(env, "candidate_actions", None)):
+            raise ConfigError(f"action_format='choice' needs {env.name}.candidate_actions(observation)")
+        return self.action_format
+
     async def run(self, env: Environment, task: Task, advice: str = "") -> Trajectory:
+        if self.format_for(env) == "choice":
+            return await self._run_choice(env, task, advice)
+        return await self._run_tools(env, task, advice)
+
+    async def _run_choice(self, env: Environment, task: Task, advice: str) -> Trajectory:
+        threaded = bool(getattr(env, "step_in_thread", False))
+        obs = await asyncio.to_thread(env.reset, task) if threaded else env.reset(task)
+        rec = EpisodeRecorder(env, task, obs)
+        goal = env.format_goal(task)
+        limit = self.max_turns if self.max_turns is not None else env.max_steps + self.extra_turns
+        candidates = env.candidate_actions  # type: ignore[attr-defined]
+        instructions = getattr(env, "task_instructions", None)
+        usage = Usage()
+        turns = invalid = rejected = 0
+        done = False
+        actions: list[Action] = candidates(obs)
+        system = ch.system_message(env.name, instructions() if callable(instructions) else "")
+        first = env.summarize_observation(obs)
+        advice = (advice or "").strip()
+        contrast = bool(advice) and self.contrast_weight > 0
+        messages: list[Any] = [system, ch.first_message(goal, first, actions, advice, self.advice_chars)]
+        plain: list[Any] = [system, ch.first_message(goal, first, actions, "", self.advice_chars)]
+        turn_advice = advice[: self.advice_chars] if self.advice_every_turn else ""
+        while not done and turns < limit and actions:
+            turns += 1
+            options = ch.labels(actions)
+            messages, plain = ch.fold(messages, self.max_chars), ch.fold(plain, self.max_chars)
+            extra: dict[str, Any] = {"contrast": plain, "contrast_weight": self.contrast_weight} if contrast else {}
+            completion = await self.llm.acomplete(messages, choices=options, temperature=self.temperature,
+                                                  max_tokens=32, **extra)
+            usage.add(completion.usage)
+            reply = completion.text.strip()
+            messages.append({"role": "assistant", "content": reply})
+            plain.append({"role": "assistant", "content": reply})
+            if reply not in options:
+                invalid += 1
+                message = f"Invalid reply {_clip(reply, 40)!r}: answer with one of the listed actions, exactly."
+                rec.record(None, None, None, error=message, raw=_clip(reply, 200))
+                now = env.summarize_observation(env.observe())
+                messages.append(ch.turn_message(goal, now, actions, message, advice=turn_advice))
+                plain.append(ch.turn_message(goal, now, actions, message))
+                continue
+            action = actions[options.index(reply)]
+            result = await asyncio.to_thread(env.step, action) if threaded else env.step(action)
+            rec.record(action.tool, action.args, result)
+            if result.error:
+                rejected += 1
+            done = result.done
+            observation_text = env.summarize_observation(result.observation)
+            if result.error and result.error not in observation_text:
+                observation_text = f"Error: {result.error}\n{observation_text}"
+            actions = [] if done else candidates(result.observation)
+            messages.append(ch.turn_message(goal, observation_text, actions, advice=turn_advice))
+            plain.append(ch.turn_message(goal, observation_text, actions))
+        return rec.finish(
+            turns=turns,
+            invalid_actions=invalid,
+            rejected_actions=rejected,
+            loop_nudges=0,
+            usage=usage.to_dict(),
+            tool_mode="choice",
+            model=getattr(self.llm, "model", ""),
+            out_of_turns=not done and turns >= limit,
+        )
+
+    async def _run_tools(self, env: Environment, task: Task, advice: str) -> Trajectory:
         native = self._native()
         threaded = bool(getattr(env, "step_in_thread", False))  # slow engines: keep the event loop free
         obs = await asyncio.to_thread(env.reset, task) if threaded else env.reset(task)
@@ -178,4 +271,4 @@ class TaskAgent:
         return run_sync(self.run(env, task, advice))
 
 
-__all__ = ["TaskAgent", "ToolMode"]
+__all__ = ["ActionFormat", "TaskAgent", "ToolMode"]

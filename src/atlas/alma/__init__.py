@@ -24,6 +24,8 @@ __all__ = [
     "Search",
     "TaskResult",
     "arun",
+    "headroom",
+    "paired_difference",
     "run",
 ]
 
@@ -34,6 +36,8 @@ _LAZY = {
     "MetaAgent": "atlas.alma.meta_agent",
     "Search": "atlas.alma.loop",
     "arun": "atlas.alma.loop",
+    "headroom": "atlas.alma.advice_headroom",
+    "paired_difference": "atlas.alma.stats",
     "run": "atlas.alma.loop",
 }
 

@@ -71,6 +71,46 @@ def results_table(archive: Any, title: str = "Results") -> Any:
     return table
 
 
+def headroom_table(result: Any) -> Any:
+    """Per-condition outcomes and the paired differences with their intervals."""
+    from rich.table import Table
+
+    data = result.to_dict()
+    table = Table(title=f"Headroom — {data['env']}, {data['model']}, {data['tasks']} tasks")
+    for col in ("condition", "solved", "mean score", "mean steps", "s/episode", "vs none [95% CI]"):
+        table.add_column(col)
+    diffs = data["differences"]
+    for name, c in data["conditions"].items():
+        d = diffs.get(f"{name}-none")
+        vs = f"{d['mean']:+.3f} [{d['ci95'][0]:+.3f}, {d['ci95'][1]:+.3f}]" if d else "—"
+        table.add_row(name, f"{c['success_rate']:.0%}", f"{c['mean_score']:.3f}", f"{c['mean_steps']:.1f}",
+                      f"{c['seconds_per_episode']:.1f}", vs)
+    return table
+
+
+def _episode_progress(console: Any, total: int, *, quiet: bool) -> Any:
+    """A rich progress bar over episodes (``advance()``), silent when ``quiet``."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    class _Bar:
+        def __init__(self) -> None:
+            self.bar = Progress(TextColumn("episodes"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                                console=console, disable=quiet, transient=False)
+            self.task = self.bar.add_task("episodes", total=total)
+
+        def __enter__(self) -> _Bar:
+            self.bar.__enter__()
+            return self
+
+        def __exit__(self, *exc: Any) -> None:
+            self.bar.__exit__(*exc)
+
+        def advance(self) -> None:
+            self.bar.advance(self.task)
+
+    return _Bar()
+
+
 def nothing_solved_hint(archive: Any) -> str | None:
     """When no episode of any design was solved, fitness carries no signal: say so and what helps."""
     tasks = [t for e in archive for t in e.per_task]
@@ -256,6 +296,58 @@ def register(app: typer.Typer) -> None:
         if entry.errors:
             console.print("errors: " + "; ".join(entry.errors))
         console.print(f"logs: {archive.path.parent / (entry.logs_dir or '')}")
+
+    @app.command("headroom")
+    def headroom_cmd(
+        env: str = typer.Option("graphworld", "--env", help=ENV_HELP),
+        tasks: int = typer.Option(12, "--tasks", help="Deployment tasks played under each condition."),
+        episodes: int = typer.Option(3, "--episodes", help="Tasks per deployment seed in a search (sets which "
+                                     "tasks are used, as in `atlas run`)."),
+        rooms: int = typer.Option(8, "--rooms", help="Rooms per GraphWorld."),
+        seed: int = typer.Option(42, "--seed", help="Random seed of the tasks (as in `atlas run`)."),
+        family: int | None = typer.Option(None, "--family", help="Family seed (default: --seed)."),
+        no_family: bool = typer.Option(False, "--no-family", help="Disable family mode."),
+        deploy_seeds: int = typer.Option(3, "--deploy-seeds", help="Deployment seed offsets the tasks come from."),
+        model: str | None = typer.Option(None, "--model", help="Task model (default resolution as in `atlas run`)."),
+        alfworld_data: str | None = typer.Option(None, "--alfworld-data", help="ALFWorld data directory."),
+        concurrency: int = typer.Option(1, "--concurrency", help="Episodes played at once."),
+        max_turns: int | None = typer.Option(None, "--max-turns", help="Task agent turns per episode "
+                                             "(default: the environment's step limit + 8)."),
+        conditions: str = typer.Option("none,learnable,full", "--conditions",
+                                       help="Comma-separated subset of none, learnable, full."),
+        as_json: bool = typer.Option(False, "--json", help="Print one JSON object instead of tables."),
+        episodes_out: Path | None = typer.Option(None, "--episodes-out", help="Also write every episode "
+                                                 "(advice, actions, outcome) to this JSONL file."),
+    ) -> None:
+        """Measure how much any memory could help: the same deployment tasks played with no advice, with
+        the advice a perfect memory of earlier episodes could give (learnable) and with the hidden answer
+        (full), with paired differences and bootstrap 95% intervals over tasks."""
+        import json
+
+        from atlas.alma.advice_headroom import headroom
+        from atlas.errors import AtlasError
+
+        console = _console(stderr=as_json)
+        llm = _make_client(model, "task model", console)
+        wanted = tuple(c.strip() for c in conditions.split(",") if c.strip())
+        progress = _episode_progress(console, tasks * len(wanted), quiet=as_json)
+        try:
+            with progress:
+                result = headroom(env=env, tasks=tasks, llm=llm, conditions=wanted, concurrency=concurrency,
+                                  on_episode=lambda _ep: progress.advance(), episodes=episodes, rooms=rooms,
+                                  seed=seed, family=family, use_family=not no_family, deploy_seeds=deploy_seeds,
+                                  model=model, alfworld_data=alfworld_data, max_turns=max_turns)
+        except AtlasError as exc:
+            _fail(str(exc))
+            raise
+        if episodes_out is not None:
+            from atlas.alma.run_dir import atomic_write_text
+
+            atomic_write_text(episodes_out, "".join(json.dumps(e) + "\n" for e in result.episode_dicts()))
+        if as_json:
+            print(json.dumps(result.to_dict()))
+            return
+        console.print(headroom_table(result))
 
     @app.command("demo")
     def demo_cmd(

@@ -89,6 +89,27 @@ class TextGameEnv:
         """The current game's walkthrough, when known (tests and the gold policy; never designs)."""
         return None
 
+    def learnable_advice(self, task: Task) -> str:
+        """What a perfect memory of earlier games of ``task``'s family could know ("" if nothing)."""
+        return ""
+
+    def oracle_advice(self, task: Task, level: str) -> str:
+        """Headroom advice, never shown to a design: ``full`` is the game's walkthrough (played on a
+        clone), ``learnable`` what carries over between games of one family."""
+        if level == "learnable":
+            return self.learnable_advice(task)
+        if level != "full":
+            raise ValueError(f"level must be 'learnable' or 'full', got {level!r}")
+        clone = self.clone()
+        try:
+            clone.reset(task)
+            plan = clone.gold_plan()
+        finally:
+            clone.close()
+        if not plan:
+            return ""
+        return "Do exactly these commands in order: " + "; ".join(plan) + "."
+
     # --- protocol -----------------------------------------------------------------------------
 
     @property

@@ -83,6 +83,10 @@ class LLM(Protocol):
         max_tokens: int | None = None,
         json_schema: dict[str, Any] | None = None,
         stop: list[str] | None = None,
+        tool_choice: str | None = None,
+        choices: list[str] | None = None,
+        contrast: list[Message] | None = None,
+        contrast_weight: float | None = None,
     ) -> Completion: ...
 
     def complete(self, messages: list[Message], **kwargs: Any) -> Completion: ...

@@ -271,6 +271,14 @@ class AlfWorldEnv(TextGameEnv):
     def gold_plan(self) -> list[str] | None:
         return list(self._gold) if self._gold is not None else None
 
+    def learnable_advice(self, task: Task) -> str:
+        """The household's habits for the goal's object (and the lamp): where it is usually found,
+        which a memory of earlier games in this household could know. Real ALFWorld data has no
+        such family structure: nothing."""
+        from atlas.envs.alfworld.oracle import household_advice
+
+        return household_advice(task, self.task_types, self.scene_kinds, self.habit)
+
     def seed_design(self) -> str:
         return resources.files("atlas.envs.alfworld").joinpath("design_seed.py").read_text()
 

@@ -274,10 +274,20 @@ class GraphWorldEnv:
     # --- text and design support -------------------------------------------------------------
 
     def summarize_observation(self, observation: dict[str, Any]) -> str:
+        """The observation as text; during an episode the goal room is marked where it is in sight
+        (the goal is public: it is in the task's text)."""
         o = observation
-        parts = [o.get("message", "").strip()] if o.get("message") else []
+        goal = self._world.destination if self._world is not None else None
+
+        def mark(room: str) -> str:
+            return f"{room} (goal room)" if room == goal else room
+
+        message = o.get("message", "").strip()
+        if message == f"You are in {o['location']}.":
+            message = ""  # the first observation: the line below says it
+        parts = [message] if message else []
         parts.append(
-            f"You are in {o['location']}. Adjacent rooms: {_names(o['adjacent_rooms'])}. "
+            f"You are in {mark(o['location'])}. Adjacent rooms: {_names([mark(r) for r in o['adjacent_rooms']])}. "
             f"Objects here: {_names(o['objects_here'])}. You carry: {_names(o['inventory'])}. "
             f"Steps left: {o['steps_left']}."
         )
@@ -290,6 +300,18 @@ class GraphWorldEnv:
         acts += [Action("pick_up", {"object": x}) for x in o["objects_here"]]
         acts += [Action("put_down", {"object": x}) for x in o["inventory"]]
         return acts
+
+    def task_instructions(self) -> str:
+        """How a GraphWorld task is solved, for the task agent's prompt (the same for every design)."""
+        return ("To bring an object to a room: move between adjacent rooms until the object is in your room, "
+                "pick_up the object, move to the goal room, then put_down the object there. "
+                "Every action uses one step.")
+
+    def oracle_advice(self, task: Task, level: str) -> str:
+        """Advice for the headroom measurement (``atlas.envs.graphworld.oracle``); never shown to a design."""
+        from atlas.envs.graphworld.oracle import oracle_advice
+
+        return oracle_advice(task, level, self.params)
 
     def seed_design(self) -> str:
         return resources.files("atlas.envs.graphworld").joinpath("design_seed.py").read_text()

@@ -25,6 +25,10 @@ class LLMRequest:
     max_tokens: int | None = None
     json_schema: dict[str, Any] | None = None
     stop: list[str] | None = None
+    # The reply must be exactly one of these strings (a choice among enumerated actions).
+    # Backends with ``supports_choices`` decode under that constraint; for the others the
+    # client maps the free reply onto a choice.
+    choices: list[str] | None = None
     timeout: float | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
@@ -36,6 +40,7 @@ class LLMRequest:
             "max_tokens": self.max_tokens,
             "json_schema": self.json_schema,
             "stop": self.stop,
+            **({"choices": self.choices} if self.choices else {}),
             **({"extra": self.extra} if self.extra else {}),
         }
 

@@ -10,6 +10,7 @@ import asyncio
 import json
 import logging
 import random
+import re
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -43,6 +44,20 @@ class RetryPolicy:
         """Seconds to wait before retry number ``attempt`` (0-based)."""
         base = min(self.max_delay, self.base_delay * (2**attempt))
         return base * (1 + self.jitter * random.random())
+
+
+def match_choice(text: str, choices: list[str]) -> str | None:
+    """The choice a free reply names: the whole reply, else the first choice that appears in it
+    as a whole word (longest first, so "12" is not read as "1")."""
+    reply = text.strip().strip("`'\".").strip()
+    if reply in choices:
+        return reply
+    found: list[tuple[int, int, str]] = []
+    for c in choices:
+        m = re.search(rf"(?<![\w]){re.escape(c)}(?![\w])", text)
+        if m:
+            found.append((m.start(), -len(c), c))
+    return min(found)[2] if found else None
 
 
 def _check_messages(messages: list[Message]) -> None:
@@ -135,11 +150,18 @@ class LLMClient:
         json_schema: dict[str, Any] | None = None,
         stop: list[str] | None = None,
         tool_choice: str | None = None,
+        choices: list[str] | None = None,
+        contrast: list[Message] | None = None,
+        contrast_weight: float | None = None,
     ) -> Completion:
         """One chat completion, retried on connection errors, served from the cache if enabled.
 
         ``tool_choice`` ("auto" | "required" | "none") is optional; backends that cannot honour
-        it ignore it.
+        it ignore it. ``choices``: the reply is one of these strings — decoded under that
+        constraint where the backend can (local models), else the free reply is mapped onto the
+        first choice it names; a reply that names none keeps its text (the caller decides).
+        ``contrast`` (with ``choices``): the same conversation without the context under test; backends
+        that score choices weigh it in (context-aware decoding), the others ignore it.
         """
         _check_messages(messages)
         request = LLMRequest(
@@ -149,8 +171,12 @@ class LLMClient:
             max_tokens=self.default_max_tokens if max_tokens is None else max_tokens,
             json_schema=json_schema,
             stop=list(stop) if stop else None,
+            choices=list(choices) if choices else None,
             timeout=self.timeout,
-            extra={"tool_choice": tool_choice} if tool_choice else {},
+            extra={
+                **({"tool_choice": tool_choice} if tool_choice else {}),
+                **({"contrast": contrast, "contrast_weight": contrast_weight} if contrast and choices else {}),
+            },
         )
         key = None
         if self.cache is not None:
@@ -161,6 +187,8 @@ class LLMClient:
                     self.cache_hits += 1
                 return hit
         completion = await self._call_with_retries(request)
+        if choices and not getattr(self.backend, "supports_choices", False):
+            completion.text = match_choice(completion.text, choices) or completion.text
         completion.usage.calls = 1
         completion.model = completion.model or self.model
         with self._lock:
@@ -259,4 +287,4 @@ class LLMClient:
         return run_sync(self.astructured(messages, schema, **kwargs))
 
 
-__all__ = ["LLMClient", "RetryPolicy"]
+__all__ = ["LLMClient", "RetryPolicy", "match_choice"]

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import ctypes
 import json
 import os
 import re
@@ -201,6 +202,23 @@ def _fits(text: str, schema: dict[str, Any], tools: list[ToolSpec] | None) -> bo
     return True
 
 
+def _log_softmax(x: Any) -> Any:
+    import numpy as np
+
+    x = x - x.max(axis=-1, keepdims=True)
+    return x - np.log(np.exp(x).sum(axis=-1, keepdims=True))
+
+
+def common_prefix(a: Any, b: Any) -> int:
+    """Length of the common prefix of two token sequences."""
+    n = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        n += 1
+    return n
+
+
 class LlamaCppBackend:
     """A GGUF model in process. ``n_threads`` (generation) defaults to cores - 1 (at least 1;
     ``$ATLAS_LLAMA_THREADS`` overrides); prompt processing uses every core.
@@ -211,6 +229,7 @@ class LlamaCppBackend:
     """
 
     supports_tools = True  # prompted + parsed; grammar-forced with tool_choice="required"
+    supports_choices = True  # a reply among ``choices`` is decoded token by token under a trie
 
     def __init__(
         self,
@@ -223,6 +242,7 @@ class LlamaCppBackend:
         verbose: bool = False,
         tool_choice: str = "auto",
         grammar: str = "fallback",
+        state_slots: int = 6,
     ) -> None:
         self.path = Path(path)
         self.model = model or f"local:{self.path}"
@@ -243,6 +263,11 @@ class LlamaCppBackend:
         self._llama: Any = None
         self._chat_formatter: Any = None
         self._lock = threading.Lock()
+        # KV states of conversations another one displaced (concurrent episodes interleave in one
+        # context): restored when that conversation continues, so none is read twice.
+        self.state_slots = state_slots
+        self._states: list[tuple[list[int], Any]] = []
+        self.stats = {"prompt_tokens_evaluated": 0, "prompt_tokens_reused": 0, "states_restored": 0}
         self._llama_cpp = _import_llama_cpp()  # fail at construction, with the install hint
 
     def _load(self) -> Any:
@@ -336,7 +361,145 @@ class LlamaCppBackend:
             # A schema feature llama.cpp cannot express: fall back to "any JSON" + validation.
             return grammar_cls.from_string(self._llama_cpp.llama_grammar.JSON_GBNF, verbose=self.verbose)
 
+    # ---- choices: prefill with reuse, then constrained decoding of one label --------------------
+
+    def _prompt_tokens(self, llama: Any, messages: list[dict[str, str]]) -> list[int]:
+        formatter = self._formatter(llama)
+        if formatter is None:
+            text = "".join(f"{m['role']}: {m['content']}\n" for m in messages) + "assistant: "
+            return list(llama.tokenize(text.encode("utf-8"), add_bos=True, special=False))
+        rendered = formatter(messages=messages)
+        return list(llama.tokenize(rendered.prompt.encode("utf-8"), add_bos=not rendered.added_special,
+                                   special=True))
+
+    def _prefill(self, llama: Any, tokens: list[int]) -> None:
+        """Evaluate ``tokens`` reusing the longest prefix already in the KV cache (the live one, or
+        a saved state of a displaced conversation); afterwards the last position's logits are fresh."""
+        live = [int(t) for t in llama.input_ids[: llama.n_tokens]]
+        reuse = common_prefix(live, tokens)
+        best, best_state = reuse, None
+        for saved, state in self._states:
+            n = common_prefix(saved, tokens)
+            if n > best:
+                best, best_state = n, (saved, state)
+        if self.state_slots and len(live) - reuse > 64:
+            self._save_state(llama, live)  # the live conversation is about to be displaced
+        if best_state is not None:
+            self._load_state(llama, *best_state)
+            self.stats["states_restored"] += 1
+            reuse = best
+        reuse = min(reuse, len(tokens) - 1)  # re-evaluate at least one token for fresh logits
+        llama.n_tokens = reuse
+        llama.eval(tokens[reuse:])
+        self.stats["prompt_tokens_evaluated"] += len(tokens) - reuse
+        self.stats["prompt_tokens_reused"] += reuse
+
+    def _save_state(self, llama: Any, tokens: list[int]) -> None:
+        """Copy the KV cells of sequence 0 (the only one used) — not the whole context."""
+        lib = self._llama_cpp.llama_cpp
+        size = lib.llama_state_seq_get_size(llama._ctx.ctx, 0)
+        buf = (ctypes.c_uint8 * size)()
+        n = lib.llama_state_seq_get_data(llama._ctx.ctx, buf, size, 0)
+        self._states = [(t, st) for t, st in self._states if common_prefix(t, tokens) < len(t)]
+        self._states.append((tokens, bytes(buf)[:n]))
+        del self._states[: max(0, len(self._states) - self.state_slots)]
+
+    def _load_state(self, llama: Any, tokens: list[int], state: bytes) -> None:
+        lib = self._llama_cpp.llama_cpp
+        lib.llama_memory_seq_rm(lib.llama_get_memory(llama._ctx.ctx), 0, -1, -1)
+        buf = (ctypes.c_uint8 * len(state)).from_buffer_copy(state)
+        if lib.llama_state_seq_set_data(llama._ctx.ctx, buf, len(state), 0) == 0:
+            raise LLMError(f"{self.model}: could not restore a saved KV state")
+        llama.input_ids[: len(tokens)] = tokens
+        llama.n_tokens = len(tokens)
+        llama._requires_eval = True
+
+    def _last_logits(self, llama: Any) -> Any:
+        import numpy as np
+
+        ptr = self._llama_cpp.llama_cpp.llama_get_logits_ith(llama._ctx.ctx, -1)
+        return np.ctypeslib.as_array(ptr, shape=(llama.n_vocab(),))
+
+    def _eval_with_logits(self, llama: Any, tokens: list[int]) -> Any:
+        """Evaluate ``tokens`` after the cache and return the logits after each of them."""
+        import numpy as np
+
+        n_past = llama.n_tokens
+        llama._ctx.kv_cache_seq_rm(-1, n_past, -1)
+        llama._batch.set_batch(batch=tokens, n_past=n_past, logits_all=True)
+        llama._ctx.decode(llama._batch)
+        llama.input_ids[n_past : n_past + len(tokens)] = tokens
+        llama.n_tokens = n_past + len(tokens)
+        get = self._llama_cpp.llama_cpp.llama_get_logits_ith
+        return np.stack([np.ctypeslib.as_array(get(llama._ctx.ctx, i), shape=(llama.n_vocab(),))
+                         for i in range(len(tokens))]).astype(np.float64)
+
+    def _score_choices(self, llama: Any, messages: list[Message], choices: list[str],
+                       cancelled: threading.Event) -> tuple[Any, int, int]:
+        """Each choice's log-probability as the whole reply (its tokens, then end of turn), the
+        prompt tokens evaluated, and the choice tokens scored."""
+        import numpy as np
+
+        tokens = self._prompt_tokens(llama, _plain_messages(messages, None))
+        if len(tokens) >= self.n_ctx - 64:
+            raise ValueError(f"prompt of {len(tokens)} tokens does not fit the context ({self.n_ctx})")
+        evaluated = self.stats["prompt_tokens_evaluated"]
+        self._prefill(llama, tokens)
+        base = llama.n_tokens
+        first = _log_softmax(self._last_logits(llama).astype(np.float64))
+        end = llama.token_eos()
+        scores, scored = [], 0
+        for label in choices:
+            if cancelled.is_set():
+                break
+            seq = list(llama.tokenize(label.encode("utf-8"), add_bos=False, special=False))
+            rows = _log_softmax(self._eval_with_logits(llama, seq))
+            scored += len(seq)
+            scores.append(first[seq[0]] + sum(rows[i, t] for i, t in enumerate([*seq[1:], end])))
+            llama.n_tokens = base
+        llama._ctx.kv_cache_seq_rm(-1, base, -1)
+        llama._requires_eval = True  # the context's logits are a label's now, not the prompt's
+        return np.asarray(scores), self.stats["prompt_tokens_evaluated"] - evaluated, scored
+
+    def _choose(self, llama: Any, request: LLMRequest, cancelled: threading.Event) -> tuple[str, dict[str, int]]:
+        """The choice the model finds most likely as a whole reply (a first-token decision would let a
+        shared word like "move" decide). With ``contrast`` (the same conversation without the context
+        under test, e.g. without the memory's advice) the score is context-aware:
+        ``(1 + w) * log p(choice | messages) - w * log p(choice | contrast)``, which makes a small
+        model act on what the context adds instead of on its habits (Shi et al., 2023)."""
+        import numpy as np
+
+        choices = list(dict.fromkeys(request.choices or []))
+        if len(choices) == 1:
+            return choices[0], {"prompt_tokens": 0, "completion_tokens": 0}
+        values, evaluated, scored = self._score_choices(llama, request.messages, choices, cancelled)
+        weight = float(request.extra.get("contrast_weight", 1.0))
+        contrast = request.extra.get("contrast")
+        if contrast and weight and not cancelled.is_set():
+            plain, more, more_scored = self._score_choices(llama, contrast, choices, cancelled)
+            values = (1 + weight) * values - weight * plain
+            evaluated, scored = evaluated + more, scored + more_scored
+        self.stats["choice_tokens_scored"] = self.stats.get("choice_tokens_scored", 0) + scored
+        temperature = request.temperature or 0.0
+        if temperature > 0:
+            p = np.exp((values - values.max()) / temperature)
+            pick = int(np.random.default_rng(self.seed + evaluated).choice(len(values), p=p / p.sum()))
+        else:
+            pick = int(np.argmax(values))
+        return choices[pick], {"prompt_tokens": evaluated, "completion_tokens": scored}
+
     def _generate(self, request: LLMRequest, cancelled: threading.Event) -> Completion:
+        if request.choices:
+            with self._lock:
+                try:
+                    text, usage = self._choose(self._load(), request, cancelled)
+                except ValueError as exc:
+                    raise LLMError(f"{self.model}: {exc}") from exc
+            if cancelled.is_set():
+                raise LLMError(f"{self.model}: generation cancelled")
+            return Completion(text=text, usage=Usage(prompt_tokens=usage["prompt_tokens"],
+                                                     completion_tokens=usage["completion_tokens"], calls=1),
+                              model=self.model)
         tools = request.tools or None
         choice = request.extra.get("tool_choice") or self.tool_choice
         if choice == "none":

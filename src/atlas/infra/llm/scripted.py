@@ -96,6 +96,7 @@ class ScriptedBackend:
             "max_tokens": request.max_tokens,
             "json_schema": request.json_schema,
             "stop": request.stop,
+            "choices": request.choices,
             **request.extra,
         }
         with self._lock:

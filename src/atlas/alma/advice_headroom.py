@@ -1,0 +1,182 @@
+"""Headroom: how much any memory could help this agent on these tasks.
+
+The same deployment tasks are played by the same agent under three advice conditions:
+
+- ``none``: no advice (what the no-memory baseline gets);
+- ``learnable``: what a perfect memory of earlier episodes could know, written by the environment
+  (``env.oracle_advice(task, "learnable")``: GraphWorld's map, routes and search order, never
+  where the object lies);
+- ``full``: the hidden answer (``env.oracle_advice(task, "full")``), an upper bound no design can reach.
+
+*learnable − none* is the room a memory design has to improve on no memory; if it is not above
+0, no search can find a design that helps. The oracle text goes only to the task agent: designs,
+their tools and their logs never see it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from atlas.alma.stats import PairedDifference, paired_difference
+from atlas.core.types import Task
+from atlas.errors import ConfigError
+from atlas.protocols.env import Environment
+
+CONDITIONS = ("none", "learnable", "full")
+CONTRASTS = (("learnable", "none"), ("full", "none"))
+
+
+@dataclass
+class HeadroomEpisode:
+    """One episode of one condition."""
+
+    task_id: str
+    condition: str
+    success: bool
+    score: float
+    steps: int
+    turns: int
+    invalid_actions: int
+    duration_s: float
+    advice: str = ""
+    actions: list[str] = field(default_factory=list)
+    usage: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class HeadroomResult:
+    model: str
+    env: str
+    tasks: list[str]
+    episodes: dict[str, list[HeadroomEpisode]]
+    settings: dict[str, Any] = field(default_factory=dict)
+
+    def scores(self, condition: str) -> list[float]:
+        return [e.score for e in self.episodes[condition]]
+
+    def condition_summary(self, condition: str) -> dict[str, float]:
+        eps = self.episodes[condition]
+        n = max(1, len(eps))
+        return {
+            "success_rate": round(sum(e.success for e in eps) / n, 4),
+            "mean_score": round(sum(e.score for e in eps) / n, 4),
+            "mean_steps": round(sum(e.steps for e in eps) / n, 3),
+            "seconds_per_episode": round(sum(e.duration_s for e in eps) / n, 2),
+        }
+
+    def difference(self, a: str, b: str) -> PairedDifference:
+        return paired_difference(self.scores(a), self.scores(b))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "model": self.model,
+            "env": self.env,
+            "tasks": len(self.tasks),
+            "conditions": {c: self.condition_summary(c) for c in self.episodes},
+            "differences": {f"{a}-{b}": self.difference(a, b).to_dict() for a, b in CONTRASTS
+                            if a in self.episodes and b in self.episodes},
+            "settings": self.settings,
+        }
+
+    def episode_dicts(self) -> list[dict[str, Any]]:
+        return [asdict(e) for c in self.episodes for e in self.episodes[c]]
+
+
+def advice_for(env: Environment, task: Task, condition: str) -> str:
+    """The advice text of ``condition`` for ``task`` ("" for none)."""
+    if condition == "none":
+        return ""
+    oracle = getattr(env, "oracle_advice", None)
+    if not callable(oracle):
+        raise ConfigError(f"environment {env.name!r} has no oracle_advice(task, level): headroom cannot be "
+                          "measured for it (add the method; see atlas.envs.graphworld.oracle)")
+    return str(oracle(task, condition))
+
+
+def headroom_tasks(env: Environment, *, tasks: int, seed: int, family: int | None,
+                   deployment_seeds: list[int]) -> list[Task]:
+    """``tasks`` deployment tasks as the search makes them: spread over the deployment seeds."""
+    if tasks < 1:
+        raise ConfigError(f"--tasks must be at least 1, got {tasks}")
+    per_seed = math.ceil(tasks / len(deployment_seeds))
+    out: list[Task] = []
+    for s in deployment_seeds:
+        out += env.generate_tasks(per_seed, s) if family is None else env.generate_family_tasks(per_seed, family, s)
+    return out[:tasks]
+
+
+async def aheadroom(env: Environment, agent: Any, tasks: list[Task], *, conditions: tuple[str, ...] = CONDITIONS,
+                    concurrency: int = 1, on_episode: Callable[[HeadroomEpisode], None] | None = None,
+                    settings: dict[str, Any] | None = None) -> HeadroomResult:
+    """Play every task under every condition with ``agent`` and return the paired results."""
+    unknown = set(conditions) - set(CONDITIONS)
+    if unknown:
+        raise ConfigError(f"unknown headroom condition(s) {sorted(unknown)}; known: {', '.join(CONDITIONS)}")
+    advice = {(t.id, c): advice_for(env, t, c) for t in tasks for c in conditions}  # fail before playing
+    sem = asyncio.Semaphore(max(1, concurrency))
+
+    async def play(task: Task, condition: str) -> HeadroomEpisode:
+        async with sem:
+            t0 = time.perf_counter()
+            text = advice[(task.id, condition)]
+            traj = await agent.run(env.clone(), task, advice=text)
+            meta = traj.metadata
+            ep = HeadroomEpisode(
+                task_id=task.id, condition=condition, success=bool(traj.success), score=round(float(traj.score), 6),
+                steps=int(meta.get("steps_taken", len(traj.steps))), turns=int(meta.get("turns", 0) or 0),
+                invalid_actions=int(meta.get("invalid_actions", 0) or 0),
+                duration_s=round(time.perf_counter() - t0, 3), advice=text,
+                actions=[s.action for s in traj.steps], usage=dict(meta.get("usage") or {}),
+            )
+            if on_episode is not None:
+                on_episode(ep)
+            return ep
+
+    jobs = [(t, c) for t in tasks for c in conditions]
+    played = await asyncio.gather(*(play(t, c) for t, c in jobs))
+    episodes: dict[str, list[HeadroomEpisode]] = {c: [] for c in conditions}
+    for ep in played:
+        episodes[ep.condition].append(ep)
+    return HeadroomResult(model=str(getattr(agent.llm, "model", "")), env=env.name, tasks=[t.id for t in tasks],
+                          episodes=episodes, settings=dict(settings or {}))
+
+
+def headroom(*, env: str | Environment = "graphworld", tasks: int = 12, llm: Any = None, agent: Any = None,
+             conditions: tuple[str, ...] = CONDITIONS, concurrency: int = 1,
+             on_episode: Callable[[HeadroomEpisode], None] | None = None, **settings: Any) -> HeadroomResult:
+    """Measure the headroom of a configuration, from Python. ``settings`` are ``AlmaConfig`` fields
+    (``rooms``, ``seed``, ``family``, ``deploy_seeds``, ``max_turns``, ``model`` …); the tasks are the
+    deployment tasks a search with those settings would use, and the agent is built as the search
+    builds it (``TaskAgent(llm, max_turns=...)``) unless ``agent`` is given."""
+    from atlas.alma.config import AlmaConfig
+    from atlas.infra.aio import run_sync
+
+    env_name = env if isinstance(env, str) else env.name
+    config = AlmaConfig.build("headroom", env=env_name, iterations=0, **settings)
+    if isinstance(env, str):
+        from atlas.envs.registry import get_env
+
+        env = get_env(config.env, **config.env_kwargs())
+    if agent is None:
+        from atlas.agent import TaskAgent
+
+        if llm is None:
+            from atlas.infra.llm import make_llm
+
+            llm = make_llm(config.model)
+        agent = TaskAgent(llm, max_turns=config.max_turns)
+    task_list = headroom_tasks(env, tasks=tasks, seed=config.seed, family=config.family_seed,
+                               deployment_seeds=config.deployment_seeds())
+    facts = {"rooms": config.rooms if config.env == "graphworld" else None, "seed": config.seed,
+             "family": config.family_seed, "deploy_seeds": config.deploy_seeds, "max_turns": config.max_turns,
+             "action_format": getattr(agent, "action_format", None), "concurrency": concurrency}
+    return run_sync(aheadroom(env, agent, task_list, conditions=conditions, concurrency=concurrency,
+                              on_episode=on_episode, settings=facts))
+
+
+__all__ = ["CONDITIONS", "HeadroomEpisode", "HeadroomResult", "advice_for", "aheadroom", "headroom", "headroom_tasks"]
