@@ -346,10 +346,37 @@ def best_cmd(
 @archive_app.command("export")
 def export_cmd(
     run_dir: Path = typer.Argument(..., help="Run folder (or an archive.json)."),
+    best: bool = typer.Option(False, "--best", help="Export the best design as a self-contained folder (--out)."),
+    design: str | None = typer.Option(None, "--design", help="Export this design id (e.g. d-0009) as a folder."),
+    out: Path | None = typer.Option(None, "--out", help="With --best/--design: the folder to write (design "
+                                    "source, learned memory, advice.jsonl, manifest, README)."),
     output: Path = typer.Option(Path("archive-export.json"), "--output", "-o",
-                                help="Where to write the self-contained JSON (sources inline)."),
+                                help="Without --best/--design: where to write the whole archive as one JSON "
+                                "(sources inline)."),
 ) -> None:
-    """Write the archive as one JSON file with every design's source inline."""
+    """Export one design with what it learned (--best | --design ID, --out DIR), or the whole archive as
+    one JSON file (-o FILE)."""
+    from atlas.errors import AtlasError
+
+    if best and design:
+        _fail("give --best or --design ID, not both")
+    if best or design:
+        if out is None:
+            _fail("--out DIR is required with --best/--design")
+        from atlas.alma.export import export_design
+
+        try:
+            folder = export_design(run_dir, out, design_id=design)
+        except AtlasError as exc:
+            _fail(str(exc))
+            raise
+        except OSError as exc:
+            _fail(f"cannot write {out}: {exc}")
+            raise
+        typer.echo(str(folder))
+        return
+    if out is not None:
+        _fail("--out needs --best or --design ID (use -o FILE for the whole archive as JSON)")
     arch = _load(run_dir, hydrate=True)
     try:
         path = arch.export(output)
