@@ -84,6 +84,23 @@ def test_litellm_completion_function_is_wrapped_the_same_way(memory):
         assert "bring the key to room_C" in server.system_prompts()[2]
 
 
+def test_guideline_bank_learns_tips_from_finished_tasks_and_gives_them_back(embedder):
+    from openai import OpenAI
+
+    from atlas.memory.guidelines import GuidelineBank
+    from atlas.memory.guidelines.scripted import auto_responder
+
+    bank = GuidelineBank.open(None, llm=ScriptedLLM(auto_responder()), embedder=embedder)
+    with ScriptedOpenAIServer(ScriptedLLM(agent_policy)) as server:
+        client = atlas.auto.wrap(OpenAI(base_url=server.base_url, api_key="unused"), bank)
+        run_task(client.chat.completions.create, "bring the key to room_C", model="scripted")
+        tips = bank.list_guidelines()
+        assert tips and client.session.saved == 1
+        run_task(client.chat.completions.create, "bring the key to room_C", model="scripted")
+        advised = server.system_prompts()[2]
+        assert ADVICE_HEADER in advised and any(t.content in advised for t in tips)
+
+
 def test_helpers_and_bad_input():
     msgs = [{"role": "user", "content": "find the key"}]
     assert task_of(msgs) == "find the key" and task_of([{"role": "system", "content": "x"}]) is None

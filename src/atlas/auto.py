@@ -75,17 +75,25 @@ class ExperienceMemory:
 
 
 class DesignMemory:
-    """An exported design (``ServedDesign``): its recall; its update when served with ``learn=True``."""
+    """An exported design (``ServedDesign``): its recall; its update when served with ``learn=True``.
 
-    def __init__(self, served: Any) -> None:
+    A design sees a task view; by default ``{"goal": task, "observation": {}, "domain": ""}``.
+    ``view(task) -> dict`` builds a richer one (a design evolved on an environment may expect that
+    environment's first observation)."""
+
+    def __init__(self, served: Any, view: Callable[[str], dict[str, Any]] | None = None) -> None:
         self.served = served
+        self.view = view
 
     def advise(self, task: str) -> str:
-        return self.served.recall(task)
+        return self.served.recall(self.view(task) if self.view else task)
 
     def learn(self, messages: list[dict[str, Any]], success: bool | None) -> None:
         if self.served.learn:
-            self.served.update(episode_from_messages(messages, success))
+            episode = episode_from_messages(messages, success)
+            if self.view:
+                episode["task"] = self.view(episode["task"]["goal"])
+            self.served.update(episode)
 
 
 def as_memory(memory: Any) -> AutoMemory:

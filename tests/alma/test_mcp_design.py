@@ -61,6 +61,8 @@ async def test_mcp_design_serves_the_advice_the_design_gave_in_the_run(scripted_
 
 
 async def test_learning_namespaces_keep_their_own_copy(scripted_run, tmp_path, embedder):
+    from mcp.server.fastmcp.exceptions import ToolError
+
     from atlas.mcp_design import DesignHub, create_design_server
 
     design_id = Archive.load(scripted_run).find(name="route_map")[0].id
@@ -80,6 +82,9 @@ async def test_learning_namespaces_keep_their_own_copy(scripted_run, tmp_path, e
         assert "Episodes learned: 2" in (await call("recall", task=task, namespace="B"))["advice"]
         assert (await call("memory_info", namespace="A"))["holds"]["vector_items"] == 3
         assert (await call("memory_info", namespace="B"))["holds"]["vector_items"] == 2
+        # route_map needs the start room: for a bare goal its recall fails, and the client is told why
+        with pytest.raises(ToolError, match=r"the design.s recall failed: ToolError: src must not be empty \(design line 17\)"):
+            await call("recall", task="Bring the key to room_B.", namespace="A")
     finally:
         hub.close()
 

@@ -67,3 +67,22 @@ def test_missing_or_wrong_embedder_is_a_clear_error(exported, tmp_path):
     (other / "design.json").write_text(json.dumps(manifest))
     with pytest.raises(ConfigError, match="needs the embedder 'no-such-embedder', which cannot be loaded here"):
         ServedDesign.open(other)
+
+
+def test_auto_wraps_an_openai_client_with_an_exported_design(exported, embedder):
+    """atlas.auto with a design export: the design's recall goes into the prompt (through the real
+    OpenAI SDK and a ScriptedLLM behind an OpenAI-compatible endpoint on 127.0.0.1)."""
+    from openai import OpenAI
+
+    import atlas.auto
+    from atlas.infra.llm import ScriptedLLM
+    from openai_compat import ScriptedOpenAIServer
+
+    line = load_export(exported).advice[1]
+    with ServedDesign.open(exported, embedder=embedder, learn=True) as served, \
+            ScriptedOpenAIServer(ScriptedLLM(default="Done.")) as server:
+        memory = atlas.auto.DesignMemory(served, view=lambda goal: {**line["task"], "goal": goal})
+        client = atlas.auto.wrap(OpenAI(base_url=server.base_url, api_key="unused"), memory)
+        client.chat.completions.create(model="scripted", messages=[{"role": "user", "content": line["task"]["goal"]}])
+        assert server.system_prompts()[0] == f"{atlas.auto.ADVICE_HEADER}\n{line['advice'].strip()}"
+        assert served.snapshot()["memory"]["episodes"] == 3  # the finished task was learned (learn=True)
