@@ -102,7 +102,7 @@ def test_cli_export_errors(scripted_run, tmp_path):
 
 
 def test_a_run_without_learned_memory_says_so(scripted_run, tmp_path):
-    """Runs made before learned memory was kept (docs/results/ today) cannot be exported."""
+    """Runs made before learned memory was kept cannot be exported until `atlas archive relearn`."""
     old = tmp_path / "old-run"
     shutil.copytree(scripted_run, old)
     data = json.loads((old / "archive.json").read_text())
@@ -112,7 +112,7 @@ def test_a_run_without_learned_memory_says_so(scripted_run, tmp_path):
     res = cli.invoke(app, ["archive", "export", str(old), "--best", "--out", str(tmp_path / "x")],
                      env={"COLUMNS": "300"})
     assert res.exit_code == 1
-    assert "has no learned memory" in res.output and "re-run the search" in res.output
+    assert "has no learned memory" in res.output and "atlas archive relearn RUN_DIR" in res.output
 
 
 def test_mean_interval_is_reproducible():

@@ -129,9 +129,14 @@ def export_design(run_dir: str | Path, out: str | Path, *, design_id: str | None
         raise ArchiveError(f"{entry.id} ({entry.name}) did not run ({entry.status}): nothing to export")
     archive.hydrate([entry.id])
     if entry.learned is None:
-        why = entry.metadata.get("learned_memory") or ("the run was made before learned memory was kept "
-                                                       "(re-run the search with this version to export it)")
+        why = entry.metadata.get("learned_memory") or (
+            "the run was made before learned memory was kept: `atlas archive relearn RUN_DIR` rebuilds it by "
+            "replaying the recorded episodes where it can, or re-run the search with this version")
         raise ArchiveError(f"{entry.id} ({entry.name}) in {run} has no learned memory: {why}")
+    host = entry.learned.get("host")
+    if isinstance(host, dict) and host.get("supported") is False:
+        raise ArchiveError(f"{entry.id} ({entry.name}) is a host-side adapter whose memory lives in its own stores "
+                           f"({host.get('reason', 'not in the snapshot')}): it cannot be exported")
     out_dir = Path(out)
     if out_dir.exists() and any(out_dir.iterdir()) and not (out_dir / "design.json").exists():
         raise ArchiveError(f"{out_dir} exists and is not an export: choose an empty or new folder")

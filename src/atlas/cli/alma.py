@@ -386,4 +386,27 @@ def export_cmd(
     typer.echo(str(path))
 
 
+@archive_app.command("relearn")
+def relearn_cmd(
+    run_dir: Path = typer.Argument(..., help="Run folder made before learned memory was kept."),
+    design: list[str] = typer.Option(None, "--design", help="Only this design id (repeatable)."),
+) -> None:
+    """Rebuild the learned memory of an older run's designs by replaying its recorded episodes, kept only
+    when every recall of the replay returns what the run recorded (then `archive export` works)."""
+    from atlas.alma.relearn import relearn
+    from atlas.errors import AtlasError
+
+    try:
+        results = relearn(run_dir, design_ids=design or None)
+    except AtlasError as exc:
+        _fail(str(exc))
+        raise
+    c = _console()
+    for r in results:
+        c.print(f"{r.design_id} {r.name}: " + (f"rebuilt ({r.recalls_matched} recalls matched the run)" if r.ok
+                                                else f"not rebuilt: {r.reason}"), highlight=False, markup=False)
+    if not results:
+        c.print("nothing to rebuild: every design that ran already has its learned memory")
+
+
 __all__ = ["archive_app", "register", "results_table", "usage_line"]
