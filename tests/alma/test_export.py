@@ -119,3 +119,15 @@ def test_mean_interval_is_reproducible():
     a = mean_interval([0.0, 0.5, 1.0, 0.75])
     assert a == mean_interval([0.0, 0.5, 1.0, 0.75]) and a["low"] <= a["mean"] <= a["high"]
     assert mean_interval([]) is None and mean_interval([0.6])["low"] == 0.6
+
+
+def test_a_host_adapter_cannot_be_exported(tmp_path):
+    from atlas.alma.archive import ArchiveEntry
+
+    arch = Archive()
+    entry = arch.add(ArchiveEntry(id="d-0001", name="memory_system", origin="host", deployment_score=0.5,
+                                  normalized_score=0.1), "# host adapter\n")
+    entry.learned = {"memory": {}, "tools": {}, "host": {"supported": False, "reason": "keeps its own stores"}}
+    arch.save(tmp_path / "run" / "archive.json")
+    with pytest.raises(ArchiveError, match="host-side adapter whose memory lives in its own stores"):
+        export_design(tmp_path / "run", tmp_path / "out", design_id="d-0001")
