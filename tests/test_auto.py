@@ -5,6 +5,7 @@ local model behind llama-cpp-python's server)."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import socket
@@ -167,3 +168,39 @@ def test_litellm_path_against_the_local_model_behind_an_openai_compatible_server
         proc.terminate()
         proc.wait(timeout=30)
         log.close()
+
+
+async def test_async_clients_behave_like_the_sync_ones(embedder):
+    """AsyncOpenAI and litellm.acompletion: the same advice and saves as their sync twins."""
+    import litellm
+    from openai import AsyncOpenAI, OpenAI
+
+    def transcript_prompts(make_create, kwargs) -> tuple[list[str], int]:
+        memory = build_memory_system(None, embedder=embedder)
+        with ScriptedOpenAIServer(ScriptedLLM(agent_policy)) as server:
+            create, session = make_create(memory, server)
+            for task in ("bring the key to room_C", "bring the key to room_D"):
+                run_task(create, task, **{k: v(server) if callable(v) else v for k, v in kwargs.items()})
+            return server.system_prompts(), session.saved
+
+    def sync_client(memory, server):
+        c = atlas.auto.wrap(OpenAI(base_url=server.base_url, api_key="unused"), memory)
+        return c.chat.completions.create, c.session
+
+    loop = asyncio.get_running_loop()
+
+    def async_client(memory, server):
+        c = atlas.auto.wrap(AsyncOpenAI(base_url=server.base_url, api_key="unused"), memory)
+        return (lambda **kw: asyncio.run_coroutine_threadsafe(c.chat.completions.create(**kw), loop).result()), \
+            c.session
+
+    def async_litellm(memory, server):
+        f = atlas.auto.wrap(litellm.acompletion, memory)
+        return (lambda **kw: asyncio.run_coroutine_threadsafe(f(**kw), loop).result()), f.session
+
+    want = await asyncio.to_thread(transcript_prompts, sync_client, {"model": "scripted"})
+    assert want[1] == 2 and ADVICE_HEADER in want[0][2]
+    assert await asyncio.to_thread(transcript_prompts, async_client, {"model": "scripted"}) == want
+    got = await asyncio.to_thread(transcript_prompts, async_litellm,
+                                  {"model": "openai/scripted", "api_base": lambda s: s.base_url, "api_key": "unused"})
+    assert got == want

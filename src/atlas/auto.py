@@ -20,6 +20,8 @@ or an export folder.
 
 from __future__ import annotations
 
+import asyncio
+import inspect
 import json
 import threading
 from collections import OrderedDict
@@ -237,15 +239,45 @@ def _plain(m: Any) -> dict[str, Any]:
     return dump(exclude_none=True) if dump else dict(m)
 
 
+def _is_async(fn: Any) -> bool:
+    return inspect.iscoroutinefunction(inspect.unwrap(fn))
+
+
+def _through_memory(session: AutoSession, fn: Callable[..., Any], args: tuple[Any, ...], messages: list[Any],
+                    kwargs: dict[str, Any]) -> Any:
+    """Call ``fn`` with the task's advice in ``messages`` and save the task when it ends. One path
+    for sync and async callables: an async one gets a coroutine, with the memory's (blocking) work
+    run in a thread so the event loop is never held."""
+    stream = bool(kwargs.get("stream"))
+    if _is_async(fn):
+        async def call() -> Any:
+            prepared = await asyncio.to_thread(session.prepare, messages)
+            response = await fn(*args, messages=prepared, **kwargs)
+            if not stream:
+                await asyncio.to_thread(session.finish, messages, response)
+            return response
+
+        return call()
+    response = fn(*args, messages=session.prepare(messages), **kwargs)
+    if inspect.isawaitable(response):  # an async callable we could not recognise up front
+        async def finish() -> Any:
+            done = await response
+            if not stream:
+                await asyncio.to_thread(session.finish, messages, done)
+            return done
+
+        return finish()
+    if not stream:
+        session.finish(messages, response)
+    return response
+
+
 class _Completions:
     def __init__(self, inner: Any, session: AutoSession) -> None:
         self._inner, self._session = inner, session
 
     def create(self, *args: Any, messages: list[Any], **kwargs: Any) -> Any:
-        response = self._inner.create(*args, messages=self._session.prepare(messages), **kwargs)
-        if not kwargs.get("stream"):
-            self._session.finish(messages, response)
-        return response
+        return _through_memory(self._session, self._inner.create, args, messages, kwargs)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._inner, name)
@@ -277,16 +309,14 @@ def wrap(client: Any, memory: Any, *, save: bool = True,
     """Wrap an OpenAI-SDK client (anything with ``chat.completions.create``) or a completion function
     (``litellm.completion``-like: ``fn(model=..., messages=[...], ...)``) so every task gets the
     memory's advice and is saved back when it ends. ``success(transcript)`` may judge the outcome
-    (default: unknown, left to the memory). Streaming calls get advice but are not saved."""
+    (default: unknown, left to the memory). Async clients (``AsyncOpenAI``, ``litellm.acompletion``)
+    work the same way and return awaitables. Streaming calls get advice but are not saved."""
     session = AutoSession(as_memory(memory), save=save, success=success)
     if hasattr(client, "chat") and hasattr(client.chat, "completions"):
         return WrappedClient(client, session)
     if callable(client):
         def completion(*args: Any, messages: list[Any], **kwargs: Any) -> Any:
-            response = client(*args, messages=session.prepare(messages), **kwargs)
-            if not kwargs.get("stream"):
-                session.finish(messages, response)
-            return response
+            return _through_memory(session, client, args, messages, kwargs)
 
         completion.session = session  # type: ignore[attr-defined]
         completion.__doc__ = f"{getattr(client, '__name__', 'completion')} with ATLAS memory"
