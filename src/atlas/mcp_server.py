@@ -268,7 +268,7 @@ def main(argv: list[str] | None = None) -> None:
         from atlas.mcp_design import serve_design
 
         serve_design(args.design, transport=args.transport, host=args.host, port=args.port, learn=args.learn,
-                     model=args.model)
+                     model=args.model, state=args.path)
         return
     serve(transport=args.transport, host=args.host, port=args.port, path=args.path, model=args.model)
 

@@ -14,6 +14,7 @@ from typer.testing import CliRunner
 from atlas.alma.archive import Archive
 from atlas.alma.export import export_design, load_export
 from atlas.cli import app
+from atlas.errors import ArchiveError
 
 SRC = Path(__file__).resolve().parents[2] / "src"
 
@@ -92,3 +93,31 @@ async def test_learning_namespaces_keep_their_own_copy(scripted_run, tmp_path, e
 def test_cli_reports_a_bad_export_clearly(tmp_path):
     res = CliRunner().invoke(app, ["mcp", "--design", str(tmp_path)])
     assert res.exit_code == 2 and "not a design export" in res.output
+
+
+def test_learning_namespaces_are_kept_on_disk_across_restarts(scripted_run, tmp_path, embedder):
+    from atlas.mcp_design import DesignHub
+
+    design_id = Archive.load(scripted_run).find(name="route_map")[0].id
+    exp = load_export(export_design(scripted_run, tmp_path / "e", design_id=design_id))
+    task = exp.advice[0]["task"]
+    episode = {"task": task, "steps": [], "success": True, "score": 0.9, "steps_taken": 0}
+    hub = DesignHub(exp, embedder=embedder, learn=True, path=tmp_path / "state")
+    try:
+        hub.update("A", episode)
+    finally:
+        hub.close()
+    assert sorted(p.name for p in (tmp_path / "state").iterdir()) == ["A.json"]
+    again = DesignHub(exp, embedder=embedder, learn=True, path=tmp_path / "state")
+    try:
+        assert "Episodes learned: 3" in again.served("A").recall(task)
+        assert "Episodes learned: 2" in again.served("B").recall(task)
+    finally:
+        again.close()
+    (tmp_path / "state" / "A.json").write_text("{torn")
+    broken = DesignHub(exp, embedder=embedder, learn=True, path=tmp_path / "state")
+    try:
+        with pytest.raises(ArchiveError, match="cannot read the learned memory of namespace A"):
+            broken.served("A")
+    finally:
+        broken.close()

@@ -52,17 +52,22 @@ class ServedDesign:
     """One exported design with its learned memory, ready to advise an agent."""
 
     def __init__(self, exported: ExportedDesign, *, embedder: Any = None, llm: Any = None, learn: bool = False,
-                 pool: Any = None, limits: Any = None) -> None:
+                 pool: Any = None, limits: Any = None, learned: dict[str, Any] | None = None) -> None:
         """``llm`` backs the design's summarize/analyze tools (the run used its task model, named in
-        ``design.json``); without one those tools are refused, as in a run without an LLM."""
+        ``design.json``); without one those tools are refused, as in a run without an LLM.
+        ``learned`` starts from another state of this design (a ``snapshot()`` saved earlier)
+        instead of the export's memory.json."""
         from atlas.alma.runner import DesignRunner
 
         self.exported = exported
         self.learn = learn
         self.embedder = embedder_for(exported, embedder)
-        snapshot = {**exported.learned, "frozen": not learn}
+        design = exported.design()
+        if learned is not None and learned.get("design_hash") not in (None, design.source_hash):
+            raise DesignError("the learned state given belongs to another design (its design_hash differs)")
+        snapshot = {**(learned if learned is not None else exported.learned), "frozen": not learn}
         try:
-            self.runner = DesignRunner.restore(exported.design(), snapshot, embedder=self.embedder, llm=llm,
+            self.runner = DesignRunner.restore(design, snapshot, embedder=self.embedder, llm=llm,
                                                pool=pool, limits=limits)
         except InvalidInputError as exc:
             raise DesignError(f"{exported.path}/memory.json cannot be restored: {exc}") from exc

@@ -21,7 +21,8 @@ def register(app: typer.Typer) -> None:
             None,
             "--path",
             envvar="ATLAS_MEMORY_PATH",
-            help="Memory directory (SQLite + Chroma). Default: in memory, lost when the server exits.",
+            help="Memory directory (SQLite + Chroma). Default: in memory, lost when the server exits. With "
+            "--design --learn: where each namespace's learned memory is kept (<namespace>.json).",
         ),
         model: str | None = typer.Option(
             None,
@@ -47,7 +48,7 @@ def register(app: typer.Typer) -> None:
             if design is not None:
                 from atlas.mcp_design import serve_design
 
-                serve_design(design, transport=transport, host=host, port=port, learn=learn, model=model)
+                serve_design(design, transport=transport, host=host, port=port, learn=learn, model=model, state=path)
                 return
             serve(transport=transport, host=host, port=port, path=path, model=model)
         except AtlasError as exc:
