@@ -308,7 +308,11 @@ class Archive:
                     "`atlas archive export` file holds every source inline) and try again") from exc
         for e in self.entries:
             if e.learned is None and e.memory_path and (wanted is None or e.id in wanted):
-                e.learned = read_learned(root / e.memory_path, e.id)
+                try:
+                    e.learned = read_learned(root / e.memory_path, e.id)
+                except ArchiveError as exc:
+                    raise ArchiveError(f"{exc}; restore that file, or remove it and the entry's memory_path to go "
+                                       "on without it (scores and sources do not depend on it)") from exc
         self.refresh_novelty()
         return self
 
