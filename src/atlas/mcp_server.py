@@ -8,6 +8,8 @@ never sees another's memory:
 - ``search_experiences(task, namespace, k)`` / ``store_experience(trajectory, namespace)``
 - ``list_guidelines(namespace, category, limit)`` / ``delete_guideline(guideline_id, namespace)``
 
+With ``--design DIR`` it serves an exported memory design instead (``atlas.mcp_design``).
+
 Run: ``atlas mcp`` (stdio) or ``atlas mcp --transport streamable-http --host 127.0.0.1 --port 8765``;
 also ``python -m atlas.mcp_server ...`` with the same options. ``--model scripted:FILE`` uses canned
 replies (see ``atlas.memory.guidelines.llmspec``) so tests can drive the real pipeline.
@@ -259,7 +261,15 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--port", type=int, default=8765, help="port for streamable-http (default 8765)")
     parser.add_argument("--path", default=None, help="memory directory (default: in memory, lost on exit)")
     parser.add_argument("--model", default=None, help="LLM for tip extraction (scripted:FILE for tests)")
+    parser.add_argument("--design", default=None, help="serve this exported design (atlas archive export) instead")
+    parser.add_argument("--learn", action="store_true", help="with --design: allow update (per-namespace copies)")
     args = parser.parse_args(argv)
+    if args.design:
+        from atlas.mcp_design import serve_design
+
+        serve_design(args.design, transport=args.transport, host=args.host, port=args.port, learn=args.learn,
+                     model=args.model, state=args.path)
+        return
     serve(transport=args.transport, host=args.host, port=args.port, path=args.path, model=args.model)
 
 

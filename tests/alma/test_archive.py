@@ -181,3 +181,45 @@ def test_missing_design_file_names_the_entry_and_the_way_back(tmp_path):
         Archive.load(tmp_path).hydrate()
     only = Archive.load(tmp_path).hydrate(["d-0001"])  # the other sources are still readable
     assert only.get("d-0001").source == SRC_A and only.get("d-0002").source is None
+
+
+LEARNED = {"version": 1, "design_id": "d-0002", "frozen": False, "memory": {"rooms": ["room_A", "room_B"]},
+           "tools": {"vectors": {}, "graph": {"nodes": ["room_A", "room_B"], "edges": [["room_A", "room_B"]]}},
+           "embedder": "minilm"}
+
+
+def test_learned_memory_is_saved_beside_the_entry_and_hydrated_back(tmp_path):
+    arch = Archive()
+    arch.add(_entry(arch, "no_memory", 0.0, origin="baseline"), SRC_A)
+    good = arch.add(_entry(arch, "good", 0.2), SRC_B)
+    good.learned = LEARNED
+    arch.save(tmp_path / "archive.json")
+    assert good.memory_path == "memory/d-0002.json" and arch.get("d-0001").memory_path is None
+    assert json.loads((tmp_path / "memory" / "d-0002.json").read_text()) == LEARNED
+    assert not list((tmp_path / "memory").glob(".*.tmp"))  # atomic: no temporary file left behind
+
+    loaded = Archive.load(tmp_path)
+    assert loaded.get("d-0002").learned is None  # load reads scores only
+    loaded.hydrate()
+    assert loaded.get("d-0002").learned == LEARNED and loaded.get("d-0001").learned is None
+
+
+def test_learned_memory_over_the_cap_is_not_saved_and_the_entry_says_why(tmp_path, monkeypatch):
+    import atlas.alma.archive as archive_mod
+
+    monkeypatch.setattr(archive_mod, "MAX_LEARNED_BYTES", 100)
+    arch = Archive()
+    big = arch.add(_entry(arch, "hoarder", 0.1), SRC_B)
+    big.learned = {**LEARNED, "memory": {"blob": "x" * 500}}
+    arch.save(tmp_path / "archive.json")
+    assert big.memory_path is None and not (tmp_path / "memory").exists()
+    assert "over the cap of 100" in Archive.load(tmp_path).get("d-0001").metadata["learned_memory"]
+
+
+def test_corrupt_learned_memory_is_a_clear_error(tmp_path):
+    arch = Archive()
+    arch.add(_entry(arch, "good", 0.2), SRC_B).learned = LEARNED
+    arch.save(tmp_path / "archive.json")
+    (tmp_path / "memory" / "d-0001.json").write_text('{"memory": [torn')
+    with pytest.raises(ArchiveError, match=r"cannot read the learned memory of d-0001 at .*d-0001.json"):
+        Archive.load(tmp_path).hydrate()

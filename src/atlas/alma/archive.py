@@ -4,7 +4,9 @@ Persistence is the run folder's ``archive.json`` (format in coord/CONTRACTS.md),
 atomically; the previous good version is kept as ``archive.json.bak``. Sources live beside it in
 ``designs/<id>.py`` (``source_path``); ``load`` reads the scores, ``hydrate`` reads the sources
 back and rebuilds each ``Design``. ``export`` writes one self-contained JSON with sources inline,
-which ``load`` also accepts.
+which ``load`` also accepts. What a design learned in collection (its memory dict, vector items and
+graph: ``entry.learned``) is saved beside it in ``memory/<id>.json`` (``memory_path``), atomically
+and only under ``MAX_LEARNED_BYTES``; ``hydrate`` reads it back too.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ if TYPE_CHECKING:
     from atlas.alma.design import Design
 
 ARCHIVE_VERSION = 1
+MAX_LEARNED_BYTES = 64_000_000  # a design's learned memory larger than this is not saved (the entry says so)
 Origin = Literal["seed", "baseline", "meta", "host"]
 Status = Literal["ok", "invalid", "error"]
 
@@ -65,6 +68,7 @@ class ArchiveEntry(BaseModel):
     generation: int = 0
     parent_ids: list[str] = Field(default_factory=list)
     source_path: str | None = None
+    memory_path: str | None = None  # the learned memory (``memory/<id>.json``), when saved
     status: Status = "ok"
     errors: list[str] = Field(default_factory=list)
     collection_score: float | None = None
@@ -81,6 +85,17 @@ class ArchiveEntry(BaseModel):
 
     _source: str | None = PrivateAttr(default=None)
     _design: Any = PrivateAttr(default=None)
+    _learned: dict[str, Any] | None = PrivateAttr(default=None)
+
+    @property
+    def learned(self) -> dict[str, Any] | None:
+        """The design's stores after collection (a ``DesignRunner.snapshot()`` plus ``embedder``),
+        once known (set by the search, or read back by ``hydrate``)."""
+        return self._learned
+
+    @learned.setter
+    def learned(self, value: dict[str, Any] | None) -> None:
+        self._learned = value
 
     @property
     def source(self) -> str | None:
@@ -208,6 +223,9 @@ class Archive:
             src_file = root / e.source_path
             if not src_file.exists() or src_file.read_text(encoding="utf-8") != e.source:
                 atomic_write_text(src_file, e.source)
+        for e in self.entries:
+            if e.learned is not None and e.memory_path is None:
+                _save_learned(root, e)
         text = json.dumps(self.to_dict(), indent=2, ensure_ascii=False) + "\n"
         if target.exists():  # the previous good version, itself written atomically
             atomic_write_text(target.with_name(target.name + ".bak"), target.read_text(encoding="utf-8"))
@@ -288,6 +306,13 @@ class Archive:
                 raise ArchiveError(
                     f"cannot read the source of {e.id} ({e.name}) at {f}: {exc}; restore that file (an "
                     "`atlas archive export` file holds every source inline) and try again") from exc
+        for e in self.entries:
+            if e.learned is None and e.memory_path and (wanted is None or e.id in wanted):
+                try:
+                    e.learned = read_learned(root / e.memory_path, e.id)
+                except ArchiveError as exc:
+                    raise ArchiveError(f"{exc}; restore that file, or remove it and the entry's memory_path to go "
+                                       "on without it (scores and sources do not depend on it)") from exc
         self.refresh_novelty()
         return self
 
@@ -315,6 +340,37 @@ class Archive:
             self.add(e)
 
 
+def _save_learned(root: Path, entry: ArchiveEntry) -> None:
+    """Write ``entry.learned`` to ``memory/<id>.json`` (atomic); over the cap it is not written and
+    ``metadata['learned_memory']`` says why."""
+    try:
+        text = json.dumps(entry.learned, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    except (TypeError, ValueError) as exc:  # a host adapter's state that is not plain JSON
+        entry.metadata["learned_memory"] = f"not saved: not JSON-serializable ({exc})"
+        return
+    if len(text) > MAX_LEARNED_BYTES:
+        entry.metadata["learned_memory"] = (f"not saved: {len(text):,} bytes of JSON, over the cap of "
+                                            f"{MAX_LEARNED_BYTES:,}")
+        return
+    rel = f"memory/{entry.id}.json"
+    atomic_write_text(root / rel, text + "\n")
+    entry.memory_path = rel
+
+
+def read_learned(path: Path, design_id: str = "") -> dict[str, Any]:
+    """A learned-memory file written by ``Archive.save`` (a clear ``ArchiveError`` when unreadable)."""
+    who = f" of {design_id}" if design_id else ""
+    try:
+        if path.stat().st_size > MAX_LEARNED_BYTES + 1:
+            raise ArchiveError(f"the learned memory{who} at {path} is over the cap of {MAX_LEARNED_BYTES:,} bytes")
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ArchiveError(f"cannot read the learned memory{who} at {path}: {exc}") from exc
+    if not isinstance(data, dict) or not isinstance(data.get("memory"), dict):
+        raise ArchiveError(f"{path} is not a learned memory (no 'memory' object)")
+    return data
+
+
 def _recovery_hint(path: Path | None) -> str:
     """How to get a good archive back: the ``.bak`` beside it, when there is one."""
     if path is None:
@@ -330,4 +386,4 @@ def _problems(exc: ValidationError) -> str:
     return "; ".join(f"{'.'.join(str(x) for x in e['loc']) or 'entry'}: {e['msg']}" for e in exc.errors()[:5])
 
 
-__all__ = ["ARCHIVE_VERSION", "Archive", "ArchiveEntry", "TaskResult", "empty_usage"]
+__all__ = ["ARCHIVE_VERSION", "MAX_LEARNED_BYTES", "Archive", "ArchiveEntry", "TaskResult", "empty_usage", "read_learned"]

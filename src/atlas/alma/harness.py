@@ -50,6 +50,7 @@ class EpisodeRecord:
     score: float
     steps: int
     advice: str = ""
+    task: dict[str, Any] = field(default_factory=dict)  # the task view recall received
     actions: list[dict[str, Any]] = field(default_factory=list)  # {"action": str, "error": str|None}
     calls: list[dict[str, Any]] = field(default_factory=list)
     turns: int = 0
@@ -78,6 +79,7 @@ class Evaluation:
     collection: list[EpisodeRecord] = field(default_factory=list)
     deployment: list[EpisodeRecord] = field(default_factory=list)
     stores: dict[str, Any] = field(default_factory=dict)  # summary of the stores after collection
+    learned: dict[str, Any] | None = None  # the stores themselves after collection (runner snapshot)
     protections: dict[str, Any] = field(default_factory=dict)
     duration_s: float = 0.0
 
@@ -113,6 +115,7 @@ class Evaluation:
             "status": self.status,
             "errors": self.errors,
             "stores": self.stores,
+            "learned": self.learned,
             "protections": self.protections,
             "duration_s": self.duration_s,
             "episodes": [{**e.to_dict(), "calls": e.calls} for e in self.episodes],
@@ -121,7 +124,7 @@ class Evaluation:
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Evaluation:
         ev = cls(design_id=d["design_id"], name=d["name"], status=d.get("status", "ok"),
-                 errors=list(d.get("errors", [])), stores=d.get("stores", {}),
+                 errors=list(d.get("errors", [])), stores=d.get("stores", {}), learned=d.get("learned"),
                  protections=d.get("protections", {}), duration_s=float(d.get("duration_s", 0.0)))
         for raw in d.get("episodes", []):
             rec = EpisodeRecord(**{k: v for k, v in raw.items() if k in EpisodeRecord.__dataclass_fields__})
@@ -210,7 +213,8 @@ class Harness:
         t0 = time.perf_counter()
         env = self.env.clone()
         first = await asyncio.to_thread(env.reset, task)
-        advice, recall_log = await runner.recall(task_view(env, task, first), label=label)
+        view = task_view(env, task, first)
+        advice, recall_log = await runner.recall(view, label=label)
         advice = advice or ""
         traj: Trajectory = await self.agent.run(env, task, advice=advice)
         calls = [_call_dict(recall_log, label)]
@@ -227,6 +231,7 @@ class Harness:
             score=round(float(traj.score), 6),
             steps=int(meta.get("steps_taken", len(traj.steps))),
             advice=advice[:MAX_ADVICE_CHARS],
+            task=view,
             actions=_actions(traj),
             calls=calls,
             turns=int(meta.get("turns", 0) or 0),
@@ -267,7 +272,9 @@ class Harness:
             runner = DesignRunner(design, embedder=self.embedder, llm=self.design_llm, pool=self.pool,
                                   limits=self.limits)
             ev.collection = await self.collect(runner, collection_tasks)
-            ev.stores = summarize_snapshot(runner.snapshot())
+            snapshot = runner.snapshot()
+            ev.stores = summarize_snapshot(snapshot)
+            ev.learned = {**snapshot, "embedder": getattr(self.embedder, "name", None)}
             runner.freeze()
             ev.deployment = await self.deploy(runner, deployment_tasks)
             ev.protections = dict(getattr(runner, "protections", {}) or {})

@@ -295,6 +295,7 @@ class Search:
             per_task=ev.per_task(), critique=critique, metadata=dict(metadata or {}),
         )
         entry.metadata.setdefault("eval_duration_s", ev.duration_s)
+        entry.learned = ev.learned  # saved beside the entry as memory/<id>.json
         self._write_logs(entry, ev)
         return entry
 

@@ -438,10 +438,37 @@ def best_cmd(
 @archive_app.command("export")
 def export_cmd(
     run_dir: Path = typer.Argument(..., help="Run folder (or an archive.json)."),
+    best: bool = typer.Option(False, "--best", help="Export the best design as a self-contained folder (--out)."),
+    design: str | None = typer.Option(None, "--design", help="Export this design id (e.g. d-0009) as a folder."),
+    out: Path | None = typer.Option(None, "--out", help="With --best/--design: the folder to write (design "
+                                    "source, learned memory, advice.jsonl, manifest, README)."),
     output: Path = typer.Option(Path("archive-export.json"), "--output", "-o",
-                                help="Where to write the self-contained JSON (sources inline)."),
+                                help="Without --best/--design: where to write the whole archive as one JSON "
+                                "(sources inline)."),
 ) -> None:
-    """Write the archive as one JSON file with every design's source inline."""
+    """Export one design with what it learned (--best | --design ID, --out DIR), or the whole archive as
+    one JSON file (-o FILE)."""
+    from atlas.errors import AtlasError
+
+    if best and design:
+        _fail("give --best or --design ID, not both")
+    if best or design:
+        if out is None:
+            _fail("--out DIR is required with --best/--design")
+        from atlas.alma.export import export_design
+
+        try:
+            folder = export_design(run_dir, out, design_id=design)
+        except AtlasError as exc:
+            _fail(str(exc))
+            raise
+        except OSError as exc:
+            _fail(f"cannot write {out}: {exc}")
+            raise
+        typer.echo(str(folder))
+        return
+    if out is not None:
+        _fail("--out needs --best or --design ID (use -o FILE for the whole archive as JSON)")
     arch = _load(run_dir, hydrate=True)
     try:
         path = arch.export(output)
@@ -449,6 +476,29 @@ def export_cmd(
         _fail(f"cannot write {output}: {exc}")
         raise
     typer.echo(str(path))
+
+
+@archive_app.command("relearn")
+def relearn_cmd(
+    run_dir: Path = typer.Argument(..., help="Run folder made before learned memory was kept."),
+    design: list[str] = typer.Option(None, "--design", help="Only this design id (repeatable)."),
+) -> None:
+    """Rebuild the learned memory of an older run's designs by replaying its recorded episodes, kept only
+    when every recall of the replay returns what the run recorded (then `archive export` works)."""
+    from atlas.alma.relearn import relearn
+    from atlas.errors import AtlasError
+
+    try:
+        results = relearn(run_dir, design_ids=design or None)
+    except AtlasError as exc:
+        _fail(str(exc))
+        raise
+    c = _console()
+    for r in results:
+        c.print(f"{r.design_id} {r.name}: " + (f"rebuilt ({r.recalls_matched} recalls matched the run)" if r.ok
+                                                else f"not rebuilt: {r.reason}"), highlight=False, markup=False)
+    if not results:
+        c.print("nothing to rebuild: every design that ran already has its learned memory")
 
 
 __all__ = ["archive_app", "register", "results_table", "usage_line"]

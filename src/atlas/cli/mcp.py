@@ -21,13 +21,22 @@ def register(app: typer.Typer) -> None:
             None,
             "--path",
             envvar="ATLAS_MEMORY_PATH",
-            help="Memory directory (SQLite + Chroma). Default: in memory, lost when the server exits.",
+            help="Memory directory (SQLite + Chroma). Default: in memory, lost when the server exits. With "
+            "--design --learn: where each namespace's learned memory is kept (<namespace>.json).",
         ),
         model: str | None = typer.Option(
             None,
             "--model",
             help="LLM used to extract tips (provider string, alias, local:PATH.gguf, or scripted:FILE.json "
-            "for tests). Default: the standard model resolution, loaded on first use.",
+            "for tests). Default: the standard model resolution, loaded on first use. With --design: the "
+            "LLM behind the design's summarize/analyze tools (default: none, those tools are refused).",
+        ),
+        design: Path | None = typer.Option(
+            None, "--design", help="Serve an exported design (`atlas archive export ... --out DIR`): tools "
+            "recall, update and memory_info instead of the memory library.",
+        ),
+        learn: bool = typer.Option(
+            False, "--learn", help="With --design: allow update; each namespace learns on its own copy.",
         ),
     ) -> None:
         """Serve get_guidelines, save_trajectory, search_experiences, store_experience, list_guidelines
@@ -36,6 +45,11 @@ def register(app: typer.Typer) -> None:
         from atlas.mcp_server import serve
 
         try:
+            if design is not None:
+                from atlas.mcp_design import serve_design
+
+                serve_design(design, transport=transport, host=host, port=port, learn=learn, model=model, state=path)
+                return
             serve(transport=transport, host=host, port=port, path=path, model=model)
         except AtlasError as exc:
             typer.echo(f"error: {exc}", err=True)

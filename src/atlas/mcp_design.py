@@ -1,0 +1,148 @@
+"""MCP server over an exported memory design (``atlas mcp --design DIR``).
+
+Tools — every one takes a ``namespace`` (same rules as the memory server: 1-64 letters, digits,
+``_`` or ``-``):
+
+- ``recall(task, namespace)``   the design's advice for a task: the task view object the design
+  receives (``{"goal", "observation", "domain"}``, as in ``advice.jsonl``) or a goal string
+- ``update(episode, namespace)``  let the design learn from a finished episode (``--learn`` only)
+- ``memory_info(namespace)``     the design, its scores and what its memory holds
+
+Frozen (default): every namespace reads the same learned memory, as deployment did. With
+``learn=True`` each namespace starts from its own copy of the learned memory, and one namespace's
+updates are never seen by another; with a ``path`` each namespace's memory is written to
+``<path>/<namespace>.json`` (atomically) after every update and picked up again on restart.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+from pathlib import Path
+from typing import Any
+
+from atlas.alma.export import ExportedDesign, load_export
+from atlas.alma.served import ServedDesign
+from atlas.memory.guidelines.config import check_namespace
+
+
+class DesignHub:
+    """One ``ServedDesign`` (frozen) or one per namespace (learning), sharing a worker pool."""
+
+    def __init__(self, exported: ExportedDesign, *, embedder: Any = None, llm: Any = None, learn: bool = False,
+                 path: str | Path | None = None) -> None:
+        from atlas.alma.sandbox.pool import SandboxLimits, WorkerPool
+        from atlas.alma.served import embedder_for
+
+        self.exported = exported
+        self.learn = learn
+        self.llm = llm
+        self.path = Path(path) if path is not None and learn else None
+        if self.path is not None:
+            self.path.mkdir(parents=True, exist_ok=True)
+        self.embedder = embedder_for(exported, embedder)  # fail fast: a missing embedder stops start-up
+        self.pool = WorkerPool(SandboxLimits(), max_workers=2)
+        self._served: dict[str, ServedDesign] = {}
+        self._lock = threading.Lock()
+        if not learn:
+            self._shared: ServedDesign | None = self._make()
+        else:
+            self._shared = None
+            self.served("default")  # fail fast on a design or memory that cannot be restored
+
+    def _make(self, namespace: str | None = None) -> ServedDesign:
+        learned = None
+        saved = self._saved(namespace)
+        if saved is not None and saved.exists():
+            from atlas.alma.archive import read_learned
+
+            learned = read_learned(saved, f"namespace {namespace}")
+        return ServedDesign(self.exported, embedder=self.embedder, llm=self.llm, learn=self.learn, pool=self.pool,
+                            learned=learned)
+
+    def _saved(self, namespace: str | None) -> Path | None:
+        return None if self.path is None or namespace is None else self.path / f"{namespace}.json"
+
+    def served(self, namespace: str) -> ServedDesign:
+        check_namespace(namespace)
+        if self._shared is not None:
+            return self._shared
+        with self._lock:
+            if namespace not in self._served:
+                self._served[namespace] = self._make(namespace)
+            return self._served[namespace]
+
+    def update(self, namespace: str, episode: dict[str, Any]) -> ServedDesign:
+        """Run the namespace's update and, with a path, keep its memory on disk."""
+        served = self.served(namespace)
+        served.update(episode)
+        saved = self._saved(namespace)
+        if saved is not None:
+            from atlas.alma.run_dir import atomic_write_text
+
+            atomic_write_text(saved, json.dumps(served.snapshot(), separators=(",", ":")) + "\n")
+        return served
+
+    def close(self) -> None:
+        for s in [*self._served.values(), *([self._shared] if self._shared else [])]:
+            s.close()
+        self.pool.close()
+
+
+def create_design_server(hub: DesignHub, *, host: str = "127.0.0.1", port: int = 8765) -> Any:
+    """A FastMCP server exposing ``hub`` (tools listed in the module docstring)."""
+    from mcp.server.fastmcp import FastMCP
+
+    name = hub.exported.manifest["design"]["name"]
+    server = FastMCP(
+        f"atlas-design-{name}"[:64],
+        instructions=(f"Memory design '{name}' found by an ATLAS search. Before a task call recall(task); "
+                      + ("after it call update(episode). " if hub.learn else "")
+                      + "Use one namespace per project or user."),
+        host=host,
+        port=port,
+        log_level="WARNING",
+    )
+
+    @server.tool()
+    async def recall(task: dict[str, Any] | str, namespace: str = "default") -> dict[str, Any]:
+        """The design's advice for a task: a task view {"goal": str, "observation": {...}, "domain": str}
+        (the shape in the export's advice.jsonl) or a goal string."""
+        served = hub.served(namespace)
+        advice = await asyncio.to_thread(served.recall, task)
+        return {"namespace": namespace, "advice": advice}
+
+    @server.tool()
+    async def update(episode: dict[str, Any], namespace: str = "default") -> dict[str, Any]:
+        """Learn from a finished episode {"task": <task view>, "steps": [{"action": {"tool", "args"},
+        "observation": {...}, "error": str|null}], "success": bool, "score": float, "steps_taken": int}.
+        Refused unless the server was started with --learn."""
+        served = await asyncio.to_thread(hub.update, namespace, episode)
+        return {"namespace": namespace, "updated": True, "holds": served.info()["holds"]}
+
+    @server.tool()
+    async def memory_info(namespace: str = "default") -> dict[str, Any]:
+        """The design (name, id, scores), whether it learns, and what its memory holds."""
+        return {"namespace": namespace, **hub.served(namespace).info()}
+
+    return server
+
+
+def serve_design(path: str | Path, *, transport: str = "stdio", host: str = "127.0.0.1", port: int = 8765,
+                 learn: bool = False, model: str | None = None, embedder: Any = None,
+                 state: str | Path | None = None) -> None:
+    """Load the export, start the hub and run the server until the transport closes."""
+    llm = None
+    if model:
+        from atlas.memory.guidelines.llmspec import resolve_llm
+
+        llm = resolve_llm(model)
+    hub = DesignHub(load_export(path), embedder=embedder, llm=llm, learn=learn, path=state)
+    try:
+        create_design_server(hub, host=host, port=port).run(transport=transport)  # type: ignore[arg-type]
+    finally:
+        hub.close()
+
+
+__all__ = ["DesignHub", "create_design_server", "serve_design"]

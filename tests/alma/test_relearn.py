@@ -1,0 +1,84 @@
+"""Rebuilding the learned memory of a run made before it was kept: replay the recorded episodes,
+keep the memory only when every recall matches the run."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from atlas.alma.archive import Archive
+from atlas.alma.export import export_design, load_export
+from atlas.alma.relearn import parse_action, relearn
+from atlas.cli import app
+
+RESULTS = Path(__file__).resolve().parents[2] / "docs" / "results"
+
+
+def _as_old_run(run: Path, dest: Path) -> Path:
+    """A copy of ``run`` as a run made before learned memory was kept."""
+    shutil.copytree(run, dest)
+    shutil.rmtree(dest / "memory")
+    data = json.loads((dest / "archive.json").read_text())
+    for e in data["entries"]:
+        e.pop("memory_path", None)
+    (dest / "archive.json").write_text(json.dumps(data))
+    for f in dest.glob("logs/*/episodes.jsonl"):
+        rows = [json.loads(x) for x in f.read_text().splitlines()]
+        f.write_text("".join(json.dumps({k: v for k, v in r.items() if k != "task"}) + "\n" for r in rows))
+    return dest
+
+
+def test_replay_rebuilds_exactly_what_the_search_kept(scripted_run, tmp_path, embedder):
+    old = _as_old_run(scripted_run, tmp_path / "old")
+    results = relearn(old, embedder=embedder)
+    assert [(r.name, r.ok) for r in results] == [("no_memory", True), ("graphworld_seed", True), ("route_map", True)]
+    assert all(r.recalls_matched == 4 for r in results)  # 2 collection + 2 deployment recalls each
+    kept, rebuilt = Archive.load(scripted_run).hydrate(), Archive.load(old).hydrate()
+    for e in kept:
+        assert rebuilt.get(e.id).learned == e.learned
+        assert "rebuilt by replaying" in rebuilt.get(e.id).metadata["learned_memory"]
+    route = kept.find(name="route_map")[0].id
+    a = load_export(export_design(scripted_run, tmp_path / "a", design_id=route)).advice
+    b = load_export(export_design(old, tmp_path / "b", design_id=route)).advice
+    assert a == b
+
+
+def test_a_replay_that_differs_from_the_run_is_not_kept(scripted_run, tmp_path, embedder):
+    old = _as_old_run(scripted_run, tmp_path / "old")
+    route = Archive.load(old).find(name="route_map")[0]
+    calls = old / route.logs_dir / "calls.jsonl"
+    rows = [json.loads(x) for x in calls.read_text().splitlines()]
+    for r in rows:
+        if r["phase"] == "recall" and r["episode"] == "D2":
+            r["return_value"] = "Route: somewhere else"
+    calls.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    res = CliRunner().invoke(app, ["archive", "relearn", str(old), "--design", route.id], env={"COLUMNS": "300"})
+    assert res.exit_code == 0, res.output
+    assert "not rebuilt: the replay differs from the run: D2: recall returned" in res.output
+    entry = Archive.load(old).get(route.id)
+    assert entry.memory_path is None and "not rebuilt" in entry.metadata["learned_memory"]
+    res = CliRunner().invoke(app, ["archive", "export", str(old), "--design", route.id, "--out", str(tmp_path / "x")],
+                             env={"COLUMNS": "300"})
+    assert res.exit_code == 1 and "not rebuilt: the replay differs" in res.output
+
+
+def test_parse_action_inverts_action_text():
+    tools = {"move_to", "look", "pick_up"}
+    assert parse_action('move_to(room="room_B")', tools) == ("move_to", {"room": "room_B"})
+    assert parse_action("look()", tools) == ("look", {})
+    assert parse_action('fly(to="moon")', tools) is None
+    assert parse_action("(no action)", tools) is None
+    assert parse_action('move_to("room_B")', tools) is None
+
+
+@pytest.mark.parametrize("run", sorted(p.name for p in RESULTS.iterdir() if (p / "archive.json").exists()))
+def test_committed_results_runs_export_with_their_learned_memory(run, tmp_path):
+    res = CliRunner().invoke(app, ["archive", "export", str(RESULTS / run), "--best", "--out", str(tmp_path / "e")],
+                             env={"COLUMNS": "300"})
+    assert res.exit_code == 0, res.output
+    exp = load_export(tmp_path / "e")
+    assert exp.advice and all(set(a["task"]) == {"goal", "observation", "domain"} for a in exp.advice)
