@@ -29,11 +29,11 @@ def _call(tool: str, **args: Any) -> dict[str, Any]:
     return {"tool_calls": [{"name": tool, "arguments": args}], "text": ""}
 
 
-MENU = re.compile(r"^(\d+)\. (\w+) ?(.*)$", re.MULTILINE)
+MENU = re.compile(r"^- ((\w+) ?(.*))$", re.MULTILINE)
 
 
 def _choice_policy(messages: list[dict[str, Any]], choices: list[str]) -> str:
-    """The same policy for the choice format: read the menu of the last message, answer a number."""
+    """The same policy for the choice format: read the menu of the last message, answer one action."""
     first, user = messages[1]["content"], messages[-1]["content"]
     menu = {(tool, arg): label for label, tool, arg in MENU.findall(user.split("Actions:", 1)[-1])}
 
@@ -56,6 +56,10 @@ def _choice_policy(messages: list[dict[str, Any]], choices: list[str]) -> str:
     for route in re.findall(r"(room_\w+(?: -> room_\w+)+)", first):
         hops = route.split(" -> ")
         if here in hops[:-1] and (label := pick("move_to", hops[hops.index(here) + 1])):
+            return label
+    phase = "carrying" if target in carry else "to get"
+    for room, when, nxt in re.findall(r"In (room_\w+) \((to get|carrying)[^)]*\): move_to (room_\w+)", first):
+        if room == here and when == phase and (label := pick("move_to", nxt)):
             return label
     convo = " ".join(str(m["content"]) for m in messages)
     visits = {r: len(re.findall(rf"You move to {r}\.", convo)) for r in adjacent}

@@ -77,7 +77,7 @@ class TaskAgent:
         action_format: ActionFormat = "auto",
         max_chars: int = 12000,
         advice_every_turn: bool = True,
-        contrast_weight: float = 3.0,
+        contrast_weight: float = 1.0,
     ) -> None:
         if tool_mode not in ("auto", "native", "json"):
             raise ConfigError(f"tool_mode must be 'auto', 'native' or 'json', got {tool_mode!r}")
@@ -153,7 +153,7 @@ class TaskAgent:
             turns += 1
             options = ch.labels(actions)
             messages, plain = ch.fold(messages, self.max_chars), ch.fold(plain, self.max_chars)
-            extra: dict[str, Any] = {"contrast": plain, "contrast_weight": self.contrast_weight} if contrast else {}
+            extra: dict[str, Any] = {"contrast": list(plain), "contrast_weight": self.contrast_weight} if contrast else {}
             completion = await self.llm.acomplete(messages, choices=options, temperature=self.temperature,
                                                   max_tokens=32, **extra)
             usage.add(completion.usage)

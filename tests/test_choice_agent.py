@@ -1,0 +1,114 @@
+"""The choice action format: the agent picks one of the environment's valid actions per turn in an
+append-only conversation. ScriptedLLM plays the model; the environment is the real GraphWorld."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+
+import pytest
+
+from atlas.agent import TaskAgent
+from atlas.agent.choice import fold, render_action
+from atlas.envs.graphworld import GraphWorldEnv
+from atlas.infra.llm import ScriptedLLM
+from atlas.protocols.env import Action
+from test_task_agent import oracle_plan
+
+
+@pytest.fixture
+def env() -> GraphWorldEnv:
+    return GraphWorldEnv()
+
+
+@pytest.fixture
+def task(env):
+    return env.generate_tasks(1, seed=31)[0]
+
+
+def _label(tool: str, args: dict) -> str:
+    return render_action(Action(tool, args))
+
+
+async def test_solves_a_task_choosing_listed_actions(env, task):
+    plan = [_label(t, a) for t, a in oracle_plan(env, task)]
+    llm = ScriptedLLM(list(plan))
+    traj = await TaskAgent(llm).run(env.clone(), task)
+    assert traj.success and traj.metadata["tool_mode"] == "choice"
+    assert traj.metadata["turns"] == len(plan) and traj.metadata["invalid_actions"] == 0
+    for call, want in zip(llm.history, plan, strict=True):
+        assert want in call.kwargs["choices"]  # every optimal action was on the menu
+        assert "contrast" not in call.kwargs  # no advice: nothing to contrast with
+
+
+async def test_conversation_only_grows(env, task):
+    """Each call's messages extend the previous call's (the KV cache of a local model is reused)."""
+    plan = [_label(t, a) for t, a in oracle_plan(env, task)]
+    llm = ScriptedLLM(list(plan))
+    await TaskAgent(llm).run(env.clone(), task, advice="The key is behind the door.")
+    calls = [c.messages for c in llm.history]
+    for before, after in zip(calls, calls[1:], strict=False):
+        assert after[: len(before)] == before
+        assert [m["role"] for m in after[len(before):]] == ["assistant", "user"]
+
+
+async def test_advice_is_data_in_the_user_turn_and_contrast_drops_it(env, task):
+    plan = [_label(t, a) for t, a in oracle_plan(env, task)]
+    llm = ScriptedLLM(list(plan))
+    await TaskAgent(llm).run(env.clone(), task, advice="ADVICE-XYZ: go north")
+    first = llm.history[0]
+    assert "ADVICE-XYZ" not in first.messages[0]["content"]  # never in the system role
+    assert "ADVICE-XYZ" in first.messages[1]["content"] and "<notes>" in first.messages[1]["content"]
+    contrast = first.kwargs["contrast"]
+    assert contrast is not None and all("ADVICE-XYZ" not in m["content"] for m in contrast)
+    assert [m["role"] for m in contrast] == [m["role"] for m in first.messages]
+
+
+async def test_a_reply_off_the_menu_is_recorded_and_shown(env, task):
+    plan = [_label(t, a) for t, a in oracle_plan(env, task)]
+    llm = ScriptedLLM(["fly to the moon", *plan])
+    traj = await TaskAgent(llm).run(env.clone(), task)
+    assert traj.success and traj.metadata["invalid_actions"] == 1
+    assert traj.steps[0].error and "listed actions" in traj.steps[0].error
+    assert "Invalid reply 'fly to the moon'" in llm.history[1].messages[-1]["content"]
+
+
+async def test_turns_are_bounded(env, task):
+    traj = await TaskAgent(ScriptedLLM(default="nonsense"), max_turns=3).run(env.clone(), task)
+    assert not traj.success and traj.metadata["turns"] == 3 and traj.metadata["out_of_turns"]
+
+
+async def test_concurrent_episodes_never_see_each_other(env):
+    """Two episodes at once on one client: every call carries only its own episode's goal."""
+    tasks = [t for t in env.generate_tasks(6, seed=50)]
+    goals = {t.id: env.format_goal(t) for t in tasks}
+    a, b = next((x, y) for x in tasks for y in tasks if goals[x.id] != goals[y.id])
+
+    def respond(messages, **kwargs):
+        text = " ".join(m["content"] for m in messages)
+        mentioned = {g for g in (goals[a.id], goals[b.id]) if g in text}
+        assert len(mentioned) == 1, "an episode saw another episode's context"
+        return kwargs["choices"][0]
+
+    llm = ScriptedLLM(respond)
+    agent = TaskAgent(llm, max_turns=6)
+    await asyncio.gather(agent.run(env.clone(), a), agent.run(env.clone(), b))
+    assert len(llm.history) == 12
+
+
+def test_fold_keeps_the_head_and_alternating_roles():
+    msgs = [{"role": "system", "content": "s"}, {"role": "user", "content": "first"}]
+    for i in range(30):
+        msgs += [{"role": "assistant", "content": f"a{i}"}, {"role": "user", "content": "x" * 100}]
+    folded = fold(msgs, max_chars=1000, keep_turns=4)
+    assert folded[:2] == msgs[:2] and len(folded) == 2 + 8
+    roles = [m["role"] for m in folded[1:]]
+    assert all(r1 != r2 for r1, r2 in zip(roles, roles[1:], strict=False))
+    assert re.match(r"\(26 earlier turns omitted\.\)", folded[3]["content"])
+    assert fold(msgs[:6], max_chars=10_000) == msgs[:6]
+
+
+def test_actions_render_as_replies():
+    assert render_action(Action("move_to", {"room": "room_B"})) == "move_to room_B"
+    assert render_action(Action("act", {"command": "go north"})) == "go north"
+    assert render_action(Action("look", {})) == "look"
