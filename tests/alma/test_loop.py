@@ -42,7 +42,7 @@ def finished(tmp_path_factory, embedder):
 def test_public_api_is_pinned():
     assert sorted(atlas.alma.__all__) == sorted([
         "AlmaConfig", "Archive", "ArchiveEntry", "DebugAgent", "DebugLog", "Harness", "MetaAgent", "Search",
-        "TaskResult", "arun", "run"])
+        "TaskResult", "arun", "headroom", "paired_difference", "run"])
     assert callable(atlas.alma.run) and atlas.alma.Search.__name__ == "Search"
 
 

@@ -243,6 +243,7 @@ class LlamaCppBackend:
         tool_choice: str = "auto",
         grammar: str = "fallback",
         state_slots: int = 6,
+        kv_reuse: bool = True,
     ) -> None:
         self.path = Path(path)
         self.model = model or f"local:{self.path}"
@@ -265,7 +266,8 @@ class LlamaCppBackend:
         self._lock = threading.Lock()
         # KV states of conversations another one displaced (concurrent episodes interleave in one
         # context): restored when that conversation continues, so none is read twice.
-        self.state_slots = state_slots
+        self.state_slots = state_slots if kv_reuse else 0
+        self.kv_reuse = kv_reuse  # False: every choice re-reads its whole prompt (the reference in tests)
         self._states: list[tuple[list[int], Any]] = []
         self.stats = {"prompt_tokens_evaluated": 0, "prompt_tokens_reused": 0, "states_restored": 0}
         self._llama_cpp = _import_llama_cpp()  # fail at construction, with the install hint
@@ -376,7 +378,7 @@ class LlamaCppBackend:
         """Evaluate ``tokens`` reusing the longest prefix already in the KV cache (the live one, or
         a saved state of a displaced conversation); afterwards the last position's logits are fresh."""
         live = [int(t) for t in llama.input_ids[: llama.n_tokens]]
-        reuse = common_prefix(live, tokens)
+        reuse = common_prefix(live, tokens) if self.kv_reuse else 0
         best, best_state = reuse, None
         for saved, state in self._states:
             n = common_prefix(saved, tokens)
