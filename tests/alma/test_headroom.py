@@ -134,3 +134,27 @@ def test_interval_covers_the_mean_and_separates_only_when_clear():
         paired_difference([1, 2], [1])
     with pytest.raises(ConfigError):
         paired_difference([float("nan")], [0])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("env_name", ["alfworld", "textworld"])
+def test_text_games_have_headroom_conditions(env_name):
+    """The same command works for the text games: full is the game's walkthrough, played on a clone;
+    an agent that types the walkthrough solves the game."""
+    pytest.importorskip("textworld")
+
+    def follow(messages, **kwargs):
+        first = messages[1]["content"]
+        plan = first.split("in order: ", 1)[1].split(".\n", 1)[0].split("; ") if "in order: " in first else []
+        done = sum(1 for m in messages if m["role"] == "assistant")
+        want = plan[done] if done < len(plan) else None
+        return want if want in kwargs["choices"] else kwargs["choices"][0]
+
+    result = headroom(env=env_name, tasks=1, agent=TaskAgent(ScriptedLLM(follow), max_turns=30, contrast_weight=0))
+    d = result.to_dict()
+    assert set(d["conditions"]) == set(CONDITIONS)
+    assert d["conditions"]["full"]["success_rate"] == 1.0
+    full = result.episodes["full"][0].advice
+    assert full.startswith("Do exactly these commands in order: ")
+    if env_name == "alfworld":
+        assert "usually in" in result.episodes["learnable"][0].advice

@@ -21,7 +21,7 @@ DEPLOY_SEED_STRIDE = 10_007
 
 # Part of the no-memory baseline cache key: bump it whenever how an episode is played or scored
 # changes (task agent, prompts, environment rules), so no run compares against a stale baseline.
-EVALUATION_VERSION = 2
+EVALUATION_VERSION = 3
 
 
 class AlmaConfig(BaseModel):
