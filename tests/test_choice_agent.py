@@ -4,6 +4,7 @@ append-only conversation. ScriptedLLM plays the model; the environment is the re
 from __future__ import annotations
 
 import asyncio
+import itertools
 import re
 
 import pytest
@@ -47,7 +48,7 @@ async def test_conversation_only_grows(env, task):
     llm = ScriptedLLM(list(plan))
     await TaskAgent(llm).run(env.clone(), task, advice="The key is behind the door.")
     calls = [c.messages for c in llm.history]
-    for before, after in zip(calls, calls[1:], strict=False):
+    for before, after in itertools.pairwise(calls):
         assert after[: len(before)] == before
         assert [m["role"] for m in after[len(before):]] == ["assistant", "user"]
 
@@ -103,7 +104,7 @@ def test_fold_keeps_the_head_and_alternating_roles():
     folded = fold(msgs, max_chars=1000, keep_turns=4)
     assert folded[:2] == msgs[:2] and len(folded) == 2 + 8
     roles = [m["role"] for m in folded[1:]]
-    assert all(r1 != r2 for r1, r2 in zip(roles, roles[1:], strict=False))
+    assert all(r1 != r2 for r1, r2 in itertools.pairwise(roles))
     assert re.match(r"\(26 earlier turns omitted\.\)", folded[3]["content"])
     assert fold(msgs[:6], max_chars=10_000) == msgs[:6]
 
