@@ -166,3 +166,31 @@ def test_a_run_where_nothing_was_solved_says_why_and_what_helps(tmp_path):
     solved = TaskResult(task_id="t3", phase="deployment", success=True, score=0.8)
     archive.add(ArchiveEntry(id="d-0002", name="spatial_graph", origin="baseline", per_task=[*failed, solved]))
     assert nothing_solved_hint(archive) is None
+
+
+def test_eval_json_pairs_the_design_with_no_memory(tmp_path, scripted_models):
+    res = runner.invoke(app, ["eval", "spatial_graph", "--episodes", "2", "--rooms", "5", "--deploy-seeds", "2",
+                              "--no-embed", "--quiet", "--json", "--run-dir", str(tmp_path / "e")])
+    _no_traceback(res)
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.output.strip().splitlines()[-1])
+    assert out["design"] == "spatial_graph" and out["status"] == "ok"
+    assert set(out["scores"]) == set(out["no_memory_scores"]) and len(out["scores"]) == 4
+    diffs = [out["scores"][t] - out["no_memory_scores"][t] for t in out["scores"]]
+    assert out["normalized"]["mean"] == pytest.approx(sum(diffs) / len(diffs), abs=1e-6)
+    lo, hi = out["normalized"]["ci95"]
+    assert lo <= out["normalized"]["mean"] <= hi and out["normalized"]["n"] == 4
+    assert out["settings"]["rooms"] == 5 and out["settings"]["deploy_seeds"] == 2
+
+
+def test_headroom_json(scripted_models):
+    res = runner.invoke(app, ["headroom", "--rooms", "5", "--tasks", "3", "--json"])
+    _no_traceback(res)
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.output.strip().splitlines()[-1])
+    assert out["tasks"] == 3 and set(out["conditions"]) == {"none", "learnable", "full"}
+    assert out["conditions"]["full"]["success_rate"] == 1.0  # the double follows the route it is given
+    assert set(out["differences"]) == {"learnable-none", "full-none"}
+    res = runner.invoke(app, ["headroom", "--tasks", "2", "--conditions", "none,psychic"])
+    _no_traceback(res)
+    assert res.exit_code != 0 and "psychic" in res.output

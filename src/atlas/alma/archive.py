@@ -74,6 +74,8 @@ class ArchiveEntry(BaseModel):
     collection_score: float | None = None
     deployment_score: float | None = None
     normalized_score: float | None = None
+    # Paired difference with no memory over the same deployment tasks: {"mean", "ci95": [lo, hi], "n"}.
+    vs_no_memory: dict[str, Any] | None = None
     per_task: list[TaskResult] = Field(default_factory=list)
     novelty: float | None = None
     times_sampled: int = 0

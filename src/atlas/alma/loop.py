@@ -295,6 +295,8 @@ class Search:
             per_task=ev.per_task(), critique=critique, metadata=dict(metadata or {}),
         )
         entry.metadata.setdefault("eval_duration_s", ev.duration_s)
+        if ok:
+            entry.vs_no_memory = paired_vs_baseline(ev, self.archive.baseline)
         entry.learned = ev.learned  # saved beside the entry as memory/<id>.json
         self._write_logs(entry, ev)
         return entry
@@ -569,6 +571,17 @@ class Search:
         for e in self.archive:
             add_usage(total, e.usage)
         return total
+
+
+def paired_vs_baseline(ev: Evaluation, baseline: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The design's deployment scores minus no memory's on the same tasks, with a bootstrap 95% interval."""
+    from atlas.alma.stats import paired_difference
+
+    base = {t.get("task_id"): t.get("score") for t in (baseline or {}).get("per_task") or []}
+    pairs = [(e.score, base[e.task_id]) for e in ev.deployment if isinstance(base.get(e.task_id), int | float)]
+    if not pairs:
+        return None
+    return paired_difference([a for a, _ in pairs], [b for _, b in pairs]).to_dict()
 
 
 def _baseline_names(list_baselines: Callable[..., Any], env: Any) -> list[str]:

@@ -71,6 +71,36 @@ def results_table(archive: Any, title: str = "Results") -> Any:
     return table
 
 
+def _ci_text(diff: dict[str, Any] | None) -> str:
+    if not diff:
+        return ""
+    lo, hi = diff["ci95"]
+    verdict = "beats no memory" if lo > 0 else "worse than no memory" if hi < 0 else "cannot tell from no memory"
+    return f"  95% CI [{lo:+.3f}, {hi:+.3f}] over {diff['n']} tasks: {verdict}"
+
+
+def eval_json(entry: Any, archive: Any) -> dict[str, Any]:
+    """What `atlas eval --json` prints."""
+    base = archive.baseline or {}
+    diff = entry.vs_no_memory or {}
+    settings = {}
+    if archive.path is not None:
+        cfg = archive.path.parent / "config.json"
+        if cfg.exists():
+            import json
+
+            settings = json.loads(cfg.read_text(encoding="utf-8"))
+    return {
+        "design": entry.name, "status": entry.status, "errors": entry.errors,
+        "scores": {t.task_id: t.score for t in entry.per_task if t.phase == "deployment"},
+        "no_memory_scores": {t["task_id"]: t["score"] for t in base.get("per_task") or []},
+        "deployment_score": entry.deployment_score, "no_memory_score": base.get("score"),
+        "normalized": {"mean": diff.get("mean", entry.normalized_score), "ci95": diff.get("ci95"),
+                       "n": diff.get("n", 0)},
+        "settings": settings,
+    }
+
+
 def headroom_table(result: Any) -> Any:
     """Per-condition outcomes and the paired differences with their intervals."""
     from rich.table import Table
@@ -261,8 +291,12 @@ def register(app: typer.Typer) -> None:
         quiet: bool = typer.Option(False, "--quiet", help="No progress bars."),
         max_turns: int | None = typer.Option(None, "--max-turns", help="Task agent turns per episode "
                                              "(default: the environment's step limit + 8)."),
+        as_json: bool = typer.Option(False, "--json", help="Print one JSON object: per-task scores of the "
+                                     "design and of no memory, the paired difference with its 95% interval, "
+                                     "the settings."),
     ) -> None:
-        """Score one design: collection, deployment, the no-memory baseline and normalized."""
+        """Score one design: collection, deployment, the no-memory baseline on the same tasks, and the
+        paired difference (normalized) with its bootstrap 95% interval."""
         from atlas.alma.design import check_design
         from atlas.alma.loop import aevaluate, load_design
         from atlas.errors import AtlasError
@@ -288,11 +322,16 @@ def register(app: typer.Typer) -> None:
             _fail(str(exc))
             raise
         base = archive.baseline or {}
+        if as_json:
+            import json
+
+            print(json.dumps(eval_json(entry, archive)))
+            return
         console.print(f"design      {entry.name} ({entry.status})")
         console.print(f"collection  {_fmt(entry.collection_score)}")
         console.print(f"deployment  {_fmt(entry.deployment_score)}")
         console.print(f"baseline    {_fmt(base.get('score'))}{'  (cached)' if base.get('cached') else ''}")
-        console.print(f"normalized  {_fmt(entry.normalized_score, True)}")
+        console.print(f"normalized  {_fmt(entry.normalized_score, True)}{_ci_text(entry.vs_no_memory)}")
         if entry.errors:
             console.print("errors: " + "; ".join(entry.errors))
         console.print(f"logs: {archive.path.parent / (entry.logs_dir or '')}")
