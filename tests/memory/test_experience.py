@@ -46,33 +46,56 @@ def test_failures_are_stored_with_outcome_metadata(memory, traj):
     assert not exp.success and exp.metadata["outcome"] == "failure"
 
 
-def test_search_ranks_successes_first(memory, traj):
-    memory.store(traj("find the key in the kitchen", success=False))  # the closest text, but a failure
-    memory.store(traj("locate the key in the hallway", success=True))
-    memory.store(traj("bake a chocolate cake", success=True))
+def test_search_ranks_by_relevance_with_outcome_as_a_weight(memory, traj):
+    close_failure = memory.store(traj("find the key in the kitchen", success=False))
+    related_success = memory.store(traj("locate the key in the hallway", success=True))
+    memory.store(traj("bake a chocolate cake", success=True))  # unrelated: below the floor
     found = memory.search(Task(description="find the key in the kitchen"), k=3)
-    assert [e.success for e in found] == [True, True, False]
-    assert found[0].task.description == "locate the key in the hallway"
-    assert found[0].similarity > found[1].similarity
+    assert [e.id for e in found] == [close_failure, related_success]
+    assert found[0].similarity > 0.9  # similarity stays the raw cosine; the weight only ranks
 
 
-def test_search_default_k_is_four_and_fills_with_failures(memory, traj):
+def test_a_failure_ranks_at_failure_weight_of_its_similarity(embedder, chroma, records, traj):
+    full = ChromaExperienceMemory(embedder, chroma("a"), records=records, failure_weight=1.0)
+    harsh = ChromaExperienceMemory(embedder, chroma("b"), records=RecordStore(None), failure_weight=0.3)
+    for mem in (full, harsh):
+        mem.store(traj("find the key in the kitchen", success=False))
+        mem.store(traj("locate the key in the hallway", success=True))
+    assert not full.search("find the key in the kitchen", k=2)[0].success
+    assert harsh.search("find the key in the kitchen", k=2)[0].success
+    with pytest.raises(InvalidInputError, match="failure_weight"):
+        ChromaExperienceMemory(embedder, chroma("c"), records=records, failure_weight=0.0)
+
+
+def test_unrelated_task_gets_nothing(memory, traj):
+    memory.store(traj("Bring the key to room_C", domain="graphworld"))
+    memory.store(traj("Bring the book to room_F", success=False, domain="graphworld"))
+    assert memory.search("compile the linux kernel with clang") == []
+    sibling = memory.search("Bring the lamp to room_D")
+    assert len(sibling) == 2 and sibling[0].task.description == "Bring the key to room_C"
+
+
+def test_floor_defaults_to_the_calibrated_value_of_the_embedder(embedder, chroma, records):
+    from atlas.infra.embeddings import NGramEmbedder
+    from atlas.memory.relevance import FLOORS
+
+    assert (
+        ChromaExperienceMemory(embedder, chroma("a"), records=records).min_similarity
+        == (FLOORS["minilm"]["experience"])
+    )
+    ngram = ChromaExperienceMemory(NGramEmbedder(), chroma("b"), records=RecordStore(None))
+    assert ngram.min_similarity == FLOORS["ngram"]["experience"]
+    explicit = ChromaExperienceMemory(embedder, chroma("c"), records=records, min_similarity=-1.0)
+    assert explicit.min_similarity == -1.0
+
+
+def test_search_default_k_is_four(embedder, chroma, records, traj):
+    mem = ChromaExperienceMemory(embedder, chroma("exp"), records=records, min_similarity=-1.0)
     for i in range(3):
-        memory.store(traj(f"open the door number {i}", success=False))
-    for i in range(3):
-        memory.store(traj(f"open the window number {i}", success=True))
-    found = memory.search("open the door")
-    assert len(found) == 4
-    assert [e.success for e in found] == [True, True, True, False]
-
-
-def test_search_looks_past_a_pool_of_failures(embedder, chroma, records, traj):
-    mem = ChromaExperienceMemory(embedder, chroma("exp"), records=records, pool_factor=2)
-    for i in range(10):
         mem.store(traj(f"open the door number {i}", success=False))
-    ok = mem.store(traj("cook a pasta dinner", success=True))
-    found = mem.search("open the door", k=2)
-    assert found[0].id == ok and not found[1].success
+    for i in range(3):
+        mem.store(traj(f"open the window number {i}", success=True))
+    assert len(mem.search("open the door")) == 4
 
 
 async def test_async_search_matches_sync(memory, traj):
@@ -132,7 +155,9 @@ def test_concurrent_stores_8_threads_x_100(embedder, chroma, records, traj):
     from atlas.memory.system import MemorySystemImpl
 
     mem = ChromaExperienceMemory(embedder, chroma("exp"), records=records)
-    lib = ChromaConceptLibrary(embedder, chroma("c"), compression_strategy=StitchCompressionStrategy(), records=records)
+    lib = ChromaConceptLibrary(
+        embedder, chroma("c"), compression_strategy=StitchCompressionStrategy(), records=records
+    )
     system = MemorySystemImpl(experience=mem, concepts=lib)
     ids: list[list[str]] = [[] for _ in range(8)]
     errors: list[BaseException] = []

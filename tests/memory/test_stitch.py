@@ -135,3 +135,90 @@ def test_code_snippets_reads_metadata_args_and_code_actions(traj):
     assert "x = f(1)" in found and "y = g(2)" in found
     assert "result = [[c for c in row] for row in grid]" in found
     assert "look()" not in found  # too small to be code worth compressing
+
+
+# --- statement-level abstractions (loops, accumulators) ------------------------------------------------------
+
+LOOP_A = """
+def total_price(items):
+    total = 0
+    for x in items:
+        total = total + x * 3
+    return total
+"""
+LOOP_B = """
+def weigh(prices):
+    s = 0
+    for p in prices:
+        s = s + p * 5
+    return s
+"""
+LOOP_C = """
+def score(values, bonus):
+    acc = bonus
+    for v in values:
+        acc = acc + v * 7
+    return acc
+"""
+
+
+def _run_rewritten(abstraction, original_source: str, fn_name: str, *args):
+    """Run a program before and after replacing the abstraction's example block by its call."""
+    ns_before: dict = {}
+    exec(original_source, ns_before)
+    rewritten = original_source
+    for before, call in abstraction.examples:
+        if before in ast.unparse(ast.parse(rewritten)):
+            rewritten = ast.unparse(ast.parse(rewritten)).replace(before, call)
+    ns_after: dict = {}
+    exec(abstraction.code + "\n" + rewritten, ns_after)
+    assert rewritten != ast.unparse(ast.parse(original_source))
+    return ns_before[fn_name](*args), ns_after[fn_name](*args)
+
+
+def test_loop_accumulators_become_one_abstraction_that_returns_the_total():
+    sc = StitchCompressor(max_abstractions=1)
+    programs = sc.parse_programs([(LOOP_A, "a"), (LOOP_B, "b"), (LOOP_C, "c")])
+    (best,) = sc.compress(programs)
+    assert best.uses == 3 and best.benefit > 0 and best.returns == ["total"]
+    assert "for " in best.code and "return total" in best.code
+    assert [call for _, call in best.examples] == [
+        "total = fn_loop(0, items, 3)",
+        "s = fn_loop(0, prices, 5)",
+        "acc = fn_loop(bonus, values, 7)",
+    ]
+    for src, name, args in ((LOOP_A, "total_price", ([1, 2],)), (LOOP_C, "score", ([1, 2], 10))):
+        before, after = _run_rewritten(best, src, name, *args)
+        assert before == after
+
+
+def test_a_name_read_before_it_is_assigned_is_passed_in_and_returned():
+    progs = [
+        f"def f{i}(xs, t):\n    for x in xs:\n        t = t + x * {i + 2}\n    return t\n" for i in range(3)
+    ]
+    sc = StitchCompressor(max_abstractions=1)
+    (best,) = sc.compress(sc.parse_programs([(p, str(i)) for i, p in enumerate(progs)]))
+    assert best.returns == ["t"] and best.params[-1] == "t"  # in-out parameter
+    ns: dict = {}
+    exec(best.code, ns)
+    assert ns[best.name](2, [1, 2], 10) == 10 + 1 * 2 + 2 * 2
+
+
+def test_a_block_whose_later_read_may_stay_unassigned_is_not_abstracted():
+    # `last` is assigned only inside the loop and read afterwards: a call could not always return it
+    progs = [
+        f"def f{i}(xs):\n    for x in xs:\n        last = x * {i + 2} + x * x\n    return last\n"
+        for i in range(3)
+    ]
+    sc = StitchCompressor()
+    found = sc.compress(sc.parse_programs([(p, str(i)) for i, p in enumerate(progs)]))
+    assert all(not a.returns for a in found)
+    assert all("for " not in a.code for a in found)
+
+
+def test_mdl_prefers_the_loop_block_to_its_inner_expression():
+    sc = StitchCompressor(max_abstractions=1)
+    (best,) = sc.compress(sc.parse_programs([(LOOP_A, "a"), (LOOP_B, "b"), (LOOP_C, "c")]))
+    no_blocks = StitchCompressor(max_abstractions=1, max_block=0)
+    inner = no_blocks.compress(no_blocks.parse_programs([(LOOP_A, "a"), (LOOP_B, "b"), (LOOP_C, "c")]))
+    assert all(best.benefit > a.benefit for a in inner)  # the expression-level pattern saves less

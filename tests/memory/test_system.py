@@ -328,3 +328,27 @@ def test_with_the_real_guideline_bank(embedder, chroma, records, traj):
     assert result.errors == {} and result.guidelines and result.experiences
     assert "Guidelines from past runs:" in format_advice(result)
     assert system.stats()["guidelines"] >= 1
+
+
+def test_build_memory_system_with_an_llm_wires_composition(embedder):
+    from atlas.memory.concepts import LLMCompositionStrategy
+
+    reply = {
+        "meaningful": True,
+        "name": "rotate_then_mirror",
+        "description": "rotate a grid a quarter turn, then mirror it",
+        "code": "def rotate_then_mirror(grid):\n    return mirror_horizontal(rotate_90(grid))\n",
+        "signature": "rotate_then_mirror(grid)",
+    }
+    llm = ScriptedLLM([json.dumps(reply)])
+    with build_memory_system(None, llm=llm, embedder=embedder, primitives="arc") as system:
+        library = system.concept_library
+        assert isinstance(library.composition_strategy, LLMCompositionStrategy)
+        parts = [library.get_by_name("rotate_90").id, library.get_by_name("mirror_horizontal").id]
+        composed = library.compose(parts)
+        assert composed is not None and library.get(composed.id).metadata["composed_from"] == parts
+        ns: dict = {}
+        exec(composed.code, ns)
+        assert ns["rotate_then_mirror"]([[1, 2], [3, 4]]) == ns["mirror_horizontal"](ns["rotate_90"]([[1, 2], [3, 4]]))
+    with build_memory_system(None, embedder=embedder) as no_llm:
+        assert no_llm.concept_library.composition_strategy is None

@@ -1,9 +1,11 @@
 """Experience memory: whole trajectories stored as experiences, retrieved by task similarity.
 
 ``ChromaExperienceMemory`` embeds the text its ``ExperienceExtractor`` returns (the task description
-by default), keeps success and failure with outcome metadata, ranks successful experiences first in
-``search`` (ReMem's k=4 default) and lets a ``RefineStrategy`` merge, drop and reorder what was
-retrieved. ``LLMRefineStrategy`` asks a model for a JSON decision and applies it defensively: ids the
+by default), keeps success and failure with outcome metadata, and in ``search`` (ReMem's k=4 default)
+returns only experiences at or above a relevance floor (calibrated per embedder, see
+:mod:`atlas.memory.relevance`), ranked by similarity with the outcome as a weight (a failure counts
+``failure_weight`` of its similarity), so a close failure outranks a barely related success. A
+``RefineStrategy`` may then merge, drop and reorder what was retrieved. ``LLMRefineStrategy`` asks a model for a JSON decision and applies it defensively: ids the
 model invents are ignored, conflicting instructions resolve towards keeping, nothing retrieved is lost
 unless the model explicitly dropped it.
 """
@@ -22,6 +24,7 @@ from atlas.core.types import Experience, Task, Trajectory, new_id
 from atlas.errors import InvalidInputError
 from atlas.infra.aio import run_sync
 from atlas.memory.common import ask_json, render_trajectory, validate_k, validate_task, validate_trajectory
+from atlas.memory.relevance import relevance_floor
 from atlas.memory.storage import IndexedTable
 from atlas.protocols.embed import Embedder
 from atlas.protocols.memory import ExperienceExtractor, RefineStrategy
@@ -222,7 +225,8 @@ class ChromaExperienceMemory:
 
     ``records`` defaults to an in-memory RecordStore (tests, throw-away memories); pass a file-backed
     one (``build_memory_system`` does) to persist. Both stores must point at the same place every time
-    the memory is reopened.
+    the memory is reopened. ``min_similarity`` (None = the calibrated floor of the embedder) is the
+    relevance floor of ``search``; ``failure_weight`` scales the rank of failed experiences.
     """
 
     TABLE = "experiences"
@@ -238,7 +242,11 @@ class ChromaExperienceMemory:
         records: Any | None = None,
         max_steps_stored: int = 200,
         pool_factor: int = 4,
+        min_similarity: float | None = None,
+        failure_weight: float = 0.9,
     ) -> None:
+        if not 0.0 < failure_weight <= 1.0:
+            raise InvalidInputError(f"failure_weight: must be in (0, 1], got {failure_weight!r}")
         if records is None:
             from atlas.infra.records import RecordStore
 
@@ -250,6 +258,10 @@ class ChromaExperienceMemory:
         self.collection_name = collection_name
         self.max_steps_stored = max_steps_stored
         self.pool_factor = max(1, pool_factor)
+        self.min_similarity = (
+            relevance_floor(embedder, "experience") if min_similarity is None else float(min_similarity)
+        )
+        self.failure_weight = failure_weight
         self._table = IndexedTable(records, collection_name, vector_store)
 
     # --- writing ---------------------------------------------------------------------------
@@ -327,28 +339,24 @@ class ChromaExperienceMemory:
 
     # --- reading -----------------------------------------------------------------------------
     def _rank(self, task: Task, k: int, vector: np.ndarray, where: dict | None) -> list[Experience]:
-        """Successes first (by similarity), then failures to fill up to ``k``.
+        """Experiences with similarity ≥ ``min_similarity``, best ``k`` by similarity × outcome weight.
 
-        One unfiltered query for a pool of ``pool_factor * k`` neighbours (filtered HNSW queries are
-        several times slower in Chroma); only when the pool holds fewer than ``k`` successes is a
-        second, success-filtered query made to look further out.
+        One query for a pool of ``pool_factor * k`` neighbours: ranking by weighted similarity can only
+        promote a success over a failure that is at most ``1 / failure_weight`` times as similar, which
+        such a pool covers.
         """
         if k <= 0:
             return []
         pool = self._table.query_raw(vector, max(k * self.pool_factor, k), where)
-        hits = list(zip(pool.ids, pool.scores, pool.metadatas, strict=False))
-        successes = [(i, sc) for i, sc, m in hits if m.get("success") is True]
-        failures = [(i, sc) for i, sc, m in hits if m.get("success") is not True]
-        if len(successes) < k and len(hits) == max(k * self.pool_factor, k):
-            filt: dict = {"success": True}
-            if where:
-                filt = {"$and": [filt, *({key: v} for key, v in where.items())]}
-            more = self._table.query_raw(vector, k, filt)
-            seen = {i for i, _ in successes}
-            successes += [(i, sc) for i, sc in zip(more.ids, more.scores, strict=False) if i not in seen]
-            successes.sort(key=lambda x: -x[1])
+        ranked = []
+        for rid, score, meta in zip(pool.ids, pool.scores, pool.metadatas, strict=False):
+            if score < self.min_similarity:
+                continue
+            weight = 1.0 if meta.get("success") is True else self.failure_weight
+            ranked.append((score * weight, score, rid))
+        ranked.sort(key=lambda r: (-r[0], r[2]))
         out: list[Experience] = []
-        for rid, score in successes[:k] + failures:
+        for _, score, rid in ranked:
             if len(out) == k:
                 break
             record = self._table.get(rid)
@@ -361,7 +369,8 @@ class ChromaExperienceMemory:
         return out
 
     def search(self, task: Task | str, k: int = 4, where: dict | None = None) -> list[Experience]:
-        """Most similar experiences, successful ones ranked first; failures fill the remaining slots."""
+        """The relevant experiences (similarity ≥ ``min_similarity``), most relevant first; a failure
+        ranks at ``failure_weight`` of its similarity. Nothing relevant → an empty list."""
         task = validate_task(task)
         k = validate_k(k)
         vector = self.embedder.embed([self.query_text(task)])[0]

@@ -20,6 +20,16 @@ Given Python programs (the successful code found in trajectories) it finds reusa
 4. greedily (like Stitch) the best candidate is taken, its uses in the corpus are rewritten into calls,
    and the search repeats on the rewritten corpus, so later abstractions may build on earlier ones.
 
+Besides expressions and self-contained statements, *blocks* of 1–``max_block`` (default 2)
+consecutive statements are candidates (loops, accumulators: ``total = 0; for x in xs: total = total +
+x * 3``). Every name a block assigns is renamed canonically; a name it reads before assigning
+(``total`` in a loop without its initializer) is passed in, and a name it assigns that the rest of
+the program reads afterwards is returned, so a use is rewritten as ``total = fn(0, xs, 3)``. A block
+whose later-read name might be left unassigned (assigned only inside a branch or a loop and not
+passed in) is not a candidate. The same MDL score decides between blocks, statements and
+expressions. Blocks cost search time (about 1.7x on loop-heavy code at width 2, 4-5x at width 3);
+``max_block=0`` turns them off.
+
 Each chosen abstraction becomes a Python function: holes and free variables are its parameters, an
 expression template is returned, a statement template is the body. Its source includes the imports and
 earlier abstractions it uses, so ``exec`` of the code alone defines a working function.
@@ -45,7 +55,10 @@ _CTX = {"Load", "Store", "Del"}
 _EXPR_TYPES = {c.__name__ for c in ast.expr.__subclasses__()}
 _STMT_TYPES = {c.__name__ for c in ast.stmt.__subclasses__()}
 _BUILTINS = set(dir(builtins))
-_FIELDS: dict[str, tuple[str, ...]] = {}
+_FIELDS: dict[str, tuple[str, ...]] = {"Block": ("body",)}
+_BLOCK = "Block"  # a synthetic node: consecutive statements of one body, ("N", "Block", (("L", stmts),))
+_SCOPES = {"ListComp", "SetComp", "DictComp", "GeneratorExp", "Lambda"}
+_LOOPS = {"For", "AsyncFor", "While"}
 
 
 class _Fail(Exception):
@@ -85,7 +98,7 @@ def size(t: T) -> int:
     if kind == "L":
         return sum(size(x) for x in t[1])
     if kind == "N":
-        return (0 if t[1] in _CTX else 1) + sum(size(c) for c in t[2])
+        return (0 if t[1] in _CTX or t[1] == _BLOCK else 1) + sum(size(c) for c in t[2])
     return 0
 
 
@@ -129,12 +142,19 @@ def _names(t: T) -> Iterator[tuple[str, str]]:
 
 def _eval_order(t: T) -> Iterator[T]:
     """Children in (roughly) evaluation order, so a name read before it is assigned counts as free."""
+    for _, child in _eval_children(t):
+        yield child
+
+
+def _eval_children(t: T) -> Iterator[tuple[int, T]]:
+    """(index, child) in (roughly) evaluation order."""
     if t[0] == "L":
-        yield from t[1]
+        yield from enumerate(t[1])
         return
     if t[0] != "N":
         return
-    kind, fields = t[1], dict(zip(_FIELDS[t[1]], t[2], strict=True))
+    kind, names = t[1], _FIELDS[t[1]]
+    fields = dict(zip(names, t[2], strict=True))
     if kind in {"Assign", "AnnAssign"}:
         order = ["value", "targets", "target", "annotation"]
     elif kind in {"For", "AsyncFor"}:
@@ -149,7 +169,7 @@ def _eval_order(t: T) -> Iterator[T]:
         order = list(fields)
     for name in order:
         if name in fields:
-            yield fields[name]
+            yield names.index(name), fields[name]
 
 
 def _bound_names(t: T) -> list[str]:
@@ -214,6 +234,35 @@ def normalize(t: T) -> tuple[T, dict[str, str]]:
         return t, {}
     mapping = {name: f"_v{i}" for i, name in enumerate(bound)}
     return _rename(t, mapping), {v: k for k, v in mapping.items()}
+
+
+def _stored_names(t: T) -> list[str]:
+    """Names a statement or block assigns in its own scope (not inside comprehensions or lambdas)."""
+    out: list[str] = []
+
+    def visit(n: T) -> None:
+        if n[0] == "N":
+            if n[1] in _SCOPES:
+                return
+            if n[1] == "Name" and _ctx(n) in {"Store", "Del"} and _name_id(n) not in out:
+                out.append(_name_id(n))
+            for c in n[2]:
+                visit(c)
+        elif n[0] == "L":
+            for c in n[1]:
+                visit(c)
+
+    visit(t)
+    return out
+
+
+def normalize_block(t: T) -> tuple[T, dict[str, str], list[str]]:
+    """Alpha-normalize a block: names bound in it *and* names it assigns after reading them become
+    ``_v{i}``. Returns the tree, canonical → original names, and the canonical names read first."""
+    bound = _bound_names(t)
+    read_first = [n for n in _stored_names(t) if n not in bound]
+    mapping = {name: f"_v{i}" for i, name in enumerate([*bound, *read_first])}
+    return _rename(t, mapping), {v: k for k, v in mapping.items()}, [mapping[n] for n in read_first]
 
 
 def _has_bound(t: T) -> bool:
@@ -312,10 +361,23 @@ class Program:
 @dataclass
 class _Sub:
     program: int
-    path: tuple[int, ...]
+    path: tuple[int, ...]  # a block: the path of its first statement
     norm: T
     names: dict[str, str]  # canonical → original
     size: int
+    width: int = 1  # statements covered (a block may cover several)
+    live: tuple[str, ...] = ()  # a block: canonical names the program reads after it (returned)
+
+    def covers(self, other: _Sub) -> bool:
+        """Do the two spans share a node? (a span = ``width`` siblings from ``path``)"""
+        a, b = (self, other) if len(self.path) <= len(other.path) else (other, self)
+        pa, pb = a.path[:-1], b.path[: len(a.path) - 1]
+        if pa != pb:
+            return False
+        j = b.path[len(a.path) - 1]
+        if len(a.path) == len(b.path):
+            return a.path[-1] < j + b.width and j < a.path[-1] + a.width
+        return a.path[-1] <= j < a.path[-1] + a.width
 
 
 @dataclass
@@ -333,6 +395,7 @@ class Abstraction:
     programs: list[int]
     examples: list[tuple[str, str]]  # (original snippet, rewritten call)
     depends_on: list[str]
+    returns: list[str] = field(default_factory=list)  # a block: the names its call assigns
 
 
 def _children_with_index(t: T) -> Iterator[tuple[int, T]]:
@@ -387,14 +450,12 @@ def _root_ok(t: T) -> bool:
         if inner[0] != "N":
             return False
     elif kind in _COMPOUND:
+        if _stored_names(t):  # it assigns names the rest may read: a block handles it
+            return False
         inner = t
     else:  # assignments, defs, imports ... bind names the rest of the program uses
         return False
     return not any(n[0] == "N" and n[1] in _NEVER_INSIDE for n in _walk(inner))
-
-
-def _is_prefix(p: tuple[int, ...], q: tuple[int, ...]) -> bool:
-    return len(p) <= len(q) and q[: len(p)] == p
 
 
 def _imports_of(module: ast.Module) -> dict[str, str]:
@@ -405,6 +466,128 @@ def _imports_of(module: ast.Module) -> dict[str, str]:
                 bound = alias.asname or alias.name.split(".")[0]
                 out[bound] = ast.unparse(node)
     return out
+
+
+# --- blocks of statements ----------------------------------------------------------------------------------
+
+_NOT_IN_BLOCK = {"FunctionDef", "AsyncFunctionDef", "ClassDef", "Import", "ImportFrom", "Delete"}
+
+
+def _block_stmt_ok(t: T) -> bool:
+    """Can this statement sit inside a block that a call replaces?"""
+    return not any(n[0] == "N" and (n[1] in _NEVER_INSIDE or n[1] in _NOT_IN_BLOCK) for n in _walk(t))
+
+
+def _body_lists(t: T, path: tuple[int, ...] = ()) -> Iterator[tuple[tuple[int, ...], T]]:
+    """Every list of statements (a body) with its path."""
+    if t[0] == "L":
+        if t[1] and all(x[0] == "N" and x[1] in _STMT_TYPES for x in t[1]):
+            yield path, t
+        for i, c in enumerate(t[1]):
+            yield from _body_lists(c, (*path, i))
+    elif t[0] == "N":
+        for i, c in enumerate(t[2]):
+            yield from _body_lists(c, (*path, i))
+
+
+def _name_events(t: T) -> list[tuple[tuple[int, ...], str, bool]]:
+    """(path, name, is_read) of every name use, in (roughly) evaluation order."""
+    out: list[tuple[tuple[int, ...], str, bool]] = []
+
+    def visit(n: T, p: tuple[int, ...]) -> None:
+        if n[0] == "N" and n[1] == "Name":
+            out.append((p, _name_id(n), _ctx(n) == "Load"))
+            return
+        if n[0] == "N" and n[1] == "AugAssign" and _is_name(_field(n, "target")):
+            out.append((p, _name_id(_field(n, "target")), True))  # x += 1 reads x
+        for i, c in _eval_children(n):
+            visit(c, (*p, i))
+
+    visit(t, ())
+    return out
+
+
+def _live_after(
+    tree: T, events: list[tuple[tuple[int, ...], str, bool]], body: tuple[int, ...], start: int, end: int
+) -> set[str]:
+    """Names whose next use after statements ``start..end-1`` of ``body`` is a read (the rest of the
+    program, and for a block inside a loop also the loop's next iteration)."""
+    depth = len(body)
+
+    def inside(p: tuple[int, ...]) -> bool:
+        return len(p) > depth and p[:depth] == body and start <= p[depth] < end
+
+    idx = [i for i, ev in enumerate(events) if inside(ev[0])]
+    if not idx:
+        return set()
+    sequences = [events[idx[-1] + 1 :]]
+    node = tree
+    for k in range(depth):  # enclosing loops: their next iteration reads what the block left
+        if node[0] == "N" and node[1] in _LOOPS:
+            loop = body[:k]
+            sequences.append([ev for ev in events[: idx[0]] if ev[0][:k] == loop])
+        node = node[2][body[k]] if node[0] == "N" else node[1][body[k]]
+    live: set[str] = set()
+    for seq in sequences:
+        first: dict[str, bool] = {}
+        for _, name, read in seq:
+            first.setdefault(name, read)
+        live |= {n for n, read in first.items() if read}
+    return live
+
+
+def _definitely_assigned(stmts: tuple[T, ...]) -> set[str]:
+    """Names every run of the block assigns: targets of its top-level assignments."""
+    out: set[str] = set()
+    for st in stmts:
+        if st[1] == "Assign":
+            targets = list(_field(st, "targets")[1])
+        elif (st[1] == "AnnAssign" and _field(st, "value")[0] == "N") or st[1] == "AugAssign":
+            targets = [_field(st, "target")]
+        else:
+            continue
+        for tg in targets:
+            out |= {_name_id(n) for n in _walk(tg) if _is_name(n) and _ctx(n) == "Store"}
+    return out
+
+
+def _signature(t: T) -> Any:
+    """What a template and the subtrees it can match share: the root type, and for a block the types
+    of its statements (statements are never holes). Groups candidates and subtrees for scoring."""
+    if t[1] == _BLOCK:
+        return (_BLOCK, tuple(x[1] for x in t[2][0][1]))
+    return t[1]
+
+
+def _replace_span(t: T, path: tuple[int, ...], width: int, new: T) -> T:
+    """Replace ``width`` siblings starting at ``path`` (inside a list) by ``new``."""
+    i, rest = path[0], path[1:]
+    if not rest:
+        items = list(t[1])
+        items[i : i + width] = [new]
+        return ("L", tuple(items))
+    kids = list(t[2] if t[0] == "N" else t[1])
+    kids[i] = _replace_span(kids[i], rest, width, new)
+    return ("N", t[1], tuple(kids)) if t[0] == "N" else ("L", tuple(kids))
+
+
+def _read_first(template: T) -> list[str]:
+    """Canonical names of a block template that it reads before assigning: its in-out parameters."""
+    bound = set(_bound_names(template))
+    names = dict.fromkeys(n for n, _ in _names(template) if n.startswith("_v") and n[2:].isdigit())
+    return sorted((n for n in names if n not in bound), key=lambda n: int(n[2:]))
+
+
+def _call_stmt(name: str, args: list[Any], outputs: list[str]) -> Any:
+    """``outputs = name(args)`` (or a bare call when nothing is returned) as an AST statement."""
+    call = ast.Call(func=ast.Name(id=name, ctx=ast.Load()), args=args, keywords=[])
+    if not outputs:
+        return ast.Expr(value=call)
+    if len(outputs) == 1:
+        target: Any = ast.Name(id=outputs[0], ctx=ast.Store())
+    else:
+        target = ast.Tuple(elts=[ast.Name(id=o, ctx=ast.Store()) for o in outputs], ctx=ast.Store())
+    return ast.Assign(targets=[target], value=call, type_comment=None)
 
 
 # --- the compressor ------------------------------------------------------------------------------------
@@ -422,6 +605,7 @@ class StitchCompressor:
         max_group: int = 48,
         max_candidates: int = 400,
         name_prefix: str = "fn",
+        max_block: int = 2,
     ) -> None:
         self.max_abstractions = max_abstractions
         self.min_uses = min_uses
@@ -429,6 +613,7 @@ class StitchCompressor:
         self.max_group = max_group
         self.max_candidates = max_candidates
         self.name_prefix = name_prefix
+        self.max_block = max_block
 
     # corpus ---------------------------------------------------------------------------------------------
     @staticmethod
@@ -456,21 +641,55 @@ class StitchCompressor:
                     continue
                 norm, names = normalize(t)
                 subs.append(_Sub(pi, path, norm, names, n))
+            if self.max_block > 0:
+                subs += self._blocks(pi, prog.tree)
         return subs
+
+    def _blocks(self, pi: int, tree: T) -> list[_Sub]:
+        """Windows of 1..max_block consecutive statements that a call (with its results assigned
+        back) can replace."""
+        events = _name_events(tree)
+        out = []
+        for body, items in _body_lists(tree):
+            stmts = items[1]
+            for start in range(len(stmts)):
+                for width in range(1, self.max_block + 1):
+                    window = stmts[start : start + width]
+                    if len(window) < width or not _block_stmt_ok(window[-1]):
+                        break
+                    block: T = ("N", _BLOCK, (("L", tuple(window)),))
+                    stored = _stored_names(block)
+                    n = size(block)
+                    # one statement is a block only when it is compound and assigns names; a single
+                    # assignment is covered by abstracting its value, a compound one without
+                    # assignments by the statement root itself
+                    if n < self.min_size or (width == 1 and (not stored or window[0][1] not in _COMPOUND)):
+                        continue
+                    norm, names, read_first = normalize_block(block)
+                    canon = {o: c for c, o in names.items()}
+                    live = _live_after(tree, events, body, start, start + width) & set(stored)
+                    ok = _definitely_assigned(window) | {names[c] for c in read_first}
+                    if not live <= ok:  # a later read might find the name unassigned: not a candidate
+                        continue
+                    kept = tuple(sorted((canon[x] for x in live), key=lambda c: int(c[2:])))
+                    out.append(_Sub(pi, (*body, start), norm, names, n, width=width, live=kept))
+        return out
 
     # candidates -----------------------------------------------------------------------------------------
     def _candidates(self, subs: list[_Sub]) -> dict[T, dict[str, str]]:
-        groups: dict[str, dict[T, _Sub]] = defaultdict(dict)
+        groups: dict[Any, dict[T, _Sub]] = defaultdict(dict)
         counts: dict[T, int] = defaultdict(int)
         for s in subs:
             counts[s.norm] += 1
-            groups[s.norm[1]].setdefault(s.norm, s)
+            groups[_signature(s.norm)].setdefault(s.norm, s)
         out: dict[T, dict[str, str]] = {}
         for norm, n in counts.items():  # an identical subtree used twice is itself a candidate
             if n >= self.min_uses:
-                out.setdefault(norm, groups[norm[1]][norm].names)
-        for group in groups.values():
-            items = sorted(group.values(), key=lambda s: -s.size)[: self.max_group]
+                out.setdefault(norm, groups[_signature(norm)][norm].names)
+        for key, group in groups.items():
+            # blocks are large and numerous (overlapping windows): fewer of them are paired
+            cap = self.max_group if not isinstance(key, tuple) else max(4, self.max_group // 4)
+            items = sorted(group.values(), key=lambda s: -s.size)[:cap]
             for i in range(len(items)):
                 for j in range(i + 1, len(items)):
                     res = anti_unify(items[i].norm, items[j].norm)
@@ -514,23 +733,35 @@ class StitchCompressor:
 
     def _score(
         self, template: T, subs: list[_Sub], n_free: int
-    ) -> tuple[float, list[tuple[_Sub, dict[int, T]]]]:
-        """``subs``: the corpus subtrees with the template's root type, in program then pre-order."""
+    ) -> tuple[float, list[tuple[_Sub, dict[int, T]]], list[str]]:
+        """``subs``: the corpus subtrees with the template's root type, in program then pre-order.
+        Returns the benefit, the uses and (for a block) the canonical names it returns."""
         uses: list[tuple[_Sub, dict[int, T]]] = []
-        taken: dict[int, list[tuple[int, ...]]] = defaultdict(list)
+        taken: dict[int, list[_Sub]] = defaultdict(list)
         for s in subs:
-            if any(_is_prefix(p, s.path) for p in taken[s.program]):
+            if any(u.covers(s) for u in taken[s.program]):
                 continue
             binds: dict[int, T] = {}
             if match(template, s.norm, binds):
                 uses.append((s, binds))
-                taken[s.program].append(s.path)
+                taken[s.program].append(s)
         if len(uses) < self.min_uses:
-            return float("-inf"), uses
-        # the replacement is Call(Name, args) (wrapped in Expr/Return for a statement root)
+            return float("-inf"), uses, []
+        # the replacement is Call(Name, args) (wrapped in Expr/Return for a statement root; for a
+        # block, assigned to the names it returns); a block's definition also pays for its return
+        outputs: list[str] = []
+        extra_args, defn = n_free, size(template)
         call_cost = 2 if template[1] in _EXPR_TYPES else 3
-        saved = sum(s.size - (call_cost + n_free + sum(size(b) for b in binds.values())) for s, binds in uses)
-        return float(saved - size(template)), uses
+        if template[1] == _BLOCK:
+            outputs = sorted({c for s, _ in uses for c in s.live}, key=lambda c: int(c[2:]))
+            n_out = len(outputs) + (1 if len(outputs) > 1 else 0)
+            call_cost += n_out
+            defn += (1 + n_out) if outputs else 0
+            extra_args += len(_read_first(template))
+        saved = sum(
+            s.size - (call_cost + extra_args + sum(size(b) for b in binds.values())) for s, binds in uses
+        )
+        return float(saved - defn), uses, outputs
 
     @staticmethod
     def _is_wrapper(template: T, library: dict[str, Any]) -> bool:
@@ -554,6 +785,7 @@ class StitchCompressor:
         n_holes: int,
         imports: dict[str, str],
         library: dict[str, Abstraction],
+        outputs: list[str] | None = None,
     ) -> tuple[str, list[str], list[str]]:
         taken = set(free) | {n for n, _ in _names(template)}
         hole_names = {}
@@ -566,13 +798,23 @@ class StitchCompressor:
         # give bound variables their original names back when that cannot clash
         restore = {c: o for c, o in names.items() if o not in taken and o not in params}
         body_t = _rename(template, restore)
-        node = from_tuple(body_t, hole_names)
-        if template[1] in _EXPR_TYPES:
-            body = [ast.Return(value=node)]
-        elif template[1] == "Expr":
-            body = [ast.Return(value=node.value)]
+        if template[1] == _BLOCK:  # in-out names are parameters too; results are returned
+            params += [restore.get(c, c) for c in _read_first(template)]
+            body = from_tuple(_field(body_t, "body"), hole_names)
+            outs = [restore.get(c, c) for c in outputs or []]
+            if len(outs) == 1:
+                body.append(ast.Return(value=ast.Name(id=outs[0], ctx=ast.Load())))
+            elif outs:
+                elts = [ast.Name(id=o, ctx=ast.Load()) for o in outs]
+                body.append(ast.Return(value=ast.Tuple(elts=elts, ctx=ast.Load())))
         else:
-            body = [node]
+            node = from_tuple(body_t, hole_names)
+            if template[1] in _EXPR_TYPES:
+                body = [ast.Return(value=node)]
+            elif template[1] == "Expr":
+                body = [ast.Return(value=node.value)]
+            else:
+                body = [node]
         fn = ast.FunctionDef(
             name=name,
             args=ast.arguments(
@@ -618,7 +860,10 @@ class StitchCompressor:
                 elif func[0] == "N" and func[1] == "Attribute":
                     calls.append(_field(func, "attr")[1])
         calls = [c for c in dict.fromkeys(calls) if c.isidentifier() and not c.startswith("_")][:2]
-        base = "_".join([self.name_prefix, *calls]) if calls else f"{self.name_prefix}_{template[1].lower()}"
+        kind = template[1].lower()
+        if template[1] == _BLOCK:
+            kind = "loop" if any(n[0] == "N" and n[1] in _LOOPS for n in _walk(template)) else "block"
+        base = "_".join([self.name_prefix, *calls]) if calls else f"{self.name_prefix}_{kind}"
         name, i = base, 2
         while name in library:
             name, i = f"{base}_{i}", i + 1
@@ -633,9 +878,9 @@ class StitchCompressor:
             imports.update(p.imports)
         for _ in range(self.max_abstractions):
             subs = self._collect(programs)
-            by_type: dict[str, list[_Sub]] = defaultdict(list)
+            by_type: dict[Any, list[_Sub]] = defaultdict(list)
             for s in subs:
-                by_type[s.norm[1]].append(s)
+                by_type[_signature(s.norm)].append(s)
             # branch and bound: an upper bound on each candidate's benefit lets most go unscored
             sizes = {kind: sorted((x.size for x in group), reverse=True) for kind, group in by_type.items()}
             ranked = []
@@ -644,44 +889,34 @@ class StitchCompressor:
                     continue
                 t_size = size(template)
                 call_cost = 2 if template[1] in _EXPR_TYPES else 3
-                bound = sum(n - call_cost for n in sizes[template[1]] if n >= t_size) - t_size
+                bound = sum(n - call_cost for n in sizes.get(_signature(template), []) if n >= t_size) - t_size
                 ranked.append((bound, template, names))
             ranked.sort(key=lambda r: -r[0])
-            best: tuple[float, T, dict[str, str], list[str], list] | None = None
+            best: tuple[float, T, dict[str, str], list[str], list, list[str]] | None = None
             for bound, template, names in ranked:
                 if bound <= 0 or (best is not None and bound <= best[0]):
                     break
                 free = self._free_vars(template, set(imports) | set(library))
-                benefit, uses = self._score(template, by_type[template[1]], len(free))
+                benefit, uses, outputs = self._score(template, by_type[_signature(template)], len(free))
                 if benefit > 0 and (best is None or benefit > best[0]):
-                    best = (benefit, template, names, free, uses)
+                    best = (benefit, template, names, free, uses, outputs)
             if best is None:
                 break
-            benefit, template, names, free, uses = best
+            benefit, template, names, free, uses, outputs = best
             name = self._name_for(template, library)
             n_holes = self._hole_count(template)
-            code, params, deps = self._make_code(name, template, names, free, n_holes, imports, library)
-            examples = []
-            for s, binds in uses:
-                args = [from_tuple(binds[i], {}) for i in range(n_holes)] + [
-                    ast.Name(id=f, ctx=ast.Load()) for f in free
-                ]
-                call = ast.Call(func=ast.Name(id=name, ctx=ast.Load()), args=args, keywords=[])
-                original = _lookup(programs[s.program].tree, s.path)
-                if len(examples) < 5:
-                    examples.append(
-                        (
-                            ast.unparse(ast.fix_missing_locations(from_tuple(original, {}))),
-                            ast.unparse(ast.fix_missing_locations(call)),
-                        )
-                    )
-                if original[1] == "Return":
-                    call_t = to_tuple(ast.Return(value=call))
-                elif original[1] in _STMT_TYPES:
-                    call_t = to_tuple(ast.Expr(value=call))
+            code, params, deps = self._make_code(
+                name, template, names, free, n_holes, imports, library, outputs
+            )
+            examples = [self._rewrite(programs, s, binds, name, template, free, outputs) for s, binds in uses]
+            # rewrite from the last use backwards: replacing a block shifts the statements after it
+            for s, binds in sorted(uses, key=lambda u: (u[0].program, u[0].path), reverse=True):
+                _, _, new = self._rewrite(programs, s, binds, name, template, free, outputs)
+                tree = programs[s.program].tree
+                if template[1] == _BLOCK:
+                    programs[s.program].tree = _replace_span(tree, s.path, s.width, new)
                 else:
-                    call_t = to_tuple(call)
-                programs[s.program].tree = _replace_at(programs[s.program].tree, s.path, call_t)
+                    programs[s.program].tree = _replace_at(tree, s.path, new)
             library[name] = Abstraction(
                 name=name,
                 template=template,
@@ -692,11 +927,51 @@ class StitchCompressor:
                 uses=len(uses),
                 size=size(template),
                 programs=sorted({s.program for s, _ in uses}),
-                examples=examples,
+                examples=[(a, b) for a, b, _ in examples[:5]],
                 depends_on=deps,
+                returns=[names.get(c, c) for c in outputs],
             )
             log.debug("stitch: chose %s (benefit %.1f, %d uses)", name, benefit, len(uses))
         return list(library.values())
+
+    @staticmethod
+    def _rewrite(
+        programs: list[Program],
+        s: _Sub,
+        binds: dict[int, T],
+        name: str,
+        template: T,
+        free: list[str],
+        outputs: list[str],
+    ) -> tuple[str, str, T]:
+        """(original source, the call replacing it, the call as a tuple tree) for one use."""
+        n_holes = len(binds)
+        args: list[Any] = [from_tuple(binds[i], {}) for i in range(n_holes)]
+        args += [ast.Name(id=f, ctx=ast.Load()) for f in free]
+        tree = programs[s.program].tree
+        if template[1] == _BLOCK:
+            args += [ast.Name(id=s.names[c], ctx=ast.Load()) for c in _read_first(template)]
+            stmt = _call_stmt(name, args, [s.names.get(c, c) for c in outputs])
+            parent = _lookup(tree, s.path[:-1])
+            items = parent[1][s.path[-1] : s.path[-1] + s.width]
+            original: Any = ast.Module(body=from_tuple(("L", items), {}), type_ignores=[])
+            new, shown = to_tuple(stmt), stmt
+        else:
+            call = ast.Call(func=ast.Name(id=name, ctx=ast.Load()), args=args, keywords=[])
+            original = from_tuple(_lookup(tree, s.path), {})
+            if original.__class__.__name__ == "Return":
+                shown = ast.Return(value=call)
+            elif original.__class__.__name__ in _STMT_TYPES:
+                shown = ast.Expr(value=call)
+            else:
+                shown = call
+            new = to_tuple(shown)
+            shown = call
+        return (
+            ast.unparse(ast.fix_missing_locations(original)),
+            ast.unparse(ast.fix_missing_locations(shown)),
+            new,
+        )
 
 
 def _lookup(t: T, path: tuple[int, ...]) -> T:

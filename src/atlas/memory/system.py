@@ -368,13 +368,19 @@ def build_memory_system(
 
     ``components`` defaults to experience + concepts, plus strategies when an ``llm`` is given (the
     strategy abstractor needs one). With an ``llm`` the Stitch compressor's abstractions are also named
-    by ``LLMAutoDocumenter``, and ``refine=True`` switches experience refinement to ``LLMRefineStrategy``.
+    by ``LLMAutoDocumenter``, the concept library composes concepts with ``LLMCompositionStrategy``
+    (``concept_library.compose(ids)``), and ``refine=True`` switches experience refinement to ``LLMRefineStrategy``.
     ``primitives`` ("arc", "swe") preloads a domain's primitives. ``guidelines`` plugs in a guideline
     bank built elsewhere (``atlas.memory.guidelines``).
     """
     from atlas.infra.records import RecordStore
     from atlas.infra.vector_index import make_vector_store
-    from atlas.memory.concepts import ChromaConceptLibrary, LLMAutoDocumenter, StitchCompressionStrategy
+    from atlas.memory.concepts import (
+        ChromaConceptLibrary,
+        LLMAutoDocumenter,
+        LLMCompositionStrategy,
+        StitchCompressionStrategy,
+    )
     from atlas.memory.experience import ChromaExperienceMemory, LLMRefineStrategy
     from atlas.memory.primitives import get_primitive_loader
     from atlas.memory.strategies import ChromaStrategyBank, LLMStrategyAbstractor
@@ -424,6 +430,7 @@ def build_memory_system(
             embedder,
             make_vector_store(chroma_dir, "atlas_concepts"),
             primitive_loader=get_primitive_loader(primitives) if primitives else None,
+            composition_strategy=LLMCompositionStrategy(llm) if llm is not None else None,
             compression_strategy=StitchCompressionStrategy(
                 documenter, max_abstractions=stitch_max_abstractions
             ),

@@ -39,8 +39,9 @@ from atlas.memory.guidelines.intelligence import (
 from atlas.memory.guidelines.messages import parse_trajectory
 from atlas.memory.guidelines.retrieval import CosineRetriever, LLMSelector, Retriever
 from atlas.memory.guidelines.segmentation import LLMSegmenter, Segmenter, SegmentSpec, TaskLevelSegmenter
-from atlas.memory.guidelines.store import Commit, GuidelineStore, collection_name
+from atlas.memory.guidelines.store import KEYS, Commit, GuidelineStore, collection_name
 from atlas.memory.guidelines.tips import LLMTipGenerator, TipGenerator
+from atlas.memory.relevance import relevance_floor
 
 _FILTER_VALUES: dict[str, tuple[str, ...]] = {
     "category": ("strategy", "recovery", "optimization"),
@@ -157,7 +158,8 @@ class GuidelineBank:
             if (llm is not None and cfg.llm_consolidation)
             else RuleDecider(cfg.duplicate_threshold, cfg.max_tips_per_cluster)
         )
-        self.cosine = CosineRetriever(cfg.threshold, cfg.failure_weight)
+        self.threshold = relevance_floor(embedder, "guidelines") if cfg.threshold is None else cfg.threshold
+        self.cosine = CosineRetriever(self.threshold, cfg.failure_weight)
         self.retriever = retriever
         self._locks: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Lock] = (
             weakref.WeakKeyDictionary()
@@ -284,7 +286,7 @@ class GuidelineBank:
         attribution = await _stage("attribution", self.attributor.attribute(traj, intel))
         segments: list[SegmentSpec] = await _stage("segmentation", self.segmenter.segment(traj, intel))
         descs = await _stage("generalization", self.generalizer.generalize([s.description for s in segments]))
-        task_text = self.rules.generalize_text(traj.task.description)
+        task_text = self.rules.generalize_description(traj.task.description)
         groups = []
         for seg, desc in zip(segments, descs, strict=True):
             tips = await _stage("tips", self.tip_generator.generate(traj, intel, attribution, seg))
@@ -340,7 +342,9 @@ class GuidelineBank:
                 rec.subtask = desc
             logged.extend(plan.log)
             pending.extend((t.id, svec) for t in tips)
-        commit = await self._commit_for(list(writes.values()), deletes, logged)
+        fresh = {t.id for _, tips in groups for t in tips}
+        raw = {gid: traj.task.description for gid in writes if gid in fresh}
+        commit = await self._commit_for(list(writes.values()), deletes, logged, raw)
         touched = [
             r.guideline_id for r in logged if r.action in ("ADD", "UPDATE") and r.guideline_id in writes
         ]
@@ -349,15 +353,60 @@ class GuidelineBank:
         )
         return commit, result
 
+    async def aimport_guidelines(self, guidelines: list[Guideline]) -> list[str]:
+        """Add tips that were extracted elsewhere (an export, a benchmark), without an LLM: their
+        subtask and ``metadata["task"]`` are generalized as the pipeline would and all keys
+        indexed; no consolidation. Returns their ids."""
+        g = self.rules.generalize_description
+        raw = {x.id: str(x.metadata["task"]) for x in guidelines if x.metadata.get("task")}
+        items = [
+            x.model_copy(
+                update={
+                    "subtask": g(x.subtask) if x.subtask else None,
+                    "metadata": {
+                        **x.metadata,
+                        **({"task": g(x.metadata["task"])} if x.metadata.get("task") else {}),
+                    },
+                }
+            )
+            for x in guidelines
+        ]
+        async with self._lock():
+            await self.store.apply(await self._commit_for(items, [], [], raw))
+        return [x.id for x in items]
+
+    def import_guidelines(self, guidelines: list[Guideline]) -> list[str]:
+        return run_sync(self.aimport_guidelines(guidelines))
+
+    def _raw_task(self, g: Guideline, raw_tasks: dict[str, str] | None) -> str:
+        """The task a tip was learned in, as written: given, from its first source trajectory's
+        record, or (tips imported without one) its generalized task."""
+        if raw_tasks and g.id in raw_tasks:
+            return raw_tasks[g.id]
+        for tid in g.source_trajectory_ids[:1]:
+            rec = self.store.trajectory(tid)
+            if rec and rec.get("task"):
+                return str(rec["task"])
+        return str(g.metadata.get("task") or g.subtask or g.content)
+
     async def _commit_for(
-        self, writes: list[Guideline], deletes: list[str], logged: list[DecisionRecord]
+        self,
+        writes: list[Guideline],
+        deletes: list[str],
+        logged: list[DecisionRecord],
+        raw_tasks: dict[str, str] | None = None,
     ) -> Commit:
         texts_s = [g.subtask or g.trigger or g.content for g in writes]
         texts_t = [str(g.metadata.get("task") or g.subtask or g.content) for g in writes]
-        vecs = await self._embed(texts_s + texts_t)
+        texts_r = [self._raw_task(g, raw_tasks) for g in writes]
+        vecs = await self._embed(texts_s + texts_t + texts_r)
         n = len(writes)
         upserts = [
-            (g, {"s": vecs[i].tolist(), "t": vecs[n + i].tolist()}, {"s": texts_s[i], "t": texts_t[i]})
+            (
+                g,
+                {"s": vecs[i].tolist(), "t": vecs[n + i].tolist(), "r": vecs[2 * n + i].tolist()},
+                {"s": texts_s[i], "t": texts_t[i], "r": texts_t[i]},  # no entity kept in clear
+            )
             for i, g in enumerate(writes)
         ]
         return Commit(
@@ -417,17 +466,17 @@ class GuidelineBank:
         that no longer exist are removed. Cheap when nothing is wrong (one count)."""
         store = self.store
         guidelines = store.all()
-        if await store.vectors.count() == 2 * len(guidelines):
+        if await store.vectors.count() == len(KEYS) * len(guidelines):
             return {"reindexed": [], "removed": []}
         present = {v["id"] for v in await store.vectors.get(None)}
         known = {g.id for g in guidelines}
         stale = [vid for vid in present if vid.rsplit(":", 1)[0] not in known]
-        missing = [g for g in guidelines if not {f"{g.id}:s", f"{g.id}:t"} <= present]
+        missing = [g for g in guidelines if not {f"{g.id}:{k}" for k in KEYS} <= present]
         async with self._lock():
             if stale:
                 await store.vectors.delete(stale)
             commit = await self._commit_for(missing, [], [])
-            await store.apply(commit)  # re-puts the same records and (re)writes both key vectors
+            await store.apply(commit)  # re-puts the same records and (re)writes all key vectors
         if stale or missing:
             log.warning(
                 "guideline store %s repaired: %d guideline(s) re-indexed, %d stale vector(s) removed",
@@ -455,9 +504,9 @@ class GuidelineBank:
             cfg = self.config
             self.retriever = LLMSelector(
                 self.llm,
+                threshold=self.threshold,
                 candidates=cfg.llm_candidates,
                 candidate_threshold=cfg.llm_candidate_threshold,
-                threshold=cfg.threshold,
                 failure_weight=cfg.failure_weight,
                 fallback=cfg.llm_fallback_to_cosine,
             )
@@ -487,9 +536,9 @@ class GuidelineBank:
         for name, value in (filters or {}).items():
             _check_choice(name, value)
         where = {**(filters or {})} or None
-        query = self.rules.generalize_text(text) if self.config.generalize_queries else text
-        vec = (await self._embed([query]))[0].tolist()
-        return await retriever.retrieve(self.store, text, vec, k, where)
+        query = self.rules.generalize_description(text) if self.config.generalize_queries else text
+        vecs = await self._embed([query, text])
+        return await retriever.retrieve(self.store, text, vecs[0].tolist(), k, where, vecs[1].tolist())
 
     def get_guidelines(
         self,

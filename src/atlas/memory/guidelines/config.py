@@ -1,9 +1,10 @@
 """Typed configuration of the guideline pipeline (validated at construction).
 
-Why the retrieval defaults are conservative: the ALTK-Evolve ablation found that a loose cosine
-threshold (0.5, top-3) pushed task completion *below* the no-memory baseline — a weakly related tip
-misleads more than it helps. On MiniLM, paraphrases of the same subtask score ≳0.6 while
-merely same-domain texts score 0.2–0.5, so 0.6 with k ≤ 5 admits only close matches.
+Why the retrieval threshold is a calibrated floor and not a constant: the ALTK-Evolve ablation
+found that a loose threshold pushed task completion *below* the no-memory baseline (a weakly related
+tip misleads more than it helps), but a fixed 0.6 on MiniLM also dropped tips of sibling tasks
+("bring the lamp to room_D" scored 0.55 against "bring the key to room_C"). ``threshold=None`` uses
+the floor of :mod:`atlas.memory.relevance`, chosen per embedder on the transfer benchmark.
 """
 
 from __future__ import annotations
@@ -54,21 +55,25 @@ class GuidelineConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     granularity: Granularity = "subtask"
-    min_tips_per_segment: int = Field(1, ge=1)
+    min_tips_per_segment: int = Field(2, ge=1)
     max_tips_per_segment: int = Field(4, ge=1)
     max_segments: int = Field(8, ge=1)
     outcome: OutcomeRules = Field(default_factory=OutcomeRules)
     llm_thought_classifier: bool = False
-    llm_generalizer: bool = False
+    llm_generalizer: bool = True  # only used when the bank has an LLM; rules otherwise
     cluster_threshold: float = Field(0.85, ge=0.0, le=1.0, description="cosine of subtask descriptions")
     duplicate_threshold: float = Field(0.85, ge=0.0, le=1.0, description="cosine of tip contents → UPDATE")
     max_tips_per_cluster: int = Field(6, ge=1)
     llm_consolidation: bool = True  # LLM decides ADD/UPDATE/DELETE/NONE when the bank has an LLM
     retrieval_mode: RetrievalMode = "cosine"
-    threshold: float = Field(0.6, ge=-1.0, le=1.0, description="minimum cosine for cosine retrieval")
+    threshold: float | None = Field(
+        None, ge=-1.0, le=1.0, description="minimum cosine (None: the embedder's calibrated floor)"
+    )
     default_k: int = Field(5, ge=1)
     llm_candidates: int = Field(15, ge=1, description="cosine pool shown to the LLM selector")
-    llm_candidate_threshold: float = Field(0.3, ge=-1.0, le=1.0)
+    llm_candidate_threshold: float | None = Field(
+        None, ge=-1.0, le=1.0, description="floor of the LLM's candidate pool (None: same as threshold)"
+    )
     llm_fallback_to_cosine: bool = True  # a garbage selector reply falls back to cosine (flagged)
     failure_weight: float = Field(0.9, gt=0.0, le=1.0, description="rank multiplier of failure-only tips")
     failure_decay_days: float = Field(30.0, gt=0.0, description="age after which failure-only tips demote")

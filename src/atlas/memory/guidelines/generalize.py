@@ -1,9 +1,14 @@
 """Stage 5a, generalization: strip task-specific entities from descriptions and tips.
 
-``RuleGeneralizer`` (default, free) replaces emails, URLs, uuids/hex ids, paths, quoted names,
-numbers and ids such as ``room_B`` with their category. ``LLMGeneralizer`` rewrites descriptions
-the way a person would ("Retrieve Spotify password for john.doe@email.com" → "Retrieve service
-account credentials") and is followed by the rule pass as a safety net."""
+``RuleGeneralizer`` (free) replaces emails, URLs, uuids/hex ids, paths, quoted names, numbers and
+ids such as ``room_B`` with their category (``generalize_text``, applied to tips too). Descriptions —
+task and subtask keys and the queries compared with them (``generalize_description``) — also lose
+names and objects: days, months and times; capitalized names inside a sentence (a name used as a
+modifier is dropped, "Spotify password" → "password"; one standing alone becomes "a name",
+possessives "someone's"); and the single-word object of a carrying verb ("bring the key to" →
+"bring an object to"). ``LLMGeneralizer`` (the bank's default when it has an LLM) rewrites
+descriptions the way a person would ("Retrieve Spotify password for john.doe@email.com" → "Retrieve
+service account credentials") and is followed by the rule pass as a safety net."""
 
 from __future__ import annotations
 
@@ -26,6 +31,86 @@ _SUBS: list[tuple[re.Pattern[str], str]] = [
 ]
 _ARTICLE_FIX = re.compile(r"\b(the|a|an) (an?) ", re.I)
 
+_DAYS = r"(?:Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)day"
+_MONTHS = r"(?:January|February|March|April|May|June|July|August|September|October|November|December)"
+_WHEN: list[tuple[re.Pattern[str], str]] = [
+    (re.compile(rf"\b{_MONTHS}(?: \d{{1,2}}(?:st|nd|rd|th)?\b)?"), "a date"),
+    (re.compile(rf"\b{_DAYS}\b"), "a day"),
+    (re.compile(r"\b\d{1,2}(?::\d\d)? ?(?:am|pm)\b", re.I), "a time"),
+]
+# lowercase words after a name that show it is not a modifier of a noun ("in London this week")
+_NOT_NOUN = {
+    "and",
+    "or",
+    "but",
+    "to",
+    "in",
+    "on",
+    "at",
+    "for",
+    "from",
+    "with",
+    "by",
+    "of",
+    "this",
+    "that",
+    "these",
+    "those",
+    "the",
+    "a",
+    "an",
+    "next",
+    "last",
+    "today",
+    "tonight",
+    "tomorrow",
+    "yesterday",
+    "is",
+    "are",
+    "was",
+    "were",
+    "be",
+    "has",
+    "have",
+    "had",
+    "will",
+    "would",
+    "can",
+    "could",
+    "should",
+    "using",
+    "via",
+    "into",
+    "onto",
+}
+# a capitalized word (or run of them) inside a sentence: after a lowercase word, a comma or a digit
+_PROPER = re.compile(
+    r"(?:\b(?P<art>[Aa]n?|[Tt]he) )?(?<=[a-z0-9,)] )(?P<name>[A-Z][\w&.-]+(?: [A-Z][\w&.-]+)*)"
+    r"(?P<poss>'s\b)?(?P<next> [a-z]\w*)?"
+)
+_CARRY = re.compile(
+    r"\b(?P<verb>bring|take|carry|move|deliver|fetch|get|put|place|drop|hand)"
+    r" (?:the|a|an|some|that|this) [a-z]+(?= (?:to|into|onto|in|on|from)\b)",
+    re.I,
+)
+
+
+def _with_article(art: str, word: str) -> str:
+    """``art`` (a / an / the, any case) fitted to the word that now follows it."""
+    if art.lower() == "the":
+        return art
+    an = word.lstrip()[:1].lower() in set("aeiou")
+    return (art[0] + "n") if an else art[0]
+
+
+def _proper(m: re.Match[str]) -> str:
+    art, nxt = m.group("art"), m.group("next") or ""
+    if m.group("poss"):
+        return "someone's" + nxt
+    if nxt and nxt.strip() not in _NOT_NOUN:
+        return (_with_article(art, nxt) + nxt) if art else nxt.lstrip()  # a modifier: drop the name
+    return ("the name" if art and art.lower() == "the" else "a name") + nxt
+
 
 def _article(m: re.Match[str]) -> str:
     word = m.group(1)
@@ -33,24 +118,36 @@ def _article(m: re.Match[str]) -> str:
 
 
 class RuleGeneralizer:
-    """Regex entity stripping; deterministic and cheap. ``strip_proper_nouns`` also removes
-    capitalized words inside a sentence (off by default: it also hits tool names)."""
+    """Regex entity stripping; deterministic and cheap. ``generalize_text`` (tips) keeps words;
+    ``generalize_description`` (keys and queries) also strips names and objects unless
+    ``strip_proper_nouns`` / ``strip_objects`` are off."""
 
-    def __init__(self, strip_proper_nouns: bool = False) -> None:
+    def __init__(self, strip_proper_nouns: bool = True, strip_objects: bool = True) -> None:
         self.strip_proper_nouns = strip_proper_nouns
+        self.strip_objects = strip_objects
 
     def generalize_text(self, text: str) -> str:
         out = text
         for rx, repl in _SUBS:
             out = rx.sub(repl, out)
         out = re.sub(r"\b([A-Za-z]+)#", _article, out)
-        if self.strip_proper_nouns:
-            out = re.sub(r"(?<=[a-z,] )[A-Z][a-z]+\b", "a service", out)
         out = _ARTICLE_FIX.sub(lambda m: m.group(2) + " ", out)
         return re.sub(r"\s{2,}", " ", out).strip()
 
+    def generalize_description(self, text: str) -> str:
+        out = text
+        if self.strip_proper_nouns:
+            for rx, repl in _WHEN:
+                out = rx.sub(repl, out)
+        out = self.generalize_text(out)
+        if self.strip_proper_nouns:
+            out = _PROPER.sub(_proper, out)
+        if self.strip_objects:
+            out = _CARRY.sub(lambda m: f"{m.group('verb')} an object", out)
+        return re.sub(r"\s{2,}", " ", out).strip()
+
     async def generalize(self, texts: list[str]) -> list[str]:
-        return [self.generalize_text(t) for t in texts]
+        return [self.generalize_description(t) for t in texts]
 
 
 @runtime_checkable

@@ -4,11 +4,14 @@
 round trip, the CLI) run the real pipeline without a model. FILE holds either a list of replies
 (used in order) or ``{"stages": {"segmentation": [...], "tips": [...], ...}, "default": "..."}``:
 replies are routed by the stage marker of the prompt (see ``prompts.stage_of``); the last reply of a
-stage repeats once its list is used up. Anything else goes to ``atlas.infra.llm.make_llm``."""
+stage repeats once its list is used up; a file with no reply for the ``generalize`` stage gets the
+descriptions back unchanged (the rule pass still strips entities). Anything else goes to
+``atlas.infra.llm.make_llm``."""
 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +43,9 @@ def scripted_from_file(path: str | Path) -> Any:
     def respond(messages: list[dict[str, Any]], **_: Any) -> str:
         stage = stage_of(messages) or "default"
         replies = stages.get(stage)
+        if not replies and stage == "generalize" and default is None:
+            items = re.findall(r"^\d+\. (.+)$", messages[-1]["content"], re.M)
+            return json.dumps({"descriptions": items})
         if not replies:
             if default is None:
                 raise ConfigError(f"{p}: no scripted reply for stage {stage!r}")

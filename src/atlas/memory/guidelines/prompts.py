@@ -84,7 +84,8 @@ _USER: dict[str, str] = {
     ),
     "select": (
         "Task: {task}\n\nCandidate guidelines:\n{candidates}\n\nChoose at most {k}. "
-        'Reply: {{"selected": ["id", ...], "reason": "..."}}'
+        'Reply: {{"selected": [...], "reason": "..."}} where selected lists the ids (g1, g2, ...) '
+        "of the guidelines that apply, [] when none does."
     ),
 }
 

@@ -194,6 +194,7 @@ class Selection(_Reply):
     @field_validator("selected")
     @classmethod
     def _known(cls, v: list[str]) -> list[str]:
+        v = [i.strip().removeprefix("id=").strip() for i in v]  # small models echo the listing's "id="
         unknown = [i for i in v if i not in cls.candidate_ids]
         if unknown:
             raise ValueError(f"unknown guideline id(s) {unknown}: choose from the candidates")

@@ -1,8 +1,10 @@
 """Durable storage of one namespace of the guideline bank.
 
 Records (guidelines, trajectories, the decision log) live in SQLite tables of a ``RecordStore``;
-each guideline has two vector keys in a ``VectorStore`` — its generalized subtask description
-(``<id>:s``, also used for clustering) and the generalized task it was learned in (``<id>:t``).
+each guideline has three vector keys in a ``VectorStore`` — its generalized subtask description
+(``<id>:s``, also used for clustering), the generalized task it was learned in (``<id>:t``) and that
+task as it was written (``<id>:r``; its stored document is the generalized text, so no entity is kept
+in clear beside the vector).
 Tables and the collection are per namespace, so one namespace never sees another's memory.
 
 Writes are atomic: records change in one transaction, then the vectors; if the vector write fails
@@ -19,6 +21,9 @@ from atlas.errors import AtlasError, StoreError
 from atlas.memory.guidelines.config import check_namespace
 
 log = logging.getLogger(__name__)
+
+
+KEYS = ("s", "t", "r")  # subtask, generalized task, task as written
 
 
 def table_suffix(namespace: str) -> str:
@@ -99,6 +104,22 @@ class GuidelineStore:
     def decisions(self) -> list[dict[str, Any]]:
         return sorted(self.records.all(self.t_decisions), key=lambda d: (d.get("ts", ""), d.get("seq", 0)))
 
+    async def key_vectors(self, guideline_ids: list[str]) -> dict[str, dict[str, list[float]]]:
+        """guideline id → key kind → vector, for the given guidelines."""
+        if not guideline_ids:
+            return {}
+        try:
+            rows = await self.vectors.get([f"{g}:{k}" for g in guideline_ids for k in KEYS])
+        except AtlasError:
+            raise
+        except Exception as exc:  # third-party backend error → our error, at the boundary
+            raise StoreError(f"guideline vector read failed: {exc}") from exc
+        out: dict[str, dict[str, list[float]]] = {}
+        for row in rows:
+            gid, key = row["id"].rsplit(":", 1)
+            out.setdefault(gid, {})[key] = row["embedding"]
+        return out
+
     async def query(
         self, vector: list[float], k: int, where: dict | None = None
     ) -> list[tuple[str, str, float]]:
@@ -142,7 +163,7 @@ class GuidelineStore:
                 self.records.put(self.t_trajectories, commit.trajectory["id"], commit.trajectory)
             for tid in commit.trajectory_deletes:
                 self.records.delete(self.t_trajectories, tid)
-        stale = [f"{gid}:{k}" for gid in touched for k in ("s", "t")]
+        stale = [f"{gid}:{k}" for gid in touched for k in KEYS]
         old_vectors: list[dict[str, Any]] = []
         try:
             if stale:
@@ -193,4 +214,4 @@ class GuidelineStore:
             log.error("could not restore guideline vectors after a failed commit: %s", exc)
 
 
-__all__ = ["Commit", "GuidelineStore", "collection_name", "table_suffix", "vector_metadata"]
+__all__ = ["KEYS", "Commit", "GuidelineStore", "collection_name", "table_suffix", "vector_metadata"]

@@ -40,9 +40,10 @@ class TipGenerator(Protocol):
 
 
 class LLMTipGenerator:
-    """Asks for ``min_tips``..``max_tips`` tips about one segment, within the allowed categories."""
+    """Asks for ``min_tips``..``max_tips`` tips (the seed's 2–4) about one segment, within the allowed
+    categories; a reply outside the bounds fails validation and is re-asked."""
 
-    def __init__(self, llm: Any, min_tips: int = 1, max_tips: int = 4) -> None:
+    def __init__(self, llm: Any, min_tips: int = 2, max_tips: int = 4) -> None:
         self.llm = llm
         self.min_tips = min_tips
         self.max_tips = max_tips
@@ -68,7 +69,7 @@ class LLMTipGenerator:
             trajectory=describe(trajectory, intel),
             attribution=f"Attribution:\n{att}\n\n" if att else "",
             focus=focus,
-            min_tips=max(self.min_tips, 2) if self.max_tips >= 2 else 1,
+            min_tips=self.min_tips,
             max_tips=self.max_tips,
             categories=", ".join(cats),
         )

@@ -1,0 +1,120 @@
+"""The retrieval defaults of issue 17: a calibrated floor, three keys per tip, duplicates collapsed,
+entity stripping of names and objects, the LLM generalizer when there is an LLM, 2–4 tips a segment."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from gl_helpers import make_traj
+
+from atlas.core.types import Guideline
+from atlas.infra.llm import ScriptedLLM
+from atlas.memory.guidelines import GuidelineBank, GuidelineConfig
+from atlas.memory.guidelines.generalize import LLMGeneralizer, RuleGeneralizer
+from atlas.memory.guidelines.prompts import stage_of
+from atlas.memory.guidelines.scripted import auto_responder
+from atlas.memory.relevance import FLOORS
+
+
+def _tip(content: str, subtask: str, task: str = "Bring the key to room_C") -> Guideline:
+    return Guideline(category="strategy", content=content, subtask=subtask, metadata={"task": task})
+
+
+def test_threshold_defaults_to_the_calibrated_floor_of_the_embedder(embedder):
+    from atlas.infra.embeddings import NGramEmbedder
+
+    assert GuidelineBank(embedder=embedder).threshold == FLOORS["minilm"]["guidelines"]
+    assert GuidelineBank(embedder=NGramEmbedder()).threshold == FLOORS["ngram"]["guidelines"]
+    assert GuidelineBank(embedder=embedder, config=GuidelineConfig(threshold=0.7)).threshold == 0.7
+
+
+def test_same_advice_under_two_subtasks_comes_back_once(embedder):
+    bank = GuidelineBank(embedder=embedder)
+    bank.import_guidelines(
+        [
+            _tip("Look around before the first move.", "find the target object"),
+            _tip("look around before the first move", "carry the object to the goal room"),
+            _tip("Plan the shortest path first", "carry the object to the goal room"),
+        ]
+    )
+    found = bank.get_guidelines("Bring the lamp to room_D", k=5)
+    assert sorted(g.content.lower().rstrip(".") for g in found) == [
+        "look around before the first move",
+        "plan the shortest path first",
+    ]
+
+
+def test_each_tip_is_indexed_under_three_keys_without_entities_in_clear(embedder):
+    bank = GuidelineBank(llm=ScriptedLLM(auto_responder()), embedder=embedder)
+    bank.save(make_traj("clean", task="bring the apple to room_C for john.doe@email.com"))
+    tips = bank.list_guidelines()
+    rows = bank.store.vectors.get_sync(None)
+    assert len(rows) == 3 * len(tips)
+    assert {r["id"].rsplit(":", 1)[1] for r in rows} == {"s", "t", "r"}
+    assert not any("john.doe" in r["document"] or "room_C" in r["document"] for r in rows)
+
+
+def test_rule_generalizer_strips_names_and_objects_from_descriptions():
+    g = RuleGeneralizer()
+    out = g.generalize_description("Retrieve Spotify password for john.doe@email.com")
+    assert "Spotify" not in out and "john" not in out and "password" in out
+    assert g.generalize_description("Bring the key to room_C") == g.generalize_description(
+        "Bring the lamp to room_D"
+    )
+    assert "Maria" not in g.generalize_description("Reply to Maria's email on Saturday at 7pm")
+    assert "a name" in g.generalize_description("Book a flight from Paris to Berlin")
+    # tips keep their words: only ids, emails, numbers... are replaced there
+    assert g.generalize_text("Grill on the BBQ, then use the FileSystem API") == (
+        "Grill on the BBQ, then use the FileSystem API"
+    )
+
+
+def test_llm_generalizer_is_the_default_only_with_an_llm(embedder):
+    assert isinstance(
+        GuidelineBank(llm=ScriptedLLM(auto_responder()), embedder=embedder).generalizer, LLMGeneralizer
+    )
+    assert isinstance(GuidelineBank(embedder=embedder).generalizer, RuleGeneralizer)
+    off = GuidelineConfig(llm_generalizer=False)
+    assert isinstance(
+        GuidelineBank(llm=ScriptedLLM([]), embedder=embedder, config=off).generalizer, RuleGeneralizer
+    )
+
+
+def test_a_reply_with_one_tip_is_reasked_for_two_to_four(embedder):
+    auto = auto_responder()
+    one = {"tips": [{"category": "strategy", "content": "only one tip"}]}
+    tips_replies = iter([json.dumps(one)])
+
+    def respond(messages, **kw):
+        if stage_of(messages) == "tips":
+            return next(tips_replies, None) or auto(messages, **kw)
+        return auto(messages, **kw)
+
+    llm = ScriptedLLM(respond)
+    bank = GuidelineBank(llm=llm, embedder=embedder, config=GuidelineConfig(granularity="task"))
+    result = bank.save(make_traj("clean"))
+    assert result.status == "processed" and len(result.guideline_ids) == 2
+    assert [stage_of(c.messages) for c in llm.history].count("tips") == 2  # re-asked once
+    assert bank.config.min_tips_per_segment == 2 and bank.config.max_tips_per_segment == 4
+    with pytest.raises(ValueError):
+        GuidelineConfig(min_tips_per_segment=5)
+
+
+def test_llm_selection_shows_short_ids_and_maps_them_back(embedder):
+    llm = ScriptedLLM(auto_responder(select=1))
+    bank = GuidelineBank(llm=llm, embedder=embedder)
+    ids = bank.import_guidelines(
+        [_tip("Look first", "find the target object"), _tip("Plan the path", "carry the object")]
+    )
+    found = bank.get_guidelines("Bring the lamp to room_D", mode="llm")
+    assert "- id=g1 " in llm.history[-1].prompt and ids[0] not in llm.history[-1].prompt
+    assert len(found) == 1 and found[0].id in ids and found[0].metadata["retrieval"] == "llm"
+
+
+def test_llm_selection_of_an_unrelated_task_makes_no_call(embedder):
+    llm = ScriptedLLM(auto_responder())
+    bank = GuidelineBank(llm=llm, embedder=embedder)
+    bank.import_guidelines([_tip("Look first", "find the target object")])
+    assert bank.get_guidelines("compile the linux kernel with clang", mode="llm") == []
+    assert llm.history == []  # the candidate pool is floored too: nothing to choose from
