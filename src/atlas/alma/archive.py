@@ -16,11 +16,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator
 
 from atlas.alma.novelty import novelty_scores
-from atlas.alma.run_dir import atomic_write_text
-from atlas.errors import ArchiveError
+from atlas.alma.run_dir import atomic_write_text, confined
+from atlas.core import jsonsafe
+from atlas.errors import ArchiveError, InvalidInputError
 
 if TYPE_CHECKING:
     from atlas.alma.design import Design
@@ -31,6 +32,7 @@ Status = Literal["ok", "invalid", "error"]
 
 
 _ID = re.compile(r"d-(\d+)")
+_SAFE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,99}")  # an id names files: no separators, no leading dot
 
 
 def _now() -> str:
@@ -81,6 +83,20 @@ class ArchiveEntry(BaseModel):
 
     _source: str | None = PrivateAttr(default=None)
     _design: Any = PrivateAttr(default=None)
+
+    @field_validator("id")
+    @classmethod
+    def _safe_id(cls, v: str) -> str:
+        if not _SAFE_ID.fullmatch(v):
+            raise ValueError("an id is 1-100 letters, digits, '.', '_' or '-' (it names files in the run folder)")
+        return v
+
+    @field_validator("source_path", "logs_dir")
+    @classmethod
+    def _relative_path(cls, v: str | None) -> str | None:
+        if v is not None and (not v or "\x00" in v or v.startswith(("/", "\\")) or ".." in re.split(r"[/\\]", v)):
+            raise ValueError("must be a relative path inside the run folder (no '..', not absolute)")
+        return v
 
     @property
     def source(self) -> str | None:
@@ -205,7 +221,7 @@ class Archive:
                 continue
             if e.source_path is None:
                 e.source_path = f"designs/{e.id}.py"
-            src_file = root / e.source_path
+            src_file = confined(root, e.source_path, under="designs", what=f"source_path of {e.id}")
             if not src_file.exists() or src_file.read_text(encoding="utf-8") != e.source:
                 atomic_write_text(src_file, e.source)
         text = json.dumps(self.to_dict(), indent=2, ensure_ascii=False) + "\n"
@@ -266,8 +282,8 @@ class Archive:
         if not p.exists():
             raise ArchiveError(f"no archive at {p}{_recovery_hint(p) if p.with_name(p.name + '.bak').exists() else ''}")
         try:
-            data = json.loads(p.read_text(encoding="utf-8"))
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            data = jsonsafe.loads(p.read_bytes(), what=str(p))
+        except InvalidInputError as exc:
             raise ArchiveError(f"{p} is corrupt ({exc}){_recovery_hint(p)}") from exc
         except OSError as exc:
             raise ArchiveError(f"cannot read {p}: {exc}") from exc
@@ -281,7 +297,7 @@ class Archive:
         for e in self.entries:
             if e.source is not None or e.source_path is None or (wanted is not None and e.id not in wanted):
                 continue
-            f = root / e.source_path
+            f = confined(root, e.source_path, under="designs", what=f"source_path of {e.id}")
             try:
                 e.source = f.read_text(encoding="utf-8")
             except (OSError, UnicodeDecodeError) as exc:

@@ -236,9 +236,10 @@ class Search:
                                concurrency=cfg.concurrency, pool=self.pool, limits=self.limits,
                                on_episode=self.progress.episode)
         if resume:
+            self.run_dir.remove_stale_tmp()
             if self.run_dir.archive_path.exists():
                 self.archive = Archive.load(self.run_dir.archive_path).hydrate()
-            elif any(self.run_dir.designs_dir.glob("*.py")):
+            elif not self.run_dir.never_saved():
                 bak = self.run_dir.archive_path.with_name("archive.json.bak")
                 raise ArchiveError(
                     f"{self.run_dir.archive_path} is missing but {self.run_dir.designs_dir} holds designs: "
@@ -262,6 +263,7 @@ class Search:
                 "created_at": datetime.now(UTC).isoformat(),
             }
             self.run_dir.write_config(facts)
+            self.archive.save()  # an empty archive first: a kill at any later point leaves one to resume
         if self.trace_path is not None:
             self._trace = TraceWriter(self.trace_path)
 
@@ -426,7 +428,7 @@ class Search:
         parent_ids = [p.id for p in parents]
         self.emit("iteration.start", generation=generation, parent_ids=parent_ids)
 
-        logs = [DesignLogs.from_dir(self.run_dir.path / (p.logs_dir or f"logs/{p.id}"), p.model_dump(mode="json"))
+        logs = [DesignLogs.from_dir(self.run_dir.entry_logs(p.logs_dir, p.id), p.model_dump(mode="json"))
                 for p in parents]
         dlog = DebugLog.build(logs)
         debug = await DebugAgent(self.debug_llm, max_turns=cfg.debug_turns).analyze(
@@ -649,9 +651,12 @@ def _check_same_task_model(rd: RunDir, llm: Any) -> None:
     started = rd.read_config().get("task_model")
     now = getattr(llm, "model", None)
     if started and now and started != now:
+        how = (f"--model {started}" if started != "scripted" else
+               "the same scripted test double from Python (atlas.alma.run(resume=..., llm=ScriptedLLM(...)); "
+               "it has no --model name)")
         raise ConfigError(f"{rd.path} was started with the task model {started!r}; resuming with {now!r} would "
                           "score new designs with another agent than the baseline and the archive. Resume with "
-                          f"--model {started}, or start a new run.")
+                          f"{how}, or start a new run.")
 
 
 def load_design(ref: str) -> Any:

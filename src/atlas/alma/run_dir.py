@@ -16,7 +16,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from atlas.errors import ArchiveError
+from atlas.core import jsonsafe
+from atlas.errors import ArchiveError, InvalidInputError
 
 
 def atomic_write_text(path: Path, text: str) -> None:
@@ -33,6 +34,25 @@ def atomic_write_text(path: Path, text: str) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def confined(root: str | Path, rel: Any, *, under: str = "", what: str = "path") -> Path:
+    """``root/rel`` resolved, if it stays inside ``root/under`` (symlinks followed); else
+    ``ArchiveError``. Paths read from a run folder (archive.json, config.json, logs) are data a
+    user may have downloaded: they must never reach a file outside that folder."""
+    top = Path(root).resolve()
+    base = (top / under).resolve()
+    if not isinstance(rel, str) or not rel or "\x00" in rel or Path(rel).is_absolute():
+        raise ArchiveError(f"{what} {rel!r} is not a relative path inside {base}: a run folder may only "
+                           "point at its own files; fix or remove that entry")
+    try:
+        path = (Path(root) / rel).resolve()
+    except (OSError, RuntimeError, ValueError) as exc:
+        raise ArchiveError(f"{what} {rel!r} cannot be resolved: {exc}") from exc
+    if not (path.is_relative_to(base) and base.is_relative_to(top)):
+        raise ArchiveError(f"{what} {rel!r} points outside {base} (to {path}): a run folder may only point at "
+                           "its own files; fix or remove that entry")
+    return path
 
 
 def default_run_name(env: str) -> str:
@@ -98,8 +118,29 @@ class RunDir:
     def logs_dir(self, design_id: str) -> Path:
         return self.logs_root / design_id
 
+    def entry_logs(self, logs_dir: str | None, design_id: str) -> Path:
+        """An archive entry's logs folder, confined to ``logs/`` (ArchiveError if it points elsewhere)."""
+        return confined(self.path, logs_dir or f"logs/{design_id}", under="logs", what=f"logs_dir of {design_id}")
+
     def design_path(self, design_id: str) -> Path:
         return self.designs_dir / f"{design_id}.py"
+
+    # ---- recovery ------------------------------------------------------------------------------
+    def remove_stale_tmp(self) -> list[Path]:
+        """Delete the temporary files of writes a kill interrupted (``.<name>.*.tmp``); only call
+        while no process writes to this run."""
+        dirs = [self.path, self.designs_dir, *(p for p in self.logs_root.glob("*") if p.is_dir())]
+        stale = [f for d in dirs for f in d.glob(".*.tmp") if f.is_file() and not f.is_symlink()]
+        for f in stale:
+            f.unlink(missing_ok=True)
+        return stale
+
+    def never_saved(self) -> bool:
+        """True when no archive.json was ever completed here: no archive, no ``.bak``, and at most the
+        one design source a first save writes before its archive.json (a kill between the two)."""
+        bak = self.archive_path.with_name(self.archive_path.name + ".bak")
+        return (not self.archive_path.exists() and not bak.exists()
+                and len(list(self.designs_dir.glob("*.py"))) <= 1)
 
     # ---- writers -------------------------------------------------------------------------------
     def write_config(self, config: dict[str, Any]) -> None:
@@ -107,9 +148,12 @@ class RunDir:
 
     def read_config(self) -> dict[str, Any]:
         try:
-            return json.loads(self.config_path.read_text(encoding="utf-8"))
-        except (OSError, json.JSONDecodeError) as exc:
-            raise ArchiveError(f"cannot read {self.config_path}: {exc}") from exc
+            data = jsonsafe.loads(self.config_path.read_bytes(), what=str(self.config_path))
+        except (OSError, InvalidInputError) as exc:
+            raise ArchiveError(f"cannot read {self.config_path}: {exc}; restore it (or start a new run)") from exc
+        if not isinstance(data, dict):
+            raise ArchiveError(f"{self.config_path} is not a JSON object; restore it (or start a new run)")
+        return data
 
     def write_design(self, design_id: str, source: str) -> str:
         """Write a design's source; returns its path relative to the run folder."""

@@ -24,9 +24,15 @@ def _console(stderr: bool = False) -> Any:
     return Console(stderr=stderr, highlight=False)
 
 
-def _fail(message: str) -> None:
-    _console(stderr=True).print(f"[red]error:[/red] {message}")
-    raise typer.Exit(1)
+def _fail(message: str | BaseException) -> None:
+    """Print the error and exit: 2 when the input is bad (an exception saying so, or a bare message
+    about what was given), 1 when ATLAS failed (see ``atlas.cli.exits``)."""
+    from rich.markup import escape
+
+    from atlas.cli.exits import BAD_INPUT, exit_code
+
+    _console(stderr=True).print(f"[red]error:[/red] {escape(str(message))}")
+    raise typer.Exit(exit_code(message) if isinstance(message, BaseException) else BAD_INPUT)
 
 
 def _make_client(model: str | None, label: str, console: Any) -> Any:
@@ -39,7 +45,7 @@ def _make_client(model: str | None, label: str, console: Any) -> Any:
     try:
         return make_llm(model)
     except LLMConfigError as exc:
-        _fail(str(exc))
+        _fail(exc)
         raise  # unreachable: _fail exits
 
 
@@ -132,7 +138,7 @@ def _run_search(console: Any, *, model: str | None, meta_model: str | None, resu
     try:
         return run(llm=llm, meta_llm=meta_llm, resume=resume, **kwargs)
     except AtlasError as exc:
-        _fail(str(exc))
+        _fail(exc)
         raise
 
 
@@ -187,7 +193,7 @@ def register(app: typer.Typer) -> None:
             try:
                 saved = AlmaConfig.load(resume / "config.json")
             except ConfigError as exc:
-                _fail(str(exc))
+                _fail(exc)
                 raise
             model = model or saved.model
             meta_model = meta_model or saved.meta_model
@@ -232,7 +238,7 @@ def register(app: typer.Typer) -> None:
         try:
             d = load_design(design)
         except AtlasError as exc:
-            _fail(str(exc))
+            _fail(exc)
             raise
         problems = check_design(d.source) if d.origin != "host" else []
         if problems:
@@ -245,7 +251,7 @@ def register(app: typer.Typer) -> None:
                 no_embed=no_embed, alfworld_data=alfworld_data, concurrency=concurrency, quiet=quiet,
                 max_turns=max_turns))
         except AtlasError as exc:
-            _fail(str(exc))
+            _fail(exc)
             raise
         base = archive.baseline or {}
         console.print(f"design      {entry.name} ({entry.status})")
@@ -302,7 +308,7 @@ def _load(run_dir: Path, *, hydrate: bool | list[str] = False) -> Any:
             return arch
         return arch.hydrate(None if hydrate is True else hydrate)
     except ArchiveError as exc:
-        _fail(str(exc))
+        _fail(exc)
         raise
 
 

@@ -22,7 +22,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from atlas.errors import ArchiveError
+from atlas.core import jsonsafe
+from atlas.errors import ArchiveError, InvalidInputError
 
 RUN_FILES = ("config.json", "archive.json", "trace.jsonl")
 #: Design ids are used to build paths; anything else is refused (no path traversal).
@@ -224,7 +225,7 @@ def read_run(run_dir: str | Path) -> RunSnapshot:
     entries = []
     seen: set[str] = set()
     for i, raw in enumerate(raw_entries):
-        if not isinstance(raw, dict) or not isinstance(raw.get("id"), str) or not _ID_RE.match(raw["id"]):
+        if not isinstance(raw, dict) or not isinstance(raw.get("id"), str) or not _ID_RE.fullmatch(raw["id"]):
             warnings.append(f"archive.json: entry {i} has no valid id; skipped")
             continue
         if raw["id"] in seen:
@@ -266,7 +267,7 @@ def read_jsonl(path: Path, warnings: list[str] | None = None) -> list[dict[str, 
             continue
         try:
             obj = json.loads(line)
-        except json.JSONDecodeError:
+        except (ValueError, RecursionError):  # not JSON, a huge number, or nested past the parser
             is_last = n == len(lines)  # no newline after it: still being written
             if not is_last and warnings is not None:
                 warnings.append(f"{path.name}: line {n} is not JSON; skipped")
@@ -282,16 +283,16 @@ def _read_json_file(path: Path, warnings: list[str], *, required: bool) -> Any:
             raise ArchiveError(f"missing {path}")
         return None
     try:
-        text = path.read_text(encoding="utf-8")
+        data = path.read_bytes()
     except OSError as exc:
         raise ArchiveError(f"cannot read {path}: {exc}") from exc
-    if not text.strip():
+    if not data.strip():
         warnings.append(f"{path.name} is empty")
         return None
     try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ArchiveError(f"{path} is corrupt: not valid JSON ({exc.msg} at line {exc.lineno})") from exc
+        return jsonsafe.loads(data, what=str(path))
+    except InvalidInputError as exc:
+        raise ArchiveError(f"{path} is corrupt: {exc}") from exc
 
 
 def _parse_ts(v: Any) -> datetime | None:
@@ -420,7 +421,8 @@ def _log_files(run: RunSnapshot, entry: dict[str, Any]) -> dict[str, Path]:
     if d is None or not d.is_dir():
         return {}
     names = ("calls.jsonl", "episodes.jsonl", "debug_log.txt")
-    return {name: d / name for name in names if (d / name).is_file()}
+    files = {name: _inside(d, name) for name in names}  # a symlink out of the folder is not followed
+    return {name: f for name, f in files.items() if f is not None and f.is_file()}
 
 
 def call_lines(call: dict[str, Any], label: str, warnings: list[str]) -> list[str]:
@@ -497,4 +499,4 @@ def read_logs(run: RunSnapshot, design_id: str) -> dict[str, Any] | None:
 
 def valid_design_id(design_id: str) -> bool:
     """True if the string is shaped like a design id (used before touching the filesystem)."""
-    return bool(_ID_RE.match(design_id))
+    return bool(_ID_RE.fullmatch(design_id))
