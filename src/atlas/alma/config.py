@@ -53,6 +53,7 @@ class AlmaConfig(BaseModel):
     smoke_episodes: int = Field(2, ge=1)
     baselines: list[str] | None = None  # library baselines seeded into the archive (None: all)
     env_params: dict[str, Any] = Field(default_factory=dict)  # extra environment parameters
+    max_cost_usd: float | None = Field(None, gt=0)  # stop the search cleanly once the run has cost this much
 
     @model_validator(mode="after")
     def _check(self) -> AlmaConfig:

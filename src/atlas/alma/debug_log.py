@@ -24,6 +24,7 @@ from typing import Any
 
 from atlas.alma.prompts import fmt
 from atlas.alma.run_dir import confined
+from atlas.alma.sandbox.clean import safe_text
 from atlas.errors import ArchiveError
 
 MAX_AGENT_LINES = 30  # actions shown per episode
@@ -212,7 +213,7 @@ def render_design(logs: DesignLogs, *, max_chars: int = FILE_CAP) -> str:
         rest = logs.episodes and _order(logs.episodes)[shown:]
         labels = ", ".join(ep["label"] for ep in rest or [])
         text_lines.append(f"... {len(blocks) - shown} more episodes omitted (size cap): {labels}")
-    return "\n".join(text_lines) + "\n"
+    return safe_text("\n".join(text_lines) + "\n")  # design-written text: no control or escape sequences
 
 
 def _cut(lines: list[str], budget: int) -> list[str]:

@@ -512,6 +512,7 @@ class Search:
                 if g in done:
                     self.progress.iteration_done()
                     continue
+                self._check_cost(g)
                 entry = await self.iteration(g)
                 failed = [*failed, f"generation {g} ({entry.id}): {(entry.errors or ['?'])[-1]}"] \
                     if entry.status == "error" else []
@@ -526,6 +527,18 @@ class Search:
             self.progress.stop()
             self.close()
         return self.archive
+
+    def _check_cost(self, generation: int) -> None:
+        """Stop before ``generation`` once the run (resumed parts included) has cost ``max_cost_usd``."""
+        cap = self.config.max_cost_usd
+        spent = self._total_usage()["cost_usd"]
+        if cap is None or spent < cap:
+            return
+        reason = (f"stopped before generation {generation}: the run has cost ${spent:.4f}, reaching --max-cost "
+                  f"${cap:g}. The archive is saved in {self.run_dir.path}; to continue, raise the budget: "
+                  f"atlas run --resume {self.run_dir.path} --max-cost <dollars>")
+        self.emit("run.stopped", reason=reason, failed=[], archive_size=len(self.archive))
+        raise SearchStopped(reason)
 
     def _stop(self, failed: list[str]) -> None:
         """Stop the search after iterations that could not run: the archive is already saved."""
@@ -585,7 +598,7 @@ def _baseline_names(list_baselines: Callable[..., Any], env: Any) -> list[str]:
 
 # ---- the public entry point -------------------------------------------------------------------
 
-RUNTIME_FIELDS = ("quiet", "concurrency", "trace")  # may change when a run is resumed
+RUNTIME_FIELDS = ("quiet", "concurrency", "trace", "max_cost_usd")  # may change when a run is resumed
 
 
 async def arun(

@@ -177,10 +177,15 @@ def register(app: typer.Typer) -> None:
                                       "comma-separated names, 'all' or 'none' (no_memory is always there)."),
         max_turns: int | None = typer.Option(None, "--max-turns", help="Task agent turns per episode "
                                              "(default: the environment's step limit + 8)."),
+        max_cost: float | None = typer.Option(None, "--max-cost", min=0.0, help="Stop the search cleanly once "
+                                              "the run has cost this many dollars (providers that report a "
+                                              "cost); --resume with a higher value continues."),
     ) -> None:
         """Run an ALMA search: evolve memory designs, scored on held-out deployment tasks."""
         console = _console()
         kwargs: dict[str, Any] = {"quiet": quiet, "concurrency": concurrency, "trace": not no_trace}
+        if max_cost is not None:
+            kwargs["max_cost_usd"] = max_cost
         if resume is None:
             kwargs.update(env=env, episodes=episodes, rooms=rooms, seed=seed, family=family,
                           use_family=not no_family, deploy_seeds=deploy_seeds,
