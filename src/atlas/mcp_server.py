@@ -249,7 +249,15 @@ def serve(
     hub = MemoryHub(path, llm_factory=lambda: resolve_llm(model), config=config)
     if model and model.startswith("scripted:"):
         hub.llm()  # fail fast on a bad replies file
-    create_server(hub, host=host, port=port).run(transport=transport)  # type: ignore[arg-type]
+    server = create_server(hub, host=host, port=port)
+    if transport == "stdio":  # every request gets a reply, even a malformed one (see atlas.mcp_stdio)
+        import anyio
+
+        from atlas.mcp_stdio import run_stdio
+
+        anyio.run(run_stdio, server)
+    else:
+        server.run(transport=transport)  # type: ignore[arg-type]
 
 
 def main(argv: list[str] | None = None) -> None:
