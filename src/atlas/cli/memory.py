@@ -51,10 +51,17 @@ def _open(path: Path, no_embed: bool, primitives: str | None = None) -> Any:
         _fail(str(exc))
 
 
+MAX_FILE_BYTES = 256_000_000  # a trajectories file; each trajectory is also capped (MAX_TRAJECTORY_CHARS)
+
+
 def _load_trajectories(file: Path) -> list[Any]:
+    from atlas.core import jsonsafe
+    from atlas.errors import InvalidInputError
+
     try:
-        data = json.loads(file.read_text(encoding="utf-8-sig"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raw = file.read_bytes()
+        data = jsonsafe.loads(raw.removeprefix(b"\xef\xbb\xbf"), what=str(file), max_bytes=MAX_FILE_BYTES)
+    except (OSError, InvalidInputError) as exc:
         _fail(f"cannot read {file}: {exc}")
     if isinstance(data, dict) and "trajectories" in data:
         data = data["trajectories"]

@@ -32,7 +32,7 @@ def depth(value: Any) -> int:
 def check_depth(value: Any, *, max_depth: int = MAX_DEPTH, what: str = "JSON") -> Any:
     """``value`` unchanged, or InvalidInputError when it nests deeper than ``max_depth``."""
     if depth(value) > max_depth:
-        raise InvalidInputError(f"{what} nests deeper than {max_depth} levels; flatten it")
+        raise InvalidInputError(f"{what}: nests deeper than {max_depth} levels; flatten it")
     return value
 
 
@@ -40,20 +40,20 @@ def loads(text: str | bytes, *, what: str = "JSON", max_bytes: int | None = None
           max_depth: int = MAX_DEPTH) -> Any:
     """Parse ``text`` as JSON within the limits, or raise InvalidInputError saying what is wrong."""
     if max_bytes is not None and len(text) > max_bytes:
-        raise InvalidInputError(f"{what} is {len(text)} bytes, over the limit of {max_bytes}")
+        raise InvalidInputError(f"{what}: {len(text)} bytes, over the limit of {max_bytes}")
     if isinstance(text, bytes):
         try:
             text = text.decode("utf-8")
         except UnicodeDecodeError as exc:
-            raise InvalidInputError(f"{what} is not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
+            raise InvalidInputError(f"{what}: not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
     try:
         value = json.loads(text)
     except RecursionError as exc:
-        raise InvalidInputError(f"{what} nests deeper than {max_depth} levels; flatten it") from exc
+        raise InvalidInputError(f"{what}: nests deeper than {max_depth} levels; flatten it") from exc
     except json.JSONDecodeError as exc:
-        raise InvalidInputError(f"{what} is not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})") from exc
+        raise InvalidInputError(f"{what}: not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})") from exc
     except ValueError as exc:  # e.g. an integer with more digits than Python converts
-        raise InvalidInputError(f"{what} is not valid JSON ({exc})") from exc
+        raise InvalidInputError(f"{what}: not valid JSON ({exc})") from exc
     return check_depth(value, max_depth=max_depth, what=what)
 
 
