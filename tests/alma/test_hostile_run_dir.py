@@ -214,3 +214,21 @@ def test_resume_refusal_names_a_valid_way_to_resume(run: Path, embedder):
         atlas.alma.run(resume=run, embedder=embedder, iterations=2, **other)
     assert "--model scripted" not in str(err.value)
     assert os.path.exists(run / "archive.json")
+
+
+@pytest.mark.parametrize("baseline", [float("nan"), "0.5", True])
+def test_a_bad_baseline_score_is_a_clear_archive_error(run: Path, baseline):
+    _edit_archive(run, lambda d: d["baseline"].update(score=baseline))
+    with pytest.raises(ArchiveError, match="baseline score"):
+        Archive.load(run)
+
+
+@pytest.mark.parametrize("params", [{"no_such_parameter": 1}, {"rooms": "many"}, {"rooms": -3}])
+def test_bad_environment_settings_in_config_are_a_clear_error(run: Path, embedder, params):
+    from atlas.errors import AtlasError
+
+    data = json.loads((run / "config.json").read_text())
+    data["env_params"] = params
+    (run / "config.json").write_text(json.dumps(data))
+    with pytest.raises(AtlasError, match="rooms|no_such_parameter"):
+        atlas.alma.run(resume=run, embedder=embedder, iterations=2, **llms())

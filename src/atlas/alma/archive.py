@@ -10,6 +10,7 @@ which ``load`` also accepts.
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Iterable, Iterator
 from datetime import UTC, datetime
@@ -27,6 +28,7 @@ if TYPE_CHECKING:
     from atlas.alma.design import Design
 
 ARCHIVE_VERSION = 1
+MAX_ARCHIVE_BYTES = 512_000_000  # an archive.json bigger than this is damaged, not read
 Origin = Literal["seed", "baseline", "meta", "host"]
 Status = Literal["ok", "invalid", "error"]
 
@@ -252,6 +254,10 @@ class Archive:
             raise ArchiveError(f"{where}: 'entries' must be a list, not {type(entries).__name__}{hint}")
         if baseline is not None and not isinstance(baseline, dict):
             raise ArchiveError(f"{where}: 'baseline' must be an object or null, not {type(baseline).__name__}{hint}")
+        score = (baseline or {}).get("score")
+        if score is not None and (isinstance(score, bool) or not isinstance(score, int | float)
+                                  or not math.isfinite(score)):
+            raise ArchiveError(f"{where}: the baseline score must be a finite number or null, not {score!r}{hint}")
         if not isinstance(iterations, list) or not all(
                 isinstance(it, dict) and isinstance(it.get("generation"), int) for it in iterations):
             raise ArchiveError(f"{where}: 'iterations' must be a list of objects with an integer 'generation'{hint}")
@@ -282,7 +288,7 @@ class Archive:
         if not p.exists():
             raise ArchiveError(f"no archive at {p}{_recovery_hint(p) if p.with_name(p.name + '.bak').exists() else ''}")
         try:
-            data = jsonsafe.loads(p.read_bytes(), what=str(p))
+            data = jsonsafe.loads(p.read_bytes(), what=str(p), max_bytes=MAX_ARCHIVE_BYTES)
         except InvalidInputError as exc:
             raise ArchiveError(f"{p} is corrupt ({exc}){_recovery_hint(p)}") from exc
         except OSError as exc:

@@ -212,7 +212,11 @@ class Search:
         if self.env is None:
             from atlas.envs.registry import get_env
 
-            self.env = get_env(cfg.env, **cfg.env_kwargs())
+            try:
+                self.env = get_env(cfg.env, **cfg.env_kwargs())
+            except (TypeError, ValueError) as exc:  # env_params from a (maybe edited) config.json
+                raise ConfigError(f"cannot build the environment {cfg.env!r} from the run's settings "
+                                  f"{cfg.env_kwargs()}: {exc}; fix env_params/rooms in config.json") from exc
         if self.embedder is None:
             from atlas.infra.embeddings import make_embedder
 
