@@ -230,5 +230,5 @@ def test_bad_environment_settings_in_config_are_a_clear_error(run: Path, embedde
     data = json.loads((run / "config.json").read_text())
     data["env_params"] = params
     (run / "config.json").write_text(json.dumps(data))
-    with pytest.raises(AtlasError, match="rooms|no_such_parameter"):
+    with pytest.raises(AtlasError, match=r"rooms|no_such_parameter"):
         atlas.alma.run(resume=run, embedder=embedder, iterations=2, **llms())
