@@ -232,3 +232,11 @@ def test_bad_environment_settings_in_config_are_a_clear_error(run: Path, embedde
     (run / "config.json").write_text(json.dumps(data))
     with pytest.raises(AtlasError, match=r"rooms|no_such_parameter"):
         atlas.alma.run(resume=run, embedder=embedder, iterations=2, **llms())
+
+
+def test_a_lone_surrogate_from_a_model_does_not_break_the_archive_save(run: Path):
+    arch = Archive.load(run).hydrate()
+    arch.entries[-1].critique = "the design \ud800 failed"
+    arch.save()
+    back = Archive.load(run)
+    assert back.entries[-1].critique == "the design \ud800 failed"

@@ -35,7 +35,7 @@ class TraceWriter:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
-        self._fh: TextIO | None = self.path.open("a", encoding="utf-8")
+        self._fh: TextIO | None = self.path.open("a", encoding="utf-8", errors="backslashreplace")
 
     def emit(self, event: str, **fields: Any) -> dict[str, Any]:
         """Write one event and return the record written (``ts`` and ``event`` come first)."""
