@@ -240,3 +240,26 @@ def test_a_lone_surrogate_from_a_model_does_not_break_the_archive_save(run: Path
     arch.save()
     back = Archive.load(run)
     assert back.entries[-1].critique == "the design \ud800 failed"
+
+
+def test_report_and_viewer_show_a_run_with_hostile_strings_and_wrong_types(tmp_path: Path):
+    import urllib.request
+
+    from atlas.trace.viewer.server import ViewerThread
+
+    run = tmp_path / "run"
+    shutil.copytree(SAMPLE, run)
+    data = json.loads((run / "archive.json").read_text())
+    data["entries"][1].update(name="evil\ud800\x1b[2J", critique="c\ud800", times_sampled="many")
+    data["entries"][2]["errors"] = "not a list"
+    data["iterations"].append({"generation": "x", "usage": "lots", "duration_s": "slow"})
+    (run / "archive.json").write_text(json.dumps(data))
+    config = json.loads((run / "config.json").read_text())
+    config.update(model="m\ud800", episodes="many")
+    (run / "config.json").write_text(json.dumps(config))
+    res = cli.invoke(app, ["report", str(run), "--out", str(tmp_path / "out")])
+    assert res.exit_code == 0, (res.output, res.exception)
+    assert "\x1b" not in (tmp_path / "out" / "report.md").read_text(encoding="utf-8")
+    with ViewerThread(run) as url, urllib.request.urlopen(url + "api/run", timeout=10) as r:
+        body = json.loads(r.read())
+    assert r.status == 200 and any("evil" in e["name"] for e in body["entries"])

@@ -64,6 +64,7 @@ class DesignRunner:
             self.problems: list[DesignProblem] = []
         else:
             self.problems = [] if skip_static_check else check_design(design.source)
+            _warm(embedder)
 
     # -- state ---------------------------------------------------------------------------------
 
@@ -261,6 +262,15 @@ class DesignRunner:
 
     async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
+
+
+def _warm(embedder: Any) -> None:
+    """Load the embedding model now: tool work counts against a design call's timeout, and loading a
+    model inside the first store_obs is not the design's doing. A failure shows up at the tool call."""
+    try:
+        embedder.embed(["warm-up"])
+    except Exception:  # reported where a design uses it, as its tool error
+        return
 
 
 def describe_protections(worker_report: dict[str, Any], limits: SandboxLimits, *,

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from atlas.core import jsonsafe
+from atlas.core.safetext import safe_data, safe_text
 from atlas.errors import ArchiveError, InvalidInputError
 
 RUN_FILES = ("config.json", "archive.json", "trace.jsonl")
@@ -234,14 +235,17 @@ def read_run(run_dir: str | Path) -> RunSnapshot:
         seen.add(raw["id"])
         entries.append(_normalize_entry(raw, root, warnings))
 
-    iterations = [it for it in archive.get("iterations", []) or [] if isinstance(it, dict)]
-    baseline = archive.get("baseline") if isinstance(archive.get("baseline"), dict) else None
-    events = read_jsonl(root / "trace.jsonl", warnings)
+    raw_iterations = archive.get("iterations")
+    iterations = [safe_data(it) for it in raw_iterations or [] if isinstance(it, dict)] \
+        if isinstance(raw_iterations, list) else []
+    baseline = safe_data(archive["baseline"]) if isinstance(archive.get("baseline"), dict) else None
+    events = [safe_data(e) for e in read_jsonl(root / "trace.jsonl", warnings)]
+    config = safe_data(config or {})
 
     return RunSnapshot(
         run_dir=root,
-        name=str((config or {}).get("name") or root.name),
-        config=config or {},
+        name=safe_text(config.get("name") or root.name),
+        config=config,
         baseline=baseline,
         entries=entries,
         iterations=iterations,
@@ -320,34 +324,37 @@ def _usage(raw: Any) -> dict[str, float]:
 
 
 def _normalize_entry(raw: dict[str, Any], root: Path, warnings: list[str]) -> dict[str, Any]:
-    """Fill defaults so the viewer and the report never meet a missing key."""
+    """Fill defaults so the viewer and the report never meet a missing key, a wrong type or text
+    that cannot be shown (a run folder is data: its strings pass ``safe_text``)."""
     did = raw["id"]
     gen = raw.get("generation")
-    parents = [p for p in raw.get("parent_ids") or [] if isinstance(p, str)]
-    source_path = raw.get("source_path") or f"designs/{did}.py"
-    logs_dir = raw.get("logs_dir") or f"logs/{did}"
-    origin = str(raw.get("origin") or "meta")
+    parents = [safe_text(p) for p in raw.get("parent_ids") or [] if isinstance(p, str)]
+    source_path = safe_text(raw.get("source_path") or f"designs/{did}.py")
+    logs_dir = safe_text(raw.get("logs_dir") or f"logs/{did}")
+    origin = safe_text(raw.get("origin") or "meta")
+    sampled = raw.get("times_sampled")
+    errors = raw.get("errors")
     return {
         "id": did,
-        "name": str(raw.get("name") or did),
+        "name": safe_text(raw.get("name") or did),
         "origin": origin,
         "kind": "baseline" if origin in HAND_BUILT_ORIGINS else "evolved",
         "generation": gen if isinstance(gen, int) and not isinstance(gen, bool) else 0,
         "parent_ids": parents,
-        "source_path": str(source_path),
-        "has_source": _inside(root, source_path) is not None and (root / source_path).is_file(),
-        "status": str(raw.get("status") or "ok"),
-        "errors": [str(e) for e in raw.get("errors") or []],
+        "source_path": source_path,
+        "has_source": (f := _inside(root, source_path)) is not None and f.is_file(),
+        "status": safe_text(raw.get("status") or "ok"),
+        "errors": [safe_text(e) for e in errors] if isinstance(errors, list) else [],
         "collection_score": _num(raw.get("collection_score")),
         "deployment_score": _num(raw.get("deployment_score")),
         "normalized_score": _num(raw.get("normalized_score")),
-        "per_task": [t for t in raw.get("per_task") or [] if isinstance(t, dict)],
+        "per_task": [safe_data(t) for t in raw.get("per_task") or [] if isinstance(t, dict)],
         "novelty": _num(raw.get("novelty")),
-        "times_sampled": int(raw.get("times_sampled") or 0),
-        "critique": raw.get("critique") if isinstance(raw.get("critique"), str) else None,
-        "logs_dir": str(logs_dir),
+        "times_sampled": sampled if isinstance(sampled, int) and not isinstance(sampled, bool) else 0,
+        "critique": safe_text(raw["critique"]) if isinstance(raw.get("critique"), str) else None,
+        "logs_dir": logs_dir,
         "usage": _usage(raw.get("usage")),
-        "created_at": raw.get("created_at"),
+        "created_at": raw.get("created_at") if isinstance(raw.get("created_at"), str) else None,
     }
 
 
