@@ -263,3 +263,20 @@ def test_report_and_viewer_show_a_run_with_hostile_strings_and_wrong_types(tmp_p
     with ViewerThread(run) as url, urllib.request.urlopen(url + "api/run", timeout=10) as r:
         body = json.loads(r.read())
     assert r.status == 200 and any("evil" in e["name"] for e in body["entries"])
+
+
+def test_archive_commands_print_no_escape_sequences_or_markup(run: Path):
+    arch = Archive.load(run).hydrate()
+    best = arch.best()
+    best.name = "evil[red]x[/red]"
+    best.source = best.source + "\n# \x1b[2J\x1b]0;owned\x07\n"
+    arch.save()
+    data = json.loads((run / "archive.json").read_text())
+    for e in data["entries"]:
+        if e["id"] == best.id:
+            e["name"] = "evil\x1b[2J[red]x[/red]"
+    (run / "archive.json").write_text(json.dumps(data))
+    for args in (["archive", "show", str(run)], ["archive", "best", str(run)]):
+        res = cli.invoke(app, args, env={"COLUMNS": "250"})
+        assert res.exit_code == 0, res.output
+        assert "\x1b" not in res.output and "\x07" not in res.output and "[red]" in res.output

@@ -49,6 +49,15 @@ def _make_client(model: str | None, label: str, console: Any) -> Any:
         raise  # unreachable: _fail exits
 
 
+def _shown(name: str) -> str:
+    """A name from an archive, safe inside a rich table: no escape sequences, no markup."""
+    from rich.markup import escape
+
+    from atlas.core.safetext import safe_text
+
+    return escape(safe_text(name))
+
+
 def _fmt(v: float | None, signed: bool = False) -> str:
     if v is None:
         return "—"
@@ -65,11 +74,11 @@ def results_table(archive: Any, title: str = "Results") -> Any:
     hand = [e for e in archive if e.origin != "meta"]
     evolved = [e for e in archive if e.origin == "meta"]
     for e in hand:
-        table.add_row(f"{e.name} ({e.id})", e.origin, e.status, _fmt(e.collection_score),
+        table.add_row(f"{_shown(e.name)} ({e.id})", e.origin, e.status, _fmt(e.collection_score),
                       _fmt(e.deployment_score), _fmt(e.normalized_score, True))
     best = archive.best(origin="meta")
     if best is not None:
-        table.add_row(f"[bold]best evolved: {best.name} ({best.id})[/bold]", "meta", best.status,
+        table.add_row(f"[bold]best evolved: {_shown(best.name)} ({best.id})[/bold]", "meta", best.status,
                       _fmt(best.collection_score), _fmt(best.deployment_score), _fmt(best.normalized_score, True))
     failed = sum(1 for e in evolved if e.status != "ok")
     table.caption = (f"{len(evolved)} evolved designs ({failed} invalid or failed); "
@@ -329,7 +338,7 @@ def show_cmd(run_dir: Path = typer.Argument(..., help="Run folder (or an archive
                 "novelty", "sampled"):
         table.add_column(col)
     for e in arch:
-        table.add_row(e.id, e.name, e.origin, str(e.generation), e.status, ",".join(e.parent_ids),
+        table.add_row(e.id, _shown(e.name), e.origin, str(e.generation), e.status, ",".join(e.parent_ids),
                       _fmt(e.collection_score), _fmt(e.deployment_score), _fmt(e.normalized_score, True),
                       _fmt(e.novelty), str(e.times_sampled))
     _console().print(table)
@@ -347,11 +356,13 @@ def best_cmd(
     if source:
         best = _load(run_dir, hydrate=[best.id]).get(best.id)
     c = _console()
-    c.print(f"{best.id} {best.name} ({best.origin}, generation {best.generation}): collection "
+    c.print(f"{best.id} {_shown(best.name)} ({best.origin}, generation {best.generation}): collection "
             f"{_fmt(best.collection_score)}, deployment {_fmt(best.deployment_score)}, normalized "
             f"{_fmt(best.normalized_score, True)}")
     if source and best.source:
-        typer.echo(best.source)
+        from atlas.core.safetext import safe_text
+
+        typer.echo(safe_text(best.source))  # a model wrote it: no escape sequences reach the terminal
 
 
 @archive_app.command("export")
