@@ -111,3 +111,46 @@ def test_every_raw_malformed_request_gets_a_reply_and_the_server_keeps_serving(t
         assert got["id"] == 100 and {t["name"] for t in got["result"]["tools"]} >= {"get_guidelines"}
     finally:
         server.close()
+
+
+def test_streamable_http_answers_malformed_posts_and_keeps_serving(tmp_path: Path):
+    import socket
+    import urllib.error
+    import urllib.request
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(SRC), os.environ.get("PYTHONPATH", "")])}
+    proc = subprocess.Popen([sys.executable, "-m", "atlas.mcp_server", "--transport", "streamable-http",
+                             "--port", str(port)], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+    def post(body: bytes) -> tuple[int, bytes]:
+        req = urllib.request.Request(f"http://127.0.0.1:{port}/mcp", data=body, method="POST", headers={
+            "Content-Type": "application/json", "Accept": "application/json, text/event-stream"})
+        try:
+            with urllib.request.urlopen(req, timeout=60) as res:
+                return res.status, res.read()
+        except urllib.error.HTTPError as exc:
+            return exc.code, exc.read()
+
+    try:
+        deadline = time.monotonic() + 120
+        while True:  # wait for the server to listen (a hang guard, not a timing assertion)
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                assert time.monotonic() < deadline, "the server did not start"
+                time.sleep(0.2)
+        for name, line, rid in MALFORMED:
+            status, body = post(line)
+            got = json.loads(body)
+            assert status == 400 and "error" in got and got["id"] == rid, (name, status, got)
+        status, body = post(b"x" * (MAX_REQUEST_BYTES + 10))
+        assert status == 413 and "over the limit" in json.loads(body)["error"]["message"]
+        status, body = post(json.dumps(INIT).encode())
+        assert status == 200 and b"result" in body
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)

@@ -263,15 +263,13 @@ def serve(
     hub = MemoryHub(path, llm_factory=lambda: resolve_llm(model), config=config)
     if model and model.startswith("scripted:"):
         hub.llm()  # fail fast on a bad replies file
+    import anyio
+
+    from atlas.mcp_stdio import run_http, run_stdio
+
     server = create_server(hub, host=host, port=port)
-    if transport == "stdio":  # every request gets a reply, even a malformed one (see atlas.mcp_stdio)
-        import anyio
-
-        from atlas.mcp_stdio import run_stdio
-
-        anyio.run(run_stdio, server)
-    else:
-        server.run(transport=transport)  # type: ignore[arg-type]
+    # every request gets a reply, even a malformed one (see atlas.mcp_stdio)
+    anyio.run(run_stdio if transport == "stdio" else run_http, server)
 
 
 def main(argv: list[str] | None = None) -> None:

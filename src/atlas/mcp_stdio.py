@@ -1,4 +1,4 @@
-"""The MCP server's stdio transport, guarded: every request gets a JSON-RPC reply.
+"""The MCP server's transports (stdio, streamable HTTP), guarded: every request gets a JSON-RPC reply.
 
 The MCP SDK hands a line it cannot validate to the session as an exception and sends nothing
 back, so a client that sent a malformed request waits until its own timeout. Here each line is
@@ -194,6 +194,62 @@ async def guarded_stdio(stdin: BinaryIO | None = None, stdout: BinaryIO | None =
         yield read_stream, write_stream
 
 
+def guarded_http_app(app: Any) -> Any:
+    """Wrap the SDK's streamable-HTTP ASGI app: a POST body is read with the same size cap and
+    checked like a stdio line; a bad one is answered here with a JSON-RPC error (HTTP 400)."""
+
+    async def guard(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope.get("type") != "http" or scope.get("method") != "POST":
+            await app(scope, receive, send)
+            return
+        chunks, size, more = [], 0, True
+        while more:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                return
+            body = message.get("body", b"")
+            size += len(body)
+            if size > MAX_REQUEST_BYTES:
+                await _send_json(send, 413, error_reply(None, INVALID_REQUEST,
+                                                        f"request is over the limit of {MAX_REQUEST_BYTES} bytes"))
+                return
+            chunks.append(body)
+            more = message.get("more_body", False)
+        data = b"".join(chunks)
+        _, reply = check_message(data)
+        if reply is not None:
+            await _send_json(send, 400, reply)
+            return
+        sent = False
+
+        async def replay() -> dict[str, Any]:
+            nonlocal sent
+            if not sent:
+                sent = True
+                return {"type": "http.request", "body": data, "more_body": False}
+            return await receive()
+
+        await app(scope, replay, send)
+
+    return guard
+
+
+async def _send_json(send: Any, status: int, obj: dict[str, Any]) -> None:
+    body = json.dumps(obj).encode("utf-8")
+    await send({"type": "http.response.start", "status": status,
+                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]})
+    await send({"type": "http.response.body", "body": body})
+
+
+async def run_http(server: Any) -> None:
+    """Serve a FastMCP ``server`` over streamable HTTP with the same request checks as stdio."""
+    import uvicorn
+
+    config = uvicorn.Config(guarded_http_app(server.streamable_http_app()), host=server.settings.host,
+                            port=server.settings.port, log_level=server.settings.log_level.lower())
+    await uvicorn.Server(config).serve()
+
+
 async def run_stdio(server: Any) -> None:
     """Serve a FastMCP ``server`` over the guarded stdio transport until stdin closes."""
     low = server._mcp_server  # what FastMCP.run_stdio_async runs, over our transport
@@ -201,4 +257,5 @@ async def run_stdio(server: Any) -> None:
         await low.run(read_stream, write_stream, low.create_initialization_options())
 
 
-__all__ = ["MAX_REQUEST_BYTES", "check_message", "error_reply", "guarded_stdio", "run_stdio"]
+__all__ = ["MAX_REQUEST_BYTES", "check_message", "error_reply", "guarded_http_app", "guarded_stdio", "run_http",
+           "run_stdio"]
