@@ -280,3 +280,16 @@ def test_archive_commands_print_no_escape_sequences_or_markup(run: Path):
         res = cli.invoke(app, args, env={"COLUMNS": "250"})
         assert res.exit_code == 0, res.output
         assert "\x1b" not in res.output and "\x07" not in res.output and "[red]" in res.output
+
+
+@pytest.mark.parametrize("how", ["file", "symlink"])
+def test_a_designs_folder_that_is_a_file_or_link_is_a_clear_error(run: Path, tmp_path: Path, embedder, how):
+    shutil.rmtree(run / "designs")
+    if how == "file":
+        (run / "designs").write_text("x")
+    else:
+        (tmp_path / "elsewhere").mkdir()
+        (run / "designs").symlink_to(tmp_path / "elsewhere")
+    with pytest.raises(ArchiveError, match="designs"):
+        atlas.alma.run(resume=run, embedder=embedder, iterations=2, **llms())
+    assert not any((tmp_path / "elsewhere").iterdir()) if how == "symlink" else True

@@ -92,8 +92,10 @@ class RunDir:
                                    "the archive stays readable with `atlas archive show`")
             raise ArchiveError(f"{rd.path} is not a run folder (no config.json): give the folder `atlas run` "
                                "created (runs/<name>)")
-        rd.designs_dir.mkdir(exist_ok=True)
-        rd.logs_root.mkdir(exist_ok=True)
+        for d in (rd.designs_dir, rd.logs_root):
+            if d.is_symlink() or (d.exists() and not d.is_dir()):
+                raise ArchiveError(f"{d} must be a folder inside the run (it is a file or a link); restore it")
+            d.mkdir(exist_ok=True)
         return rd
 
     # ---- paths ---------------------------------------------------------------------------------
