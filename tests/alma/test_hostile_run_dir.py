@@ -293,3 +293,13 @@ def test_a_designs_folder_that_is_a_file_or_link_is_a_clear_error(run: Path, tmp
     with pytest.raises(ArchiveError, match="designs"):
         atlas.alma.run(resume=run, embedder=embedder, iterations=2, **llms())
     assert not any((tmp_path / "elsewhere").iterdir()) if how == "symlink" else True
+
+
+def test_resume_never_writes_logs_through_a_planted_symlink(run: Path, tmp_path: Path, embedder):
+    target = tmp_path / "victim"
+    target.mkdir()
+    next_id = Archive.load(run).next_id()
+    (run / "logs" / next_id).symlink_to(target)
+    with pytest.raises(ArchiveError, match="logs"):
+        atlas.alma.run(resume=run, embedder=embedder, iterations=2, **llms())
+    assert not any(target.iterdir())

@@ -161,7 +161,7 @@ class RunDir:
 
     def write_design(self, design_id: str, source: str) -> str:
         """Write a design's source; returns its path relative to the run folder."""
-        atomic_write_text(self.design_path(design_id), source)
+        atomic_write_text(confined(self.path, f"designs/{design_id}.py", under="designs", what="design file"), source)
         return f"designs/{design_id}.py"
 
     def write_logs(
@@ -174,7 +174,7 @@ class RunDir:
         extra: dict[str, Any] | None = None,
     ) -> str:
         """Write a design's runtime logs; returns the logs folder relative to the run folder."""
-        d = self.logs_dir(design_id)
+        d = confined(self.path, f"logs/{design_id}", under="logs", what="logs folder")  # never through a link
         d.mkdir(parents=True, exist_ok=True)
         atomic_write_text(d / "calls.jsonl", "".join(json.dumps(c, default=str) + "\n" for c in calls))
         atomic_write_text(d / "episodes.jsonl", "".join(json.dumps(e, default=str) + "\n" for e in episodes))
