@@ -303,3 +303,16 @@ def test_resume_never_writes_logs_through_a_planted_symlink(run: Path, tmp_path:
     with pytest.raises(ArchiveError, match="logs"):
         atlas.alma.run(resume=run, embedder=embedder, iterations=2, **llms())
     assert not any(target.iterdir())
+
+
+def test_resume_never_appends_to_a_file_a_trace_symlink_points_at(tmp_path: Path, embedder):
+    atlas.alma.run(run_dir=tmp_path / "run", embedder=embedder, iterations=1, **llms(),
+                   **{**SETTINGS, "trace": True})
+    run = tmp_path / "run"
+    victim = tmp_path / "bashrc"
+    victim.write_text("precious\n")
+    (run / "trace.jsonl").unlink()
+    (run / "trace.jsonl").symlink_to(victim)
+    with pytest.raises(ArchiveError, match="symbolic link"):
+        atlas.alma.run(resume=run, embedder=embedder, iterations=2, **llms())
+    assert victim.read_text() == "precious\n"
