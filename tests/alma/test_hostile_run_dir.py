@@ -316,3 +316,21 @@ def test_resume_never_appends_to_a_file_a_trace_symlink_points_at(tmp_path: Path
     with pytest.raises(ArchiveError, match="symbolic link"):
         atlas.alma.run(resume=run, embedder=embedder, iterations=2, **llms())
     assert victim.read_text() == "precious\n"
+
+
+@pytest.mark.parametrize("how", ["folder", "file"])
+def test_report_never_writes_through_a_planted_symlink(tmp_path: Path, how):
+    run = tmp_path / "run"
+    shutil.copytree(SAMPLE, run)
+    victim_dir = tmp_path / "victim"
+    victim_dir.mkdir()
+    victim = victim_dir / "bashrc"
+    victim.write_text("precious\n")
+    if how == "folder":
+        (run / "report").symlink_to(victim_dir)
+    else:
+        (run / "report").mkdir()
+        (run / "report" / "report.md").symlink_to(victim)
+    res = cli.invoke(app, ["report", str(run)])
+    assert res.exit_code in (0, 2), (res.output, res.exception)
+    assert victim.read_text() == "precious\n" and sorted(p.name for p in victim_dir.iterdir()) == ["bashrc"]
