@@ -101,19 +101,27 @@ def test_a_failing_tool_is_the_designs_error_not_the_hosts(embedder):
         tools.call("store_obs", {"text": "x"})
 
 
-def test_a_scripted_search_scores_a_hostile_design_and_finishes(tmp_path: Path, embedder):
-    meta = ScriptedLLM(meta_policy({1: [fenced("surrogates", SURROGATES)]}))
+@pytest.mark.parametrize("name", ["surrogates", "llm_flood", "char_flood"])
+def test_a_scripted_search_scores_a_hostile_design_and_finishes(tmp_path: Path, embedder, name):
+    source = {"surrogates": SURROGATES, "llm_flood": LLM_FLOOD, "char_flood": CHAR_FLOOD}[name]
+    meta = ScriptedLLM(meta_policy({1: [fenced(name, source)]}))
     archive, _ = atlas.alma.run(run_dir=tmp_path / "r", embedder=embedder, iterations=1, llm=ScriptedLLM(task_policy),
                                 meta_llm=meta, debug_llm=ScriptedLLM(debug_policy), **SETTINGS)
     entry = next(e for e in archive if e.origin == "meta")
+    if name == "char_flood" and entry.status == "invalid":
+        # on a busy machine its flood of refused tool calls can pass the smoke run's timeout: the
+        # MetaAgent then records it invalid, with the reason; the run still finishes
+        assert entry.errors and len(archive.iterations) == 1
+        return
     assert entry.status == "ok" and entry.normalized_score is not None, entry.errors
     text = (tmp_path / "r" / entry.logs_dir / "debug_log.txt").read_text(encoding="utf-8")
     assert "\x1b" not in text
 
 
-def test_design_check_reports_a_hostile_design(tmp_path: Path):
+@pytest.mark.parametrize("name", ["surrogates", "llm_flood", "char_flood"])
+def test_design_check_reports_a_hostile_design(tmp_path: Path, name):
     f = tmp_path / "hostile.py"
-    f.write_text(SURROGATES)
+    f.write_text({"surrogates": SURROGATES, "llm_flood": LLM_FLOOD, "char_flood": CHAR_FLOOD}[name])
     res = CliRunner().invoke(app, ["design", "check", str(f), "--episodes", "1", "--recall-tasks", "1", "--json"])
     assert res.exit_code in (0, 1), (res.output, res.exception)
     report = json.loads(res.output)
