@@ -39,6 +39,16 @@ from atlas.memory.guidelines.render import format_guidelines
 from atlas.memory.guidelines.store import table_suffix
 
 TRANSPORTS = ("stdio", "streamable-http")
+MAX_QUERY_CHARS = 20_000  # a task text to search with
+MAX_K = 100  # results per search / list
+
+
+def _check_query(task: Any, k: Any, name: str = "k") -> None:
+    """Refuse a search too big to be a real request (before anything is embedded)."""
+    if isinstance(task, str) and len(task) > MAX_QUERY_CHARS:
+        raise InvalidInputError(f"task: {len(task)} characters, over the limit of {MAX_QUERY_CHARS}")
+    if isinstance(k, int) and not isinstance(k, bool) and k > MAX_K:
+        raise InvalidInputError(f"{name}: at most {MAX_K}, got {k}")
 
 
 def _guideline_dict(g: Any) -> dict[str, Any]:
@@ -155,6 +165,7 @@ def create_server(hub: MemoryHub, *, host: str = "127.0.0.1", port: int = 8765) 
         """Guidelines (learned tips) relevant to a task, best first. mode: 'cosine' (default, no LLM
         call) or 'llm' (one LLM call selects among candidates). Optional metadata filters: category
         (strategy, recovery, optimization) and task_category."""
+        _check_query(task, k)
         filters = {n: v for n, v in (("category", category), ("task_category", task_category)) if v}
         bank = hub.bank(namespace, need_llm=(mode == "llm"))
         found = await bank.aget_guidelines(task, k=k, mode=mode, filters=filters or None)
@@ -182,6 +193,7 @@ def create_server(hub: MemoryHub, *, host: str = "127.0.0.1", port: int = 8765) 
         """Past experiences (episodic memory) similar to a task, successful ones first."""
         if not task.strip():
             raise InvalidInputError("task: must be a non-empty string")
+        _check_query(task, k)
         mem = hub.experiences(namespace)
         found = await mem.asearch(Task(description=task), k=k)
         return {
@@ -218,6 +230,8 @@ def create_server(hub: MemoryHub, *, host: str = "127.0.0.1", port: int = 8765) 
         """Stored guidelines, strongest first (optionally one category: strategy, recovery, optimization)."""
         if category is not None and category not in ("strategy", "recovery", "optimization"):
             raise InvalidInputError("category: must be strategy, recovery or optimization")
+        if isinstance(limit, int) and limit > 10 * MAX_K:
+            raise InvalidInputError(f"limit: at most {10 * MAX_K}, got {limit}")
         items = hub.bank(namespace).list_guidelines(category=category, limit=limit)
         return {
             "namespace": namespace,
@@ -251,7 +265,13 @@ def serve(
     hub = MemoryHub(path, llm_factory=lambda: resolve_llm(model), config=config)
     if model and model.startswith("scripted:"):
         hub.llm()  # fail fast on a bad replies file
-    create_server(hub, host=host, port=port).run(transport=transport)  # type: ignore[arg-type]
+    import anyio
+
+    from atlas.mcp_stdio import run_http, run_stdio
+
+    server = create_server(hub, host=host, port=port)
+    # every request gets a reply, even a malformed one (see atlas.mcp_stdio)
+    anyio.run(run_stdio if transport == "stdio" else run_http, server)
 
 
 def main(argv: list[str] | None = None) -> None:

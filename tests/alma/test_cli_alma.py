@@ -59,27 +59,27 @@ def test_archive_show_best_export(run_dir, tmp_path):
 
 def test_archive_errors_are_clear(tmp_path):
     res = runner.invoke(app, ["archive", "show", str(tmp_path)])
-    assert res.exit_code == 1 and "no archive" in res.output
+    assert res.exit_code == 2 and "no archive" in res.output
     (tmp_path / "archive.json").write_text("{ torn")
     res = runner.invoke(app, ["archive", "best", str(tmp_path)])
-    assert res.exit_code == 1 and "corrupt" in res.output
+    assert res.exit_code == 2 and "corrupt" in res.output
 
 
 def test_eval_refuses_an_invalid_design(tmp_path):
     bad = tmp_path / "bad.py"
     bad.write_text("import os\n\ndef update(memory, episode, tools):\n    pass\n")
     res = runner.invoke(app, ["eval", str(bad)], env={"COLUMNS": "200"})
-    assert res.exit_code == 1
+    assert res.exit_code == 2
     assert "import of 'os' is not allowed" in res.output and "missing top-level function" in res.output
     res = runner.invoke(app, ["eval", str(tmp_path / "missing.py")])
-    assert res.exit_code == 1 and "no design file" in res.output
+    assert res.exit_code == 2 and "no design file" in res.output
     res = runner.invoke(app, ["eval", "no_such_baseline"])
-    assert res.exit_code == 1 and "unknown baseline" in res.output
+    assert res.exit_code == 2 and "unknown baseline" in res.output
 
 
 def test_resume_of_a_missing_run_is_an_error(tmp_path):
     res = runner.invoke(app, ["run", "--resume", str(tmp_path / "nope")])
-    assert res.exit_code == 1 and "no config file" in res.output
+    assert res.exit_code == 2 and "no config file" in res.output
 
 
 def _no_traceback(res) -> None:
@@ -92,7 +92,7 @@ def test_archive_commands_on_a_corrupt_archive_are_clear(run_dir, tmp_path):
     for cmd in (["show"], ["best"], ["export", "-o", str(tmp_path / "x.json")]):
         res = runner.invoke(app, ["archive", cmd[0], str(run_dir), *cmd[1:]], env={"COLUMNS": "300"})
         _no_traceback(res)
-        assert res.exit_code == 1 and "'entries' must be a list" in res.output, res.output
+        assert res.exit_code == 2 and "'entries' must be a list" in res.output, res.output
 
 
 def test_archive_best_and_export_with_a_missing_design_file(run_dir, tmp_path):
@@ -102,11 +102,11 @@ def test_archive_best_and_export_with_a_missing_design_file(run_dir, tmp_path):
     res = runner.invoke(app, ["archive", "export", str(run_dir), "-o", str(tmp_path / "x.json")],
                         env={"COLUMNS": "300"})
     _no_traceback(res)
-    assert res.exit_code == 1 and "d-0003" in res.output and "restore that file" in res.output
+    assert res.exit_code == 2 and "d-0003" in res.output and "restore that file" in res.output
     (run_dir / "designs" / "d-0003.py").write_text("def (")
     res = runner.invoke(app, ["archive", "export", str(run_dir), "-o", str(tmp_path)])  # a folder: cannot write
     _no_traceback(res)
-    assert res.exit_code == 1 and "cannot write" in res.output
+    assert res.exit_code == 2 and "cannot write" in res.output
 
 
 @pytest.fixture
@@ -138,10 +138,10 @@ def test_run_creates_a_run_and_bad_flags_are_clear(tmp_path, scripted_models):
     for bad, field in ((["--episodes", "0"], "episodes"), (["--iterations", "-1"], "iterations")):
         res = runner.invoke(app, [*args, *bad, "--run-dir", str(tmp_path / "bad")], env={"COLUMNS": "200"})
         _no_traceback(res)
-        assert res.exit_code == 1 and f"invalid settings: {field}" in res.output, res.output
+        assert res.exit_code == 2 and f"invalid settings: {field}" in res.output, res.output
     res = runner.invoke(app, ["run", "--resume", str(tmp_path / "r"), "--iterations", "-1"], env={"COLUMNS": "200"})
     _no_traceback(res)
-    assert res.exit_code == 1 and "iterations" in res.output
+    assert res.exit_code == 2 and "iterations" in res.output
     assert json.loads((tmp_path / "r" / "config.json").read_text())["iterations"] == 0  # not overwritten
 
 
@@ -150,7 +150,7 @@ def test_resume_with_a_badly_edited_config_is_clear(tmp_path, text):
     (tmp_path / "config.json").write_text(text)
     res = runner.invoke(app, ["run", "--resume", str(tmp_path)], env={"COLUMNS": "300"})
     _no_traceback(res)
-    assert res.exit_code == 1 and "config.json" in res.output, res.output
+    assert res.exit_code == 2 and "config.json" in res.output, res.output
 
 
 def test_a_run_where_nothing_was_solved_says_why_and_what_helps(tmp_path):

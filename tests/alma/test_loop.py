@@ -105,7 +105,7 @@ def test_runtime_logs_reach_the_debug_agent(finished):
             assert f"- {pid} " in prompt  # the parents under review
         assert "--- EPISODE" in prompt and ":recall] " in prompt
     # the grep result (tagged runtime-log lines) came back to the model
-    greps = [c for c in debug.history if c.prompt.startswith("grep result:")]
+    greps = [c for c in debug.history if c.prompt.startswith("grep result (log data):")]
     assert greps and all(":recall] RETURN" in c.prompt or ":update] " in c.prompt for c in greps)
     # the critique reached the MetaAgent
     assert any("recall must return non-empty advice" in c.messages[1]["content"] for c in meta.history)

@@ -12,28 +12,32 @@ and only under ``MAX_LEARNED_BYTES``; ``hydrate`` reads it back too.
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Iterable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator
 
 from atlas.alma.novelty import novelty_scores
-from atlas.alma.run_dir import atomic_write_text
-from atlas.errors import ArchiveError
+from atlas.alma.run_dir import atomic_write_text, confined
+from atlas.core import jsonsafe
+from atlas.errors import ArchiveError, InvalidInputError
 
 if TYPE_CHECKING:
     from atlas.alma.design import Design
 
 ARCHIVE_VERSION = 1
 MAX_LEARNED_BYTES = 64_000_000  # a design's learned memory larger than this is not saved (the entry says so)
+MAX_ARCHIVE_BYTES = 512_000_000  # an archive.json bigger than this is damaged, not read
 Origin = Literal["seed", "baseline", "meta", "host"]
 Status = Literal["ok", "invalid", "error"]
 
 
 _ID = re.compile(r"d-(\d+)")
+_SAFE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,99}")  # an id names files: no separators, no leading dot
 
 
 def _now() -> str:
@@ -98,6 +102,20 @@ class ArchiveEntry(BaseModel):
     @learned.setter
     def learned(self, value: dict[str, Any] | None) -> None:
         self._learned = value
+
+    @field_validator("id")
+    @classmethod
+    def _safe_id(cls, v: str) -> str:
+        if not _SAFE_ID.fullmatch(v):
+            raise ValueError("an id is 1-100 letters, digits, '.', '_' or '-' (it names files in the run folder)")
+        return v
+
+    @field_validator("source_path", "logs_dir", "memory_path")
+    @classmethod
+    def _relative_path(cls, v: str | None) -> str | None:
+        if v is not None and (not v or "\x00" in v or v.startswith(("/", "\\")) or ".." in re.split(r"[/\\]", v)):
+            raise ValueError("must be a relative path inside the run folder (no '..', not absolute)")
+        return v
 
     @property
     def source(self) -> str | None:
@@ -222,7 +240,7 @@ class Archive:
                 continue
             if e.source_path is None:
                 e.source_path = f"designs/{e.id}.py"
-            src_file = root / e.source_path
+            src_file = confined(root, e.source_path, under="designs", what=f"source_path of {e.id}")
             if not src_file.exists() or src_file.read_text(encoding="utf-8") != e.source:
                 atomic_write_text(src_file, e.source)
         for e in self.entries:
@@ -256,6 +274,10 @@ class Archive:
             raise ArchiveError(f"{where}: 'entries' must be a list, not {type(entries).__name__}{hint}")
         if baseline is not None and not isinstance(baseline, dict):
             raise ArchiveError(f"{where}: 'baseline' must be an object or null, not {type(baseline).__name__}{hint}")
+        score = (baseline or {}).get("score")
+        if score is not None and (isinstance(score, bool) or not isinstance(score, int | float)
+                                  or not math.isfinite(score)):
+            raise ArchiveError(f"{where}: the baseline score must be a finite number or null, not {score!r}{hint}")
         if not isinstance(iterations, list) or not all(
                 isinstance(it, dict) and isinstance(it.get("generation"), int) for it in iterations):
             raise ArchiveError(f"{where}: 'iterations' must be a list of objects with an integer 'generation'{hint}")
@@ -286,8 +308,8 @@ class Archive:
         if not p.exists():
             raise ArchiveError(f"no archive at {p}{_recovery_hint(p) if p.with_name(p.name + '.bak').exists() else ''}")
         try:
-            data = json.loads(p.read_text(encoding="utf-8"))
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            data = jsonsafe.loads(p.read_bytes(), what=str(p), max_bytes=MAX_ARCHIVE_BYTES)
+        except InvalidInputError as exc:
             raise ArchiveError(f"{p} is corrupt ({exc}){_recovery_hint(p)}") from exc
         except OSError as exc:
             raise ArchiveError(f"cannot read {p}: {exc}") from exc
@@ -301,7 +323,7 @@ class Archive:
         for e in self.entries:
             if e.source is not None or e.source_path is None or (wanted is not None and e.id not in wanted):
                 continue
-            f = root / e.source_path
+            f = confined(root, e.source_path, under="designs", what=f"source_path of {e.id}")
             try:
                 e.source = f.read_text(encoding="utf-8")
             except (OSError, UnicodeDecodeError) as exc:
@@ -311,7 +333,8 @@ class Archive:
         for e in self.entries:
             if e.learned is None and e.memory_path and (wanted is None or e.id in wanted):
                 try:
-                    e.learned = read_learned(root / e.memory_path, e.id)
+                    e.learned = read_learned(confined(root, e.memory_path, under="memory",
+                                                      what=f"memory_path of {e.id}"), e.id)
                 except ArchiveError as exc:
                     raise ArchiveError(f"{exc}; restore that file, or remove it and the entry's memory_path to go "
                                        "on without it (scores and sources do not depend on it)") from exc
@@ -355,7 +378,7 @@ def _save_learned(root: Path, entry: ArchiveEntry) -> None:
                                             f"{MAX_LEARNED_BYTES:,}")
         return
     rel = f"memory/{entry.id}.json"
-    atomic_write_text(root / rel, text + "\n")
+    atomic_write_text(confined(root, rel, under="memory", what=f"memory of {entry.id}"), text + "\n")
     entry.memory_path = rel
 
 

@@ -13,7 +13,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from atlas.errors import ConfigError
+from atlas.core import jsonsafe
+from atlas.errors import ConfigError, InvalidInputError
 
 # Deployment task seeds are offset by multiples of this from the run seed, far from the collection
 # seeds (collection uses seed, seed+1, ...); the harness also asserts that the two sets never meet.
@@ -52,6 +53,7 @@ class AlmaConfig(BaseModel):
     smoke_episodes: int = Field(2, ge=1)
     baselines: list[str] | None = None  # library baselines seeded into the archive (None: all)
     env_params: dict[str, Any] = Field(default_factory=dict)  # extra environment parameters
+    max_cost_usd: float | None = Field(None, gt=0)  # stop the search cleanly once the run has cost this much
 
     @model_validator(mode="after")
     def _check(self) -> AlmaConfig:
@@ -128,9 +130,9 @@ class AlmaConfig(BaseModel):
         if not p.exists():
             raise ConfigError(f"no config file at {p}; {fix}")
         try:
-            data = json.loads(p.read_text(encoding="utf-8"))
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            raise ConfigError(f"{p} is not valid JSON ({exc}); {fix}") from exc
+            data = jsonsafe.loads(p.read_bytes(), what=str(p))
+        except InvalidInputError as exc:
+            raise ConfigError(f"{exc}; {fix}") from exc
         except OSError as exc:
             raise ConfigError(f"cannot read {p}: {exc}") from exc
         if not isinstance(data, dict):

@@ -16,7 +16,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field, ValidationError, field_validator
 
-from atlas.alma.prompts import DEBUG_FINAL_REQUEST, DEBUG_SYSTEM, debug_overview
+from atlas.alma.prompts import DEBUG_FINAL_REQUEST, DEBUG_SYSTEM, debug_overview, untrusted
 from atlas.errors import LLMError, LLMResponseError, ScriptExhaustedError
 from atlas.protocols.llm import Message
 
@@ -210,7 +210,8 @@ class DebugAgent:
             output = tools.call(tool, args)
             result.tool_calls.append({"tool": tool, "args": args, "output_chars": len(output)})
             left = self.max_turns - turn
-            messages.append({"role": "user", "content": f"{tool} result:\n{output}\n\n({left} turns left)"})
+            messages.append({"role": "user", "content": f"{tool} result (log data):\n{untrusted(output)}\n\n"
+                             f"({left} turns left)"})
         messages.append({"role": "user", "content": DEBUG_FINAL_REQUEST})
         try:
             final = await self.llm.astructured(messages, Critique)

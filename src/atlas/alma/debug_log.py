@@ -23,11 +23,14 @@ from pathlib import Path
 from typing import Any
 
 from atlas.alma.prompts import fmt
-from atlas.alma.run_dir import read_jsonl
+from atlas.alma.run_dir import confined
+from atlas.alma.sandbox.clean import safe_text
+from atlas.errors import ArchiveError
 
 MAX_AGENT_LINES = 30  # actions shown per episode
 DEFAULT_CAP = 24_000  # characters of DebugLog text handed to the DebugAgent
 FILE_CAP = 400_000  # characters of a design's debug_log.txt on disk
+READ_CAP = 32_000_000  # bytes read back from one log file (a bigger file is damaged or hostile)
 _SIM_LABELS = ("NO_RESULTS", "LOW_QUALITY", "WEAK", "NO_DISCRIMINATION", "OK")
 _TAG = re.compile(r"^\[[^\]]+:(?:recall|update)\] (TOOL|PRINT|RETURN|ERROR|WARN|SIMILARITY)\b")
 
@@ -53,15 +56,79 @@ class DesignLogs:
     calls: list[dict[str, Any]] = field(default_factory=list)  # CallLog dicts with "episode"
     stores: dict[str, Any] = field(default_factory=dict)
 
+    damaged: list[str] = field(default_factory=list)  # what could not be read back, said in the text
+
     @classmethod
     def from_dir(cls, logs_dir: str | Path, entry: dict[str, Any]) -> DesignLogs:
+        """Read a design's logs back. Logs only feed the DebugAgent, so a damaged, oversized or
+        escaping file costs that file (noted in ``damaged``), never the search."""
         d = Path(logs_dir)
+        damaged: list[str] = []
         stores: dict[str, Any] = {}
-        ev = d / "evaluation.json"
-        if ev.exists():
-            stores = json.loads(ev.read_text(encoding="utf-8")).get("stores", {})
-        return cls(entry=entry, episodes=read_jsonl(d / "episodes.jsonl"), calls=read_jsonl(d / "calls.jsonl"),
-                   stores=stores)
+        ev = _read(d, "evaluation.json", damaged)
+        if ev is not None:
+            try:
+                data = json.loads(ev)
+                stores = data.get("stores") if isinstance(data, dict) and isinstance(data.get("stores"), dict) else {}
+            except (ValueError, RecursionError) as exc:
+                damaged.append(f"evaluation.json: {type(exc).__name__}")
+        episodes = [e for e in _rows(d, "episodes.jsonl", damaged) if _episode_ok(e)]
+        calls = [c for c in _rows(d, "calls.jsonl", damaged) if _call_ok(c)]
+        return cls(entry=entry, episodes=episodes, calls=calls, stores=stores, damaged=damaged)
+
+
+def _read(d: Path, name: str, damaged: list[str]) -> str | None:
+    """A log file's text (None when missing or unreadable; the reason goes to ``damaged``)."""
+    try:
+        path = confined(d, name, what="log file")
+        if not path.is_file():
+            return None
+        with path.open("rb") as fh:
+            data = fh.read(READ_CAP + 1)
+    except (ArchiveError, OSError) as exc:
+        damaged.append(f"{name}: {exc}")
+        return None
+    if len(data) > READ_CAP:
+        damaged.append(f"{name}: over {READ_CAP} bytes, only the start was read")
+        data = data[:READ_CAP]
+    return data.decode("utf-8", "replace")
+
+
+def _rows(d: Path, name: str, damaged: list[str]) -> list[dict[str, Any]]:
+    text = _read(d, name, damaged)
+    rows: list[dict[str, Any]] = []
+    bad = 0
+    for line in (text or "").splitlines():
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except (ValueError, RecursionError):
+            bad += 1
+            continue
+        if isinstance(row, dict):
+            rows.append(row)
+        else:
+            bad += 1
+    if bad:
+        damaged.append(f"{name}: {bad} unreadable lines skipped")
+    return rows
+
+
+def _episode_ok(ep: dict[str, Any]) -> bool:
+    return (isinstance(ep.get("label"), str) and isinstance(ep.get("score", 0.0), int | float)
+            and isinstance(ep.get("steps", 0), int) and isinstance(ep.get("actions", []), list)
+            and all(isinstance(a, dict) for a in ep.get("actions", [])))
+
+
+def _call_ok(call: dict[str, Any]) -> bool:
+    from atlas.alma.runlog import CallLog
+
+    try:
+        CallLog.from_dict(call).format_lines("x")
+    except (KeyError, TypeError, ValueError, AttributeError):
+        return False
+    return True
 
 
 def _stores_line(stores: dict[str, Any]) -> str:
@@ -69,14 +136,14 @@ def _stores_line(stores: dict[str, Any]) -> str:
         return "STORES after collection: (nothing recorded)"
     parts = []
     keys = stores.get("memory_keys") or {}
-    if keys:
+    if keys and isinstance(keys, dict):
         parts.append("memory keys: " + ", ".join(f"{k}={v}" for k, v in keys.items())
                      + f" ({stores.get('memory_bytes', 0)} bytes)")
     else:
         parts.append("memory: empty")
     colls = stores.get("collections")
     vec = f"vectors: {stores.get('vector_items', 0)}"
-    if colls:
+    if colls and isinstance(colls, dict):
         vec += " (" + ", ".join(f"{c}={n}" for c, n in colls.items()) + ")"
     parts.append(vec)
     parts.append(f"graph: {stores.get('graph_nodes', 0)} nodes, {stores.get('graph_edges', 0)} edges")
@@ -120,6 +187,7 @@ def render_design(logs: DesignLogs, *, max_chars: int = FILE_CAP) -> str:
         f"collection {fmt(e.get('collection_score'))}, deployment {fmt(e.get('deployment_score'))}, "
         f"normalized {fmt(e.get('normalized_score'), signed=True)} ===",
         _stores_line(logs.stores),
+        *([f"DAMAGED LOGS (skipped): {'; '.join(logs.damaged)[:500]}"] if logs.damaged else []),
     ]
     by_ep: dict[str, list[dict[str, Any]]] = {}
     for c in logs.calls:
@@ -145,7 +213,7 @@ def render_design(logs: DesignLogs, *, max_chars: int = FILE_CAP) -> str:
         rest = logs.episodes and _order(logs.episodes)[shown:]
         labels = ", ".join(ep["label"] for ep in rest or [])
         text_lines.append(f"... {len(blocks) - shown} more episodes omitted (size cap): {labels}")
-    return "\n".join(text_lines) + "\n"
+    return safe_text("\n".join(text_lines) + "\n")  # design-written text: no control or escape sequences
 
 
 def _cut(lines: list[str], budget: int) -> list[str]:

@@ -277,6 +277,7 @@ class Harness:
             ev.learned = {**snapshot, "embedder": getattr(self.embedder, "name", None)}
             runner.freeze()
             ev.deployment = await self.deploy(runner, deployment_tasks)
+            ev.stores["tool_usage"] = runner.tools.usage.to_dict()  # what its tools cost the host (budgets)
             ev.protections = dict(getattr(runner, "protections", {}) or {})
         except SandboxError as exc:
             ev.status = "error"

@@ -212,7 +212,11 @@ class Search:
         if self.env is None:
             from atlas.envs.registry import get_env
 
-            self.env = get_env(cfg.env, **cfg.env_kwargs())
+            try:
+                self.env = get_env(cfg.env, **cfg.env_kwargs())
+            except (TypeError, ValueError) as exc:  # env_params from a (maybe edited) config.json
+                raise ConfigError(f"cannot build the environment {cfg.env!r} from the run's settings "
+                                  f"{cfg.env_kwargs()}: {exc}; fix env_params/rooms in config.json") from exc
         if self.embedder is None:
             from atlas.infra.embeddings import make_embedder
 
@@ -236,9 +240,10 @@ class Search:
                                concurrency=cfg.concurrency, pool=self.pool, limits=self.limits,
                                on_episode=self.progress.episode)
         if resume:
+            self.run_dir.remove_stale_tmp()
             if self.run_dir.archive_path.exists():
                 self.archive = Archive.load(self.run_dir.archive_path).hydrate()
-            elif any(self.run_dir.designs_dir.glob("*.py")):
+            elif not self.run_dir.never_saved():
                 bak = self.run_dir.archive_path.with_name("archive.json.bak")
                 raise ArchiveError(
                     f"{self.run_dir.archive_path} is missing but {self.run_dir.designs_dir} holds designs: "
@@ -262,6 +267,7 @@ class Search:
                 "created_at": datetime.now(UTC).isoformat(),
             }
             self.run_dir.write_config(facts)
+            self.archive.save()  # an empty archive first: a kill at any later point leaves one to resume
         if self.trace_path is not None:
             self._trace = TraceWriter(self.trace_path)
 
@@ -429,7 +435,7 @@ class Search:
         parent_ids = [p.id for p in parents]
         self.emit("iteration.start", generation=generation, parent_ids=parent_ids)
 
-        logs = [DesignLogs.from_dir(self.run_dir.path / (p.logs_dir or f"logs/{p.id}"), p.model_dump(mode="json"))
+        logs = [DesignLogs.from_dir(self.run_dir.entry_logs(p.logs_dir, p.id), p.model_dump(mode="json"))
                 for p in parents]
         dlog = DebugLog.build(logs)
         debug = await DebugAgent(self.debug_llm, max_turns=cfg.debug_turns).analyze(
@@ -513,6 +519,7 @@ class Search:
                 if g in done:
                     self.progress.iteration_done()
                     continue
+                self._check_cost(g)
                 entry = await self.iteration(g)
                 failed = [*failed, f"generation {g} ({entry.id}): {(entry.errors or ['?'])[-1]}"] \
                     if entry.status == "error" else []
@@ -527,6 +534,18 @@ class Search:
             self.progress.stop()
             self.close()
         return self.archive
+
+    def _check_cost(self, generation: int) -> None:
+        """Stop before ``generation`` once the run (resumed parts included) has cost ``max_cost_usd``."""
+        cap = self.config.max_cost_usd
+        spent = self._total_usage()["cost_usd"]
+        if cap is None or spent < cap:
+            return
+        reason = (f"stopped before generation {generation}: the run has cost ${spent:.4f}, reaching --max-cost "
+                  f"${cap:g}. The archive is saved in {self.run_dir.path}; to continue, raise the budget: "
+                  f"atlas run --resume {self.run_dir.path} --max-cost <dollars>")
+        self.emit("run.stopped", reason=reason, failed=[], archive_size=len(self.archive))
+        raise SearchStopped(reason)
 
     def _stop(self, failed: list[str]) -> None:
         """Stop the search after iterations that could not run: the archive is already saved."""
@@ -597,7 +616,7 @@ def _baseline_names(list_baselines: Callable[..., Any], env: Any) -> list[str]:
 
 # ---- the public entry point -------------------------------------------------------------------
 
-RUNTIME_FIELDS = ("quiet", "concurrency", "trace")  # may change when a run is resumed
+RUNTIME_FIELDS = ("quiet", "concurrency", "trace", "max_cost_usd")  # may change when a run is resumed
 
 
 async def arun(
@@ -663,9 +682,12 @@ def _check_same_task_model(rd: RunDir, llm: Any) -> None:
     started = rd.read_config().get("task_model")
     now = getattr(llm, "model", None)
     if started and now and started != now:
+        how = (f"--model {started}" if started != "scripted" else
+               "the same scripted test double from Python (atlas.alma.run(resume=..., llm=ScriptedLLM(...)); "
+               "it has no --model name)")
         raise ConfigError(f"{rd.path} was started with the task model {started!r}; resuming with {now!r} would "
                           "score new designs with another agent than the baseline and the archive. Resume with "
-                          f"--model {started}, or start a new run.")
+                          f"{how}, or start a new run.")
 
 
 def load_design(ref: str) -> Any:

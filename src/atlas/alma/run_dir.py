@@ -16,7 +16,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from atlas.errors import ArchiveError
+from atlas.core import jsonsafe
+from atlas.errors import ArchiveError, InvalidInputError
 
 
 def atomic_write_text(path: Path, text: str) -> None:
@@ -25,7 +26,9 @@ def atomic_write_text(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        # backslashreplace: a lone surrogate (from a model's reply) is written as the JSON escape
+        # \udXXX instead of failing the write; valid text is unchanged
+        with os.fdopen(fd, "w", encoding="utf-8", errors="backslashreplace") as fh:
             fh.write(text)
             fh.flush()
             os.fsync(fh.fileno())
@@ -33,6 +36,25 @@ def atomic_write_text(path: Path, text: str) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def confined(root: str | Path, rel: Any, *, under: str = "", what: str = "path") -> Path:
+    """``root/rel`` resolved, if it stays inside ``root/under`` (symlinks followed); else
+    ``ArchiveError``. Paths read from a run folder (archive.json, config.json, logs) are data a
+    user may have downloaded: they must never reach a file outside that folder."""
+    top = Path(root).resolve()
+    base = (top / under).resolve()
+    if not isinstance(rel, str) or not rel or "\x00" in rel or Path(rel).is_absolute():
+        raise ArchiveError(f"{what} {rel!r} is not a relative path inside {base}: a run folder may only "
+                           "point at its own files; fix or remove that entry")
+    try:
+        path = (Path(root) / rel).resolve()
+    except (OSError, RuntimeError, ValueError) as exc:
+        raise ArchiveError(f"{what} {rel!r} cannot be resolved: {exc}") from exc
+    if not (path.is_relative_to(base) and base.is_relative_to(top)):
+        raise ArchiveError(f"{what} {rel!r} points outside {base} (to {path}): a run folder may only point at "
+                           "its own files; fix or remove that entry")
+    return path
 
 
 def default_run_name(env: str) -> str:
@@ -70,8 +92,10 @@ class RunDir:
                                    "the archive stays readable with `atlas archive show`")
             raise ArchiveError(f"{rd.path} is not a run folder (no config.json): give the folder `atlas run` "
                                "created (runs/<name>)")
-        rd.designs_dir.mkdir(exist_ok=True)
-        rd.logs_root.mkdir(exist_ok=True)
+        for d in (rd.designs_dir, rd.logs_root):
+            if d.is_symlink() or (d.exists() and not d.is_dir()):
+                raise ArchiveError(f"{d} must be a folder inside the run (it is a file or a link); restore it")
+            d.mkdir(exist_ok=True)
         return rd
 
     # ---- paths ---------------------------------------------------------------------------------
@@ -98,8 +122,29 @@ class RunDir:
     def logs_dir(self, design_id: str) -> Path:
         return self.logs_root / design_id
 
+    def entry_logs(self, logs_dir: str | None, design_id: str) -> Path:
+        """An archive entry's logs folder, confined to ``logs/`` (ArchiveError if it points elsewhere)."""
+        return confined(self.path, logs_dir or f"logs/{design_id}", under="logs", what=f"logs_dir of {design_id}")
+
     def design_path(self, design_id: str) -> Path:
         return self.designs_dir / f"{design_id}.py"
+
+    # ---- recovery ------------------------------------------------------------------------------
+    def remove_stale_tmp(self) -> list[Path]:
+        """Delete the temporary files of writes a kill interrupted (``.<name>.*.tmp``); only call
+        while no process writes to this run."""
+        dirs = [self.path, self.designs_dir, *(p for p in self.logs_root.glob("*") if p.is_dir())]
+        stale = [f for d in dirs for f in d.glob(".*.tmp") if f.is_file() and not f.is_symlink()]
+        for f in stale:
+            f.unlink(missing_ok=True)
+        return stale
+
+    def never_saved(self) -> bool:
+        """True when no archive.json was ever completed here: no archive, no ``.bak``, and at most the
+        one design source a first save writes before its archive.json (a kill between the two)."""
+        bak = self.archive_path.with_name(self.archive_path.name + ".bak")
+        return (not self.archive_path.exists() and not bak.exists()
+                and len(list(self.designs_dir.glob("*.py"))) <= 1)
 
     # ---- writers -------------------------------------------------------------------------------
     def write_config(self, config: dict[str, Any]) -> None:
@@ -107,13 +152,16 @@ class RunDir:
 
     def read_config(self) -> dict[str, Any]:
         try:
-            return json.loads(self.config_path.read_text(encoding="utf-8"))
-        except (OSError, json.JSONDecodeError) as exc:
-            raise ArchiveError(f"cannot read {self.config_path}: {exc}") from exc
+            data = jsonsafe.loads(self.config_path.read_bytes(), what=str(self.config_path))
+        except (OSError, InvalidInputError) as exc:
+            raise ArchiveError(f"cannot read {self.config_path}: {exc}; restore it (or start a new run)") from exc
+        if not isinstance(data, dict):
+            raise ArchiveError(f"{self.config_path} is not a JSON object; restore it (or start a new run)")
+        return data
 
     def write_design(self, design_id: str, source: str) -> str:
         """Write a design's source; returns its path relative to the run folder."""
-        atomic_write_text(self.design_path(design_id), source)
+        atomic_write_text(confined(self.path, f"designs/{design_id}.py", under="designs", what="design file"), source)
         return f"designs/{design_id}.py"
 
     def write_logs(
@@ -126,7 +174,7 @@ class RunDir:
         extra: dict[str, Any] | None = None,
     ) -> str:
         """Write a design's runtime logs; returns the logs folder relative to the run folder."""
-        d = self.logs_dir(design_id)
+        d = confined(self.path, f"logs/{design_id}", under="logs", what="logs folder")  # never through a link
         d.mkdir(parents=True, exist_ok=True)
         atomic_write_text(d / "calls.jsonl", "".join(json.dumps(c, default=str) + "\n" for c in calls))
         atomic_write_text(d / "episodes.jsonl", "".join(json.dumps(e, default=str) + "\n" for e in episodes))

@@ -29,6 +29,8 @@ import json
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
+from atlas.alma.sandbox.clean import safe_text
+
 Phase = Literal["update", "recall"]
 SimilarityLabel = Literal["NO_RESULTS", "LOW_QUALITY", "WEAK", "NO_DISCRIMINATION", "OK"]
 
@@ -123,6 +125,7 @@ class CallLog:
     prints: list[str] = field(default_factory=list)
     prints_dropped: int = 0
     tool_calls: list[ToolCallRecord] = field(default_factory=list)
+    tool_calls_dropped: int = 0  # calls past the log budget: counted, not recorded
     return_value: str | None = None
     error: str | None = None
     error_kind: str | None = None
@@ -153,6 +156,7 @@ class CallLog:
             prints=list(d.get("prints", [])),
             prints_dropped=int(d.get("prints_dropped", 0)),
             tool_calls=[ToolCallRecord.from_dict(t) for t in d.get("tool_calls", [])],
+            tool_calls_dropped=int(d.get("tool_calls_dropped", 0)),
             return_value=d.get("return_value"),
             error=d.get("error"),
             error_kind=d.get("error_kind"),
@@ -179,17 +183,19 @@ class CallLog:
                     f"{prefix} SIMILARITY {t.name}: label={s.label} top={top} spread={spread} k={s.k} n={s.n} "
                     f"query={_short(s.query, ARG_CHARS)}"
                 )
+        if self.tool_calls_dropped:
+            lines.append(f"{prefix} TOOL [... {self.tool_calls_dropped} more tool calls not recorded (log budget)]")
         for p in self.prints:
-            lines.append(f"{prefix} PRINT: {p}")
+            lines.append(f"{prefix} PRINT: {safe_text(p)}")
         if self.prints_dropped:
             lines.append(f"{prefix} PRINT: [... {self.prints_dropped} more characters of output dropped]")
         for w in self.warnings:
-            lines.append(f"{prefix} WARN: {w}")
+            lines.append(f"{prefix} WARN: {safe_text(w)}")
         if self.return_value is not None:
             lines.append(f"{prefix} RETURN: {_short(self.return_value, RETURN_CHARS)}")
         if self.error is not None:
-            lines.append(f"{prefix} ERROR: {self.error}")
-            for tb in (self.traceback or "").splitlines():
+            lines.append(f"{prefix} ERROR: {safe_text(self.error)}")
+            for tb in safe_text(self.traceback or "").splitlines():
                 lines.append(f"{prefix} TRACE: {tb}")
         lines.append(f"{prefix} TIME: {self.duration_s * 1000:.1f} ms, {len(self.tool_calls)} tool calls")
         return lines
@@ -206,6 +212,15 @@ def _short(value: Any, limit: int) -> str:
         text = repr(value)
     text = text.replace("\n", "\\n")
     return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def bounded(value: Any, max_chars: int) -> Any:
+    """``truncate(value)``, or its compact JSON cut to ``max_chars`` when that is still longer: a
+    log record never holds more than ``max_chars`` characters of one value."""
+    small = truncate(value)
+    if len(json.dumps(small, ensure_ascii=False, default=str)) <= max_chars:
+        return small
+    return _short(small, max_chars)
 
 
 def truncate(value: Any, limit: int = RESULT_CHARS) -> Any:
@@ -232,5 +247,6 @@ __all__ = [
     "SimilarityStats",
     "SimilarityThresholds",
     "ToolCallRecord",
+    "bounded",
     "truncate",
 ]

@@ -21,13 +21,15 @@ import time
 from typing import Any
 
 from atlas.alma.design import Design, DesignProblem, check_design
-from atlas.alma.runlog import DEFAULT_THRESHOLDS, CallLog, SimilarityThresholds, ToolCallRecord, truncate
-from atlas.alma.sandbox.pool import SandboxLimits, ToolRefusal, WorkerPool
-from atlas.alma.tools import DesignTools, ToolSettings
+from atlas.alma.runlog import DEFAULT_THRESHOLDS, CallLog, SimilarityThresholds, ToolCallRecord, bounded
+from atlas.alma.sandbox.pool import SandboxLimits, ToolRefusal, ToolValue, WorkerPool
+from atlas.alma.tools import DesignTools, ToolSettings, ToolUsage
 from atlas.errors import AtlasError, InvalidInputError
 
 SNAPSHOT_VERSION = 1
-MAX_TOOL_RECORDS = 400  # per call; a flood is summarized, not stored
+MAX_TOOL_RECORDS = 100  # tool call records kept per call; the rest are only counted
+MAX_EVAL_TOOL_RECORDS = 2_000  # ... and per evaluation (calls.jsonl stays a few MB at most)
+RECORD_CHARS = 600  # JSON characters of a record's arguments, and of its result
 
 
 class DesignRunner:
@@ -49,6 +51,8 @@ class DesignRunner:
         self._frozen = False
         self._frozen_memory: bytes | None = None  # memory encoded once at freeze(), sent to every recall
         self._lock = threading.Lock()
+        self._records_lock = threading.Lock()
+        self.records = 0  # tool call records kept in this evaluation's logs
         self._closed = False
         self.calls = 0
         self.host = None
@@ -60,6 +64,7 @@ class DesignRunner:
             self.problems: list[DesignProblem] = []
         else:
             self.problems = [] if skip_static_check else check_design(design.source)
+            _warm(embedder)
 
     # -- state ---------------------------------------------------------------------------------
 
@@ -183,24 +188,34 @@ class DesignRunner:
             log.error, log.error_kind = f"{type(exc).__name__}: {exc}", "host"
 
     def _tool_handler(self, log: CallLog):
-        def handle(name: str, args: dict[str, Any]) -> Any:
+        per_call = ToolUsage()
+
+        def handle(name: str, args: dict[str, Any]) -> ToolValue:
             shown = {k: v for k, v in args.items() if v is not None}  # defaults the design did not set
-            record = ToolCallRecord(name=name, args=truncate(shown, 200))
+            record = ToolCallRecord(name=name, args=bounded(shown, RECORD_CHARS))
             t0 = time.perf_counter()
             try:
-                result = self.tools.call(name, args)
+                result = self.tools.call(name, args, per_call)
             except ToolRefusal as exc:
-                record.error = str(exc)
+                record.error = str(exc)[:RECORD_CHARS]
                 raise
             finally:
                 record.duration_ms = round((time.perf_counter() - t0) * 1000, 3)
-                if len(log.tool_calls) < MAX_TOOL_RECORDS:
-                    log.tool_calls.append(record)
-            record.result = truncate(result.value)
+                self._keep(log, record)
+            record.result = bounded(result.value, RECORD_CHARS)
             record.similarity = result.similarity
-            return result.value
+            return ToolValue(result.value, uncounted_s=result.llm_s)
 
         return handle
+
+    def _keep(self, log: CallLog, record: ToolCallRecord) -> None:
+        """Keep a tool call record while the per-call and per-evaluation log budgets last; count the rest."""
+        with self._records_lock:
+            if len(log.tool_calls) < MAX_TOOL_RECORDS and self.records < MAX_EVAL_TOOL_RECORDS:
+                log.tool_calls.append(record)
+                self.records += 1
+            else:
+                log.tool_calls_dropped += 1
 
     def _call_sandbox(self, function: str, arg: dict[str, Any], log: CallLog, *, frozen: bool) -> None:
         design = self.design
@@ -247,6 +262,15 @@ class DesignRunner:
 
     async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
+
+
+def _warm(embedder: Any) -> None:
+    """Load the embedding model now: tool work counts against a design call's timeout, and loading a
+    model inside the first store_obs is not the design's doing. A failure shows up at the tool call."""
+    try:
+        embedder.embed(["warm-up"])
+    except Exception:  # reported where a design uses it, as its tool error
+        return
 
 
 def describe_protections(worker_report: dict[str, Any], limits: SandboxLimits, *,

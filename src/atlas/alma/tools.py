@@ -15,7 +15,8 @@ from __future__ import annotations
 import itertools
 import json
 import threading
-from dataclasses import dataclass
+import time
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from atlas.alma.runlog import DEFAULT_THRESHOLDS, SimilarityStats, SimilarityThresholds
@@ -42,20 +43,53 @@ JSON_INSTRUCTION = "Reply with one JSON value only (an object unless the instruc
 
 @dataclass(frozen=True)
 class ToolSettings:
-    """Caps on what a single tool call may ask for."""
+    """Caps on what one tool call, one design call (``update``/``recall``) and one evaluation may
+    ask of the host. A tool call past a cap is refused with a ``ToolError`` naming the cap; the
+    design goes on (and is scored) without that result."""
 
-    max_text_chars: int = 20_000
+    max_text_chars: int = 20_000  # one text/query argument
     max_metadata_bytes: int = 4_000
     max_k: int = 50
     max_edges: int = 2_000
     max_node_chars: int = 200
-    llm_max_tokens: int = 512
+    llm_max_tokens: int = 512  # completion tokens of one summarize/analyze
+    max_llm_input_chars: int = 8_000  # text + instruction of one summarize/analyze
+    max_llm_calls_per_call: int = 5
+    max_llm_calls: int = 60  # per evaluation (collection + deployment)
+    max_llm_tokens: int = 60_000  # per evaluation, prompt + completion
+    max_llm_cost_usd: float = 0.25  # per evaluation, where the provider reports a cost
+    max_tool_chars_per_call: int = 200_000  # argument characters the host processes in one design call
+    max_tool_chars: int = 4_000_000  # ... in one evaluation
+    max_items: int = 5_000  # vectors stored in one evaluation
+
+
+@dataclass
+class ToolUsage:
+    """What a design's tool calls cost the host (one design call, or a whole evaluation)."""
+
+    tool_calls: int = 0
+    chars: int = 0
+    items: int = 0
+    llm_calls: int = 0
+    llm_tokens: int = 0
+    llm_cost_usd: float = 0.0
+    llm_s: float = 0.0
+    refused: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["llm_cost_usd"], d["llm_s"] = round(self.llm_cost_usd, 6), round(self.llm_s, 3)
+        return d
 
 
 @dataclass
 class ToolResult:
     value: Any
     similarity: SimilarityStats | None = None
+    llm_s: float = 0.0  # time spent waiting on the model (not charged to the design's timeout)
+
+
+LLM_TOOLS = frozenset({"summarize", "analyze"})
 
 
 def _text(args: dict[str, Any], key: str, *, limit: int, required: bool = True, default: str = "") -> str:
@@ -86,24 +120,65 @@ class DesignTools:
         self.graph = GraphStore()
         self.collections: dict[str, InMemoryVectorStore] = {}
         self.frozen = False
-        self._lock = threading.Lock()  # guards the collections dict and the id counter only
+        self.usage = ToolUsage()  # the whole evaluation
+        self._lock = threading.Lock()  # guards the collections dict, the id counter and usage only
         self._ids = itertools.count(1)
 
     # -- dispatch ------------------------------------------------------------------------------
 
-    def call(self, name: str, args: dict[str, Any]) -> ToolResult:
-        """Run tool ``name``; ToolRefusal (with a message for the design) when it cannot."""
+    def call(self, name: str, args: dict[str, Any], per_call: ToolUsage | None = None) -> ToolResult:
+        """Run tool ``name``; ToolRefusal (with a message for the design) when it cannot. ``per_call``
+        counts this design call's tool use against the per-call budgets (one per ``update``/``recall``).
+        Any failure inside a tool is the design's error, never the host's: it becomes a ToolRefusal."""
         if name not in TOOL_NAMES:
             raise ToolRefusal(f"unknown tool {name!r} (tools: {', '.join(TOOL_NAMES)})")
         if self.frozen and name in WRITE_TOOLS:
             raise ToolRefusal(f"{name} refused: memory is frozen for deployment (write tools are disabled; "
                               "recall may only read)")
         try:
+            self._charge(name, args, per_call if per_call is not None else ToolUsage())
             return getattr(self, "_" + name)(args)
+        except ToolRefusal:
+            with self._lock:
+                self.usage.refused += 1
+            raise
         except InvalidInputError as exc:
             raise ToolRefusal(f"{name}: {exc}") from exc
         except LLMError as exc:
             raise ToolRefusal(f"{name} failed: the model call failed ({type(exc).__name__}: {exc})") from exc
+        except Exception as exc:  # an embedder or store choking on the design's input: the design's error
+            raise ToolRefusal(f"{name} failed: {type(exc).__name__}: {str(exc)[:300]}") from exc
+
+    def _charge(self, name: str, args: dict[str, Any], per_call: ToolUsage) -> None:
+        """Count one tool call against the per-call and per-evaluation budgets, or refuse it."""
+        s = self.settings
+        chars = len(json.dumps(args, ensure_ascii=False, default=str))
+        llm = name in LLM_TOOLS
+        with self._lock:
+            u = self.usage
+            if per_call.chars + chars > s.max_tool_chars_per_call:
+                raise ToolRefusal(f"{name} refused: the tool calls of this update/recall call "
+                                  f"would pass {s.max_tool_chars_per_call} characters of arguments (budget per call)")
+            if u.chars + chars > s.max_tool_chars:
+                raise ToolRefusal(f"{name} refused: this evaluation's tool calls passed {s.max_tool_chars} "
+                                  "characters of arguments (budget per evaluation)")
+            if llm:
+                if per_call.llm_calls >= s.max_llm_calls_per_call:
+                    raise ToolRefusal(f"{name} refused: at most {s.max_llm_calls_per_call} summarize/analyze calls "
+                                      "per update/recall call")
+                if u.llm_calls >= s.max_llm_calls:
+                    raise ToolRefusal(f"{name} refused: the budget of {s.max_llm_calls} summarize/analyze calls per "
+                                      "evaluation is spent")
+                if u.llm_tokens >= s.max_llm_tokens:
+                    raise ToolRefusal(f"{name} refused: the budget of {s.max_llm_tokens} model tokens per evaluation "
+                                      "is spent")
+                if u.llm_cost_usd >= s.max_llm_cost_usd:
+                    raise ToolRefusal(f"{name} refused: the budget of ${s.max_llm_cost_usd} of model cost per "
+                                      "evaluation is spent")
+            for usage in (u, per_call):
+                usage.tool_calls += 1
+                usage.chars += chars
+                usage.llm_calls += int(llm)
 
     def freeze(self) -> None:
         self.frozen = True
@@ -130,6 +205,11 @@ class DesignTools:
         size = len(json.dumps(metadata))
         if size > s.max_metadata_bytes:
             raise ToolRefusal(f"metadata is {size} bytes of JSON, over the limit of {s.max_metadata_bytes}")
+        with self._lock:
+            if self.usage.items >= s.max_items:
+                raise ToolRefusal(f"store_obs refused: the budget of {s.max_items} stored items per evaluation "
+                                  "is spent (store less, or summarize before storing)")
+            self.usage.items += 1
         vector = self._embed(text)
         with self._lock:
             obs_id = f"obs-{next(self._ids)}"
@@ -189,35 +269,51 @@ class DesignTools:
 
     # -- LLM -----------------------------------------------------------------------------------
 
-    def _complete(self, tool: str, system: str, user: str) -> str:
+    def _complete(self, tool: str, system: str, user: str) -> tuple[str, float]:
+        """The model's reply and the seconds spent waiting for it (counted in ``usage``)."""
         if self.llm is None:
             raise ToolRefusal(f"{tool} is unavailable: no LLM is configured for this run")
         messages = [{"role": "system", "content": system}, {"role": "user", "content": user}]
+        t0 = time.perf_counter()
         completion = self.llm.complete(messages, max_tokens=self.settings.llm_max_tokens, temperature=0.0)
-        return completion.text or ""
+        waited = time.perf_counter() - t0
+        used = getattr(completion, "usage", None)
+        with self._lock:
+            self.usage.llm_s += waited
+            if used is not None:
+                self.usage.llm_tokens += int(getattr(used, "total_tokens", 0) or 0)
+                self.usage.llm_cost_usd += float(getattr(used, "cost_usd", 0.0) or 0.0)
+        return completion.text or "", waited
+
+    def _llm_input(self, tool: str, args: dict[str, Any], default: str) -> tuple[str, str]:
+        text = _text(args, "text", limit=self.settings.max_text_chars)
+        instruction = _text(args, "instruction", limit=2_000, required=False) or default
+        limit = self.settings.max_llm_input_chars
+        if len(text) + len(instruction) > limit:
+            raise ToolRefusal(f"{tool} refused: text and instruction are {len(text) + len(instruction)} characters, "
+                              f"over the limit of {limit} per model call (shorten or split the text)")
+        return text, instruction
 
     def _summarize(self, args: dict[str, Any]) -> ToolResult:
-        text = _text(args, "text", limit=self.settings.max_text_chars)
-        instruction = _text(args, "instruction", limit=2_000, required=False) or "Summarize concisely."
-        reply = self._complete("summarize", SUMMARIZE_SYSTEM, f"Instruction: {instruction}\n\nText:\n{text}")
-        return ToolResult(reply.strip())
+        text, instruction = self._llm_input("summarize", args, "Summarize concisely.")
+        reply, waited = self._complete("summarize", SUMMARIZE_SYSTEM, f"Instruction: {instruction}\n\nText:\n{text}")
+        return ToolResult(reply.strip(), llm_s=waited)
 
     def _analyze(self, args: dict[str, Any]) -> ToolResult:
         from atlas.infra.llm import parse_json_reply
 
-        text = _text(args, "text", limit=self.settings.max_text_chars)
-        instruction = _text(args, "instruction", limit=2_000, required=False) or "Analyse the text."
+        text, instruction = self._llm_input("analyze", args, "Analyse the text.")
         fmt = args.get("format", "text") or "text"
         if fmt not in ("text", "json"):
             raise ToolRefusal(f"format must be 'text' or 'json', got {fmt!r}")
         user = f"Instruction: {instruction}\n\nText:\n{text}"
         if fmt == "json":
             user += "\n\n" + JSON_INSTRUCTION
-        reply = self._complete("analyze", ANALYZE_SYSTEM, user)
+        reply, waited = self._complete("analyze", ANALYZE_SYSTEM, user)
         if fmt == "text":
-            return ToolResult(reply.strip())
+            return ToolResult(reply.strip(), llm_s=waited)
         try:
-            return ToolResult(parse_json_reply(reply))
+            return ToolResult(parse_json_reply(reply), llm_s=waited)
         except LLMError as exc:
             raise ToolRefusal(f"analyze: the model's reply was not valid JSON ({exc}); reply began "
                               f"{reply[:120]!r}") from exc
@@ -244,4 +340,5 @@ class DesignTools:
         return tools
 
 
-__all__ = ["TOOL_NAMES", "WRITE_TOOLS", "DesignTools", "ToolRefusal", "ToolResult", "ToolSettings"]
+__all__ = ["LLM_TOOLS", "TOOL_NAMES", "WRITE_TOOLS", "DesignTools", "ToolRefusal", "ToolResult", "ToolSettings",
+           "ToolUsage"]

@@ -32,7 +32,22 @@ view.register(app)  # view, report
 
 
 def main() -> None:
-    app()
+    """Run ``atlas``; an error no command caught still ends with one clear line and its exit code
+    (see ``atlas.cli.exits``), never a traceback."""
+    import sys
+
+    from atlas.cli.exits import exit_code
+    from atlas.errors import AtlasError
+
+    try:
+        app()
+    except (AtlasError, RecursionError, UnicodeError) as exc:
+        if isinstance(exc, RecursionError):
+            message = "the input nests too deeply to read; flatten it"
+        else:
+            message = str(exc)
+        print(f"error: {message}", file=sys.stderr)
+        sys.exit(exit_code(exc))
 
 
 __all__ = ["app", "main"]

@@ -24,9 +24,15 @@ def _console(stderr: bool = False) -> Any:
     return Console(stderr=stderr, highlight=False)
 
 
-def _fail(message: str) -> None:
-    _console(stderr=True).print(f"[red]error:[/red] {message}")
-    raise typer.Exit(1)
+def _fail(message: str | BaseException) -> None:
+    """Print the error and exit: 2 when the input is bad (an exception saying so, or a bare message
+    about what was given), 1 when ATLAS failed (see ``atlas.cli.exits``)."""
+    from rich.markup import escape
+
+    from atlas.cli.exits import BAD_INPUT, exit_code
+
+    _console(stderr=True).print(f"[red]error:[/red] {escape(str(message))}")
+    raise typer.Exit(exit_code(message) if isinstance(message, BaseException) else BAD_INPUT)
 
 
 def _make_client(model: str | None, label: str, console: Any) -> Any:
@@ -39,8 +45,17 @@ def _make_client(model: str | None, label: str, console: Any) -> Any:
     try:
         return make_llm(model)
     except LLMConfigError as exc:
-        _fail(str(exc))
+        _fail(exc)
         raise  # unreachable: _fail exits
+
+
+def _shown(name: str) -> str:
+    """A name from an archive, safe inside a rich table: no escape sequences, no markup."""
+    from rich.markup import escape
+
+    from atlas.core.safetext import safe_text
+
+    return escape(safe_text(name))
 
 
 def _fmt(v: float | None, signed: bool = False) -> str:
@@ -59,11 +74,11 @@ def results_table(archive: Any, title: str = "Results") -> Any:
     hand = [e for e in archive if e.origin != "meta"]
     evolved = [e for e in archive if e.origin == "meta"]
     for e in hand:
-        table.add_row(f"{e.name} ({e.id})", e.origin, e.status, _fmt(e.collection_score),
+        table.add_row(f"{_shown(e.name)} ({e.id})", e.origin, e.status, _fmt(e.collection_score),
                       _fmt(e.deployment_score), _fmt(e.normalized_score, True))
     best = archive.best(origin="meta")
     if best is not None:
-        table.add_row(f"[bold]best evolved: {best.name} ({best.id})[/bold]", "meta", best.status,
+        table.add_row(f"[bold]best evolved: {_shown(best.name)} ({best.id})[/bold]", "meta", best.status,
                       _fmt(best.collection_score), _fmt(best.deployment_score), _fmt(best.normalized_score, True))
     failed = sum(1 for e in evolved if e.status != "ok")
     table.caption = (f"{len(evolved)} evolved designs ({failed} invalid or failed); "
@@ -202,7 +217,7 @@ def _run_search(console: Any, *, model: str | None, meta_model: str | None, resu
     try:
         return run(llm=llm, meta_llm=meta_llm, resume=resume, **kwargs)
     except AtlasError as exc:
-        _fail(str(exc))
+        _fail(exc)
         raise
 
 
@@ -241,10 +256,15 @@ def register(app: typer.Typer) -> None:
                                       "comma-separated names, 'all' or 'none' (no_memory is always there)."),
         max_turns: int | None = typer.Option(None, "--max-turns", help="Task agent turns per episode "
                                              "(default: the environment's step limit + 8)."),
+        max_cost: float | None = typer.Option(None, "--max-cost", min=0.0, help="Stop the search cleanly once "
+                                              "the run has cost this many dollars (providers that report a "
+                                              "cost); --resume with a higher value continues."),
     ) -> None:
         """Run an ALMA search: evolve memory designs, scored on held-out deployment tasks."""
         console = _console()
         kwargs: dict[str, Any] = {"quiet": quiet, "concurrency": concurrency, "trace": not no_trace}
+        if max_cost is not None:
+            kwargs["max_cost_usd"] = max_cost
         if resume is None:
             kwargs.update(env=env, episodes=episodes, rooms=rooms, seed=seed, family=family,
                           use_family=not no_family, deploy_seeds=deploy_seeds,
@@ -257,7 +277,7 @@ def register(app: typer.Typer) -> None:
             try:
                 saved = AlmaConfig.load(resume / "config.json")
             except ConfigError as exc:
-                _fail(str(exc))
+                _fail(exc)
                 raise
             model = model or saved.model
             meta_model = meta_model or saved.meta_model
@@ -306,7 +326,7 @@ def register(app: typer.Typer) -> None:
         try:
             d = load_design(design)
         except AtlasError as exc:
-            _fail(str(exc))
+            _fail(exc)
             raise
         problems = check_design(d.source) if d.origin != "host" else []
         if problems:
@@ -319,7 +339,7 @@ def register(app: typer.Typer) -> None:
                 no_embed=no_embed, alfworld_data=alfworld_data, concurrency=concurrency, quiet=quiet,
                 max_turns=max_turns))
         except AtlasError as exc:
-            _fail(str(exc))
+            _fail(exc)
             raise
         base = archive.baseline or {}
         if as_json:
@@ -433,7 +453,7 @@ def _load(run_dir: Path, *, hydrate: bool | list[str] = False) -> Any:
             return arch
         return arch.hydrate(None if hydrate is True else hydrate)
     except ArchiveError as exc:
-        _fail(str(exc))
+        _fail(exc)
         raise
 
 
@@ -449,7 +469,7 @@ def show_cmd(run_dir: Path = typer.Argument(..., help="Run folder (or an archive
                 "novelty", "sampled"):
         table.add_column(col)
     for e in arch:
-        table.add_row(e.id, e.name, e.origin, str(e.generation), e.status, ",".join(e.parent_ids),
+        table.add_row(e.id, _shown(e.name), e.origin, str(e.generation), e.status, ",".join(e.parent_ids),
                       _fmt(e.collection_score), _fmt(e.deployment_score), _fmt(e.normalized_score, True),
                       _fmt(e.novelty), str(e.times_sampled))
     _console().print(table)
@@ -467,11 +487,13 @@ def best_cmd(
     if source:
         best = _load(run_dir, hydrate=[best.id]).get(best.id)
     c = _console()
-    c.print(f"{best.id} {best.name} ({best.origin}, generation {best.generation}): collection "
+    c.print(f"{best.id} {_shown(best.name)} ({best.origin}, generation {best.generation}): collection "
             f"{_fmt(best.collection_score)}, deployment {_fmt(best.deployment_score)}, normalized "
             f"{_fmt(best.normalized_score, True)}")
     if source and best.source:
-        typer.echo(best.source)
+        from atlas.core.safetext import safe_text
+
+        typer.echo(safe_text(best.source))  # a model wrote it: no escape sequences reach the terminal
 
 
 @archive_app.command("export")

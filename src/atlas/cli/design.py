@@ -44,6 +44,8 @@ def check(
     Exit code 0 only if the design is valid, every call ran without error and recall returned
     non-empty advice on the deployment tasks; 1 otherwise; 2 for a usage error.
     """
+    from rich.markup import escape
+
     from atlas.alma.design import Design
     from atlas.alma.sandbox.pool import SandboxLimits
     from atlas.alma.smoke import smoke_run
@@ -68,9 +70,11 @@ def check(
             llm = make_llm(model)
         report = smoke_run(design, env, episodes, recall_tasks=recall_tasks, seed=seed, llm=llm,
                            embedder=embedder, limits=SandboxLimits(timeout_s=timeout))
-    except AtlasError as exc:
-        _console(stderr=True).print(f"[red]error:[/red] {exc}")
-        raise typer.Exit(2) from exc
+    except AtlasError as exc:  # the design's faults are in the report; this is the input or ATLAS failing
+        from atlas.cli.exits import exit_code
+
+        _console(stderr=True).print(f"[red]error:[/red] {escape(str(exc))}")
+        raise typer.Exit(exit_code(exc)) from exc
     if as_json:
         typer.echo(json.dumps(report.to_dict(), indent=2, default=str))
     elif feedback:

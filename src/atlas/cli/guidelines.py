@@ -56,8 +56,10 @@ def _bank(
 
 
 def _fail(exc: Exception) -> NoReturn:
+    from atlas.cli.exits import exit_code
+
     typer.echo(f"error: {exc}", err=True)
-    raise typer.Exit(2) from exc
+    raise typer.Exit(exit_code(exc)) from exc
 
 
 def _show(g: Any, as_json: bool) -> None:

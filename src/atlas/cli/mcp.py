@@ -52,5 +52,7 @@ def register(app: typer.Typer) -> None:
                 return
             serve(transport=transport, host=host, port=port, path=path, model=model)
         except AtlasError as exc:
+            from atlas.cli.exits import exit_code
+
             typer.echo(f"error: {exc}", err=True)
-            raise typer.Exit(2) from exc
+            raise typer.Exit(exit_code(exc)) from exc

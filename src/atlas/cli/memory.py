@@ -24,9 +24,12 @@ NoEmbedOpt = typer.Option(
 PrimitivesOpt = typer.Option(None, "--primitives", help="Preload a domain's primitive concepts: arc or swe.")
 
 
-def _fail(message: str) -> NoReturn:
+def _fail(message: str | Exception) -> NoReturn:
+    """Print the error; exit 2 for bad input (a bare message is about the input), 1 when ATLAS failed."""
+    from atlas.cli.exits import BAD_INPUT, exit_code
+
     typer.echo(f"error: {message}", err=True)
-    raise typer.Exit(2)
+    raise typer.Exit(exit_code(message) if isinstance(message, Exception) else BAD_INPUT)
 
 
 def _require_memory(path: Path) -> None:
@@ -48,13 +51,20 @@ def _open(path: Path, no_embed: bool, primitives: str | None = None) -> Any:
         embedder = NGramEmbedder() if use_ngram else default_embedder()
         return build_memory_system(path, embedder=embedder, primitives=primitives)
     except AtlasError as exc:
-        _fail(str(exc))
+        _fail(str(exc))  # opening a damaged directory: the input is bad
+
+
+MAX_FILE_BYTES = 256_000_000  # a trajectories file; each trajectory is also capped (MAX_TRAJECTORY_CHARS)
 
 
 def _load_trajectories(file: Path) -> list[Any]:
+    from atlas.core import jsonsafe
+    from atlas.errors import InvalidInputError
+
     try:
-        data = json.loads(file.read_text(encoding="utf-8-sig"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raw = file.read_bytes()
+        data = jsonsafe.loads(raw.removeprefix(b"\xef\xbb\xbf"), what=str(file), max_bytes=MAX_FILE_BYTES)
+    except (OSError, InvalidInputError) as exc:
         _fail(f"cannot read {file}: {exc}")
     if isinstance(data, dict) and "trajectories" in data:
         data = data["trajectories"]

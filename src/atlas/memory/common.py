@@ -9,6 +9,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from atlas.core import jsonsafe
 from atlas.core.types import Task, Trajectory
 from atlas.errors import InvalidInputError, LLMResponseError
 
@@ -41,6 +42,28 @@ def _unstorable(value: Any, path: str) -> str | None:
         if found:
             return found
     return None
+
+
+MAX_TRAJECTORY_CHARS = 2_000_000  # one trajectory as JSON; a bigger one is refused, not stored whole
+
+
+def check_size(value: Any, what: str = "trajectory") -> None:
+    """Refuse a trajectory over ``MAX_TRAJECTORY_CHARS`` (as JSON text or as parsed data) or nested
+    deeper than ``jsonsafe.MAX_DEPTH``, before any work is done on it."""
+    if isinstance(value, str | bytes):
+        size = len(value)
+    else:
+        jsonsafe.check_depth(value, what=f"invalid {what}")
+        size = len(json.dumps(value, default=str, ensure_ascii=False))
+    if size > MAX_TRAJECTORY_CHARS:
+        raise InvalidInputError(f"invalid {what}: {size} characters of JSON, over the limit of "
+                                f"{MAX_TRAJECTORY_CHARS}; store a shorter or summarized trajectory")
+
+
+def check_score_field(data: dict[str, Any], prefix: str = "invalid trajectory: ") -> None:
+    """``score`` must be a JSON number: pydantic would read the string "0.9" as one."""
+    if "score" in data and (isinstance(data["score"], bool) or not isinstance(data["score"], int | float)):
+        raise InvalidInputError(f"{prefix}score: must be a number from 0 to 1, got {data['score']!r}")
 
 
 def check_storable(traj: Trajectory) -> Trajectory:
@@ -78,20 +101,22 @@ def validate_trajectory(value: Any) -> Trajectory:
     bad trajectory leaves nothing behind.
     """
     if isinstance(value, str | bytes):
-        try:
-            value = json.loads(value)
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            raise InvalidInputError(f"invalid trajectory: not valid JSON ({exc})") from exc
+        check_size(value)
+        value = jsonsafe.loads(value, what="invalid trajectory")
         if not isinstance(value, dict):
             raise InvalidInputError(f"invalid trajectory: expected a JSON object, got {type(value).__name__}")
     try:
         if isinstance(value, Trajectory):
             # re-validate: model_construct() or mutation of nested dicts can bypass validation
-            return check_storable(Trajectory.model_validate(value.model_dump()))
+            data = value.model_dump()
+            check_size(data)
+            return check_storable(Trajectory.model_validate(data))
         if isinstance(value, dict):
             if "task" not in value:
                 raise InvalidInputError("invalid trajectory: field 'task' is required")
+            check_size(value)
             check_success_field(value)
+            check_score_field(value)
             return check_storable(Trajectory.model_validate(value))
     except ValidationError as exc:
         problems = "; ".join(f"{_field_path(tuple(e['loc']))}: {e['msg']}" for e in exc.errors()[:5])
@@ -159,7 +184,10 @@ async def ask_json(llm: Any, system: str, user: str, schema: type[M], *, retries
 
 
 __all__ = [
+    "MAX_TRAJECTORY_CHARS",
     "ask_json",
+    "check_score_field",
+    "check_size",
     "check_storable",
     "check_success_field",
     "render_trajectory",

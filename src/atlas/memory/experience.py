@@ -296,13 +296,36 @@ class ChromaExperienceMemory:
             "trajectory_id": exp.trajectory_id or "",
         }
 
-    def _write(self, experiences: list[Experience], vectors: np.ndarray) -> None:
-        self._table.write(
-            [(e.id, e.model_dump(mode="json")) for e in experiences],
-            vectors,
-            [self._vector_meta(e) for e in experiences],
-            [e.content for e in experiences],
-        )
+    def _write(self, experiences: list[Experience], vectors: np.ndarray) -> list[str]:
+        """Write the experiences not stored yet and return every one's id. A trajectory id already
+        stored (a retried write whose first answer was lost) gives the first experience's id back
+        instead of a duplicate; the check and the write share one transaction."""
+        index = f"{self.collection_name}__by_trajectory"
+        table = self._table
+        with table._lock, table.records.transaction():
+            ids, fresh, seen = [], [], {}
+            for n, e in enumerate(experiences):
+                tid = e.trajectory_id
+                known = table.records.get(index, tid) if tid else None
+                if known is not None and table.get(known.get("experience_id", "")) is None:
+                    known = None  # that experience was since deleted or merged: store this one
+                if known is not None or (tid and tid in seen):
+                    ids.append(known["experience_id"] if known is not None else seen[tid])
+                    continue
+                if tid:
+                    seen[tid] = e.id
+                ids.append(e.id)
+                fresh.append(n)
+            if fresh:
+                table.write(
+                    [(experiences[n].id, experiences[n].model_dump(mode="json")) for n in fresh],
+                    np.asarray(vectors)[fresh],
+                    [self._vector_meta(experiences[n]) for n in fresh],
+                    [experiences[n].content for n in fresh],
+                    extra=[(index, experiences[n].trajectory_id, {"experience_id": experiences[n].id})
+                           for n in fresh if experiences[n].trajectory_id],
+                )
+        return ids
 
     async def _aextract(self, trajectory: Trajectory) -> str:
         aextract = getattr(self.extractor, "aextract", None)
@@ -318,8 +341,7 @@ class ChromaExperienceMemory:
         contents = await asyncio.gather(*(self._aextract(t) for t in trajs))
         exps = [self._experience(t, c) for t, c in zip(trajs, contents, strict=True)]
         vectors = await self.embedder.aembed([e.content for e in exps])
-        await asyncio.to_thread(self._write, exps, vectors)
-        return [e.id for e in exps]
+        return await asyncio.to_thread(self._write, exps, vectors)
 
     async def astore(self, trajectory: Trajectory | dict) -> str:
         """Store one trajectory (success or failure) as an experience; returns its UUID."""
@@ -331,8 +353,7 @@ class ChromaExperienceMemory:
         aextract = getattr(self.extractor, "aextract", None)
         content = run_sync(aextract(traj)) if callable(aextract) else self.extractor.extract(traj)
         exp = self._experience(traj, content)
-        self._write([exp], self.embedder.embed([exp.content]))
-        return exp.id
+        return self._write([exp], self.embedder.embed([exp.content]))[0]
 
     def store_many(self, trajectories: list[Trajectory | dict]) -> list[str]:
         return run_sync(self.astore_many(trajectories))

@@ -84,6 +84,32 @@ class IndexedTable:
         self.table = table
         self.vectors = vectors
         self._lock = threading.RLock()
+        self.repaired = self.repair()
+
+    def repair(self) -> int:
+        """Delete vectors that have no record (a process killed between the vector add and the
+        commit); returns how many. Cheap when nothing is wrong: it compares counts first. Runs in a
+        write transaction, so a writer in another process is never mid-write while it looks."""
+        count, get = getattr(self.vectors, "count_sync", None), getattr(self.vectors, "get_sync", None)
+        if not (callable(count) and callable(get)):
+            return 0
+        with self._lock:
+            try:
+                with self.records.transaction():
+                    if count() <= self.records.count(self.table):
+                        return 0
+                    known = set(self.records.ids(self.table))
+                    orphans = [row["id"] for row in get(None) if row["id"] not in known]
+                    if orphans:
+                        self._vec_delete(orphans)
+            except AtlasError:
+                raise
+            except Exception as exc:
+                raise StoreError(f"repairing {self.table!r} failed: {exc}") from exc
+        if orphans:
+            log.warning("removed %d vector(s) without a record from %s (interrupted write)", len(orphans),
+                        self.table)
+        return len(orphans)
 
     # --- vector calls (sync twins when the store has them) -------------------------------------
     def _vec_add(

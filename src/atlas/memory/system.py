@@ -20,9 +20,11 @@ reopening with a different embedder is refused).
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import fcntl
 import json
 import logging
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -353,6 +355,28 @@ def stored_embedder_name(path: str | Path) -> str | None:
     return _read_memory_json(meta_file).get("embedder")
 
 
+@contextlib.contextmanager
+def _opening(root: Path | None) -> Iterator[None]:
+    """An exclusive lock on ``root/.open.lock`` while stores are opened or created: Chroma and SQLite
+    create their schemas on first open, and two processes doing that at once can fail."""
+    if root is None:
+        yield
+        return
+    if root.exists() and not root.is_dir():
+        raise ConfigError(f"memory path {root} exists and is not a directory; pass a directory")
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+        fh = (root / ".open.lock").open("a")
+    except OSError as exc:
+        raise ConfigError(f"cannot create the memory directory {root}: {exc}") from exc
+    with fh:
+        fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
+
+
 def build_memory_system(
     path: str | Path | None = None,
     llm: Any | None = None,
@@ -405,44 +429,45 @@ def build_memory_system(
         embedder = default_embedder()
 
     root = Path(path) if path is not None else None
-    if root is not None:
-        if root.exists() and not root.is_dir():
-            raise ConfigError(f"memory path {root} exists and is not a directory; pass a directory")
-        try:
-            root.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise ConfigError(f"cannot create the memory directory {root}: {exc}") from exc
-        _embedder_config(root, embedder)
-    records = RecordStore(root / "records.sqlite" if root is not None else None)
-    chroma_dir = root / "chroma" if root is not None else None
+    with _opening(root):  # processes creating one directory at once take turns
+        if root is not None:
+            if root.exists() and not root.is_dir():
+                raise ConfigError(f"memory path {root} exists and is not a directory; pass a directory")
+            try:
+                root.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise ConfigError(f"cannot create the memory directory {root}: {exc}") from exc
+            _embedder_config(root, embedder)
+        records = RecordStore(root / "records.sqlite" if root is not None else None)
+        chroma_dir = root / "chroma" if root is not None else None
 
-    experience = concepts = strategies = None
-    if "experience" in components:
-        experience = ChromaExperienceMemory(
-            embedder,
-            make_vector_store(chroma_dir, "atlas_experiences"),
-            refine_strategy=LLMRefineStrategy(llm) if refine else None,
-            records=records,
-        )
-    if "concepts" in components:
-        documenter = LLMAutoDocumenter(llm) if llm is not None else None
-        concepts = ChromaConceptLibrary(
-            embedder,
-            make_vector_store(chroma_dir, "atlas_concepts"),
-            primitive_loader=get_primitive_loader(primitives) if primitives else None,
-            composition_strategy=LLMCompositionStrategy(llm) if llm is not None else None,
-            compression_strategy=StitchCompressionStrategy(
-                documenter, max_abstractions=stitch_max_abstractions
-            ),
-            records=records,
-        )
-    if "strategies" in components:
-        strategies = ChromaStrategyBank(
-            embedder,
-            make_vector_store(chroma_dir, "atlas_strategies"),
-            LLMStrategyAbstractor(llm),
-            records=records,
-        )
+        experience = concepts = strategies = None
+        if "experience" in components:
+            experience = ChromaExperienceMemory(
+                embedder,
+                make_vector_store(chroma_dir, "atlas_experiences"),
+                refine_strategy=LLMRefineStrategy(llm) if refine else None,
+                records=records,
+            )
+        if "concepts" in components:
+            documenter = LLMAutoDocumenter(llm) if llm is not None else None
+            concepts = ChromaConceptLibrary(
+                embedder,
+                make_vector_store(chroma_dir, "atlas_concepts"),
+                primitive_loader=get_primitive_loader(primitives) if primitives else None,
+                composition_strategy=LLMCompositionStrategy(llm) if llm is not None else None,
+                compression_strategy=StitchCompressionStrategy(
+                    documenter, max_abstractions=stitch_max_abstractions
+                ),
+                records=records,
+            )
+        if "strategies" in components:
+            strategies = ChromaStrategyBank(
+                embedder,
+                make_vector_store(chroma_dir, "atlas_strategies"),
+                LLMStrategyAbstractor(llm),
+                records=records,
+            )
     system = MemorySystemImpl(experience, concepts, strategies, guidelines, refine=refine)
     system._closers.append(records.close)
     return system

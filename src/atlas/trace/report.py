@@ -15,7 +15,7 @@ from typing import Any
 
 from atlas.errors import ArchiveError
 from atlas.trace.lineage import lineage_layout
-from atlas.trace.run_reader import RunSnapshot, read_run
+from atlas.trace.run_reader import RunSnapshot, _inside, read_run
 
 SERIES = (
     ("collection", "Collection", "#4c8bf5"),
@@ -44,7 +44,13 @@ def write_report(run_dir: str | Path, out_dir: str | Path | None = None) -> Repo
     """Read the run folder and write the charts and report.md. Raises ArchiveError when the run
     folder is missing or corrupt, or the output folder cannot be written."""
     run = read_run(run_dir)
-    out = Path(out_dir) if out_dir is not None else run.run_dir / "report"
+    if out_dir is not None:
+        out = Path(out_dir)
+    else:  # inside the run: never through a link planted in a run folder someone shared
+        inside = _inside(run.run_dir, "report")
+        if inside is None or (run.run_dir / "report").is_symlink():
+            raise ArchiveError(f"{run.run_dir / 'report'} points outside the run folder; remove it or pass --out")
+        out = inside
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -58,6 +64,9 @@ def write_report(run_dir: str | Path, out_dir: str | Path | None = None) -> Repo
         markdown=out / "report.md",
     )
     try:
+        for f in (paths.scores_png, paths.scores_svg, paths.lineage_png, paths.lineage_svg, paths.markdown):
+            if f.is_symlink():  # replace a link with the file, never write through it
+                f.unlink()
         _save(scores_figure(run), paths.scores_png, paths.scores_svg)
         _save(lineage_figure(run), paths.lineage_png, paths.lineage_svg)
         paths.markdown.write_text(render_markdown(run, paths), encoding="utf-8")

@@ -22,7 +22,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from atlas.errors import ArchiveError
+from atlas.core import jsonsafe
+from atlas.core.safetext import safe_data, safe_text
+from atlas.errors import ArchiveError, InvalidInputError
 
 RUN_FILES = ("config.json", "archive.json", "trace.jsonl")
 #: Design ids are used to build paths; anything else is refused (no path traversal).
@@ -224,7 +226,7 @@ def read_run(run_dir: str | Path) -> RunSnapshot:
     entries = []
     seen: set[str] = set()
     for i, raw in enumerate(raw_entries):
-        if not isinstance(raw, dict) or not isinstance(raw.get("id"), str) or not _ID_RE.match(raw["id"]):
+        if not isinstance(raw, dict) or not isinstance(raw.get("id"), str) or not _ID_RE.fullmatch(raw["id"]):
             warnings.append(f"archive.json: entry {i} has no valid id; skipped")
             continue
         if raw["id"] in seen:
@@ -233,14 +235,17 @@ def read_run(run_dir: str | Path) -> RunSnapshot:
         seen.add(raw["id"])
         entries.append(_normalize_entry(raw, root, warnings))
 
-    iterations = [it for it in archive.get("iterations", []) or [] if isinstance(it, dict)]
-    baseline = archive.get("baseline") if isinstance(archive.get("baseline"), dict) else None
-    events = read_jsonl(root / "trace.jsonl", warnings)
+    raw_iterations = archive.get("iterations")
+    iterations = [safe_data(it) for it in raw_iterations or [] if isinstance(it, dict)] \
+        if isinstance(raw_iterations, list) else []
+    baseline = safe_data(archive["baseline"]) if isinstance(archive.get("baseline"), dict) else None
+    events = [safe_data(e) for e in read_jsonl(root / "trace.jsonl", warnings)]
+    config = safe_data(config or {})
 
     return RunSnapshot(
         run_dir=root,
-        name=str((config or {}).get("name") or root.name),
-        config=config or {},
+        name=safe_text(config.get("name") or root.name),
+        config=config,
         baseline=baseline,
         entries=entries,
         iterations=iterations,
@@ -266,7 +271,7 @@ def read_jsonl(path: Path, warnings: list[str] | None = None) -> list[dict[str, 
             continue
         try:
             obj = json.loads(line)
-        except json.JSONDecodeError:
+        except (ValueError, RecursionError):  # not JSON, a huge number, or nested past the parser
             is_last = n == len(lines)  # no newline after it: still being written
             if not is_last and warnings is not None:
                 warnings.append(f"{path.name}: line {n} is not JSON; skipped")
@@ -282,16 +287,16 @@ def _read_json_file(path: Path, warnings: list[str], *, required: bool) -> Any:
             raise ArchiveError(f"missing {path}")
         return None
     try:
-        text = path.read_text(encoding="utf-8")
+        data = path.read_bytes()
     except OSError as exc:
         raise ArchiveError(f"cannot read {path}: {exc}") from exc
-    if not text.strip():
+    if not data.strip():
         warnings.append(f"{path.name} is empty")
         return None
     try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ArchiveError(f"{path} is corrupt: not valid JSON ({exc.msg} at line {exc.lineno})") from exc
+        return jsonsafe.loads(data, what=str(path))
+    except InvalidInputError as exc:
+        raise ArchiveError(f"{path} is corrupt: {exc}") from exc
 
 
 def _parse_ts(v: Any) -> datetime | None:
@@ -319,34 +324,37 @@ def _usage(raw: Any) -> dict[str, float]:
 
 
 def _normalize_entry(raw: dict[str, Any], root: Path, warnings: list[str]) -> dict[str, Any]:
-    """Fill defaults so the viewer and the report never meet a missing key."""
+    """Fill defaults so the viewer and the report never meet a missing key, a wrong type or text
+    that cannot be shown (a run folder is data: its strings pass ``safe_text``)."""
     did = raw["id"]
     gen = raw.get("generation")
-    parents = [p for p in raw.get("parent_ids") or [] if isinstance(p, str)]
-    source_path = raw.get("source_path") or f"designs/{did}.py"
-    logs_dir = raw.get("logs_dir") or f"logs/{did}"
-    origin = str(raw.get("origin") or "meta")
+    parents = [safe_text(p) for p in raw.get("parent_ids") or [] if isinstance(p, str)]
+    source_path = safe_text(raw.get("source_path") or f"designs/{did}.py")
+    logs_dir = safe_text(raw.get("logs_dir") or f"logs/{did}")
+    origin = safe_text(raw.get("origin") or "meta")
+    sampled = raw.get("times_sampled")
+    errors = raw.get("errors")
     return {
         "id": did,
-        "name": str(raw.get("name") or did),
+        "name": safe_text(raw.get("name") or did),
         "origin": origin,
         "kind": "baseline" if origin in HAND_BUILT_ORIGINS else "evolved",
         "generation": gen if isinstance(gen, int) and not isinstance(gen, bool) else 0,
         "parent_ids": parents,
-        "source_path": str(source_path),
-        "has_source": _inside(root, source_path) is not None and (root / source_path).is_file(),
-        "status": str(raw.get("status") or "ok"),
-        "errors": [str(e) for e in raw.get("errors") or []],
+        "source_path": source_path,
+        "has_source": (f := _inside(root, source_path)) is not None and f.is_file(),
+        "status": safe_text(raw.get("status") or "ok"),
+        "errors": [safe_text(e) for e in errors] if isinstance(errors, list) else [],
         "collection_score": _num(raw.get("collection_score")),
         "deployment_score": _num(raw.get("deployment_score")),
         "normalized_score": _num(raw.get("normalized_score")),
-        "per_task": [t for t in raw.get("per_task") or [] if isinstance(t, dict)],
+        "per_task": [safe_data(t) for t in raw.get("per_task") or [] if isinstance(t, dict)],
         "novelty": _num(raw.get("novelty")),
-        "times_sampled": int(raw.get("times_sampled") or 0),
-        "critique": raw.get("critique") if isinstance(raw.get("critique"), str) else None,
-        "logs_dir": str(logs_dir),
+        "times_sampled": sampled if isinstance(sampled, int) and not isinstance(sampled, bool) else 0,
+        "critique": safe_text(raw["critique"]) if isinstance(raw.get("critique"), str) else None,
+        "logs_dir": logs_dir,
         "usage": _usage(raw.get("usage")),
-        "created_at": raw.get("created_at"),
+        "created_at": raw.get("created_at") if isinstance(raw.get("created_at"), str) else None,
     }
 
 
@@ -420,7 +428,8 @@ def _log_files(run: RunSnapshot, entry: dict[str, Any]) -> dict[str, Path]:
     if d is None or not d.is_dir():
         return {}
     names = ("calls.jsonl", "episodes.jsonl", "debug_log.txt")
-    return {name: d / name for name in names if (d / name).is_file()}
+    files = {name: _inside(d, name) for name in names}  # a symlink out of the folder is not followed
+    return {name: f for name, f in files.items() if f is not None and f.is_file()}
 
 
 def call_lines(call: dict[str, Any], label: str, warnings: list[str]) -> list[str]:
@@ -497,4 +506,4 @@ def read_logs(run: RunSnapshot, design_id: str) -> dict[str, Any] | None:
 
 def valid_design_id(design_id: str) -> bool:
     """True if the string is shaped like a design id (used before touching the filesystem)."""
-    return bool(_ID_RE.match(design_id))
+    return bool(_ID_RE.fullmatch(design_id))

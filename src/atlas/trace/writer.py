@@ -7,10 +7,13 @@ The trace is the run's telemetry on disk (the viewer tails it while a run is goi
 from __future__ import annotations
 
 import json
+import os
 import threading
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TextIO
+
+from atlas.errors import ArchiveError
 
 
 def _default(value: Any) -> Any:
@@ -35,7 +38,12 @@ class TraceWriter:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
-        self._fh: TextIO | None = self.path.open("a", encoding="utf-8")
+        try:  # never through a symlink: a run folder someone shared could point trace.jsonl anywhere
+            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o644)
+        except OSError as exc:
+            raise ArchiveError(f"cannot write the trace {self.path}: {exc.strerror or exc} (a trace is never "
+                               "written through a symbolic link; remove the link)") from exc
+        self._fh: TextIO | None = os.fdopen(fd, "a", encoding="utf-8", errors="backslashreplace")
 
     def emit(self, event: str, **fields: Any) -> dict[str, Any]:
         """Write one event and return the record written (``ts`` and ``event`` come first)."""

@@ -2,7 +2,7 @@
 
 A ``WorkerHandle`` is one locked-down child (``worker.py``) in its own process group. ``run_call``
 sends a call, serves the design's tool calls through a host callback, and enforces the limits
-the child cannot enforce on itself: the wall-clock timeout (host tool time excluded), the tool-call
+the child cannot enforce on itself: the wall-clock timeout (tool work included, model waits excluded), the tool-call
 cap, the size of every message. A timeout or a flood ends with SIGKILL of the whole process group
 — a timeout that only stops waiting would leave a process burning CPU.
 
@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from atlas.alma.sandbox import protocol
+from atlas.alma.sandbox.clean import safe_data, safe_text
 from atlas.errors import SandboxError
 
 WORKER_FILE = Path(__file__).with_name("worker.py")
@@ -45,14 +46,14 @@ WORKER_FILE = Path(__file__).with_name("worker.py")
 class SandboxLimits:
     """Limits of one design call (and of the worker process that runs it).
 
-    ``timeout_s`` is the design's own wall-clock time per call: time the host spends serving its
-    tool calls (an LLM summarize, an embedding) is not counted; ``max_call_s`` caps the whole call
-    including tools. ``cpu_budget_s`` is the RLIMIT_CPU of a worker's whole life (a backstop; the
+    ``timeout_s`` is the wall-clock time of one call, the host's work on its tool calls (embedding,
+    search, graph) included; only time waiting on a language model (summarize/analyze, bounded by the
+    tools' LLM budgets) is left out. ``max_call_s`` caps the whole call, model time included. ``cpu_budget_s`` is the RLIMIT_CPU of a worker's whole life (a backstop; the
     pool retires a worker before a call could hit it).
     """
 
     timeout_s: float = 10.0
-    max_call_s: float = 300.0
+    max_call_s: float = 120.0
     memory_mb: int = 512
     cpu_budget_s: int = 120
     max_tool_calls: int = 200
@@ -115,7 +116,15 @@ class CallOutcome:
     worker: dict[str, Any] = field(default_factory=dict)
 
 
-ToolHandler = Callable[[str, dict[str, Any]], Any]
+@dataclass
+class ToolValue:
+    """A tool handler's result with the host time not to charge to the design's timeout."""
+
+    value: Any
+    uncounted_s: float = 0.0
+
+
+ToolHandler = Callable[[str, dict[str, Any]], Any]  # returns a result (or a ToolValue), or raises ToolRefusal
 
 
 class WorkerHandle:
@@ -233,7 +242,7 @@ class WorkerHandle:
             if nl >= 0:
                 line = bytes(self._buffer[: nl + 1])
                 del self._buffer[: nl + 1]
-                return protocol.decode(line, protocol.WORKER_OPS)
+                return safe_data(protocol.decode(line, protocol.WORKER_OPS))  # see clean.py
             if len(self._buffer) > limit:
                 raise protocol.ProtocolError(f"worker sent a message over {limit} bytes")
             remaining = deadline - time.monotonic()
@@ -305,9 +314,8 @@ class WorkerHandle:
                     self.send({"op": "tool_result", "ok": False, "fatal": True,
                                "error": f"tool call limit of {limits.max_tool_calls} per call exceeded"})
                     continue
-                paused = time.monotonic()
-                reply = self._serve_tool(tool_handler, name, args)
-                deadline += time.monotonic() - paused  # host time is not the design's time
+                reply, uncounted = self._serve_tool(tool_handler, name, args)
+                deadline += min(uncounted, limits.max_call_s)  # waiting on a model is not the design's time
                 self.send(reply)
         except WorkerTimeout:
             if time.monotonic() >= hard_deadline:
@@ -325,14 +333,17 @@ class WorkerHandle:
         outcome.worker["seconds"] = round(time.monotonic() - started, 4)
         return outcome
 
-    def _serve_tool(self, tool_handler: ToolHandler, name: Any, args: Any) -> dict[str, Any]:
+    def _serve_tool(self, tool_handler: ToolHandler, name: Any, args: Any) -> tuple[dict[str, Any], float]:
+        """The reply to one tool call and the seconds of it not charged to the design's timeout."""
         if not isinstance(name, str) or not isinstance(args, dict):
-            return {"op": "tool_result", "ok": False, "error": "malformed tool call"}
+            return {"op": "tool_result", "ok": False, "error": "malformed tool call"}, 0.0
         try:
             result = tool_handler(name, args)
         except ToolRefusal as exc:
-            return {"op": "tool_result", "ok": False, "error": str(exc)}
-        return {"op": "tool_result", "ok": True, "result": result}
+            return {"op": "tool_result", "ok": False, "error": str(exc)}, 0.0
+        if isinstance(result, ToolValue):
+            return {"op": "tool_result", "ok": True, "result": result.value}, max(0.0, result.uncounted_s)
+        return {"op": "tool_result", "ok": True, "result": result}, 0.0
 
     def _fail(self, outcome: CallOutcome, kind: str, message: str) -> None:
         self.kill()
@@ -349,7 +360,7 @@ class WorkerHandle:
         dropped = message.get("prints_dropped")
         outcome.prints_dropped = dropped if isinstance(dropped, int) else 0
         warnings = message.get("warnings")
-        outcome.warnings = [str(w)[:500] for w in warnings][:50] if isinstance(warnings, list) else []
+        outcome.warnings = [safe_text(w)[:500] for w in warnings][:50] if isinstance(warnings, list) else []
         cpu = message.get("cpu_s")
         if isinstance(cpu, int | float):
             self.cpu_s = float(cpu)
@@ -377,11 +388,11 @@ class WorkerHandle:
                     return
                 outcome.memory = memory
             return
-        outcome.error = str(message.get("error") or "design call failed")[:2000]
+        outcome.error = safe_text(message.get("error") or "design call failed")[:2000]
         kind = message.get("error_kind")
         outcome.error_kind = kind if kind in {"design", "limit", "invalid_return"} else "design"
         tb = message.get("traceback")
-        outcome.traceback = str(tb)[:8000] if tb else None
+        outcome.traceback = safe_text(tb)[:8000] if tb else None
 
     @property
     def retired(self) -> bool:
@@ -408,8 +419,8 @@ def _cap_lines(lines: list[Any], max_chars: int) -> list[str]:
 
 
 def _clean(text: Any) -> str:
-    """``text`` as a str that encodes to UTF-8 (lone surrogates from a design become U+FFFD)."""
-    return str(text).encode("utf-8", "replace").decode("utf-8")
+    """``text`` as a str safe to log and show (see ``clean.safe_text``)."""
+    return safe_text(text)
 
 
 class ToolRefusal(Exception):
@@ -577,4 +588,5 @@ class WorkerPool:
         self.close()
 
 
-__all__ = ["CallOutcome", "SandboxLimits", "ToolRefusal", "WorkerHandle", "WorkerPool", "default_read_paths"]
+__all__ = ["CallOutcome", "SandboxLimits", "ToolRefusal", "ToolValue", "WorkerHandle", "WorkerPool",
+           "default_read_paths"]

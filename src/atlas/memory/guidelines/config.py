@@ -24,7 +24,7 @@ _NAMESPACE_RE = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 
 def check_namespace(namespace: str) -> str:
     """Return ``namespace`` if it is a valid name (letters, digits, ``_``, ``-``; 1–64 chars)."""
-    if not isinstance(namespace, str) or not _NAMESPACE_RE.match(namespace):
+    if not isinstance(namespace, str) or not _NAMESPACE_RE.fullmatch(namespace):
         shown = repr(namespace) if len(repr(namespace)) <= 80 else repr(namespace)[:77] + "..."
         raise InvalidInputError(f"namespace: {shown} is not valid (use 1-64 letters, digits, '_' or '-')")
     return namespace

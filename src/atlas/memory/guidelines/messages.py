@@ -8,9 +8,10 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from atlas.core import jsonsafe
 from atlas.core.types import Step, Task, Trajectory
 from atlas.errors import InvalidInputError
-from atlas.memory.common import check_storable, check_success_field
+from atlas.memory.common import check_score_field, check_size, check_storable, check_success_field
 
 _ROLES = {"system", "developer", "user", "assistant", "tool", "function"}
 _ERROR_MARKERS = ("error", "exception", "traceback", "failed", "invalid", "not found", "cannot", "unknown")
@@ -195,17 +196,16 @@ def parse_trajectory(data: Any, *, success: bool | None = None, task: str | None
             data = data.decode("utf-8")
         except UnicodeDecodeError as exc:
             raise InvalidInputError(f"trajectory: not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
+    check_size(data)
     if isinstance(data, str):
-        try:
-            data = json.loads(data)
-        except json.JSONDecodeError as exc:
-            raise InvalidInputError(f"trajectory: not valid JSON (line {exc.lineno}: {exc.msg})") from exc
+        data = jsonsafe.loads(data, what="trajectory")
     if isinstance(data, list):
         return messages_to_trajectory(data, task=task, success=success)
     if not isinstance(data, dict):
         raise InvalidInputError(
             f"trajectory: expected an object or a message list, got {type(data).__name__}"
         )
+    check_score_field(data, "trajectory: ")
     if isinstance(data.get("task"), dict) and "goal" in data["task"]:
         return episode_to_trajectory(data)
     if "messages" in data and "steps" not in data:

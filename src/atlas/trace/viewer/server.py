@@ -17,6 +17,7 @@ a traceback.
 from __future__ import annotations
 
 import json
+import math
 import threading
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -43,6 +44,17 @@ STATIC_FILES = {
     "/style.css": ("style.css", "text/css; charset=utf-8"),
 }
 _ALLOWED_HOSTS = {"127.0.0.1", "localhost"}
+
+
+def _finite(obj: Any) -> Any:
+    """``obj`` with NaN and infinite numbers replaced by None (JSON has no such numbers)."""
+    if isinstance(obj, float):
+        return obj if math.isfinite(obj) else None
+    if isinstance(obj, dict):
+        return {k: _finite(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [_finite(v) for v in obj]
+    return obj
 
 
 class RunCache:
@@ -96,7 +108,9 @@ class _Handler(BaseHTTPRequestHandler):
             self.wfile.write(body)
 
     def _json(self, status: int, obj: Any, extra: dict[str, str] | None = None) -> None:
-        body = json.dumps(obj, ensure_ascii=False, allow_nan=False).encode("utf-8")
+        # ASCII-escaped (a lone surrogate from a damaged run stays sendable) and never NaN: a run
+        # folder is data, and one bad number must not drop the connection.
+        body = json.dumps(_finite(obj), ensure_ascii=True, allow_nan=False, default=str).encode("ascii")
         self._send(status, body, "application/json; charset=utf-8", extra)
 
     def _error(self, status: int, message: str) -> None:
