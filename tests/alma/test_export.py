@@ -94,11 +94,11 @@ def test_missing_files_and_wrong_folders_are_clear_errors(scripted_run, tmp_path
 
 def test_cli_export_errors(scripted_run, tmp_path):
     res = cli.invoke(app, ["archive", "export", str(scripted_run), "--best", "--design", "d-0001", "--out", "x"])
-    assert res.exit_code == 1 and "not both" in res.output
+    assert res.exit_code == 2 and "not both" in res.output
     res = cli.invoke(app, ["archive", "export", str(scripted_run), "--best"])
-    assert res.exit_code == 1 and "--out DIR is required" in res.output
+    assert res.exit_code == 2 and "--out DIR is required" in res.output
     res = cli.invoke(app, ["archive", "export", str(scripted_run), "--design", "d-0999", "--out", str(tmp_path)])
-    assert res.exit_code == 1 and "no design 'd-0999'" in res.output
+    assert res.exit_code == 2 and "no design 'd-0999'" in res.output
 
 
 def test_a_run_without_learned_memory_says_so(scripted_run, tmp_path):
@@ -111,7 +111,7 @@ def test_a_run_without_learned_memory_says_so(scripted_run, tmp_path):
     (old / "archive.json").write_text(json.dumps(data))
     res = cli.invoke(app, ["archive", "export", str(old), "--best", "--out", str(tmp_path / "x")],
                      env={"COLUMNS": "300"})
-    assert res.exit_code == 1
+    assert res.exit_code == 2
     assert "has no learned memory" in res.output and "atlas archive relearn RUN_DIR" in res.output
 
 

@@ -63,7 +63,7 @@ def test_a_replay_that_differs_from_the_run_is_not_kept(scripted_run, tmp_path, 
     assert entry.memory_path is None and "not rebuilt" in entry.metadata["learned_memory"]
     res = CliRunner().invoke(app, ["archive", "export", str(old), "--design", route.id, "--out", str(tmp_path / "x")],
                              env={"COLUMNS": "300"})
-    assert res.exit_code == 1 and "not rebuilt: the replay differs" in res.output
+    assert res.exit_code == 2 and "not rebuilt: the replay differs" in res.output
 
 
 def test_parse_action_inverts_action_text():
