@@ -58,7 +58,8 @@ async def test_solves_a_task_with_native_tool_calls(env, task):
     assert meta["tool_mode"] == "native" and meta["usage"]["calls"] == len(plan)
     assert meta["usage"]["total_tokens"] > 0
     first = llm.history[0]
-    assert "Route: room_A -> room_B" in first.messages[0]["content"]  # advice in the system prompt
+    assert "Route: room_A -> room_B" not in first.messages[0]["content"]  # never in the system role
+    assert "<notes>\nRoute: room_A -> room_B\n</notes>" in first.messages[1]["content"]  # data in the user turn
     assert task.description in first.messages[-1]["content"]
     assert [t.name for t in first.kwargs["tools"]] == ["look", "move_to", "pick_up", "put_down"]
     assert first.kwargs["tool_choice"] == "required"  # one tool call per turn, forced where possible

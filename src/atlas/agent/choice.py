@@ -52,11 +52,16 @@ def system_message(env_name: str, instructions: str) -> Message:
     return {"role": "system", "content": SYSTEM.format(env=env_name, instructions=extra)}
 
 
-def first_message(goal: str, observation: str, actions: list[Action], advice: str, advice_chars: int) -> Message:
+def advice_block(advice: str, advice_chars: int) -> str:
+    """The memory's advice framed as data ("" when there is none), clipped to ``advice_chars``."""
     advice = (advice or "").strip()
     if len(advice) > advice_chars:
         advice = advice[:advice_chars].rstrip() + " …"
-    head = ADVICE.format(advice=advice) + "\n" if advice else ""
+    return ADVICE.format(advice=advice) + "\n" if advice else ""
+
+
+def first_message(goal: str, observation: str, actions: list[Action], advice: str, advice_chars: int) -> Message:
+    head = advice_block(advice, advice_chars)
     return {"role": "user", "content": f"{head}Goal: {goal}\n{observation}\nActions:\n{action_menu(actions)}\n{ASK}"}
 
 
@@ -81,5 +86,5 @@ def fold(messages: list[Message], max_chars: int, keep_turns: int = 6) -> list[M
     return [*messages[:2], *rest]
 
 
-__all__ = ["ADVICE", "SYSTEM", "action_menu", "first_message", "fold", "labels", "render_action",
+__all__ = ["ADVICE", "SYSTEM", "action_menu", "advice_block", "first_message", "fold", "labels", "render_action",
            "system_message", "turn_message"]

@@ -193,6 +193,7 @@ class TaskAgent:
 
     async def _run_tools(self, env: Environment, task: Task, advice: str) -> Trajectory:
         native = self._native()
+        notes = ch.advice_block(advice, self.advice_chars)
         threaded = bool(getattr(env, "step_in_thread", False))  # slow engines: keep the event loop free
         obs = await asyncio.to_thread(env.reset, task) if threaded else env.reset(task)
         rec = EpisodeRecorder(env, task, obs)
@@ -208,11 +209,11 @@ class TaskAgent:
             turns += 1
             tools = env.tools()  # may change per turn (ALFWorld narrows to admissible commands)
             messages = [
-                {"role": "system", "content": system_prompt(env.name, tools, advice, json_mode=not native,
-                                                            advice_chars=self.advice_chars)},
-                {"role": "user", "content": turn_prompt(goal, history[-self.history_window:],
-                                                        max(0, len(history) - self.history_window),
-                                                        observation_text)},
+                # The advice is a memory design's text: data in the user turn, never the system role.
+                {"role": "system", "content": system_prompt(env.name, tools, "", json_mode=not native)},
+                {"role": "user", "content": notes + turn_prompt(goal, history[-self.history_window:],
+                                                                max(0, len(history) - self.history_window),
+                                                                observation_text)},
             ]
             kwargs: dict[str, Any] = {"temperature": self.temperature, "max_tokens": self.max_tokens}
             if native:
