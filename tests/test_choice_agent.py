@@ -113,3 +113,19 @@ def test_actions_render_as_replies():
     assert render_action(Action("move_to", {"room": "room_B"})) == "move_to room_B"
     assert render_action(Action("act", {"command": "go north"})) == "go north"
     assert render_action(Action("look", {})) == "look"
+
+
+async def test_loop_guard_takes_looping_actions_off_the_choices(env):
+    """A model that always takes the first choice would bounce between two rooms; the guard removes
+    the action that continues the bounce from the choices (the menu it reads is unchanged)."""
+    task = env.generate_tasks(1, seed=7)[0]
+    llm = ScriptedLLM(lambda messages, **kw: kw["choices"][0])
+    traj = await TaskAgent(llm, max_turns=12).run(env.clone(), task)
+    acts = [s.action for s in traj.steps]
+    assert not any(acts[i] == acts[i + 2] and acts[i + 1] == acts[i + 3] for i in range(len(acts) - 3))
+    assert traj.metadata["loop_nudges"] > 0
+    assert any(len(c.kwargs["choices"]) < c.messages[-1]["content"].count("\n- ") + 1 for c in llm.history)
+    unguarded = await TaskAgent(ScriptedLLM(lambda m, **kw: kw["choices"][0]), max_turns=12,
+                                loop_guard=False).run(env.clone(), task)
+    u = [s.action for s in unguarded.steps]
+    assert any(u[i] == u[i + 2] and u[i + 1] == u[i + 3] for i in range(len(u) - 3))

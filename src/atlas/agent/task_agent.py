@@ -149,9 +149,18 @@ class TaskAgent:
         messages: list[Any] = [system, ch.first_message(goal, first, actions, advice, self.advice_chars)]
         plain: list[Any] = [system, ch.first_message(goal, first, actions, "", self.advice_chars)]
         turn_advice = advice[: self.advice_chars] if self.advice_every_turn else ""
+        past: Past = []
+        nudges = 0
         while not done and turns < limit and actions:
             turns += 1
-            options = ch.labels(actions)
+            labels = ch.labels(actions)
+            # The loop guard, free in this format: actions that would repeat a failure, bounce
+            # between two actions or repeat one three times are taken off the choices (the menu the
+            # model reads is unchanged, so the conversation stays append-only).
+            looping = {label for a, label in zip(actions, labels, strict=True)
+                       if self.loop_guard and loop_nudge(action_text(a.tool, a.args), past) is not None}
+            options = [label for label in labels if label not in looping] or labels
+            nudges += len(options) < len(labels)
             messages, plain = ch.fold(messages, self.max_chars), ch.fold(plain, self.max_chars)
             extra: dict[str, Any] = {"contrast": list(plain), "contrast_weight": self.contrast_weight} if contrast else {}
             completion = await self.llm.acomplete(messages, choices=options, temperature=self.temperature,
@@ -162,15 +171,17 @@ class TaskAgent:
             plain.append({"role": "assistant", "content": reply})
             if reply not in options:
                 invalid += 1
-                message = f"Invalid reply {_clip(reply, 40)!r}: answer with one of the listed actions, exactly."
+                message = (f"{reply} would repeat a loop; choose a different action." if reply in looping else
+                           f"Invalid reply {_clip(reply, 40)!r}: answer with one of the listed actions, exactly.")
                 rec.record(None, None, None, error=message, raw=_clip(reply, 200))
                 now = env.summarize_observation(env.observe())
                 messages.append(ch.turn_message(goal, now, actions, message, advice=turn_advice))
                 plain.append(ch.turn_message(goal, now, actions, message))
                 continue
-            action = actions[options.index(reply)]
+            action = actions[labels.index(reply)]
             result = await asyncio.to_thread(env.step, action) if threaded else env.step(action)
             rec.record(action.tool, action.args, result)
+            past.append((action_text(action.tool, action.args), bool(result.error)))
             if result.error:
                 rejected += 1
             done = result.done
@@ -184,7 +195,7 @@ class TaskAgent:
             turns=turns,
             invalid_actions=invalid,
             rejected_actions=rejected,
-            loop_nudges=0,
+            loop_nudges=nudges,
             usage=usage.to_dict(),
             tool_mode="choice",
             model=getattr(self.llm, "model", ""),
