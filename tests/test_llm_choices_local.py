@@ -48,15 +48,22 @@ def test_choice_is_one_of_the_choices_and_free_text_still_works(cached):
     assert cached.complete(msgs, temperature=0, max_tokens=8).text.strip()
 
 
-def test_reused_cache_plays_the_same_episode_as_rereading(cached, tasks):
-    """Greedy decoding: the same prompts give the same choices whether the prompt prefix comes from
-    the KV cache or is evaluated again (the cache holds exactly the tokens of that prefix)."""
+def test_reused_cache_chooses_as_rereading_does(cached, tasks):
+    """The same conversations, turn after turn, asked of a client that reuses its KV cache and of one
+    that re-reads every prompt. The cached prefix holds exactly the same tokens, but llama.cpp
+    computes it in other batch splits, so logits differ in the last bits and a near-tie can flip:
+    we require agreement on nearly every turn, not bit-identity."""
+    from atlas.infra.llm import ScriptedLLM
+
     env, (task, _) = tasks
-    advice = env.oracle_advice(task, "learnable")
+    script = ScriptedLLM(lambda messages, **kw: kw["choices"][-1])
+    TaskAgent(script, max_turns=8, contrast_weight=0).run_sync(env.clone(), task,
+                                                               advice=env.oracle_advice(task, "learnable"))
     fresh = _client(kv_reuse=False)
-    a = TaskAgent(cached).run_sync(env.clone(), task, advice=advice)
-    b = TaskAgent(fresh).run_sync(env.clone(), task, advice=advice)
-    assert _actions(a) == _actions(b)
+    turns = [(c.messages, c.kwargs["choices"]) for c in script.history if len(c.kwargs["choices"]) > 1]
+    same = sum(cached.complete(m, choices=c, temperature=0).text == fresh.complete(m, choices=c, temperature=0).text
+               for m, c in turns)
+    assert len(turns) >= 4 and same >= len(turns) - 1
     assert cached.backend.stats["prompt_tokens_reused"] > cached.backend.stats["prompt_tokens_evaluated"]
     assert fresh.backend.stats["prompt_tokens_reused"] == 0
 
