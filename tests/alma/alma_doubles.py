@@ -74,8 +74,9 @@ def task_policy(messages: list[dict[str, Any]], **kwargs: Any) -> Any:
         return _choice_policy(messages, kwargs["choices"])
     if not kwargs.get("tools"):
         return "summary: nothing notable" if not kwargs.get("json_schema") else "{}"
-    system, user = messages[0]["content"], messages[-1]["content"]
-    if "GIVE_UP" in system:
+    user = messages[-1]["content"]
+    notes = user.split("</notes>", 1)[0] if "<notes>" in user else ""  # the advice, framed as data
+    if "GIVE_UP" in notes:
         return _call("look")
     goal = GOAL.search(user)
     obs = list(OBS.finditer(user.split("Current observation:", 1)[-1]))
@@ -88,7 +89,7 @@ def task_policy(messages: list[dict[str, Any]], **kwargs: Any) -> Any:
         return _call("put_down", object=target)
     if target in objects and target not in carry:
         return _call("pick_up", object=target)
-    for route in re.findall(r"(room_\w+(?: -> room_\w+)+)", system):
+    for route in re.findall(r"(room_\w+(?: -> room_\w+)+)", notes):
         hops = route.split(" -> ")
         if here in hops[:-1]:
             nxt = hops[hops.index(here) + 1]

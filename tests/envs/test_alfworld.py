@@ -215,4 +215,5 @@ async def test_task_agent_plays_alfworld_in_json_mode(cache):
     enum = first.kwargs["json_schema"]["properties"]["args"]["properties"]["command"]["enum"]
     assert "go to microwave 1" in enum
     assert "Admissible commands:" in first.messages[-1]["content"]
-    assert "Microwaves heat things." in first.messages[0]["content"]
+    assert "Microwaves heat things." not in first.messages[0]["content"]  # advice is data, not the system role
+    assert "<notes>\nMicrowaves heat things.\n</notes>" in first.messages[-1]["content"]
