@@ -46,6 +46,12 @@ def _brief(observation_text: str) -> str:
     return observation_text.split("\nAdmissible commands:", 1)[0]
 
 
+def _observation_text(env: Environment, result: Any) -> str:
+    """What the model reads after a step: the observation, led by the error when it does not say it."""
+    text = env.summarize_observation(result.observation)
+    return f"Error: {result.error}\n{text}" if result.error and result.error not in text else text
+
+
 def _clip(text: str, limit: int) -> str:
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
@@ -185,9 +191,7 @@ class TaskAgent:
             if result.error:
                 rejected += 1
             done = result.done
-            observation_text = env.summarize_observation(result.observation)
-            if result.error and result.error not in observation_text:
-                observation_text = f"Error: {result.error}\n{observation_text}"
+            observation_text = _observation_text(env, result)
             actions = [] if done else candidates(result.observation)
             messages.append(ch.turn_message(goal, observation_text, actions, advice=turn_advice))
             plain.append(ch.turn_message(goal, observation_text, actions))
@@ -259,9 +263,7 @@ class TaskAgent:
             past.append((action_text(parsed.tool, parsed.args), bool(result.error)))
             if result.error:
                 rejected += 1
-            observation_text = env.summarize_observation(result.observation)
-            if result.error and result.error not in observation_text:
-                observation_text = f"Error: {result.error}\n{observation_text}"
+            observation_text = _observation_text(env, result)
             history.append(
                 f"{len(history) + 1}. {action_text(parsed.tool, parsed.args)} -> "
                 f"{_clip(result.error or _brief(observation_text), self.step_chars)}"

@@ -46,8 +46,8 @@ def shortest_path(adjacency: dict[str, list[str]], src: str, dst: str) -> list[s
 
 def next_hops(adjacency: dict[str, list[str]], dst: str) -> dict[str, str]:
     """For every room but ``dst``, the adjacent room one step closer to ``dst``."""
-    return {room: shortest_path(adjacency, room, dst)[1] for room in adjacency if room != dst
-            and len(shortest_path(adjacency, room, dst)) > 1}
+    paths = {room: shortest_path(adjacency, room, dst) for room in adjacency if room != dst}
+    return {room: path[1] for room, path in paths.items() if len(path) > 1}
 
 
 def search_walk(adjacency: dict[str, list[str]], start: str) -> list[str]:
