@@ -56,13 +56,29 @@ async def test_conversation_only_grows(env, task):
 async def test_advice_is_data_in_the_user_turn_and_contrast_drops_it(env, task):
     plan = [_label(t, a) for t, a in oracle_plan(env, task)]
     llm = ScriptedLLM(list(plan))
-    await TaskAgent(llm).run(env.clone(), task, advice="ADVICE-XYZ: go north")
+    await TaskAgent(llm, contrast_weight=1.0).run(env.clone(), task, advice="ADVICE-XYZ: go north")
     first = llm.history[0]
     assert "ADVICE-XYZ" not in first.messages[0]["content"]  # never in the system role
     assert "ADVICE-XYZ" in first.messages[1]["content"] and "<notes>" in first.messages[1]["content"]
     contrast = first.kwargs["contrast"]
     assert contrast is not None and all("ADVICE-XYZ" not in m["content"] for m in contrast)
     assert [m["role"] for m in contrast] == [m["role"] for m in first.messages]
+
+
+async def test_advice_matching_the_observation_biases_its_action(env, task):
+    """A rule whose situation matches what the agent sees lends its action a bonus (backends that
+    score choices add it); a rule for another situation lends nothing."""
+    obs = env.reset(task)
+    here, menu = obs["location"], [_label(a.tool, a.args) for a in env.candidate_actions(obs)]
+    move = next(label for label in menu if label.startswith("move_to"))
+    other = "room_Z"  # a room the agent does not see
+    advice = f"In {here} when you carry nothing: {move}.\nIn {other} when you carry nothing: {menu[-1]}."
+    llm = ScriptedLLM([move])
+    await TaskAgent(llm, max_turns=1).run(env.clone(), task, advice=advice)
+    bias = llm.history[0].kwargs["choice_bias"]
+    assert list(bias) == [move] and 0 < bias[move] <= 3.0
+    await TaskAgent(llm := ScriptedLLM([move]), max_turns=1, advice_weight=0).run(env.clone(), task, advice=advice)
+    assert not llm.history[0].kwargs.get("choice_bias")
 
 
 async def test_a_reply_off_the_menu_is_recorded_and_shown(env, task):

@@ -80,3 +80,13 @@ def test_interleaved_episodes_equal_the_same_episodes_alone(cached, tasks):
     together = [_actions(t) for t in asyncio.run(both())]
     assert together == alone
     assert cached.backend.stats["states_restored"] > restored  # each episode got its own KV state back
+
+
+def test_the_local_model_acts_on_advice_it_can_match(cached):
+    """The default model with the full answer as situation → action rules solves 8-room tasks it
+    cannot solve alone (a failure here means the agent lost the ability to use advice)."""
+    env = GraphWorldEnv(rooms=8)
+    tasks = env.generate_family_tasks(3, 42, 10_049)
+    agent = TaskAgent(cached)
+    solved = [asyncio.run(agent.run(env.clone(), t, advice=env.oracle_advice(t, "full"))).success for t in tasks]
+    assert sum(solved) >= 2, solved

@@ -57,8 +57,8 @@ def _choice_policy(messages: list[dict[str, Any]], choices: list[str]) -> str:
         hops = route.split(" -> ")
         if here in hops[:-1] and (label := pick("move_to", hops[hops.index(here) + 1])):
             return label
-    phase = "carrying" if target in carry else "to get"
-    for room, when, nxt in re.findall(r"In (room_\w+) \((to get|carrying)[^)]*\): move_to (room_\w+)", first):
+    phase = f"the {target}" if target in carry else "nothing"
+    for room, when, nxt in re.findall(r"In (room_\w+) when you carry (nothing|the \w+): move_to (room_\w+)", first):
         if room == here and when == phase and (label := pick("move_to", nxt)):
             return label
     convo = " ".join(str(m["content"]) for m in messages)

@@ -20,6 +20,7 @@ import inspect
 from typing import Any, Literal
 
 from atlas.agent import choice as ch
+from atlas.agent.advice_match import advised_actions
 from atlas.agent.actions import InvalidAction, action_schema, parse_completion
 from atlas.agent.loops import Past, loop_nudge
 from atlas.agent.prompts import system_prompt, turn_prompt
@@ -83,7 +84,8 @@ class TaskAgent:
         action_format: ActionFormat = "auto",
         max_chars: int = 12000,
         advice_every_turn: bool = True,
-        contrast_weight: float = 1.0,
+        contrast_weight: float = 0.0,
+        advice_weight: float = 3.0,
     ) -> None:
         if tool_mode not in ("auto", "native", "json"):
             raise ConfigError(f"tool_mode must be 'auto', 'native' or 'json', got {tool_mode!r}")
@@ -97,6 +99,9 @@ class TaskAgent:
         # Context-aware choice (local models): score each action with and without the advice and
         # favour what the advice adds; 0 turns it off. Without advice it costs nothing.
         self.contrast_weight = contrast_weight
+        # Local models (choice scoring): the actions that the advice lines best matching the
+        # observation name get this many nats on top of the model's score (atlas.agent.advice_match).
+        self.advice_weight = advice_weight
         self.llm = llm
         self.max_turns = max_turns
         self.tool_mode = tool_mode
@@ -150,6 +155,7 @@ class TaskAgent:
         actions: list[Action] = candidates(obs)
         system = ch.system_message(env.name, instructions() if callable(instructions) else "")
         first = env.summarize_observation(obs)
+        seen = first
         advice = (advice or "").strip()
         contrast = bool(advice) and self.contrast_weight > 0
         messages: list[Any] = [system, ch.first_message(goal, first, actions, advice, self.advice_chars)]
@@ -169,6 +175,10 @@ class TaskAgent:
             nudges += len(options) < len(labels)
             messages, plain = ch.fold(messages, self.max_chars), ch.fold(plain, self.max_chars)
             extra: dict[str, Any] = {"contrast": list(plain), "contrast_weight": self.contrast_weight} if contrast else {}
+            if advice and self.advice_weight:
+                advised = advised_actions(advice, seen, options)
+                if advised:
+                    extra["choice_bias"] = {label: self.advice_weight * m for label, m in advised.items()}
             completion = await self.llm.acomplete(messages, choices=options, temperature=self.temperature,
                                                   max_tokens=32, **extra)
             usage.add(completion.usage)
@@ -180,7 +190,7 @@ class TaskAgent:
                 message = (f"{reply} would repeat a loop; choose a different action." if reply in looping else
                            f"Invalid reply {_clip(reply, 40)!r}: answer with one of the listed actions, exactly.")
                 rec.record(None, None, None, error=message, raw=_clip(reply, 200))
-                now = env.summarize_observation(env.observe())
+                now = seen = env.summarize_observation(env.observe())
                 messages.append(ch.turn_message(goal, now, actions, message, advice=turn_advice))
                 plain.append(ch.turn_message(goal, now, actions, message))
                 continue
@@ -191,7 +201,7 @@ class TaskAgent:
             if result.error:
                 rejected += 1
             done = result.done
-            observation_text = _observation_text(env, result)
+            observation_text = seen = _observation_text(env, result)
             actions = [] if done else candidates(result.observation)
             messages.append(ch.turn_message(goal, observation_text, actions, advice=turn_advice))
             plain.append(ch.turn_message(goal, observation_text, actions))

@@ -87,6 +87,7 @@ class LLM(Protocol):
         choices: list[str] | None = None,
         contrast: list[Message] | None = None,
         contrast_weight: float | None = None,
+        choice_bias: dict[str, float] | None = None,
     ) -> Completion: ...
 
     def complete(self, messages: list[Message], **kwargs: Any) -> Completion: ...

@@ -69,16 +69,14 @@ def search_walk(adjacency: dict[str, list[str]], start: str) -> list[str]:
     return walk
 
 
-def _route_lines(path: list[str], why: str) -> list[str]:
-    return [f"In {a} ({why}): move_to {b}." for a, b in itertools.pairwise(path)]
-
-
-def _short(room: str) -> str:
-    return room.removeprefix("room_")
+def _route_lines(path: list[str], carrying: str) -> list[str]:
+    return [f"In {a} when you carry {carrying}: move_to {b}." for a, b in itertools.pairwise(path)]
 
 
 def oracle_advice(task: Task, level: str, params: GraphWorldParams | None = None) -> str:
-    """The advice text for ``task`` at ``level`` ("learnable" or "full"); short and imperative."""
+    """The advice text for ``task`` at ``level`` ("learnable" or "full"): one line per situation,
+    the situation in the observation's words, then the action as the agent's list writes it (the
+    form the task agent matches against what it sees, ``atlas.agent.advice_match``)."""
     if level not in LEVELS:
         raise ValueError(f"level must be one of {LEVELS}, got {level!r}")
     w = _world(task, params or GraphWorldParams())
@@ -87,20 +85,19 @@ def oracle_advice(task: Task, level: str, params: GraphWorldParams | None = None
         where = w.object_rooms[obj]
         assert where is not None
         lines = [f"The {obj} is in {where}."]
-        lines += _route_lines(shortest_path(w.adjacency, w.start, where), f"to get the {obj}")
-        lines.append(f"In {where}: pick_up {obj}.")
-        lines += _route_lines(shortest_path(w.adjacency, where, dest), f"carrying the {obj}")
-        lines.append(f"In {dest} carrying the {obj}: put_down {obj}.")
+        lines += _route_lines(shortest_path(w.adjacency, w.start, where), "nothing")
+        lines.append(f"In {where} when the {obj} is here: pick_up {obj}.")
+        lines += _route_lines(shortest_path(w.adjacency, where, dest), f"the {obj}")
+        lines.append(f"In {dest} when you carry the {obj}: put_down {obj}.")
         return "\n".join(lines)
     walk = search_walk(w.adjacency, w.start)
     hops = next_hops(w.adjacency, dest)
     lines = [
-        f"Find the {obj}: visit rooms in this order until you see it: " + " -> ".join(walk) + ".",
-        f"As soon as the {obj} is in your room: pick_up {obj}.",
-        f"Then go to {dest} (from each room, the next room): "
-        + ", ".join(f"{_short(a)}->{_short(b)}" for a, b in hops.items()) + ".",
-        f"In {dest} while carrying the {obj}: put_down {obj}.",
-        "Map: " + "; ".join(f"{_short(r)}: {' '.join(_short(n) for n in ns)}" for r, ns in w.adjacency.items()) + ".",
+        f"To find the {obj}, visit the rooms in this order: " + ", ".join(walk) + ".",
+        f"When the {obj} is here: pick_up {obj}.",
+        *(f"In {a} when you carry the {obj}: move_to {b}." for a, b in hops.items()),
+        f"In {dest} when you carry the {obj}: put_down {obj}.",
+        "Map: " + "; ".join(f"{r}: {', '.join(ns)}" for r, ns in w.adjacency.items()) + ".",
     ]
     return "\n".join(lines)
 

@@ -153,6 +153,7 @@ class LLMClient:
         choices: list[str] | None = None,
         contrast: list[Message] | None = None,
         contrast_weight: float | None = None,
+        choice_bias: dict[str, float] | None = None,
     ) -> Completion:
         """One chat completion, retried on connection errors, served from the cache if enabled.
 
@@ -162,6 +163,8 @@ class LLMClient:
         first choice it names; a reply that names none keeps its text (the caller decides).
         ``contrast`` (with ``choices``): the same conversation without the context under test; backends
         that score choices weigh it in (context-aware decoding), the others ignore it.
+        ``choice_bias`` (with ``choices``): nats added to the named choices' scores by backends that
+        score choices (a prior from outside the model, e.g. advice matched to the observation).
         """
         _check_messages(messages)
         request = LLMRequest(
@@ -176,6 +179,7 @@ class LLMClient:
             extra={
                 **({"tool_choice": tool_choice} if tool_choice else {}),
                 **({"contrast": contrast, "contrast_weight": contrast_weight} if contrast and choices else {}),
+                **({"choice_bias": dict(choice_bias)} if choice_bias and choices else {}),
             },
         )
         key = None

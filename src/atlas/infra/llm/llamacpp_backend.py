@@ -481,6 +481,9 @@ class LlamaCppBackend:
             plain, more, more_scored = self._score_choices(llama, contrast, choices, cancelled)
             values = (1 + weight) * values - weight * plain
             evaluated, scored = evaluated + more, scored + more_scored
+        bias = request.extra.get("choice_bias") or {}
+        if bias and len(values) == len(choices):
+            values = values + np.asarray([float(bias.get(c, 0.0)) for c in choices])
         self.stats["choice_tokens_scored"] = self.stats.get("choice_tokens_scored", 0) + scored
         temperature = request.temperature or 0.0
         if temperature > 0:

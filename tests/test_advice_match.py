@@ -1,0 +1,56 @@
+"""The advice matcher: which listed actions the advice recommends in the current situation."""
+
+from atlas.agent.advice_match import advice_lines, advised_actions
+
+OBS_EMPTY_HANDED = ("You are in room_B. Adjacent rooms: room_D, room_E (goal room), room_G, room_H. "
+                    "Objects here: nothing. You carry: nothing. Steps left: 18.")
+OBS_CARRYING = ("You are in room_B. Adjacent rooms: room_D, room_E (goal room), room_G, room_H. "
+                "Objects here: nothing. You carry: compass. Steps left: 14.")
+MOVES = ["move_to room_D", "move_to room_E", "move_to room_G", "move_to room_H"]
+ROUTE = """The compass is in room_A.
+In room_E when you carry nothing: move_to room_B.
+In room_B when you carry nothing: move_to room_G.
+In room_G when you carry nothing: move_to room_A.
+In room_A when the compass is here: pick_up compass.
+In room_A when you carry the compass: move_to room_G.
+In room_G when you carry the compass: move_to room_B.
+In room_B when you carry the compass: move_to room_E.
+In room_E when you carry the compass: put_down compass."""
+
+
+def test_the_rule_whose_condition_matches_the_situation_wins():
+    assert advised_actions(ROUTE, OBS_EMPTY_HANDED, MOVES) == {"move_to room_G": advised_actions(
+        ROUTE, OBS_EMPTY_HANDED, MOVES)["move_to room_G"]}
+    assert list(advised_actions(ROUTE, OBS_CARRYING, [*MOVES, "put_down compass"])) == ["move_to room_E"]
+
+
+def test_an_object_seen_here_selects_its_pick_up():
+    obs = ("You are in room_A. Adjacent rooms: room_G. Objects here: compass, rope. You carry: nothing. "
+           "Steps left: 16.")
+    labels = ["move_to room_G", "pick_up compass", "pick_up rope"]
+    assert list(advised_actions(ROUTE, obs, labels)) == ["pick_up compass"]
+
+
+def test_advice_that_names_no_listed_action_or_matches_nothing_changes_nothing():
+    assert advised_actions("Be careful and explore systematically.", OBS_EMPTY_HANDED, MOVES) == {}
+    assert advised_actions("", OBS_EMPTY_HANDED, MOVES) == {}
+    assert advised_actions("In the kitchen when you hold a mug: move_to room_D.", OBS_EMPTY_HANDED, MOVES) == {}
+
+
+def test_a_label_inside_a_longer_name_is_not_named():
+    # "move_to room_B" must not be read out of "move_to room_BC".
+    assert advised_actions("In room_B when you carry nothing: move_to room_BC.", OBS_EMPTY_HANDED,
+                           ["move_to room_B", "move_to room_D"]) == {}
+
+
+def test_ties_keep_every_best_action_and_text_game_commands_work():
+    obs = "You are in the kitchen. You see a fridge and a table. You are carrying nothing."
+    advice = "In the kitchen: open fridge.\nIn the kitchen: go north.\nIn the garden: go south."
+    got = advised_actions(advice, obs, ["open fridge", "go north", "go south"])
+    assert set(got) == {"open fridge", "go north"}
+
+
+def test_one_line_advice_is_cut_into_sentences():
+    assert advice_lines("Go north first. Then open the door! Done?") == ["Go north first.", "Then open the door!",
+                                                                       "Done?"]
+    assert advice_lines("- one\n* two\n\n") == ["one", "two"]
