@@ -25,6 +25,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from atlas.alma.advice_use import departure_lines
+from atlas.alma.analysis import parent_analysis
 from atlas.alma.archive import Archive, ArchiveEntry, empty_usage
 from atlas.alma.config import AlmaConfig
 from atlas.alma.debug_agent import DebugAgent
@@ -465,13 +467,16 @@ class Search:
                 for p in parents]
         dlog = DebugLog.build(logs)
         debug = await DebugAgent(self.debug_llm, max_turns=cfg.debug_turns).analyze(
-            dlog.text, [self._brief(p, False) for p in parents], informative=dlog.informative)
+            dlog.text, [self._brief(p, False) for p in parents], informative=dlog.informative,
+            advice_vs_actions=departure_lines([ep for lg in logs for ep in lg.episodes]))
         critique = debug.text
 
         child_id = self.archive.next_id()
+        briefs = [{**self._brief(p, True), "analysis": parent_analysis(lg.episodes)}
+                  for p, lg in zip(parents, logs, strict=True)]
         meta = await MetaAgent(self.meta_llm, env=self.env, embedder=self.embedder, pool=self.pool,
                                max_turns=cfg.meta_turns, smoke_episodes=cfg.smoke_episodes).generate(
-            [self._brief(p, True) for p in parents], critique, generation=generation,
+            briefs, critique, generation=generation,
             baseline=(self.archive.baseline or {}).get("score"), design_id=child_id)
         meta_info = {"meta_turns": meta.turns, "meta_attempts": meta.attempts,
                      "debug": {"skipped": debug.skipped, "reason": debug.reason, "turns": debug.turns,
