@@ -60,6 +60,10 @@ class AlmaConfig(BaseModel):
     # batch the design goes on only while it can still beat the best so far (0: always play them all).
     stage_tasks: int = Field(8, ge=0)
     stage_rule: Literal["bound", "ci"] = "ci"
+    # How the MetaAgent makes each generation's design, cycled by generation: "write" a new module,
+    # "edit" one function of a parent, "crossover" two parents' update/recall (from code, no model).
+    meta_operators: list[Literal["write", "edit", "crossover"]] = Field(
+        default_factory=lambda: ["write", "edit", "crossover"], min_length=1)
     # Replay identical greedy (temperature 0) task-model prompts from an on-disk cache (local models).
     replay_cache: bool = True
 

@@ -445,6 +445,15 @@ class Search:
                              f"mean deployment steps {sum(t.steps for t in dep) / max(1, len(dep)):.1f}")
         return d
 
+    def _advice_example(self) -> str | None:
+        """The headroom's *learnable* advice for the first collection task (never the full oracle):
+        the kind of advice that lets this agent succeed; None when the environment has no oracle."""
+        oracle = getattr(self.env, "oracle_advice", None)
+        if oracle is None or not self.collection_tasks:
+            return None
+        task = self.collection_tasks[0]
+        return f"Task: {self.env.format_goal(task)}\nAdvice:\n{oracle(task, 'learnable')}"
+
     async def iteration(self, generation: int) -> ArchiveEntry:
         from atlas.alma.design import Design
 
@@ -474,13 +483,25 @@ class Search:
         child_id = self.archive.next_id()
         briefs = [{**self._brief(p, True), "analysis": parent_analysis(lg.episodes)}
                   for p, lg in zip(parents, logs, strict=True)]
-        meta = await MetaAgent(self.meta_llm, env=self.env, embedder=self.embedder, pool=self.pool,
-                               max_turns=cfg.meta_turns, smoke_episodes=cfg.smoke_episodes).generate(
-            briefs, critique, generation=generation,
-            baseline=(self.archive.baseline or {}).get("score"), design_id=child_id)
-        meta_info = {"meta_turns": meta.turns, "meta_attempts": meta.attempts,
+        operator = cfg.meta_operators[(generation - 1) % len(cfg.meta_operators)]
+        agent = MetaAgent(self.meta_llm, env=self.env, embedder=self.embedder, pool=self.pool,
+                          max_turns=cfg.meta_turns, smoke_episodes=cfg.smoke_episodes)
+        crossed = None
+        if operator == "crossover" and len(briefs) >= 2:
+            crossed = await agent.crossover(briefs, generation=generation, design_id=child_id)
+        if crossed is not None and crossed.status == "ok":
+            meta = crossed
+        else:  # write (or edit); a crossover whose child fails the check falls back to writing
+            meta = await agent.generate(briefs, critique, generation=generation,
+                                        baseline=(self.archive.baseline or {}).get("score"), design_id=child_id,
+                                        mode="edit" if operator == "edit" else "write",
+                                        example=self._advice_example())
+            operator = "edit" if operator == "edit" else "write"
+        meta_info = {"meta_turns": meta.turns, "meta_attempts": meta.attempts, "operator": operator,
                      "debug": {"skipped": debug.skipped, "reason": debug.reason, "turns": debug.turns,
                                "tool_calls": debug.tool_calls}}
+        if crossed is not None and crossed.status != "ok":
+            meta_info["crossover_errors"] = crossed.errors
         if meta.status == "ok" and meta.source is not None:
             design = Design(id=child_id, name=meta.name, source=meta.source, parent_ids=parent_ids, origin="meta")
             ev = await self._evaluate(design, staged=True)
