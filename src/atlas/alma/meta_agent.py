@@ -15,6 +15,8 @@ import textwrap
 from dataclasses import dataclass, field
 from typing import Any
 
+from atlas.alma.design import Design, check_design
+from atlas.alma.design_ops import crossover, functions, splice
 from atlas.alma.prompts import (
     META_SYSTEM,
     TOOLS_DOC,
@@ -23,8 +25,6 @@ from atlas.alma.prompts import (
     meta_request,
     schema_text,
 )
-from atlas.alma.design import Design, check_design
-from atlas.alma.design_ops import crossover, functions, splice
 from atlas.errors import DesignError, LLMError, ScriptExhaustedError
 from atlas.protocols.llm import Message
 

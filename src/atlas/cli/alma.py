@@ -212,6 +212,12 @@ def _run_search(console: Any, *, model: str | None, meta_model: str | None, resu
     from atlas.errors import AtlasError
 
     llm = _make_client(model, "task model", console)
+    if not meta_model and resume is None:
+        from atlas.alma.meta_model import default_meta_model
+
+        meta_model, why = default_meta_model(model)
+        if meta_model:
+            console.print(f"meta model: {why}")
     meta_llm = llm if not meta_model or meta_model == model else _make_client(meta_model, "meta model", console)
     if meta_llm is llm:
         console.print("meta model: same as the task model")
@@ -245,7 +251,8 @@ def register(app: typer.Typer) -> None:
         model: str | None = typer.Option(None, "--model", help="Task model (default: provider key in the "
                                          "environment, else the local model)."),
         meta_model: str | None = typer.Option(None, "--meta-model", help="Model of the meta and debug agents "
-                                              "(default: --model)."),
+                                              "(default: local:qwen2.5-coder-1.5b when the task model is "
+                                              "local and that model is installed, else --model)."),
         embed_model: str | None = typer.Option(None, "--embed-model", help="Embedding model for designs' vector "
                                                "store (default: local MiniLM)."),
         no_embed: bool = typer.Option(False, "--no-embed", help="No embedding model: n-gram vectors."),
@@ -272,6 +279,11 @@ def register(app: typer.Typer) -> None:
                                        "when even perfect scores on the remaining tasks could not beat the "
                                        "best) or 'ci' (also when its paired 95% interval against the best "
                                        "on the tasks played is below 0)."),
+        meta_operators: str = typer.Option("write,edit,crossover", "--meta-operators", help="How each "
+                                           "generation's design is made, cycled by generation: 'write' a new "
+                                           "module, 'edit' one function of a parent, 'crossover' two parents' "
+                                           "update and recall (from code, no model call; falls back to write "
+                                           "when the child fails the design check)."),
         no_replay: bool = typer.Option(False, "--no-replay", help="Do not replay identical greedy task-model "
                                        "prompts from the on-disk cache (local models; on by default)."),
     ) -> None:
@@ -285,7 +297,8 @@ def register(app: typer.Typer) -> None:
                           use_family=not no_family, deploy_seeds=deploy_seeds,
                           embed_model=embed_model, no_embed=no_embed, alfworld_data=alfworld_data,
                           run_dir=run_dir, baselines=parse_baselines(baselines), max_turns=max_turns,
-                          stage_tasks=stage_tasks, stage_rule=stage_rule, replay_cache=not no_replay)
+                          stage_tasks=stage_tasks, stage_rule=stage_rule, replay_cache=not no_replay,
+                          meta_operators=[o.strip() for o in meta_operators.split(",") if o.strip()])
         else:
             from atlas.alma.config import AlmaConfig
             from atlas.errors import ConfigError
