@@ -14,6 +14,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from atlas.core.safetext import safe_text
+
 _CALL = re.compile(r"^\s*(\w+)\((.*)\)\s*$", re.DOTALL)
 _ARG = re.compile(r'\w+=("(?:[^"\\]|\\.)*"|[^,]+)')
 SNIPPET = 120  # characters of advice quoted in one line
@@ -136,7 +138,7 @@ def departure_lines(episodes: list[dict[str, Any]], limit: int = 4) -> list[str]
     for ep in ranked:
         use = advice_use(ep)
         if use is not None and use.departure is not None:
-            out.append(use.departure.line())
+            out.append(safe_text(use.departure.line()))  # design-written advice: no escape sequences
         if len(out) >= limit:
             break
     return out

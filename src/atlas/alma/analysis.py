@@ -17,6 +17,7 @@ from __future__ import annotations
 from typing import Any
 
 from atlas.alma.advice_use import advice_use
+from atlas.core.safetext import safe_text
 
 MAX_EPISODES = 4
 MAX_ACTIONS = 10  # distinct runs of actions shown per episode
@@ -103,7 +104,7 @@ def parent_analysis(episodes: list[dict[str, Any]], *, max_episodes: int = MAX_E
             break
         out.extend(block)
         size += cost
-    return "\n".join(out)
+    return safe_text("\n".join(out))  # design-written advice: no control or escape sequences
 
 
 __all__ = ["compress_actions", "episode_summary", "parent_analysis", "went_wrong"]
