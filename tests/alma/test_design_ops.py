@@ -92,7 +92,7 @@ def test_splice_replaces_one_function_and_keeps_the_rest_verbatim():
 
 async def test_edits_pass_the_design_check(checker):
     child = splice(splice(ROUTE_DESIGN, HELPER), NEW_RECALL)
-    assert await checker.validate(child, "edited", "d-9") == ([], None)
+    assert (await checker.validate(child, "edited", "d-9"))[:2] == ([], True)
 
 
 async def test_crossover_takes_update_from_one_parent_and_recall_from_the_other(checker):
@@ -102,8 +102,8 @@ async def test_crossover_takes_update_from_one_parent_and_recall_from_the_other(
     # B's conflicting helper and constant are renamed in B's part; A's are untouched.
     assert "_fmt_b" in child and "LIMIT_b = 2" in child and "LIMIT = 5" in child
     assert child.startswith("import json\nimport re\n")
-    assert await checker.validate(child, "crossed", "d-9") == ([], None)
-    assert await checker.validate(crossover(ROUTE_DESIGN, GIVE_UP_DESIGN), "crossed", "d-9") == ([], None)
+    assert (await checker.validate(child, "crossed", "d-9"))[:2] == ([], True)
+    assert (await checker.validate(crossover(ROUTE_DESIGN, GIVE_UP_DESIGN), "crossed", "d-9"))[:2] == ([], True)
     with pytest.raises(DesignError, match="no top-level recall"):
         crossover(A, "def update(memory, episode, tools):\n    return None\n")
 

@@ -226,29 +226,29 @@ class MetaAgent:
                 messages.append({"role": "user", "content": meta_feedback([problem], None)})
                 continue
             result.source = source
-            problems, feedback = await self.validate(source, result.name, design_id)
+            problems, ok, feedback = await self.validate(source, result.name, design_id)
             if problems:
                 result.errors.extend(f"turn {turn}: {p}" for p in problems)
                 result.attempts.append({"turn": turn, "problems": problems, "smoke_ok": None})
                 messages.append({"role": "user", "content": meta_feedback(problems, None)})
                 continue
             result.smoke_feedback = feedback
-            result.attempts.append({"turn": turn, "problems": [], "smoke_ok": feedback is None})
-            if feedback is None:
+            result.attempts.append({"turn": turn, "problems": [], "smoke_ok": ok})
+            if ok:
                 result.status = "ok"
                 return result
             result.errors.append(f"turn {turn}: smoke run failed:\n{feedback.strip()}")
             messages.append({"role": "user", "content": meta_feedback([], feedback)})
         return result
 
-    async def validate(self, source: str, name: str, design_id: str) -> tuple[list[str], str | None]:
-        """The design check: static problems (the smoke run is skipped when there are any), then the
-        smoke run's report when it failed (``None``: the design passed)."""
+    async def validate(self, source: str, name: str, design_id: str) -> tuple[list[str], bool, str | None]:
+        """The design check: ``(static problems, passed, smoke report)``; the smoke run is skipped
+        (report None) when the static check finds problems."""
         problems = [str(p) for p in check_design(source)]
         if problems:
-            return problems, None
+            return problems, False, None
         ok, feedback = await self._smoke_check(Design(id=design_id, name=name, source=source, origin="meta"))
-        return [], None if ok else feedback
+        return [], ok, feedback
 
     async def crossover(self, parents: list[dict[str, Any]], *, generation: int,
                         design_id: str = "candidate") -> MetaResult:
@@ -260,8 +260,8 @@ class MetaAgent:
             source = crossover(a["source"], b["source"])
         except DesignError as exc:
             return MetaResult(name=name, source=None, status="invalid", errors=[f"crossover: {exc}"])
-        problems, feedback = await self.validate(source, name, design_id)
-        errors = [*problems, *([f"smoke run failed:\n{feedback.strip()}"] if feedback else [])]
+        problems, ok, feedback = await self.validate(source, name, design_id)
+        errors = [*problems, *([f"smoke run failed:\n{(feedback or '').strip()}"] if not problems and not ok else [])]
         return MetaResult(name=name, source=source, status="invalid" if errors else "ok", errors=errors,
                           smoke_feedback=feedback, attempts=[{"turn": 0, "operator": "crossover", "problems":
                                                               problems, "smoke_ok": not errors}])
