@@ -80,6 +80,9 @@ class ArchiveEntry(BaseModel):
     normalized_score: float | None = None
     # Paired difference with no memory over the same deployment tasks: {"mean", "ci95": [lo, hi], "n"}.
     vs_no_memory: dict[str, Any] | None = None
+    # "full": played every deployment task; "minibatch": staged evaluation stopped it early (it could
+    # no longer beat the best design), so its scores cover only the tasks it played and claim nothing.
+    stage: Literal["full", "minibatch"] = "full"
     per_task: list[TaskResult] = Field(default_factory=list)
     novelty: float | None = None
     times_sampled: int = 0
@@ -205,12 +208,17 @@ class Archive:
         return [e for e in self.entries if e.scored]
 
     def best(self, *, origin: str | None = None) -> ArchiveEntry | None:
-        """Highest normalized score (ties: higher deployment score, then the earlier entry)."""
-        cands = [e for e in self.scored() if origin is None or e.origin == origin]
+        """Highest normalized score among fully evaluated designs (ties: higher deployment score,
+        then the earlier entry). Designs stopped after a minibatch are never the best."""
+        cands = [e for e in self.scored() if e.stage == "full" and (origin is None or e.origin == origin)]
         if not cands:
             return None
         order = {e.id: i for i, e in enumerate(self.entries)}
         return max(cands, key=lambda e: (e.normalized_score, e.deployment_score or 0.0, -order[e.id]))
+
+    def episodes_saved(self) -> int:
+        """Deployment episodes that staged evaluation did not play (designs stopped early)."""
+        return sum(int(e.metadata.get("staged", {}).get("saved", 0)) for e in self.entries)
 
     def refresh_novelty(self) -> None:
         """Recompute every entry's novelty against the others (entries whose source is known)."""
@@ -354,6 +362,7 @@ class Archive:
                 "collection": e.collection_score,
                 "deployment": e.deployment_score,
                 "normalized": e.normalized_score,
+                "stage": e.stage,
                 "novelty": e.novelty,
                 "sampled": e.times_sampled,
             }

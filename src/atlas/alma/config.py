@@ -37,7 +37,9 @@ class AlmaConfig(BaseModel):
     seed: int = 42
     family: int | None = None
     use_family: bool = True
-    deploy_seeds: int = Field(3, ge=1)
+    # Deployment tasks = episodes × deploy_seeds: 3 × 8 = 24 by default, enough to see a +0.15 mean
+    # difference with a paired 95% interval; smaller runs (`make demo`) pass fewer.
+    deploy_seeds: int = Field(8, ge=1)
     model: str | None = None
     meta_model: str | None = None
     embed_model: str | None = None  # None → the local MiniLM embedder
@@ -54,6 +56,16 @@ class AlmaConfig(BaseModel):
     baselines: list[str] | None = None  # library baselines seeded into the archive (None: all)
     env_params: dict[str, Any] = Field(default_factory=dict)  # extra environment parameters
     max_cost_usd: float | None = Field(None, gt=0)  # stop the search cleanly once the run has cost this much
+    # Staged evaluation of new designs: deployment tasks played in batches of stage_tasks; after each
+    # batch the design goes on only while it can still beat the best so far (0: always play them all).
+    stage_tasks: int = Field(8, ge=0)
+    stage_rule: Literal["bound", "ci"] = "ci"
+    # How the MetaAgent makes each generation's design, cycled by generation: "write" a new module,
+    # "edit" one function of a parent, "crossover" two parents' update/recall (from code, no model).
+    meta_operators: list[Literal["write", "edit", "crossover"]] = Field(
+        default_factory=lambda: ["write", "edit", "crossover"], min_length=1)
+    # Replay identical greedy (temperature 0) task-model prompts from an on-disk cache (local models).
+    replay_cache: bool = True
 
     @model_validator(mode="after")
     def _check(self) -> AlmaConfig:

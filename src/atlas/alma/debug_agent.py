@@ -164,19 +164,28 @@ class DebugAgent:
         self.max_turns = max_turns
         self.head_lines = head_lines
 
-    async def analyze(self, log_text: str, parents: list[dict[str, Any]], *, informative: bool = True) -> DebugResult:
-        """Investigate ``log_text`` (the DebugLog of ``parents``: dicts with id, name and scores)."""
+    async def analyze(self, log_text: str, parents: list[dict[str, Any]], *, informative: bool = True,
+                      advice_vs_actions: list[str] | None = None) -> DebugResult:
+        """Investigate ``log_text`` (the DebugLog of ``parents``: dicts with id, name and scores).
+        ``advice_vs_actions`` (``advice_use.departure_lines``): what the designs advised against what
+        the agent then did; shown to the model and always the first lines of the critique's evidence."""
         if not informative or not log_text.strip():
             return DebugResult(None, skipped=True, reason="the parents' logs record no tool calls, prints or errors")
         tools = LogTools(log_text)
         system = DEBUG_SYSTEM.replace("{max_turns}", str(self.max_turns))
+        compared = list(advice_vs_actions or [])
+        overview = debug_overview(parents, log_stats(log_text), tools.head(1, self.head_lines), compared)
         messages: list[Message] = [
             {"role": "system", "content": system},
-            {"role": "user", "content": debug_overview(parents, log_stats(log_text), tools.head(1, self.head_lines))},
+            {"role": "user", "content": overview},
         ]
         result = DebugResult(None)
         try:
-            return await self._loop(messages, tools, result)
+            result = await self._loop(messages, tools, result)
+            if result.critique is not None and compared:
+                rest = [e for e in result.critique.evidence if e not in compared]
+                result.critique.evidence = [*compared, *rest]
+            return result
         except ScriptExhaustedError:
             raise
         except LLMError as exc:  # the model failed after retries: no critique, the search goes on

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from atlas.alma.advice_use import advice_use
 from atlas.alma.prompts import fmt
 from atlas.alma.run_dir import confined
 from atlas.alma.sandbox.clean import safe_text
@@ -170,6 +171,8 @@ def episode_block(ep: dict[str, Any], calls: list[dict[str, Any]]) -> list[str]:
              f"— {_one_line(ep.get('goal', ''), 160)} ---"]
     for call in calls:
         lines.extend(call_lines(call, label))
+    if (use := advice_use(ep)) is not None:
+        lines.append(f"[{label}:advice] {use.text()}")
     acts = ep.get("actions") or []
     for a in acts[:MAX_AGENT_LINES]:
         err = f" ERROR: {_one_line(a['error'], 200)}" if a.get("error") else ""

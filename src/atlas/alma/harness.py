@@ -17,6 +17,7 @@ from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from atlas.alma.archive import TaskResult, empty_usage
+from atlas.alma.staging import Verdict, batches
 from atlas.core.types import Task, Trajectory
 from atlas.envs.views import episode_view, task_view
 from atlas.errors import ConfigError, LLMError, SandboxError, ScriptExhaustedError
@@ -82,6 +83,15 @@ class Evaluation:
     learned: dict[str, Any] | None = None  # the stores themselves after collection (runner snapshot)
     protections: dict[str, Any] = field(default_factory=dict)
     duration_s: float = 0.0
+    # Staged evaluation: "full" (every deployment task played) or "minibatch" (stopped early: see stop_reason).
+    stage: str = "full"
+    deployment_total: int = 0  # deployment tasks the design could have played
+    stop_reason: str = ""
+
+    @property
+    def episodes_saved(self) -> int:
+        """Deployment episodes not played because the design stopped early."""
+        return max(0, self.deployment_total - len(self.deployment))
 
     @property
     def collection_score(self) -> float | None:
@@ -118,6 +128,9 @@ class Evaluation:
             "learned": self.learned,
             "protections": self.protections,
             "duration_s": self.duration_s,
+            "stage": self.stage,
+            "deployment_total": self.deployment_total,
+            "stop_reason": self.stop_reason,
             "episodes": [{**e.to_dict(), "calls": e.calls} for e in self.episodes],
         }
 
@@ -125,10 +138,12 @@ class Evaluation:
     def from_dict(cls, d: dict[str, Any]) -> Evaluation:
         ev = cls(design_id=d["design_id"], name=d["name"], status=d.get("status", "ok"),
                  errors=list(d.get("errors", [])), stores=d.get("stores", {}), learned=d.get("learned"),
-                 protections=d.get("protections", {}), duration_s=float(d.get("duration_s", 0.0)))
+                 protections=d.get("protections", {}), duration_s=float(d.get("duration_s", 0.0)),
+                 stage=d.get("stage", "full"), stop_reason=d.get("stop_reason", ""))
         for raw in d.get("episodes", []):
             rec = EpisodeRecord(**{k: v for k, v in raw.items() if k in EpisodeRecord.__dataclass_fields__})
             (ev.collection if rec.phase == "collection" else ev.deployment).append(rec)
+        ev.deployment_total = int(d.get("deployment_total") or len(ev.deployment))
         return ev
 
 
@@ -248,25 +263,44 @@ class Harness:
         """Sequential: each episode's ``update`` must land before the next ``recall``."""
         return [await self._episode(runner, t, f"C{i}", "collection", learn=True) for i, t in enumerate(tasks, 1)]
 
-    async def deploy(self, runner: Any, tasks: list[Task]) -> list[EpisodeRecord]:
-        """Concurrent (at most ``concurrency`` at once) against the runner's frozen memory."""
+    async def deploy(self, runner: Any, tasks: list[Task], *, start: int = 1) -> list[EpisodeRecord]:
+        """Concurrent (at most ``concurrency`` at once) against the runner's frozen memory; labels
+        count from D<start>."""
         sem = asyncio.Semaphore(self.concurrency)
 
         async def one(i: int, t: Task) -> EpisodeRecord:
             async with sem:
                 return await self._episode(runner, t, f"D{i}", "deployment", learn=False)
 
-        return list(await asyncio.gather(*(one(i, t) for i, t in enumerate(tasks, 1))))
+        return list(await asyncio.gather(*(one(i, t) for i, t in enumerate(tasks, start))))
 
-    async def evaluate(self, design: Design, collection_tasks: list[Task], deployment_tasks: list[Task]) -> Evaluation:
+    async def _deploy_staged(self, runner: Any, tasks: list[Task], ev: Evaluation, stage_tasks: int,
+                             go_on: Callable[[list[EpisodeRecord]], Verdict] | None) -> None:
+        """Deployment in batches of ``stage_tasks``; after each batch but the last, ``go_on`` decides."""
+        stages = batches(len(tasks), stage_tasks if go_on is not None else 0)
+        for k, idx in enumerate(stages):
+            ev.deployment += await self.deploy(runner, tasks[idx.start:idx.stop], start=idx.start + 1)
+            if go_on is not None and k < len(stages) - 1:
+                verdict = go_on(ev.deployment)
+                ev.stop_reason = verdict.reason
+                if not verdict.go_on:
+                    ev.stage = "minibatch"
+                    return
+
+    async def evaluate(self, design: Design, collection_tasks: list[Task], deployment_tasks: list[Task], *,
+                       stage_tasks: int = 0,
+                       go_on: Callable[[list[EpisodeRecord]], Verdict] | None = None) -> Evaluation:
         """Collection then deployment. A design that crashes gets logs and scores (its recall
         returns ""); a sandbox that cannot run at all, or a task model that keeps failing, gives
-        ``status == "error"`` with the reason in ``errors`` (and no scores)."""
+        ``status == "error"`` with the reason in ``errors`` (and no scores).
+
+        Staged (``go_on`` given): deployment runs in batches of ``stage_tasks`` and stops after a
+        batch whose episodes ``go_on`` says cannot win (``ev.stage == "minibatch"``)."""
         from atlas.alma.runner import DesignRunner
 
         check_disjoint(collection_tasks, deployment_tasks)
         t0 = time.perf_counter()
-        ev = Evaluation(design_id=design.id, name=design.name)
+        ev = Evaluation(design_id=design.id, name=design.name, deployment_total=len(deployment_tasks))
         runner = None
         try:
             runner = DesignRunner(design, embedder=self.embedder, llm=self.design_llm, pool=self.pool,
@@ -276,7 +310,7 @@ class Harness:
             ev.stores = summarize_snapshot(snapshot)
             ev.learned = {**snapshot, "embedder": getattr(self.embedder, "name", None)}
             runner.freeze()
-            ev.deployment = await self.deploy(runner, deployment_tasks)
+            await self._deploy_staged(runner, deployment_tasks, ev, stage_tasks, go_on)
             ev.stores["tool_usage"] = runner.tools.usage.to_dict()  # what its tools cost the host (budgets)
             ev.protections = dict(getattr(runner, "protections", {}) or {})
         except SandboxError as exc:

@@ -25,6 +25,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from atlas.alma.advice_use import departure_lines
+from atlas.alma.analysis import parent_analysis
 from atlas.alma.archive import Archive, ArchiveEntry, empty_usage
 from atlas.alma.config import AlmaConfig
 from atlas.alma.debug_agent import DebugAgent
@@ -32,8 +34,10 @@ from atlas.alma.debug_log import DebugLog, DesignLogs, render_design
 from atlas.alma.harness import Evaluation, Harness, add_usage, make_tasks
 from atlas.alma.meta_agent import MetaAgent
 from atlas.alma.prompts import fmt
+from atlas.alma.replay import use_replay_cache
 from atlas.alma.run_dir import RunDir, atomic_write_text
 from atlas.alma.sampling import sample_parents, seeded_rng
+from atlas.alma.staging import Verdict, can_still_beat
 from atlas.errors import ArchiveError, AtlasError, ConfigError
 from atlas.trace.writer import TraceWriter
 
@@ -233,6 +237,8 @@ class Search:
             # would cost more than it saves on a small machine.
             workers = max(2, min(cfg.concurrency, os.cpu_count() or 2))
             self.pool = WorkerPool(self.limits or SandboxLimits(), max_workers=workers)
+        if cfg.replay_cache and self.baseline_cache is not None:
+            use_replay_cache(self.llm, self.baseline_cache.parent / "replay")
         self.collection_tasks, self.deployment_tasks = make_tasks(
             self.env, episodes=cfg.episodes, seed=cfg.collection_seed(), family=cfg.family_seed,
             deployment_seeds=cfg.deployment_seeds())
@@ -272,10 +278,23 @@ class Search:
             self._trace = TraceWriter(self.trace_path)
 
     # ---- evaluation + bookkeeping --------------------------------------------------------------
-    async def _evaluate(self, design: Any) -> Evaluation:
+    async def _evaluate(self, design: Any, *, staged: bool = False) -> Evaluation:
+        """Collection and deployment; ``staged`` (new designs): deployment stops once the design
+        can no longer beat the best so far (see ``atlas.alma.staging``)."""
         assert self.harness is not None
         self.progress.design(design.name, len(self.collection_tasks) + len(self.deployment_tasks))
-        return await self.harness.evaluate(design, self.collection_tasks, self.deployment_tasks)
+        go_on = self._stage_check() if staged else None
+        return await self.harness.evaluate(design, self.collection_tasks, self.deployment_tasks,
+                                           stage_tasks=self.config.stage_tasks, go_on=go_on)
+
+    def _stage_check(self) -> Callable[[list[Any]], Verdict] | None:
+        """The staged-evaluation rule against the best fully evaluated design (None: play everything)."""
+        best = self.archive.best()
+        if self.config.stage_tasks <= 0 or best is None:
+            return None
+        best_scores = {t.task_id: t.score for t in best.per_task if t.phase == "deployment"}
+        total, rule = len(self.deployment_tasks), self.config.stage_rule
+        return lambda recs: can_still_beat({r.task_id: r.score for r in recs}, best_scores, total, rule=rule)
 
     def _write_logs(self, entry: ArchiveEntry, ev: Evaluation) -> None:
         episodes = [e.to_dict() for e in ev.episodes]
@@ -301,7 +320,16 @@ class Search:
             per_task=ev.per_task(), critique=critique, metadata=dict(metadata or {}),
         )
         entry.metadata.setdefault("eval_duration_s", ev.duration_s)
-        if ok:
+        if ev.stop_reason:
+            entry.metadata["staged"] = {"played": len(ev.deployment), "of": ev.deployment_total,
+                                        "saved": ev.episodes_saved, "reason": ev.stop_reason}
+        if ok and ev.stage == "minibatch":
+            # Scored on the tasks it played only: comparable for parent sampling, claims nothing.
+            entry.stage = "minibatch"
+            partial = paired_vs_baseline(ev, self.archive.baseline)
+            entry.normalized_score = partial["mean"] if partial else None
+            entry.metadata["staged"]["vs_no_memory_partial"] = partial
+        elif ok:
             entry.vs_no_memory = paired_vs_baseline(ev, self.archive.baseline)
         entry.learned = ev.learned  # saved beside the entry as memory/<id>.json
         self._write_logs(entry, ev)
@@ -417,6 +445,15 @@ class Search:
                              f"mean deployment steps {sum(t.steps for t in dep) / max(1, len(dep)):.1f}")
         return d
 
+    def _advice_example(self) -> str | None:
+        """The headroom's *learnable* advice for the first collection task (never the full oracle):
+        the kind of advice that lets this agent succeed; None when the environment has no oracle."""
+        oracle = getattr(self.env, "oracle_advice", None)
+        if oracle is None or not self.collection_tasks:
+            return None
+        task = self.collection_tasks[0]
+        return f"Task: {self.env.format_goal(task)}\nAdvice:\n{oracle(task, 'learnable')}"
+
     async def iteration(self, generation: int) -> ArchiveEntry:
         from atlas.alma.design import Design
 
@@ -439,20 +476,35 @@ class Search:
                 for p in parents]
         dlog = DebugLog.build(logs)
         debug = await DebugAgent(self.debug_llm, max_turns=cfg.debug_turns).analyze(
-            dlog.text, [self._brief(p, False) for p in parents], informative=dlog.informative)
+            dlog.text, [self._brief(p, False) for p in parents], informative=dlog.informative,
+            advice_vs_actions=departure_lines([ep for lg in logs for ep in lg.episodes]))
         critique = debug.text
 
         child_id = self.archive.next_id()
-        meta = await MetaAgent(self.meta_llm, env=self.env, embedder=self.embedder, pool=self.pool,
-                               max_turns=cfg.meta_turns, smoke_episodes=cfg.smoke_episodes).generate(
-            [self._brief(p, True) for p in parents], critique, generation=generation,
-            baseline=(self.archive.baseline or {}).get("score"), design_id=child_id)
-        meta_info = {"meta_turns": meta.turns, "meta_attempts": meta.attempts,
+        briefs = [{**self._brief(p, True), "analysis": parent_analysis(lg.episodes)}
+                  for p, lg in zip(parents, logs, strict=True)]
+        operator = cfg.meta_operators[(generation - 1) % len(cfg.meta_operators)]
+        agent = MetaAgent(self.meta_llm, env=self.env, embedder=self.embedder, pool=self.pool,
+                          max_turns=cfg.meta_turns, smoke_episodes=cfg.smoke_episodes)
+        crossed = None
+        if operator == "crossover" and len(briefs) >= 2:
+            crossed = await agent.crossover(briefs, generation=generation, design_id=child_id)
+        if crossed is not None and crossed.status == "ok":
+            meta = crossed
+        else:  # write (or edit); a crossover whose child fails the check falls back to writing
+            meta = await agent.generate(briefs, critique, generation=generation,
+                                        baseline=(self.archive.baseline or {}).get("score"), design_id=child_id,
+                                        mode="edit" if operator == "edit" else "write",
+                                        example=self._advice_example())
+            operator = "edit" if operator == "edit" else "write"
+        meta_info = {"meta_turns": meta.turns, "meta_attempts": meta.attempts, "operator": operator,
                      "debug": {"skipped": debug.skipped, "reason": debug.reason, "turns": debug.turns,
                                "tool_calls": debug.tool_calls}}
+        if crossed is not None and crossed.status != "ok":
+            meta_info["crossover_errors"] = crossed.errors
         if meta.status == "ok" and meta.source is not None:
             design = Design(id=child_id, name=meta.name, source=meta.source, parent_ids=parent_ids, origin="meta")
-            ev = await self._evaluate(design)
+            ev = await self._evaluate(design, staged=True)
             if meta.errors:
                 meta_info["meta_errors"] = meta.errors
             entry = self._entry(ev, design=design, generation=generation, critique=critique, metadata=meta_info)
@@ -489,6 +541,9 @@ class Search:
         else:
             detail = (f"collection {fmt(e.collection_score)}  deployment {fmt(e.deployment_score)}  "
                       f"normalized {fmt(e.normalized_score, signed=True)}")
+            if e.stage == "minibatch":
+                staged = e.metadata["staged"]
+                detail += f"  stopped after {staged['played']}/{staged['of']} tasks (cannot win)"
         tail = f"  archive {len(self.archive)}"
         if duration is not None:
             tail += f"  {duration:.1f}s"
@@ -529,11 +584,20 @@ class Search:
             self.emit("run.stop", duration_s=round(time.perf_counter() - t0, 3), archive_size=len(self.archive),
                       best_id=best.id if best else None, best_name=best.name if best else None,
                       best_normalized_score=best.normalized_score if best else None,
-                      usage=_delta(self._usage_now(), start), total_usage=self._total_usage())
+                      usage=_delta(self._usage_now(), start), total_usage=self._total_usage(),
+                      **self._savings())
+            saved = self._savings()
+            self.progress.line(f"saved     {saved['episodes_saved']} deployment episodes by staged evaluation, "
+                               f"{saved['replayed_calls']} task-model calls replayed from the cache")
         finally:
             self.progress.stop()
             self.close()
         return self.archive
+
+    def _savings(self) -> dict[str, int]:
+        """What the search did not pay for: episodes staged evaluation skipped, replayed model calls."""
+        return {"episodes_saved": self.archive.episodes_saved(),
+                "replayed_calls": int(getattr(self.llm, "cache_hits", 0) or 0)}
 
     def _check_cost(self, generation: int) -> None:
         """Stop before ``generation`` once the run (resumed parts included) has cost ``max_cost_usd``."""

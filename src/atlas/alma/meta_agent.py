@@ -15,6 +15,8 @@ import textwrap
 from dataclasses import dataclass, field
 from typing import Any
 
+from atlas.alma.design import Design, check_design
+from atlas.alma.design_ops import crossover, functions, splice
 from atlas.alma.prompts import (
     META_SYSTEM,
     TOOLS_DOC,
@@ -23,7 +25,7 @@ from atlas.alma.prompts import (
     meta_request,
     schema_text,
 )
-from atlas.errors import LLMError, ScriptExhaustedError
+from atlas.errors import DesignError, LLMError, ScriptExhaustedError
 from atlas.protocols.llm import Message
 
 _OPEN = re.compile(r"(`{3,}|~{3,})\s*([\w+#.-]*)")
@@ -170,14 +172,18 @@ class MetaAgent:
         generation: int,
         baseline: float | None = None,
         design_id: str = "candidate",
+        mode: str = "write",
+        example: str | None = None,
     ) -> MetaResult:
-        """Write a design. ``parents``: dicts with id, name, source and scores."""
-        from atlas.alma.design import Design, check_design
-
+        """Write a design. ``parents``: dicts with id, name, source, scores and ``analysis``.
+        ``mode="edit"``: the model returns one function, spliced into the first parent's source
+        (a reply holding a whole module is taken as a new design). ``example``: advice that lets
+        the agent succeed on one collection task, shown as the kind of advice to aim for."""
         default_name = f"design_g{generation}"
         messages: list[Message] = [
             {"role": "system", "content": self.system_prompt()},
-            {"role": "user", "content": meta_request(parents, critique, baseline, generation)},
+            {"role": "user", "content": meta_request(parents, critique, baseline, generation, mode=mode,
+                                                     example=example)},
         ]
         result = MetaResult(name=default_name, source=None, status="invalid")
         for turn in range(1, self.max_turns + 1):
@@ -196,6 +202,15 @@ class MetaAgent:
             messages.append({"role": "assistant", "content": _echo(text)})
             source = extract_code(text)
             result.name = extract_name(text, result.name)
+            if source is not None and mode == "edit" and not _whole_module(source):
+                try:
+                    source = splice(parents[0]["source"], source)
+                except DesignError as exc:
+                    problem = f"the edit cannot be applied to Parent 1: {exc}"
+                    result.errors.append(f"turn {turn}: {problem}")
+                    result.attempts.append({"turn": turn, "problems": [problem], "smoke_ok": None})
+                    messages.append({"role": "user", "content": meta_feedback([problem], None)})
+                    continue
             if source is None:
                 problem = no_code_problem(text)
                 result.errors.append(f"turn {turn}: {problem}")
@@ -211,14 +226,12 @@ class MetaAgent:
                 messages.append({"role": "user", "content": meta_feedback([problem], None)})
                 continue
             result.source = source
-            problems = [str(p) for p in check_design(source)]
+            problems, ok, feedback = await self.validate(source, result.name, design_id)
             if problems:
                 result.errors.extend(f"turn {turn}: {p}" for p in problems)
                 result.attempts.append({"turn": turn, "problems": problems, "smoke_ok": None})
                 messages.append({"role": "user", "content": meta_feedback(problems, None)})
                 continue
-            design = Design(id=design_id, name=result.name, source=source, origin="meta")
-            ok, feedback = await self._smoke_check(design)
             result.smoke_feedback = feedback
             result.attempts.append({"turn": turn, "problems": [], "smoke_ok": ok})
             if ok:
@@ -227,6 +240,40 @@ class MetaAgent:
             result.errors.append(f"turn {turn}: smoke run failed:\n{feedback.strip()}")
             messages.append({"role": "user", "content": meta_feedback([], feedback)})
         return result
+
+    async def validate(self, source: str, name: str, design_id: str) -> tuple[list[str], bool, str | None]:
+        """The design check: ``(static problems, passed, smoke report)``; the smoke run is skipped
+        (report None) when the static check finds problems."""
+        problems = [str(p) for p in check_design(source)]
+        if problems:
+            return problems, False, None
+        ok, feedback = await self._smoke_check(Design(id=design_id, name=name, source=source, origin="meta"))
+        return [], ok, feedback
+
+    async def crossover(self, parents: list[dict[str, Any]], *, generation: int,
+                        design_id: str = "candidate") -> MetaResult:
+        """A child with ``update`` from the first parent and ``recall`` from the second, made from
+        code (no model call) and put through the same design check as a written design."""
+        a, b = parents[0], parents[1]
+        name = f"cross_g{generation}"
+        try:
+            source = crossover(a["source"], b["source"])
+        except DesignError as exc:
+            return MetaResult(name=name, source=None, status="invalid", errors=[f"crossover: {exc}"])
+        problems, ok, feedback = await self.validate(source, name, design_id)
+        errors = [*problems, *([f"smoke run failed:\n{(feedback or '').strip()}"] if not problems and not ok else [])]
+        return MetaResult(name=name, source=source, status="invalid" if errors else "ok", errors=errors,
+                          smoke_feedback=feedback, attempts=[{"turn": 0, "operator": "crossover", "problems":
+                                                              problems, "smoke_ok": not errors}])
+
+
+def _whole_module(source: str) -> bool:
+    """True when ``source`` defines both ``update`` and ``recall`` at top level (a whole design)."""
+    try:
+        names = set(functions(source))
+    except DesignError:
+        return True  # not parseable: let the design check report it as the module it claims to be
+    return {"update", "recall"} <= names
 
 
 def _echo(text: str) -> str:

@@ -25,10 +25,18 @@ def cache_key(model: str, request: LLMRequest) -> str:
 
 
 class ResponseCache:
-    """A directory of ``<key[:2]>/<key>.json`` completion records."""
+    """A directory of ``<key[:2]>/<key>.json`` completion records.
 
-    def __init__(self, directory: str | Path) -> None:
+    ``greedy_only``: only calls at temperature 0 are cached (deterministic replay: a sampled reply
+    must stay a fresh sample, so those are neither served nor stored)."""
+
+    def __init__(self, directory: str | Path, *, greedy_only: bool = False) -> None:
         self.directory = Path(directory).expanduser()
+        self.greedy_only = greedy_only
+
+    def accepts(self, request: LLMRequest) -> bool:
+        """Whether this cache serves and stores ``request``."""
+        return not self.greedy_only or request.temperature == 0
 
     def path_for(self, key: str) -> Path:
         return self.directory / key[:2] / f"{key}.json"

@@ -183,7 +183,7 @@ class LLMClient:
             },
         )
         key = None
-        if self.cache is not None:
+        if self.cache is not None and self.cache.accepts(request):
             key = cache_key(self.model, request)
             hit = self.cache.get(key)
             if hit is not None:

@@ -1,0 +1,17 @@
+"""The meta model defaults to a stronger local model than the task model only when it is installed."""
+
+from __future__ import annotations
+
+from atlas.alma.meta_model import STRONGER_LOCAL, default_meta_model
+
+
+def test_no_stronger_model_installed_means_the_task_model(tmp_path):
+    env = {"ATLAS_CACHE_DIR": str(tmp_path)}  # an empty model folder
+    model, why = default_meta_model(None, env)
+    assert model is None and f"atlas models pull {STRONGER_LOCAL}" in why
+
+
+def test_provider_or_already_strong_task_models_keep_themselves(tmp_path):
+    env = {"ATLAS_CACHE_DIR": str(tmp_path)}
+    assert default_meta_model("openai/gpt-4.1-mini", env) == (None, "same as the task model")
+    assert default_meta_model(f"local:{STRONGER_LOCAL}", env) == (None, "same as the task model")
