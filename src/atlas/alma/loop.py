@@ -26,9 +26,11 @@ from pathlib import Path
 from typing import Any
 
 from atlas.alma.archive import Archive, ArchiveEntry, empty_usage
+from atlas.alma.baselines import get_baseline, list_baselines
 from atlas.alma.config import AlmaConfig
 from atlas.alma.debug_agent import DebugAgent
 from atlas.alma.debug_log import DebugLog, DesignLogs, render_design
+from atlas.alma.design import Design
 from atlas.alma.harness import Evaluation, Harness, add_usage, make_tasks
 from atlas.alma.meta_agent import MetaAgent
 from atlas.alma.prompts import fmt
@@ -46,16 +48,6 @@ class SearchStopped(AtlasError):
     """The search stopped early (its models kept failing); the archive is saved and can be resumed."""
 
 NO_MEMORY_NAME = "no_memory"
-NO_MEMORY_SOURCE = '''"""No memory: stores nothing, advises nothing (the baseline every score is measured against)."""
-
-
-def update(memory, episode, tools):
-    return None
-
-
-def recall(memory, task, tools):
-    return ""
-'''
 
 
 def _usage_of(client: Any) -> dict[str, Any]:
@@ -360,31 +352,17 @@ class Search:
                            f"collection {fmt(ev.collection_score)}{'  (cached)' if cached else ''}")
 
     def _no_memory_design(self) -> Any:
-        from atlas.alma.design import Design
-
-        did = self.archive.next_id()
-        try:
-            from atlas.alma.baselines import get_baseline
-
-            base = get_baseline(NO_MEMORY_NAME)
-            return base.model_copy(update={"id": did, "parent_ids": [], "origin": "baseline"})
-        except (ImportError, ConfigError, KeyError):
-            return Design(id=did, name=NO_MEMORY_NAME, source=NO_MEMORY_SOURCE, origin="baseline")
+        base = get_baseline(NO_MEMORY_NAME)
+        return base.model_copy(update={"id": self.archive.next_id(), "parent_ids": [], "origin": "baseline"})
 
     def _seed_designs(self) -> list[Any]:
         """The environment's seed design and the library baselines (except no_memory), in order."""
-        from atlas.alma.design import Design
-
         out: list[Any] = []
         seed_src = self.env.seed_design() if hasattr(self.env, "seed_design") else None
         if seed_src:
             out.append(Design(name=f"{self.env.name}_seed", source=seed_src, origin="seed"))
-        try:
-            from atlas.alma.baselines import get_baseline, list_baselines
-        except ImportError:
-            return out
         wanted = self.config.baselines
-        for name in _baseline_names(list_baselines, self.env):
+        for name in list_baselines(env=self.env.name):
             if name == NO_MEMORY_NAME or (wanted is not None and name not in wanted):
                 continue
             out.append(get_baseline(name))
@@ -418,8 +396,6 @@ class Search:
         return d
 
     async def iteration(self, generation: int) -> ArchiveEntry:
-        from atlas.alma.design import Design
-
         cfg = self.config
         t0 = time.perf_counter()
         before = self._usage_now()
@@ -603,14 +579,6 @@ def paired_vs_baseline(ev: Evaluation, baseline: dict[str, Any] | None) -> dict[
     return paired_difference([a for a, _ in pairs], [b for _, b in pairs]).to_dict()
 
 
-def _baseline_names(list_baselines: Callable[..., Any], env: Any) -> list[str]:
-    """Library baselines that apply to ``env`` (``list_baselines(env=...)`` when supported)."""
-    try:
-        names = list_baselines(env=getattr(env, "name", None))
-    except TypeError:
-        names = list_baselines()
-    return [n if isinstance(n, str) else getattr(n, "name", str(n)) for n in names]
-
 
 
 
@@ -691,23 +659,12 @@ def _check_same_task_model(rd: RunDir, llm: Any) -> None:
 
 
 def load_design(ref: str) -> Any:
-    """A design from a file path or a library baseline name (``no_memory`` always works)."""
-    from atlas.alma.design import Design
-
+    """A design from a file path or a library baseline name (``no_memory``, ...)."""
     path = Path(ref)
     if path.suffix == ".py" or path.exists():
         if not path.exists():
             raise ConfigError(f"no design file at {path}")
         return Design(name=path.stem, source=path.read_text(encoding="utf-8"), origin="seed")
-    if ref == NO_MEMORY_NAME:
-        try:
-            from atlas.alma.baselines import get_baseline
-
-            return get_baseline(ref)
-        except ImportError:
-            return Design(name=NO_MEMORY_NAME, source=NO_MEMORY_SOURCE, origin="baseline")
-    from atlas.alma.baselines import get_baseline
-
     return get_baseline(ref)
 
 
@@ -754,7 +711,6 @@ def run(**kwargs: Any) -> tuple[Archive, Path | None]:
 __all__ = [
     "MAX_FAILED_ITERATIONS",
     "NO_MEMORY_NAME",
-    "NO_MEMORY_SOURCE",
     "Callback",
     "Search",
     "SearchStopped",
