@@ -169,8 +169,8 @@ class Search:
         if baseline_cache is False:
             self.baseline_cache: Path | None = None
         elif baseline_cache is None or baseline_cache is True:
-            # Scripted doubles carry their behaviour in code, so their results are not cacheable.
-            self.baseline_cache = None if getattr(llm, "model", "") == "scripted" else default_cache_dir()
+            # A model known by name only is cacheable; a client whose behaviour is in code is not.
+            self.baseline_cache = default_cache_dir() if getattr(llm, "reusable_results", True) else None
         else:
             self.baseline_cache = Path(baseline_cache)
         self.archive = Archive(run_dir.archive_path)
@@ -650,12 +650,10 @@ def _check_same_task_model(rd: RunDir, llm: Any) -> None:
     started = rd.read_config().get("task_model")
     now = getattr(llm, "model", None)
     if started and now and started != now:
-        how = (f"--model {started}" if started != "scripted" else
-               "the same scripted test double from Python (atlas.alma.run(resume=..., llm=ScriptedLLM(...)); "
-               "it has no --model name)")
         raise ConfigError(f"{rd.path} was started with the task model {started!r}; resuming with {now!r} would "
                           "score new designs with another agent than the baseline and the archive. Resume with "
-                          f"{how}, or start a new run.")
+                          f"the task model {started!r} (--model on the command line, or the same client from Python: "
+                          "atlas.alma.run(resume=..., llm=...)), or start a new run.")
 
 
 def load_design(ref: str) -> Any:
