@@ -36,16 +36,13 @@ from atlas.alma.meta_agent import MetaAgent
 from atlas.alma.prompts import fmt
 from atlas.alma.run_dir import RunDir, atomic_write_text
 from atlas.alma.sampling import sample_parents, seeded_rng
-from atlas.errors import ArchiveError, AtlasError, ConfigError
+from atlas.errors import ArchiveError, ConfigError, SearchStopped
 from atlas.trace.writer import TraceWriter
 
 Callback = Callable[[str, dict[str, Any]], Any]
 
 MAX_FAILED_ITERATIONS = 2  # iterations in a row whose models or sandbox failed before the search stops
 
-
-class SearchStopped(AtlasError):
-    """The search stopped early (its models kept failing); the archive is saved and can be resumed."""
 
 NO_MEMORY_NAME = "no_memory"
 
