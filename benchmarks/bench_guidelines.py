@@ -25,6 +25,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))  # the guideline test double
 
 from atlas.core.types import Guideline, Step, Task, Trajectory
 from atlas.infra.embeddings import OnnxEmbedder
@@ -32,8 +33,8 @@ from atlas.infra.llm import ScriptedLLM
 from atlas.infra.records import RecordStore
 from atlas.infra.vector_index import ChromaVectorStore, InMemoryVectorStore
 from atlas.memory.guidelines import GuidelineBank, GuidelineConfig, GuidelineStore
-from atlas.memory.guidelines.scripted import auto_responder
 from atlas.memory.guidelines.store import Commit, collection_name
+from guideline_doubles import auto_responder
 
 VERBS = [
     "Retrieve",

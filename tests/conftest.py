@@ -11,6 +11,8 @@ os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 
 import pytest
 
+import scripted_provider  # noqa: F401  (the test plug-in: registers the scripted:FILE model provider)
+
 
 @pytest.fixture(scope="session")
 def embedder():

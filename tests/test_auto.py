@@ -89,7 +89,7 @@ def test_guideline_bank_learns_tips_from_finished_tasks_and_gives_them_back(embe
     from openai import OpenAI
 
     from atlas.memory.guidelines import GuidelineBank
-    from atlas.memory.guidelines.scripted import auto_responder
+    from guideline_doubles import auto_responder
 
     bank = GuidelineBank.open(None, llm=ScriptedLLM(auto_responder()), embedder=embedder)
     with ScriptedOpenAIServer(ScriptedLLM(agent_policy)) as server:

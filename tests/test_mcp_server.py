@@ -86,7 +86,7 @@ def _data(result) -> dict:
 async def test_in_process_tools(embedder):
     from atlas.infra.llm import ScriptedLLM
     from atlas.mcp_server import MemoryHub, create_server
-    from atlas.memory.guidelines.scripted import auto_responder
+    from guideline_doubles import auto_responder
 
     hub = MemoryHub(None, llm=ScriptedLLM(auto_responder()), embedder=embedder)
     server = create_server(hub)
@@ -131,12 +131,13 @@ async def test_stdio_round_trip(tmp_path):
 
     replies = tmp_path / "replies.json"
     replies.write_text(json.dumps(REPLIES))
-    env = {
-        **os.environ,
-        "PYTHONPATH": os.pathsep.join([str(SRC), os.environ.get("PYTHONPATH", "")]),
-        "HF_HUB_OFFLINE": "1",
-        "ANONYMIZED_TELEMETRY": "False",
-    }
+    from scripted_provider import subprocess_env
+
+    env = subprocess_env(
+        PYTHONPATH=os.pathsep.join([str(SRC), os.environ.get("PYTHONPATH", "")]),
+        HF_HUB_OFFLINE="1",
+        ANONYMIZED_TELEMETRY="False",
+    )
     params = StdioServerParameters(
         command=sys.executable,
         args=["-m", "atlas.mcp_server", "--model", f"scripted:{replies}", "--path", str(tmp_path / "mem")],
@@ -228,7 +229,7 @@ async def test_bad_arguments_are_clear_errors_not_empty_results(embedder):
 
     from atlas.infra.llm import ScriptedLLM
     from atlas.mcp_server import MemoryHub, create_server
-    from atlas.memory.guidelines.scripted import auto_responder
+    from guideline_doubles import auto_responder
 
     hub = MemoryHub(None, llm=ScriptedLLM(auto_responder()), embedder=embedder)
     server = create_server(hub)

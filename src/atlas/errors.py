@@ -19,7 +19,8 @@ action, a crashing design) are *data*: they are recorded and fed back, not raise
     ├── DesignError
     │   ├── DesignCheckError   a design fails the static check (carries the problems)
     │   └── SandboxError       the sandbox itself cannot run (not a design's fault)
-    └── ArchiveError           a corrupt or unreadable archive / run folder
+    ├── ArchiveError           a corrupt or unreadable archive / run folder
+    └── SearchStopped          an ALMA search stopped early (its models kept failing); resumable
 """
 
 from __future__ import annotations
@@ -91,3 +92,27 @@ class SandboxError(DesignError):
 
 class ArchiveError(AtlasError):
     """An archive or run folder is corrupt or unreadable."""
+
+
+class SearchStopped(AtlasError):
+    """The search stopped early (its models kept failing); the archive is saved and can be resumed."""
+
+
+__all__ = [
+    "ArchiveError",
+    "AtlasError",
+    "ConfigError",
+    "DesignCheckError",
+    "DesignError",
+    "EmbeddingError",
+    "EnvError",
+    "InvalidInputError",
+    "LLMConfigError",
+    "LLMConnectionError",
+    "LLMError",
+    "LLMResponseError",
+    "SandboxError",
+    "ScriptExhaustedError",
+    "SearchStopped",
+    "StoreError",
+]

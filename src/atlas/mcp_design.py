@@ -135,9 +135,9 @@ def serve_design(path: str | Path, *, transport: str = "stdio", host: str = "127
     """Load the export, start the hub and run the server until the transport closes."""
     llm = None
     if model:
-        from atlas.memory.guidelines.llmspec import resolve_llm
+        from atlas.infra.llm import make_llm
 
-        llm = resolve_llm(model)
+        llm = make_llm(model)
     hub = DesignHub(load_export(path), embedder=embedder, llm=llm, learn=learn, path=state)
     try:
         create_design_server(hub, host=host, port=port).run(transport=transport)  # type: ignore[arg-type]

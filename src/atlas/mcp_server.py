@@ -11,8 +11,8 @@ never sees another's memory:
 With ``--design DIR`` it serves an exported memory design instead (``atlas.mcp_design``).
 
 Run: ``atlas mcp`` (stdio) or ``atlas mcp --transport streamable-http --host 127.0.0.1 --port 8765``;
-also ``python -m atlas.mcp_server ...`` with the same options. ``--model scripted:FILE`` uses canned
-replies (see ``atlas.memory.guidelines.llmspec``) so tests can drive the real pipeline.
+also ``python -m atlas.mcp_server ...`` with the same options. ``--model`` takes any model name
+``make_llm`` knows, plug-in providers included (``atlas.infra.llm.providers``).
 """
 
 from __future__ import annotations
@@ -260,11 +260,9 @@ def serve(
     """Build the hub and run the server until the transport closes."""
     if transport not in TRANSPORTS:
         raise InvalidInputError(f"transport: must be one of {TRANSPORTS}, got {transport!r}")
-    from atlas.memory.guidelines.llmspec import resolve_llm
+    from atlas.infra.llm import make_llm
 
-    hub = MemoryHub(path, llm_factory=lambda: resolve_llm(model), config=config)
-    if model and model.startswith("scripted:"):
-        hub.llm()  # fail fast on a bad replies file
+    hub = MemoryHub(path, llm_factory=lambda: make_llm(model), config=config)
     import anyio
 
     from atlas.mcp_stdio import run_http, run_stdio
@@ -280,7 +278,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--host", default="127.0.0.1", help="interface for streamable-http (default 127.0.0.1)")
     parser.add_argument("--port", type=int, default=8765, help="port for streamable-http (default 8765)")
     parser.add_argument("--path", default=None, help="memory directory (default: in memory, lost on exit)")
-    parser.add_argument("--model", default=None, help="LLM for tip extraction (scripted:FILE for tests)")
+    parser.add_argument("--model", default=None, help="LLM for tip extraction (default: the standard model resolution)")
     parser.add_argument("--design", default=None, help="serve this exported design (atlas archive export) instead")
     parser.add_argument("--learn", action="store_true", help="with --design: allow update (per-namespace copies)")
     args = parser.parse_args(argv)

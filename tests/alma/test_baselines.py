@@ -40,6 +40,30 @@ def test_registry():
         get_baseline("nope")
 
 
+def test_environment_specific_baselines_are_listed_only_for_their_environment():
+    assert "spatial_graph" in list_baselines(env="graphworld")
+    for env in ("alfworld", "textworld", "some_plugin_env"):
+        names = list_baselines(env=env)
+        assert "spatial_graph" not in names
+        assert {"no_memory", "trajectory_retrieval", "memory_system", "guideline_bank"} <= set(names)
+
+
+@pytest.mark.parametrize("env_name", ["alfworld", "textworld"])
+def test_search_does_not_seed_graphworld_baselines_into_other_environments(tmp_path, env_name):
+    """Regression: the loop called list_baselines(env=...) before it took an argument; a TypeError
+    fallback then seeded the GraphWorld-only spatial_graph into every environment's archive."""
+    from atlas.alma.config import AlmaConfig
+    from atlas.alma.loop import Search
+    from atlas.alma.run_dir import RunDir
+    from atlas.envs.registry import get_env
+
+    env = get_env(env_name)
+    search = Search(AlmaConfig(env=env_name, quiet=True), llm=ScriptedLLM(lambda m, **k: ""), env=env,
+                    run_dir=RunDir.create(tmp_path / "run", env=env_name), trace=False, baseline_cache=False)
+    names = [d.name for d in search._seed_designs()]
+    assert "spatial_graph" not in names and "trajectory_retrieval" in names
+
+
 @pytest.mark.parametrize("name", sorted(SOURCE_BASELINES))
 def test_every_baseline_passes_a_smoke_run(name, pool, embedder):
     report = smoke_run(get_baseline(name), "graphworld", 3, recall_tasks=2, pool=pool, embedder=embedder)

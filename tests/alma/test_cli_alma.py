@@ -110,30 +110,24 @@ def test_archive_best_and_export_with_a_missing_design_file(run_dir, tmp_path):
 
 
 @pytest.fixture
-def scripted_models(monkeypatch):
-    """`atlas run` with ScriptedLLM doubles in place of provider clients."""
+def scripted_models():
+    """`--model double:task`: a ScriptedLLM double, through the documented provider hook (no patching)."""
     from alma_doubles import debug_policy, task_policy
 
-    from atlas.cli import alma as cli_alma
     from atlas.infra.llm import ScriptedLLM
+    from atlas.infra.llm.providers import register_provider
 
-    made: list[str | None] = []
-
-    def make_client(model, label, console):
-        made.append(model)
-        return ScriptedLLM(task_policy) if label == "task model" else ScriptedLLM(debug_policy)
-
-    monkeypatch.setattr(cli_alma, "_make_client", make_client)
-    return made
+    register_provider("double", lambda rest: ScriptedLLM(debug_policy if rest == "debug" else task_policy))
+    return ["--model", "double:task"]
 
 
 def test_run_creates_a_run_and_bad_flags_are_clear(tmp_path, scripted_models):
     args = ["run", "--episodes", "2", "--rooms", "5", "--deploy-seeds", "1", "--baselines", "none", "--no-embed",
-            "--quiet", "--model", "my/model"]
+            "--quiet", *scripted_models]
     res = runner.invoke(app, [*args, "--iterations", "0", "--run-dir", str(tmp_path / "r")], env={"COLUMNS": "200"})
     _no_traceback(res)
     assert res.exit_code == 0, res.output
-    assert json.loads((tmp_path / "r" / "config.json").read_text())["model"] == "my/model"
+    assert json.loads((tmp_path / "r" / "config.json").read_text())["model"] == "double:task"
     assert "no_memory" in res.output
     for bad, field in ((["--episodes", "0"], "episodes"), (["--iterations", "-1"], "iterations")):
         res = runner.invoke(app, [*args, *bad, "--run-dir", str(tmp_path / "bad")], env={"COLUMNS": "200"})
@@ -170,7 +164,7 @@ def test_a_run_where_nothing_was_solved_says_why_and_what_helps(tmp_path):
 
 def test_eval_json_pairs_the_design_with_no_memory(tmp_path, scripted_models):
     res = runner.invoke(app, ["eval", "spatial_graph", "--episodes", "2", "--rooms", "5", "--deploy-seeds", "2",
-                              "--no-embed", "--quiet", "--json", "--run-dir", str(tmp_path / "e")])
+                              "--no-embed", "--quiet", "--json", "--run-dir", str(tmp_path / "e"), *scripted_models])
     _no_traceback(res)
     assert res.exit_code == 0, res.output
     out = json.loads(res.output.strip().splitlines()[-1])
@@ -184,13 +178,13 @@ def test_eval_json_pairs_the_design_with_no_memory(tmp_path, scripted_models):
 
 
 def test_headroom_json(scripted_models):
-    res = runner.invoke(app, ["headroom", "--rooms", "5", "--tasks", "3", "--json"])
+    res = runner.invoke(app, ["headroom", "--rooms", "5", "--tasks", "3", "--json", *scripted_models])
     _no_traceback(res)
     assert res.exit_code == 0, res.output
     out = json.loads(res.output.strip().splitlines()[-1])
     assert out["tasks"] == 3 and set(out["conditions"]) == {"none", "learnable", "full"}
     assert out["conditions"]["full"]["success_rate"] == 1.0  # the double follows the route it is given
     assert set(out["differences"]) == {"learnable-none", "full-none"}
-    res = runner.invoke(app, ["headroom", "--tasks", "2", "--conditions", "none,psychic"])
+    res = runner.invoke(app, ["headroom", "--tasks", "2", "--conditions", "none,psychic", *scripted_models])
     _no_traceback(res)
     assert res.exit_code != 0 and "psychic" in res.output

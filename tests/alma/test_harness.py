@@ -7,9 +7,9 @@ import pytest
 from alma_doubles import GIVE_UP_DESIGN, ROUTE_DESIGN, task_policy
 
 from atlas.agent import TaskAgent
+from atlas.alma.baselines import baseline_source
 from atlas.alma.design import Design
 from atlas.alma.harness import Evaluation, Harness, check_disjoint, make_tasks
-from atlas.alma.loop import NO_MEMORY_SOURCE
 from atlas.alma.sandbox.pool import WorkerPool
 from atlas.envs.registry import get_env
 from atlas.errors import ConfigError
@@ -99,7 +99,7 @@ async def test_known_outcome_give_up_scores_zero(env, embedder, pool):
 
 async def test_concurrency_does_not_change_results(env, embedder, pool):
     col, dep = _tasks(env)
-    design = Design(id="d-n", name="no_memory", source=NO_MEMORY_SOURCE, origin="baseline")
+    design = Design(id="d-n", name="no_memory", source=baseline_source("no_memory"), origin="baseline")
     one = await _harness(env, embedder, pool, concurrency=1).evaluate(design, col, dep)
     many = await _harness(env, embedder, pool, concurrency=4).evaluate(design, col, dep)
     assert one.per_task() == many.per_task()

@@ -159,7 +159,7 @@ def test_non_utf8_config_gives_a_clear_error(run: Path):
 def test_viewer_api_run_answers_with_a_nan_baseline_or_a_lone_surrogate(run: Path, damage: str):
     import urllib.request
 
-    from atlas.trace.viewer.server import ViewerThread
+    from atlas.viewer.server import ViewerThread
 
     text = (run / "archive.json").read_text()
     data = json.loads(text)
@@ -210,7 +210,7 @@ def test_a_new_run_has_an_archive_from_the_start(tmp_path: Path, embedder):
 def test_resume_refusal_names_a_valid_way_to_resume(run: Path, embedder):
     other = llms()
     other["llm"].model = "openai/another-model"
-    with pytest.raises(Exception, match="scripted test double") as err:
+    with pytest.raises(Exception, match="the same client from Python") as err:
         atlas.alma.run(resume=run, embedder=embedder, iterations=2, **other)
     assert "--model scripted" not in str(err.value)
     assert os.path.exists(run / "archive.json")
@@ -245,7 +245,7 @@ def test_a_lone_surrogate_from_a_model_does_not_break_the_archive_save(run: Path
 def test_report_and_viewer_show_a_run_with_hostile_strings_and_wrong_types(tmp_path: Path):
     import urllib.request
 
-    from atlas.trace.viewer.server import ViewerThread
+    from atlas.viewer.server import ViewerThread
 
     run = tmp_path / "run"
     shutil.copytree(SAMPLE, run)

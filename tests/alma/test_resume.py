@@ -189,6 +189,6 @@ def test_resume_with_another_task_model_is_refused(tmp_path: Path, embedder):
     before = (tmp_path / "r" / "archive.json").read_text()
     other = llms()
     other["llm"].model = "openai/another-model"
-    with pytest.raises(ConfigError, match=r"started with the task model 'scripted'.*scripted test double from Python"):
+    with pytest.raises(ConfigError, match=r"started with the task model 'scripted'.*the same client from Python"):
         atlas.alma.run(resume=tmp_path / "r", embedder=embedder, iterations=1, **other)
     assert (tmp_path / "r" / "archive.json").read_text() == before

@@ -9,7 +9,7 @@ import pytest
 @pytest.fixture
 def auto_llm():
     from atlas.infra.llm import ScriptedLLM
-    from atlas.memory.guidelines.scripted import auto_responder
+    from guideline_doubles import auto_responder
 
     return ScriptedLLM(auto_responder())
 

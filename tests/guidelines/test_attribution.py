@@ -9,6 +9,7 @@ from atlas.errors import LLMResponseError
 from atlas.infra.llm import ScriptedLLM
 from atlas.memory.guidelines.attribution import LLMAttributor
 from atlas.memory.guidelines.intelligence import TrajectoryAnalyzer
+from atlas.memory.guidelines.prompts import stage_of
 from atlas.memory.guidelines.schemas import FailureAttribution, InefficiencyAttribution, RecoveryAttribution
 
 
@@ -37,7 +38,7 @@ async def test_failure_attribution_four_levels():
     assert isinstance(att.detail, FailureAttribution)
     assert att.detail.root_cause.step == 0
     assert "root cause (step 0)" in att.summary()
-    assert "[atlas-guidelines:attribution]" in llm.history[0].messages[0]["content"]
+    assert stage_of(llm.history[0].messages) == "attribution"
 
 
 async def test_out_of_range_step_is_reasked():

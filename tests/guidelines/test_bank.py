@@ -13,8 +13,8 @@ from atlas.infra.llm import ScriptedLLM
 from atlas.infra.records import RecordStore
 from atlas.infra.vector_index import InMemoryVectorStore
 from atlas.memory.guidelines import GuidelineBank, GuidelineConfig, GuidelineStore
-from atlas.memory.guidelines.scripted import auto_responder
 from atlas.protocols.memory import GuidelineBank as GuidelineBankProtocol
+from guideline_doubles import auto_responder
 
 
 def test_public_api_is_pinned():
@@ -57,7 +57,6 @@ def test_public_api_is_pinned():
             "format_guidelines",
             "messages_to_trajectory",
             "parse_trajectory",
-            "resolve_llm",
         ]
     )
 

@@ -17,7 +17,7 @@ from atlas.infra.llm import ScriptedLLM
 from atlas.memory.guidelines import GuidelineBank
 from atlas.memory.guidelines.messages import parse_trajectory
 from atlas.memory.guidelines.prompts import stage_of
-from atlas.memory.guidelines.scripted import auto_responder
+from guideline_doubles import auto_responder
 
 GOOD = json.loads(make_traj("clean").model_dump_json())
 
@@ -167,12 +167,12 @@ def test_cli_list_bad_category_is_an_error(tmp_path, embedder):
 CRASH_CHILD = textwrap.dedent(
     """
     import os, sys
-    sys.path.insert(0, sys.argv[2])
+    sys.path[:0] = [sys.argv[2], os.path.dirname(sys.argv[2])]  # gl_helpers, guideline_doubles
     from gl_helpers import make_traj
     from atlas.infra.embeddings import default_embedder
     from atlas.infra.llm import ScriptedLLM
     from atlas.memory.guidelines import GuidelineBank
-    from atlas.memory.guidelines.scripted import auto_responder
+    from guideline_doubles import auto_responder
 
     bank = GuidelineBank.open(sys.argv[1], llm=ScriptedLLM(auto_responder()), embedder=default_embedder())
 

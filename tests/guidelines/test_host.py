@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from atlas.infra.llm import ScriptedLLM
 from atlas.memory.guidelines import GuidelineBank, GuidelineDesign
-from atlas.memory.guidelines.scripted import auto_responder
+from guideline_doubles import auto_responder
 
 EPISODE = {
     "task": {"goal": "bring the apple to room_C", "observation": {"room": "room_A"}, "domain": "graphworld"},

@@ -9,7 +9,7 @@ from atlas.errors import InvalidInputError, LLMResponseError
 from atlas.infra.llm import ScriptedLLM
 from atlas.memory.guidelines import GuidelineBank, GuidelineConfig
 from atlas.memory.guidelines.prompts import stage_of
-from atlas.memory.guidelines.scripted import auto_responder
+from guideline_doubles import auto_responder
 
 
 @pytest.fixture

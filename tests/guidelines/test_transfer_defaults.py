@@ -13,8 +13,8 @@ from atlas.infra.llm import ScriptedLLM
 from atlas.memory.guidelines import GuidelineBank, GuidelineConfig
 from atlas.memory.guidelines.generalize import LLMGeneralizer, RuleGeneralizer
 from atlas.memory.guidelines.prompts import stage_of
-from atlas.memory.guidelines.scripted import auto_responder
 from atlas.memory.relevance import FLOORS
+from guideline_doubles import auto_responder
 
 
 def _tip(content: str, subtask: str, task: str = "Bring the key to room_C") -> Guideline:

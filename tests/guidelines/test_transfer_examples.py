@@ -69,7 +69,7 @@ def replies(tmp_path):
 
 async def test_mcp_sibling_gets_the_tips_and_the_kernel_task_gets_nothing(embedder, replies):
     from atlas.mcp_server import MemoryHub, create_server
-    from atlas.memory.guidelines.llmspec import scripted_from_file
+    from scripted_provider import scripted_from_file
 
     server = create_server(MemoryHub(None, llm=scripted_from_file(replies), embedder=embedder))
 

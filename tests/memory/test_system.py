@@ -317,7 +317,7 @@ def test_build_validates_components(embedder):
 def test_with_the_real_guideline_bank(embedder, chroma, records, traj):
     """The guideline bank of atlas.memory.guidelines plugs in as the fourth component and learns from failures."""
     from atlas.memory.guidelines import GuidelineBank
-    from atlas.memory.guidelines.scripted import auto_responder
+    from guideline_doubles import auto_responder
 
     bank = GuidelineBank(llm=ScriptedLLM(auto_responder()), embedder=embedder)
     system = MemorySystemImpl(ChromaExperienceMemory(embedder, chroma("e"), records=records), guidelines=bank)

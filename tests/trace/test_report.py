@@ -1,4 +1,4 @@
-"""atlas.trace.report and `atlas report`: real matplotlib files from the recorded sample run."""
+"""atlas.viewer.report and `atlas report`: real matplotlib files from the recorded sample run."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 from atlas.cli import app
 from atlas.errors import ArchiveError
-from atlas.trace.report import write_report
+from atlas.viewer.report import write_report
 
 SAMPLE = Path(__file__).resolve().parents[1] / "fixtures" / "sample_run"
 REPO = Path(__file__).resolve().parents[2]

@@ -1,4 +1,4 @@
-"""atlas.trace.run_reader and atlas.trace.lineage over the recorded sample run and over folders
+"""atlas.viewer.run_reader and atlas.viewer.lineage over the recorded sample run and over folders
 shaped like a run in progress or a broken one."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from atlas.errors import ArchiveError
-from atlas.trace.lineage import lineage_layout
-from atlas.trace.run_reader import (
+from atlas.viewer.lineage import lineage_layout
+from atlas.viewer.run_reader import (
     design_detail,
     fingerprint,
     read_jsonl,

@@ -16,7 +16,7 @@ import pytest
 from typer.testing import CliRunner
 
 from atlas.cli import app
-from atlas.trace.viewer.server import ViewerHTTPServer, ViewerThread
+from atlas.viewer.server import ViewerHTTPServer, ViewerThread
 
 SAMPLE = Path(__file__).resolve().parents[1] / "fixtures" / "sample_run"
 KNOWN_LINE = (

@@ -28,9 +28,11 @@ from typing import Any
 from atlas.alma.advice_use import departure_lines
 from atlas.alma.analysis import parent_analysis
 from atlas.alma.archive import Archive, ArchiveEntry, empty_usage
+from atlas.alma.baselines import get_baseline, list_baselines
 from atlas.alma.config import AlmaConfig
 from atlas.alma.debug_agent import DebugAgent
 from atlas.alma.debug_log import DebugLog, DesignLogs, render_design
+from atlas.alma.design import Design
 from atlas.alma.harness import Evaluation, Harness, add_usage, make_tasks
 from atlas.alma.meta_agent import MetaAgent
 from atlas.alma.prompts import fmt
@@ -38,7 +40,7 @@ from atlas.alma.replay import use_replay_cache
 from atlas.alma.run_dir import RunDir, atomic_write_text
 from atlas.alma.sampling import sample_parents, seeded_rng
 from atlas.alma.staging import Verdict, can_still_beat
-from atlas.errors import ArchiveError, AtlasError, ConfigError
+from atlas.errors import ArchiveError, ConfigError, SearchStopped
 from atlas.trace.writer import TraceWriter
 
 Callback = Callable[[str, dict[str, Any]], Any]
@@ -46,20 +48,7 @@ Callback = Callable[[str, dict[str, Any]], Any]
 MAX_FAILED_ITERATIONS = 2  # iterations in a row whose models or sandbox failed before the search stops
 
 
-class SearchStopped(AtlasError):
-    """The search stopped early (its models kept failing); the archive is saved and can be resumed."""
-
 NO_MEMORY_NAME = "no_memory"
-NO_MEMORY_SOURCE = '''"""No memory: stores nothing, advises nothing (the baseline every score is measured against)."""
-
-
-def update(memory, episode, tools):
-    return None
-
-
-def recall(memory, task, tools):
-    return ""
-'''
 
 
 def _usage_of(client: Any) -> dict[str, Any]:
@@ -181,8 +170,8 @@ class Search:
         if baseline_cache is False:
             self.baseline_cache: Path | None = None
         elif baseline_cache is None or baseline_cache is True:
-            # Scripted doubles carry their behaviour in code, so their results are not cacheable.
-            self.baseline_cache = None if getattr(llm, "model", "") == "scripted" else default_cache_dir()
+            # A model known by name only is cacheable; a client whose behaviour is in code is not.
+            self.baseline_cache = default_cache_dir() if getattr(llm, "reusable_results", True) else None
         else:
             self.baseline_cache = Path(baseline_cache)
         self.archive = Archive(run_dir.archive_path)
@@ -388,31 +377,17 @@ class Search:
                            f"collection {fmt(ev.collection_score)}{'  (cached)' if cached else ''}")
 
     def _no_memory_design(self) -> Any:
-        from atlas.alma.design import Design
-
-        did = self.archive.next_id()
-        try:
-            from atlas.alma.baselines import get_baseline
-
-            base = get_baseline(NO_MEMORY_NAME)
-            return base.model_copy(update={"id": did, "parent_ids": [], "origin": "baseline"})
-        except (ImportError, ConfigError, KeyError):
-            return Design(id=did, name=NO_MEMORY_NAME, source=NO_MEMORY_SOURCE, origin="baseline")
+        base = get_baseline(NO_MEMORY_NAME)
+        return base.model_copy(update={"id": self.archive.next_id(), "parent_ids": [], "origin": "baseline"})
 
     def _seed_designs(self) -> list[Any]:
         """The environment's seed design and the library baselines (except no_memory), in order."""
-        from atlas.alma.design import Design
-
         out: list[Any] = []
         seed_src = self.env.seed_design() if hasattr(self.env, "seed_design") else None
         if seed_src:
             out.append(Design(name=f"{self.env.name}_seed", source=seed_src, origin="seed"))
-        try:
-            from atlas.alma.baselines import get_baseline, list_baselines
-        except ImportError:
-            return out
         wanted = self.config.baselines
-        for name in _baseline_names(list_baselines, self.env):
+        for name in list_baselines(env=self.env.name):
             if name == NO_MEMORY_NAME or (wanted is not None and name not in wanted):
                 continue
             out.append(get_baseline(name))
@@ -455,8 +430,6 @@ class Search:
         return f"Task: {self.env.format_goal(task)}\nAdvice:\n{oracle(task, 'learnable')}"
 
     async def iteration(self, generation: int) -> ArchiveEntry:
-        from atlas.alma.design import Design
-
         cfg = self.config
         t0 = time.perf_counter()
         before = self._usage_now()
@@ -667,14 +640,6 @@ def paired_vs_baseline(ev: Evaluation, baseline: dict[str, Any] | None) -> dict[
     return paired_difference([a for a, _ in pairs], [b for _, b in pairs]).to_dict()
 
 
-def _baseline_names(list_baselines: Callable[..., Any], env: Any) -> list[str]:
-    """Library baselines that apply to ``env`` (``list_baselines(env=...)`` when supported)."""
-    try:
-        names = list_baselines(env=getattr(env, "name", None))
-    except TypeError:
-        names = list_baselines()
-    return [n if isinstance(n, str) else getattr(n, "name", str(n)) for n in names]
-
 
 
 
@@ -746,32 +711,19 @@ def _check_same_task_model(rd: RunDir, llm: Any) -> None:
     started = rd.read_config().get("task_model")
     now = getattr(llm, "model", None)
     if started and now and started != now:
-        how = (f"--model {started}" if started != "scripted" else
-               "the same scripted test double from Python (atlas.alma.run(resume=..., llm=ScriptedLLM(...)); "
-               "it has no --model name)")
         raise ConfigError(f"{rd.path} was started with the task model {started!r}; resuming with {now!r} would "
                           "score new designs with another agent than the baseline and the archive. Resume with "
-                          f"{how}, or start a new run.")
+                          f"the task model {started!r} (--model on the command line, or the same client from Python: "
+                          "atlas.alma.run(resume=..., llm=...)), or start a new run.")
 
 
 def load_design(ref: str) -> Any:
-    """A design from a file path or a library baseline name (``no_memory`` always works)."""
-    from atlas.alma.design import Design
-
+    """A design from a file path or a library baseline name (``no_memory``, ...)."""
     path = Path(ref)
     if path.suffix == ".py" or path.exists():
         if not path.exists():
             raise ConfigError(f"no design file at {path}")
         return Design(name=path.stem, source=path.read_text(encoding="utf-8"), origin="seed")
-    if ref == NO_MEMORY_NAME:
-        try:
-            from atlas.alma.baselines import get_baseline
-
-            return get_baseline(ref)
-        except ImportError:
-            return Design(name=NO_MEMORY_NAME, source=NO_MEMORY_SOURCE, origin="baseline")
-    from atlas.alma.baselines import get_baseline
-
     return get_baseline(ref)
 
 
@@ -818,7 +770,6 @@ def run(**kwargs: Any) -> tuple[Archive, Path | None]:
 __all__ = [
     "MAX_FAILED_ITERATIONS",
     "NO_MEMORY_NAME",
-    "NO_MEMORY_SOURCE",
     "Callback",
     "Search",
     "SearchStopped",

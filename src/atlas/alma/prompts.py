@@ -10,6 +10,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from atlas.alma.design import ALLOWED_IMPORTS
+
 # --------------------------------------------------------------------------------------------
 # The memory-design contract and the tools a design may call (shared by both agents).
 
@@ -54,21 +56,9 @@ A refused or invalid tool call (a write during evaluation, a bad argument) raise
 design (a builtin name: `except ToolError:` to carry on). Node names are non-empty strings; k is 1..50.
 """
 
-DEFAULT_IMPORTS = ("math", "re", "json", "collections", "itertools", "functools", "heapq", "statistics",
-                   "string", "random")
-
-
 def allowed_imports() -> tuple[str, ...]:
-    """The static checker's allow-list when it publishes one, else the documented list."""
-    try:
-        from atlas.alma import design as design_mod
-    except ImportError:
-        return DEFAULT_IMPORTS
-    for attr in ("ALLOWED_IMPORTS", "ALLOWED_MODULES", "IMPORT_ALLOWLIST"):
-        value = getattr(design_mod, attr, None)
-        if value:
-            return tuple(sorted(value))
-    return DEFAULT_IMPORTS
+    """The static checker's import allow-list, sorted (the prompt shows the rule the checker applies)."""
+    return tuple(sorted(ALLOWED_IMPORTS))
 
 
 def design_contract() -> str:
@@ -266,7 +256,6 @@ def meta_feedback(problems: list[str], smoke: str | None) -> str:
 __all__ = [
     "DEBUG_FINAL_REQUEST",
     "DEBUG_SYSTEM",
-    "DEFAULT_IMPORTS",
     "EDIT_REQUEST",
     "META_SYSTEM",
     "TOOLS_DOC",

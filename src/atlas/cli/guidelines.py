@@ -25,7 +25,7 @@ _NS = typer.Option("default", "--namespace", "-n", help="Namespace: one never se
 _MODEL = typer.Option(
     None,
     "--model",
-    help="LLM (provider string, alias, local:PATH.gguf, scripted:FILE.json). "
+    help="LLM (provider string, alias, local:PATH.gguf, or a plug-in provider's PREFIX:...). "
     "Default: the standard model resolution.",
 )
 _JSON = typer.Option(False, "--json", help="Print JSON instead of text.")
@@ -37,9 +37,9 @@ def _bank(
     """Open the bank (and the LLM only when needed); configuration errors exit with code 2. Only
     ``create=True`` (saving) makes a missing store: reading a path that holds none is an error."""
     from atlas.errors import AtlasError, ConfigError
+    from atlas.infra.llm import make_llm
     from atlas.memory.guidelines import GuidelineBank
     from atlas.memory.guidelines.config import check_namespace
-    from atlas.memory.guidelines.llmspec import resolve_llm
 
     try:
         check_namespace(namespace)
@@ -49,7 +49,7 @@ def _bank(
             raise ConfigError(
                 f"no guideline store at {path} (save a trajectory first, or pass the right --path)"
             )
-        llm = resolve_llm(model) if (need_llm or model) else None
+        llm = make_llm(model) if (need_llm or model) else None
         return GuidelineBank.open(path, namespace=namespace, llm=llm)
     except AtlasError as exc:
         _fail(exc)

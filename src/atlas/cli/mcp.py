@@ -27,8 +27,8 @@ def register(app: typer.Typer) -> None:
         model: str | None = typer.Option(
             None,
             "--model",
-            help="LLM used to extract tips (provider string, alias, local:PATH.gguf, or scripted:FILE.json "
-            "for tests). Default: the standard model resolution, loaded on first use. With --design: the "
+            help="LLM used to extract tips (provider string, alias, local:PATH.gguf, or a plug-in "
+            "provider's PREFIX:...). Default: the standard model resolution, loaded on first use. With --design: the "
             "LLM behind the design's summarize/analyze tools (default: none, those tools are refused).",
         ),
         design: Path | None = typer.Option(

@@ -26,8 +26,8 @@ def register(app: typer.Typer) -> None:
         """Serve a local web page (127.0.0.1 only) showing a run: scores per generation, lineage,
         each design's source, diff, critique and runtime logs, usage. It refreshes while the run goes."""
         from atlas.errors import ArchiveError
-        from atlas.trace.run_reader import check_run_dir, read_run
-        from atlas.trace.viewer.server import ViewerHTTPServer
+        from atlas.viewer.run_reader import check_run_dir, read_run
+        from atlas.viewer.server import ViewerHTTPServer
 
         try:
             root = check_run_dir(run_dir)
@@ -73,7 +73,7 @@ def register(app: typer.Typer) -> None:
         """Write a run's charts (scores per generation and lineage, PNG + SVG) and report.md
         (best design, designs vs baselines, scores per generation, usage)."""
         from atlas.errors import ArchiveError
-        from atlas.trace.report import write_report
+        from atlas.viewer.report import write_report
 
         try:
             paths = write_report(run_dir, out)

@@ -16,6 +16,7 @@ the same update/recall interface (see ``host.py``):
 
     design = get_baseline("spatial_graph")       # -> Design
     list_baselines()                             # -> names
+    list_baselines(env="alfworld")               # -> the names that apply to ALFWorld
 """
 
 from __future__ import annotations
@@ -38,6 +39,11 @@ SOURCE_BASELINES: dict[str, str] = {
     "cheatsheet": "Dynamic-Cheatsheet-style curated cheatsheet revised via summarize",
 }
 
+#: baselines written for some environments only (name -> those environments); the rest apply to all.
+BASELINE_ENVS: dict[str, frozenset[str]] = {
+    "spatial_graph": frozenset({"graphworld"}),
+}
+
 HostFactory = Callable[..., Any]
 _HOST: dict[str, tuple[str, HostFactory]] = {}
 
@@ -53,10 +59,14 @@ def _ensure_host_registered() -> None:
     from atlas.alma.baselines import host  # noqa: F401  (registers the built-in adapters on first import)
 
 
-def list_baselines() -> list[str]:
-    """Every baseline name: sandboxed source designs first, then host-side adapters."""
+def list_baselines(env: str | None = None) -> list[str]:
+    """Every baseline name: sandboxed source designs first, then host-side adapters. With ``env``,
+    only the baselines that apply to that environment (see ``BASELINE_ENVS``)."""
     _ensure_host_registered()
-    return [*SOURCE_BASELINES, *sorted(_HOST)]
+    names = [*SOURCE_BASELINES, *sorted(_HOST)]
+    if env is None:
+        return names
+    return [n for n in names if n not in BASELINE_ENVS or env in BASELINE_ENVS[n]]
 
 
 def describe_baseline(name: str) -> str:
@@ -99,6 +109,7 @@ def make_host_design(design: Design, *, embedder: Any, llm: Any) -> Any:
 
 
 __all__ = [
+    "BASELINE_ENVS",
     "SOURCE_BASELINES",
     "baseline_source",
     "describe_baseline",

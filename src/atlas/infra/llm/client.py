@@ -105,8 +105,12 @@ class LLMClient:
     """The LLM protocol implementation every part of ATLAS uses (see ``make_llm``).
 
     ``usage`` is the running total over all calls (cache hits excluded: they cost nothing);
-    ``cache_hits`` counts replies served from the on-disk cache.
+    ``cache_hits`` counts replies served from the on-disk cache. ``reusable_results``: whether a
+    result measured with this client may be reused across runs by its model name (the no-memory
+    baseline cache does); a double whose behaviour lives in code says False.
     """
+
+    reusable_results: bool = True
 
     def __init__(
         self,

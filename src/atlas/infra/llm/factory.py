@@ -1,7 +1,7 @@
 """``make_llm``: model string (or None) → a ready ``LLMClient``.
 
-Resolution: default model (issue 8) → alias table → ``local:`` (llama.cpp) or a litellm provider
-string. Problems the user must fix (unknown model, missing API key, missing local model or
+Resolution: a plug-in provider's ``PREFIX:`` (``atlas.infra.llm.providers``) → default model →
+alias table → ``local:`` (llama.cpp) or a litellm provider string. Problems the user must fix (unknown model, missing API key, missing local model or
 llama-cpp-python) raise LLMConfigError here, before any call is made.
 """
 
@@ -15,6 +15,7 @@ from typing import Any
 from atlas.errors import LLMConfigError
 from atlas.infra.llm.aliases import ALIASES
 from atlas.infra.llm.client import LLMClient, RetryPolicy
+from atlas.infra.llm.providers import provider_for
 from atlas.infra.llm.resolve import missing_keys, resolve_default_model
 
 log = logging.getLogger(__name__)
@@ -75,7 +76,12 @@ def make_llm(
     """Build the client for ``model`` (None → ``resolve_default_model``; the reason is in
     ``client.reason``). ``cache`` (or ``$ATLAS_LLM_CACHE``) enables the on-disk response cache.
     ``timeout`` (seconds per call) defaults to 120 for providers and 600 for local models (a
-    2-core CPU generating 1k tokens); 0 disables it. ``extra`` keyword arguments go to litellm unchanged."""
+    2-core CPU generating 1k tokens); 0 disables it. ``extra`` keyword arguments go to litellm unchanged.
+    A model ``PREFIX:REST`` whose prefix a plug-in registered is built by that provider's factory."""
+    plugged = provider_for(model)
+    if plugged is not None:
+        factory, rest = plugged
+        return factory(rest)
     env = os.environ if env is None else env
     resolved, reason = resolve_default_model(model, env)
     log.info("model %s: %s", resolved, reason)

@@ -136,6 +136,8 @@ class ScriptedLLM(LLMClient):
     ``LLMClient`` (e.g. ``cache=dir``, ``retry=RetryPolicy(...)``).
     """
 
+    reusable_results = False  # its behaviour is in code, not in its model name
+
     def __init__(
         self,
         replies: Iterable[Reply] | Callable[..., Any] | None = None,

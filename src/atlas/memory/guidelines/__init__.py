@@ -24,7 +24,6 @@ from atlas.memory.guidelines.intelligence import (
     TrajectoryAnalyzer,
     TrajectoryIntelligence,
 )
-from atlas.memory.guidelines.llmspec import resolve_llm
 from atlas.memory.guidelines.messages import episode_to_trajectory, messages_to_trajectory, parse_trajectory
 from atlas.memory.guidelines.render import format_guideline, format_guidelines
 from atlas.memory.guidelines.retrieval import CosineRetriever, LLMSelector, Retriever
@@ -70,5 +69,4 @@ __all__ = [
     "format_guidelines",
     "messages_to_trajectory",
     "parse_trajectory",
-    "resolve_llm",
 ]

@@ -1,5 +1,5 @@
-"""Prompt templates of the LLM stages. Every system prompt starts with a stage marker
-``[atlas-guidelines:<stage>]`` so a scripted test LLM (or a log reader) can tell the stages apart."""
+"""Prompt templates of the LLM stages. Each stage has its own system prompt, so ``stage_of`` can
+tell from a conversation which stage sent it (a log reader or a test double uses that)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,6 @@ from typing import Any
 from atlas.core.types import Trajectory
 
 STAGES = ("thoughts", "attribution", "segmentation", "tips", "generalize", "consolidate", "select")
-
-MARKER = "[atlas-guidelines:{stage}]"
 
 _SYSTEM: dict[str, str] = {
     "thoughts": (
@@ -48,6 +46,8 @@ _SYSTEM: dict[str, str] = {
         "that clearly apply; selecting none is better than selecting loosely related ones. Reply with JSON only."
     ),
 }
+
+_STAGE_OF_SYSTEM: dict[str, str] = {text: stage for stage, text in _SYSTEM.items()}
 
 _USER: dict[str, str] = {
     "thoughts": (
@@ -113,17 +113,16 @@ ATTRIBUTION_INSTRUCTIONS = {
 
 
 def stage_messages(stage: str, **fields: Any) -> list[dict[str, str]]:
-    """The chat messages of one stage call, with its marker."""
-    system = f"{MARKER.format(stage=stage)} {_SYSTEM[stage]}"
-    return [{"role": "system", "content": system}, {"role": "user", "content": _USER[stage].format(**fields)}]
+    """The chat messages of one stage call."""
+    return [{"role": "system", "content": _SYSTEM[stage]}, {"role": "user", "content": _USER[stage].format(**fields)}]
 
 
 def stage_of(messages: list[dict[str, Any]]) -> str | None:
-    """Which stage a prompt belongs to (reads the marker); None if it is not ours."""
+    """Which stage a conversation belongs to (by its system prompt); None if it is not ours."""
     for m in messages:
         content = m.get("content")
-        if isinstance(content, str) and "[atlas-guidelines:" in content:
-            return content.split("[atlas-guidelines:", 1)[1].split("]", 1)[0]
+        if m.get("role") == "system" and isinstance(content, str):
+            return _STAGE_OF_SYSTEM.get(content)
     return None
 
 
@@ -156,4 +155,4 @@ def render_steps(
     return "\n".join(lines) if lines else "(no steps)"
 
 
-__all__ = ["ATTRIBUTION_INSTRUCTIONS", "MARKER", "STAGES", "render_steps", "stage_messages", "stage_of"]
+__all__ = ["ATTRIBUTION_INSTRUCTIONS", "STAGES", "render_steps", "stage_messages", "stage_of"]

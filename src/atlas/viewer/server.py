@@ -2,7 +2,7 @@
 
 Standard library only (``http.server``), bound to loopback. The page polls ``/api/status``
 every few seconds; the API re-reads the run folder only when its fingerprint (sizes and
-mtimes, see :func:`atlas.trace.run_reader.fingerprint`) changes, so a live run is cheap to
+mtimes, see :func:`atlas.viewer.run_reader.fingerprint`) changes, so a live run is cheap to
 watch.
 
 API (all GET, JSON):
@@ -27,7 +27,7 @@ from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from atlas.errors import ArchiveError
-from atlas.trace.run_reader import (
+from atlas.viewer.run_reader import (
     RunSnapshot,
     design_detail,
     fingerprint,
@@ -185,7 +185,7 @@ class _Handler(BaseHTTPRequestHandler):
 
 
 def _static(name: str) -> bytes:
-    return resources.files("atlas.trace.viewer").joinpath("static", name).read_bytes()
+    return resources.files("atlas.viewer").joinpath("static", name).read_bytes()
 
 
 class ViewerHTTPServer(ThreadingHTTPServer):

@@ -1,22 +1,28 @@
-"""Resolve the ``--model`` option of ``atlas guidelines`` and ``atlas mcp``.
+"""The test plug-in: registers the ``scripted:FILE`` model provider through the documented hook
+(``atlas.infra.llm.providers.register_provider``), so ``--model scripted:FILE`` works in CLI tests
+(tests/conftest.py imports this module) and in subprocesses (``subprocess_env()`` names it in
+``$ATLAS_PLUGINS``), running the real pipeline without a model.
 
-``scripted:FILE`` builds a ``ScriptedLLM`` from a JSON file, so subprocess tests (the MCP stdio
-round trip, the CLI) run the real pipeline without a model. FILE holds either a list of replies
+``scripted:FILE`` builds a ``ScriptedLLM`` from a JSON file. FILE holds either a list of replies
 (used in order) or ``{"stages": {"segmentation": [...], "tips": [...], ...}, "default": "..."}``:
-replies are routed by the stage marker of the prompt (see ``prompts.stage_of``); the last reply of a
+replies are routed by the stage of the prompt (``prompts.stage_of``); the last reply of a
 stage repeats once its list is used up; a file with no reply for the ``generalize`` stage gets the
-descriptions back unchanged (the rule pass still strips entities). Anything else goes to
-``atlas.infra.llm.make_llm``."""
+descriptions back unchanged (the rule pass still strips entities)."""
 
 from __future__ import annotations
 
 import json
+import os
 import re
 from pathlib import Path
 from typing import Any
 
 from atlas.errors import ConfigError
+from atlas.infra.llm import ScriptedLLM
+from atlas.infra.llm.providers import register_provider
 from atlas.memory.guidelines.prompts import stage_of
+
+TESTS_DIR = Path(__file__).resolve().parent
 
 
 def _reply_text(reply: Any) -> Any:
@@ -25,8 +31,6 @@ def _reply_text(reply: Any) -> Any:
 
 def scripted_from_file(path: str | Path) -> Any:
     """A ScriptedLLM from a replies file (format in the module docstring)."""
-    from atlas.infra.llm import ScriptedLLM
-
     p = Path(path)
     try:
         data = json.loads(p.read_text(encoding="utf-8"))
@@ -58,13 +62,13 @@ def scripted_from_file(path: str | Path) -> Any:
     return ScriptedLLM(respond)
 
 
-def resolve_llm(spec: str | None) -> Any:
-    """``scripted:FILE`` → ScriptedLLM; anything else (None = default resolution) → make_llm."""
-    if spec and spec.startswith("scripted:"):
-        return scripted_from_file(spec.split(":", 1)[1])
-    from atlas.infra.llm import make_llm
+def subprocess_env(**extra: str) -> dict[str, str]:
+    """The environment for a subprocess that should know ``scripted:``: this module in
+    ``$ATLAS_PLUGINS`` and the tests folder on ``PYTHONPATH``."""
+    env = {**os.environ, **extra}
+    env["ATLAS_PLUGINS"] = ",".join(filter(None, [env.get("ATLAS_PLUGINS"), __name__]))
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(TESTS_DIR), env.get("PYTHONPATH")]))
+    return env
 
-    return make_llm(spec)
 
-
-__all__ = ["resolve_llm", "scripted_from_file"]
+register_provider("scripted", scripted_from_file)

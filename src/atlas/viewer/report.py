@@ -3,7 +3,7 @@
 Writes into ``RUN_DIR/report/`` (or ``out_dir``): ``scores_per_generation.{png,svg}``,
 ``lineage.{png,svg}`` and ``report.md`` (best design, designs vs baselines, scores per
 generation, usage). The charts show what the viewer shows, drawn with matplotlib (Agg backend,
-no display needed); the lineage layout is the viewer's (:mod:`atlas.trace.lineage`).
+no display needed); the lineage layout is the viewer's (:mod:`atlas.viewer.lineage`).
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from atlas.errors import ArchiveError
-from atlas.trace.lineage import lineage_layout
-from atlas.trace.run_reader import RunSnapshot, _inside, read_run
+from atlas.viewer.lineage import lineage_layout
+from atlas.viewer.run_reader import RunSnapshot, _inside, read_run
 
 SERIES = (
     ("collection", "Collection", "#4c8bf5"),

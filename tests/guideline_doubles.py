@@ -1,5 +1,5 @@
-"""A rule-following stand-in for the LLM, for tests and benchmarks: ``auto_responder()`` reads the
-stage marker and the prompt and returns a *valid* reply for that stage, derived from the prompt
+"""A rule-following stand-in for the LLM, for tests and benchmarks: ``auto_responder()`` tells the
+stage (``prompts.stage_of``) and the prompt and returns a *valid* reply for that stage, derived from the prompt
 text (no model involved). Use it as ``ScriptedLLM(auto_responder())``."""
 
 from __future__ import annotations

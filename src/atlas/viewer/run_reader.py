@@ -1,6 +1,6 @@
 """Read an ALMA run folder (``runs/<name>/``) for the viewer and the report.
 
-The folder format is the one in CONTRACTS.md: ``config.json``, ``archive.json`` (atomic),
+The folder is the one ``atlas.alma.run_dir.RunDir`` writes: ``config.json``, ``archive.json`` (atomic),
 ``trace.jsonl``, ``designs/<id>.py`` and ``logs/<id>/{debug_log.txt,calls.jsonl}``.
 
 A run may still be going while it is read, so the reader is tolerant of what a live run looks
@@ -22,9 +22,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from atlas.alma.debug_log import episode_block
+from atlas.alma.runlog import CallLog
 from atlas.core import jsonsafe
 from atlas.core.safetext import safe_data, safe_text
 from atlas.errors import ArchiveError, InvalidInputError
+from atlas.viewer.lineage import lineage_layout
 
 RUN_FILES = ("config.json", "archive.json", "trace.jsonl")
 #: Design ids are used to build paths; anything else is refused (no path traversal).
@@ -145,7 +148,6 @@ class RunSnapshot:
 
     def summary(self) -> dict[str, Any]:
         """JSON-safe summary for the viewer's ``/api/run`` (no sources, no logs)."""
-        from atlas.trace.lineage import lineage_layout
 
         best = self.best()
         return {
@@ -436,8 +438,6 @@ def call_lines(call: dict[str, Any], label: str, warnings: list[str]) -> list[st
     """Greppable lines of one CallLog dict, exactly as the DebugAgent sees them
     (``CallLog.format_lines``: ``[C1:recall] TOOL find_similar: k=3 query="flask" -> []``).
     A record that is not a CallLog becomes one raw line and a warning, so nothing is hidden."""
-    from atlas.alma.runlog import CallLog
-
     try:
         return CallLog.from_dict(call).format_lines(label)
     except (KeyError, TypeError, ValueError) as exc:
@@ -448,8 +448,6 @@ def call_lines(call: dict[str, Any], label: str, warnings: list[str]) -> list[st
 def episode_lines(episode: dict[str, Any], calls: list[dict[str, Any]], warnings: list[str]) -> list[str]:
     """One episode as the DebugLog renders it: the ``--- EPISODE C1: ... ---`` header, the design's
     call lines, then the agent's actions (``[C1:agent] move_to(...)``)."""
-    from atlas.alma.debug_log import episode_block
-
     head_and_actions = episode_block(episode, [])
     body = [line for call in calls for line in call_lines(call, episode["label"], warnings)]
     return head_and_actions[:1] + body + head_and_actions[1:]

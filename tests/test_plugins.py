@@ -1,0 +1,68 @@
+"""The plug-in door: ``register_provider`` reaches ``make_llm`` (and so every ``--model``), plug-in
+modules load from ``$ATLAS_PLUGINS``, and no test machinery lives in the product."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from atlas.errors import ConfigError
+from atlas.infra.llm import ScriptedLLM, make_llm
+from atlas.infra.llm.providers import provider_for, register_provider
+from atlas.infra.plugins import load_plugins
+
+SRC = Path(__file__).resolve().parents[1] / "src" / "atlas"
+
+
+def test_a_registered_provider_builds_the_client():
+    register_provider("echo-test", lambda rest: ScriptedLLM(lambda messages, **kw: rest.upper()))
+    llm = make_llm("echo-test:hello")
+    assert llm.complete([{"role": "user", "content": "hi"}]).text == "HELLO"
+    assert provider_for("openai/gpt-4.1-mini") is None and provider_for("local:qwen2.5-coder-0.5b") is None
+    with pytest.raises(ConfigError):
+        register_provider("local", lambda rest: None)
+
+
+def test_plugin_modules_load_from_the_environment_variable(tmp_path, monkeypatch):
+    (tmp_path / "my_atlas_plugin.py").write_text(
+        "from atlas.infra.llm import ScriptedLLM\n"
+        "from atlas.infra.llm.providers import register_provider\n"
+        "register_provider('myplug', lambda rest: ScriptedLLM(['from the plug-in']))\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setenv("ATLAS_PLUGINS", "my_atlas_plugin")
+    assert make_llm("myplug:x").complete([{"role": "user", "content": "?"}]).text == "from the plug-in"
+    monkeypatch.setenv("ATLAS_PLUGINS", "no_such_atlas_plugin_module")
+    with pytest.raises(ConfigError, match="no_such_atlas_plugin_module"):
+        load_plugins()
+
+
+def test_the_cli_finds_a_plugin_provider_in_a_subprocess(tmp_path):
+    from scripted_provider import subprocess_env
+
+    replies = tmp_path / "replies.json"
+    replies.write_text('{"default": "{}"}')
+    code = ("from atlas.infra.llm import make_llm; import sys; "
+            "print(make_llm(sys.argv[1]).complete([{'role': 'user', 'content': 'x'}]).text)")
+    proc = subprocess.run([sys.executable, "-c", code, f"scripted:{replies}"], capture_output=True, text=True,
+                          env=subprocess_env(), timeout=120)
+    assert proc.returncode == 0 and proc.stdout.strip() == "{}", proc.stderr[-2000:]
+
+
+def test_no_test_machinery_in_the_product():
+    """Test doubles are injected through the provider hook or constructors: no ``scripted:`` model
+    strings, stage markers or special cases for the double's name in src/ (the double's own module
+    excepted)."""
+    offenders = []
+    for path in SRC.rglob("*.py"):
+        if path == SRC / "infra" / "llm" / "scripted.py":
+            continue
+        text = path.read_text(encoding="utf-8")
+        for pattern in (r"scripted:", r"\[atlas-guidelines:", r"==\s*\"scripted\"", r"auto_responder"):
+            if re.search(pattern, text):
+                offenders.append(f"{path.relative_to(SRC)}: {pattern}")
+    assert offenders == []
