@@ -16,13 +16,15 @@ contract tells the MetaAgent.
 
 from __future__ import annotations
 
+import itertools
 import re
 
 _TOKEN = re.compile(r"[a-z0-9_]+")
-_COMMON = frozenset(
-    "a an the to in on of and or at is are am you your it its this that with for from then as be by do does "
-    "not if into now when while there here's i".split()
-)
+_COMMON = frozenset({
+    "a", "an", "the", "to", "in", "on", "of", "and", "or", "at", "is", "are", "am", "you", "your", "it", "its",
+    "this", "that", "with", "for", "from", "then", "as", "be", "by", "do", "does", "not", "if", "into", "now",
+    "when", "while", "there", "here's", "i",
+})
 
 
 def _tokens(text: str) -> list[str]:
@@ -43,7 +45,7 @@ def _features(text: str) -> set[object]:
     for sentence in _SENTENCE.split(text):
         words = _content(_tokens(sentence))
         features.update(words)
-        features.update(frozenset(p) for p in zip(words, words[1:], strict=False) if p[0] != p[1])
+        features.update(frozenset(p) for p in itertools.pairwise(words) if p[0] != p[1])
     return features
 
 

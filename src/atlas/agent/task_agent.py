@@ -20,8 +20,8 @@ import inspect
 from typing import Any, Literal
 
 from atlas.agent import choice as ch
-from atlas.agent.advice_match import advised_actions
 from atlas.agent.actions import InvalidAction, action_schema, parse_completion
+from atlas.agent.advice_match import advised_actions
 from atlas.agent.loops import Past, loop_nudge
 from atlas.agent.prompts import system_prompt, turn_prompt
 from atlas.core.types import Task, Trajectory
