@@ -33,6 +33,9 @@ Rules (checked before anything runs; a design that breaks one is rejected):
 - print(...) output goes to the runtime log (useful for debugging; it is capped).
 - Each call has a time limit (seconds) and a cap on tool calls: keep work per call modest.
 - recall() must return a str. Advice should be short, concrete and actionable.
+- The agent acts on advice written as one line per situation: the situation in the words its observations use,
+  then the action exactly as the agent's action list writes it (e.g. "At the gate when you hold the ticket:
+  open gate."). Lines whose situation matches what the agent sees push it to that action; prose does not.
 """
 
 TOOLS_DOC = """\
