@@ -1,8 +1,9 @@
 """GraphWorld seed design: a spatial map learned from observations, plus object sightings.
 
 update() adds every (room, adjacent room) edge the agent saw to the graph store and counts where
-objects were seen; recall() turns that into a route: the known path to where the goal object was
-last seen, then to the goal room, plus the map around the start.
+objects were seen; recall() turns that into one rule per situation, the form the task agent acts on:
+pick the object up where it is, the known route toward where it was seen most, and from every known
+room the next room toward the goal room while carrying it, then put it down there.
 Allowed imports only; memory stays plain JSON.
 """
 
@@ -45,34 +46,28 @@ def _route(tools, src, dst):
     return tools.graph_path(src, dst)
 
 
+def _moves(path, carrying):
+    # One line per situation, in the observation's words: the form the agent acts on.
+    return ["In " + a + " when you carry " + carrying + ": move_to " + b + "." for a, b in zip(path, path[1:])]
+
+
 def recall(memory, task, tools):
     match = GOAL.search(task["goal"])
     start = task["observation"].get("location", "")
     if not match or not start:
         return ""
     obj, dest = match.group(1), match.group(2)
-    lines = []
-    neighbors = tools.graph_neighbors(start)
-    if neighbors:
-        lines.append("Known exits from " + start + ": " + ", ".join(neighbors) + ".")
+    lines = ["When the " + obj + " is here: pick_up " + obj + "."]
     seen = memory.get("sightings", {}).get(obj, {})
-    if obj in task["observation"].get("objects_here", []):
-        lines.append("The " + obj + " is right here: pick it up first.")
-    elif seen:
-        ranked = sorted(seen.items(), key=lambda kv: -kv[1])
-        lines.append("The " + obj + " was seen before in: " + ", ".join(r for r, _ in ranked[:3]) + ".")
-        path = _route(tools, start, ranked[0][0])
-        if path:
-            lines.append("Route to " + ranked[0][0] + ": " + " -> ".join(path) + ".")
-    path = None
-    if seen:
-        path = _route(tools, max(seen, key=seen.get), dest)
-    if path:
-        lines.append("Then carry it to " + dest + ": " + " -> ".join(path) + ".")
-    home = _route(tools, start, dest)
-    if home:
-        lines.append("Known route from " + start + " to " + dest + ": " + " -> ".join(home) + ".")
-    if not lines:
-        return "No map yet: explore systematically and remember which rooms connect."
-    lines.append("Only move between adjacent rooms; put the object down in " + dest + ".")
+    if seen and obj not in task["observation"].get("objects_here", []):
+        likely = max(seen, key=seen.get)
+        lines.append("The " + obj + " was seen before in: " + ", ".join(sorted(seen, key=seen.get)[::-1][:3]) + ".")
+        lines += _moves(_route(tools, start, likely) or [], "nothing")
+    for room in memory.get("rooms", []):
+        path = _route(tools, room, dest)
+        if path and len(path) > 1:
+            lines.append("In " + room + " when you carry the " + obj + ": move_to " + path[1] + ".")
+    lines.append("In " + dest + " when you carry the " + obj + ": put_down " + obj + ".")
+    if len(lines) == 2:
+        lines.append("No map yet: explore rooms you have not visited and remember which rooms connect.")
     return "\n".join(lines)
