@@ -54,3 +54,14 @@ def test_one_line_advice_is_cut_into_sentences():
     assert advice_lines("Go north first. Then open the door! Done?") == ["Go north first.", "Then open the door!",
                                                                        "Done?"]
     assert advice_lines("- one\n* two\n\n") == ["one", "two"]
+
+
+def test_a_walkthrough_is_followed_step_after_step():
+    plan = "Do exactly these commands in order: go north; take key; go south; unlock door with key."
+    obs = "You are in a hallway. Exits: north, south."
+    assert advised_actions(plan, obs, ["go north", "go south"]) == {"go north": 1.0}
+    assert advised_actions(plan, obs, ["go south", "take key"], done=["go north"]) == {"take key": 1.0}
+    assert advised_actions(plan, obs, ["go north", "go south"], done=["go north", "take key"]) == {"go south": 1.0}
+    # A step the agent cannot take now is skipped to the next one it can.
+    assert advised_actions(plan, obs, ["unlock door with key"], done=["go north", "take key"]) == {
+        "unlock door with key": 1.0}

@@ -62,10 +62,31 @@ def _phrase(text: str) -> str:
     return " " + " ".join(_tokens(text)) + " "
 
 
-def advised_actions(advice: str, observation: str, labels: list[str]) -> dict[str, float]:
+def next_planned(advice: str, done: list[str], labels: list[str]) -> dict[str, float]:
+    """Advice that is a plan (an ordered list of actions, e.g. a walkthrough): the first listed action
+    named after the last step already done, found by walking the done actions through the plan.
+    Advice counts as a plan when at least two thirds of its lines are short (six words or fewer)."""
+    steps = advice_lines(advice)
+    if len(steps) < 2 or sum(len(_tokens(step)) <= 6 for step in steps) * 3 < len(steps) * 2:
+        return {}  # a plan is a list of short commands, not a few long rules
+    at = 0
+    for action in done:
+        phrase = _phrase(action)
+        at = next((j + 1 for j in range(at, len(steps)) if phrase in _phrase(steps[j])), at)
+    for step in steps[at:]:
+        text = _phrase(step)
+        named = [label for label in labels if _tokens(label) and _phrase(label) in text]
+        if named:
+            return {named[0]: 1.0}
+    return {}
+
+
+def advised_actions(advice: str, observation: str, labels: list[str], done: list[str] | None = None) -> dict[str, float]:
     """``{label: match}`` for the listed actions named by the advice lines whose condition best
     matches ``observation`` (match in (0, 1]; only the best-matching lines count, ties all do).
-    Empty when the advice names no listed action or no condition matches at all."""
+    When no line's condition matches at all, the advice is read as a plan: the next planned step
+    after the actions ``done`` so far (``next_planned``). Empty when the advice names no listed
+    action."""
     if not advice.strip() or not labels:
         return {}
     seen = _content(_tokens(observation))
@@ -93,8 +114,8 @@ def advised_actions(advice: str, observation: str, labels: list[str]) -> dict[st
             named[label] = max(named.get(label, 0.0), match)
     best = max(named.values(), default=0.0)
     if best <= 0:
-        return {}
+        return next_planned(advice, done or [], labels)
     return {label: m for label, m in named.items() if m >= best - 1e-9}
 
 
-__all__ = ["advice_lines", "advised_actions"]
+__all__ = ["advice_lines", "advised_actions", "next_planned"]

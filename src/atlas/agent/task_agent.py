@@ -162,6 +162,7 @@ class TaskAgent:
         plain: list[Any] = [system, ch.first_message(goal, first, actions, "", self.advice_chars)]
         turn_advice = advice[: self.advice_chars] if self.advice_every_turn else ""
         past: Past = []
+        chosen: list[str] = []  # the labels of the actions taken, in order
         nudges = 0
         while not done and turns < limit and actions:
             turns += 1
@@ -176,7 +177,7 @@ class TaskAgent:
             messages, plain = ch.fold(messages, self.max_chars), ch.fold(plain, self.max_chars)
             extra: dict[str, Any] = {"contrast": list(plain), "contrast_weight": self.contrast_weight} if contrast else {}
             if advice and self.advice_weight:
-                advised = advised_actions(advice, seen, options)
+                advised = advised_actions(advice, seen, options, done=chosen)
                 if advised:
                     extra["choice_bias"] = {label: self.advice_weight * m for label, m in advised.items()}
             completion = await self.llm.acomplete(messages, choices=options, temperature=self.temperature,
@@ -195,6 +196,7 @@ class TaskAgent:
                 plain.append(ch.turn_message(goal, now, actions, message))
                 continue
             action = actions[labels.index(reply)]
+            chosen.append(reply)
             result = await asyncio.to_thread(env.step, action) if threaded else env.step(action)
             rec.record(action.tool, action.args, result)
             past.append((action_text(action.tool, action.args), bool(result.error)))
