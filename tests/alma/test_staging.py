@@ -10,7 +10,7 @@ import atlas.alma
 from atlas.agent import TaskAgent
 from atlas.alma.design import Design
 from atlas.alma.harness import Harness, make_tasks
-from atlas.alma.loop import NO_MEMORY_SOURCE
+from atlas.alma.baselines import baseline_source
 from atlas.alma.sandbox.pool import WorkerPool
 from atlas.alma.staging import batches, can_still_beat, optimistic_mean
 from atlas.envs.registry import get_env
@@ -58,7 +58,7 @@ async def test_harness_stops_a_losing_design_and_plays_a_winning_one_in_full(emb
     col, dep = make_tasks(env, episodes=2, seed=42, family=42, deployment_seeds=[10049, 20056])
     llm = ScriptedLLM(task_policy)
     harness = Harness(env, TaskAgent(llm), embedder=embedder, design_llm=llm, concurrency=2, pool=pool)
-    base = await harness.evaluate(Design(id="d-1", name="no_memory", source=NO_MEMORY_SOURCE), col, dep)
+    base = await harness.evaluate(Design(id="d-1", name="no_memory", source=baseline_source("no_memory")), col, dep)
     assert base.deployment_score > 0.5  # the scripted agent solves these by exploring
     best = {e.task_id: e.score for e in base.deployment}
 
