@@ -21,7 +21,8 @@ Retrieval paths, all over real Chroma with the given embedder:
                    subtask and task keys generalized as the pipeline does (``import_guidelines``).
 - ``guide-llm``    the same bank in mode "llm" with the local model on a sample of queries
                    (``--llm-queries`` related and as many unrelated, spread over the domains;
-                   skipped with ``--no-llm``). Its candidate pool is floored like guide-cosine.
+                   skipped with ``--no-llm``; run on MiniLM's pool unless ``--llm-embedders``
+                   says otherwise). Its candidate pool is floored like guide-cosine.
 
 Figures: ``recall`` = mean over related queries of |related ∩ returned| / min(|related|, k) (a tip
 counts for the memory it came from); ``unrel-hit`` = share of unrelated queries that get anything;
@@ -174,9 +175,7 @@ class ExperiencePath:
     name = "experience"
     k = K_EXPERIENCE
 
-    def __init__(
-        self, embedder, memories: list[Memory], floor: float | None, subtasks: bool = True
-    ) -> None:
+    def __init__(self, embedder, memories: list[Memory], floor: float | None, subtasks: bool = True) -> None:
         self.subtasks = subtasks
         if not subtasks:
             self.name = "exp-no-subt"
@@ -282,6 +281,9 @@ def main() -> None:
         "--llm-queries", type=int, default=10, help="related and unrelated queries each for the LLM path"
     )
     ap.add_argument("--embedders", default="minilm,ngram")
+    ap.add_argument(
+        "--llm-embedders", default="minilm", help="embedders whose candidate pools the LLM path is run on"
+    )
     ap.add_argument("--paths", default="experience,guidelines,llm", help="which paths to measure")
     ap.add_argument("--calibrate", action="store_true", help="print the floors calibrated on all the data")
     ap.add_argument("--data", type=Path, default=DATA)
@@ -333,7 +335,7 @@ def main() -> None:
                     )
                 )
             print(lines[-1] if not args.calibrate else "\n".join(lines[-3:]), flush=True)
-        if llm is not None:
+        if llm is not None and emb_name in args.llm_embedders.split(","):
             path = GuidelinePath(embedder, memories, None, llm=llm)
             picked = sample(queries, args.llm_queries)
             t0 = time.perf_counter()

@@ -43,7 +43,7 @@ def test_each_experience_is_stored_under_three_views_without_entities_in_the_str
 
 def test_relevance_is_the_mean_cosine_over_the_views(memory):
     eid = memory.store(_t(SHOP, subtasks=SHOP_STEPS))
-    query = "Add a desk lamp to the cart and check out"
+    query = "Buy a phone charger online and have it shipped to my office"
     raw, gen = (np.asarray(v) for v in memory.embedder.embed(memory._query_texts(Task(description=query))))
     keys = memory._table.records.get(memory._keys_table, eid)
     want = np.mean([np.asarray(keys["t"]) @ raw, np.asarray(keys["g"]) @ gen, np.asarray(keys["p"]) @ gen])
@@ -51,29 +51,48 @@ def test_relevance_is_the_mean_cosine_over_the_views(memory):
     assert found.id == eid and found.similarity == pytest.approx(float(want), abs=1e-3)
 
 
+APPLE = "Put a clean apple in the fridge"
+APPLE_STEPS = [
+    "Find the object in the room",
+    "Clean the object at the sink basin",
+    "Put the object in the receptacle",
+]
+
+
 def test_the_subtask_plan_brings_a_sibling_task_that_shares_no_object(embedder, chroma, records):
     with_plan = ChromaExperienceMemory(embedder, chroma("plan"), records=records)
     bare = ChromaExperienceMemory(embedder, chroma("bare"), records=RecordStore(None))
-    with_plan.store(_t(SHOP, subtasks=SHOP_STEPS))
-    bare.store(_t(SHOP))
-    query = "Add a desk lamp to the cart and check out"
-    assert [e.task.description for e in with_plan.search(query)] == [SHOP]
+    with_plan.store(_t(APPLE, subtasks=APPLE_STEPS))
+    bare.store(_t(APPLE))
+    query = "Rinse a lettuce and put it on the table"
+    assert [e.task.description for e in with_plan.search(query)] == [APPLE]
     assert bare.search(query) == []  # the task alone is too far from this sibling
 
 
 def test_siblings_with_other_objects_and_places_find_the_memory_and_unrelated_tasks_get_nothing(memory):
-    memory.store(_t("Bring the key to room_C", subtasks=["Explore the rooms to find the object",
-                                                          "Pick up the object", "Carry it to the room"]))
-    memory.store(_t("Put a clean apple in the fridge",
-                    subtasks=["Find the object", "Clean it at the sink", "Put it in the receptacle"]))
+    memory.store(
+        _t(
+            "Bring the key to room_C",
+            subtasks=["Explore the rooms to find the object", "Pick up the object", "Carry it to the room"],
+        )
+    )
+    memory.store(
+        _t(
+            "Put a clean apple in the fridge",
+            subtasks=["Find the object", "Clean it at the sink", "Put it in the receptacle"],
+        )
+    )
     assert [e.task.description for e in memory.search("Bring the lamp to room_D")][:1] == [
         "Bring the key to room_C"
     ]
     assert [e.task.description for e in memory.search("Put a clean knife on the countertop")][:1] == [
         "Put a clean apple in the fridge"
     ]
-    for unrelated in ("compile the linux kernel with clang", "Write a sonnet about the autumn sea",
-                      "Estimate my income tax for this year"):
+    for unrelated in (
+        "compile the linux kernel with clang",
+        "Write a sonnet about the autumn sea",
+        "Estimate my income tax for this year",
+    ):
         assert memory.search(unrelated) == [], unrelated
 
 

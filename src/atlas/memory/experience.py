@@ -252,7 +252,6 @@ def _dedupe_key(exp: Experience) -> tuple[str, bool]:
     return (" ".join("".join(c if c.isalnum() else " " for c in exp.content.casefold()).split()), exp.success)
 
 
-
 def _ts(dt: datetime) -> float:
     return dt.timestamp()
 
@@ -378,8 +377,11 @@ class ChromaExperienceMemory:
                     np.asarray(vectors)[fresh],
                     [self._vector_meta(experiences[n]) for n in fresh],
                     [experiences[n].content for n in fresh],
-                    extra=[(index, experiences[n].trajectory_id, {"experience_id": experiences[n].id})
-                           for n in fresh if experiences[n].trajectory_id]
+                    extra=[
+                        (index, experiences[n].trajectory_id, {"experience_id": experiences[n].id})
+                        for n in fresh
+                        if experiences[n].trajectory_id
+                    ]
                     + [(self._keys_table, experiences[n].id, keys[n]) for n in fresh if keys is not None],
                 )
         return ids
@@ -400,10 +402,14 @@ class ChromaExperienceMemory:
         views = [self._view_texts(t) for t in trajs]
         texts = [e.content for e in exps] + [v for vs in views for v in vs]
         vectors = np.asarray(await self.embedder.aembed(texts))
-        return await asyncio.to_thread(self._write, exps, vectors[: len(exps)], self._keys(exps, views, vectors))
+        return await asyncio.to_thread(
+            self._write, exps, vectors[: len(exps)], self._keys(exps, views, vectors)
+        )
 
     @classmethod
-    def _keys(cls, exps: list[Experience], views: list[list[str]], vectors: np.ndarray) -> list[dict[str, Any]]:
+    def _keys(
+        cls, exps: list[Experience], views: list[list[str]], vectors: np.ndarray
+    ) -> list[dict[str, Any]]:
         out, at = [], len(exps)
         for n, vs in enumerate(views):
             out.append(cls._keys_record([vectors[n], *vectors[at : at + len(vs)]]))
@@ -459,7 +465,9 @@ class ChromaExperienceMemory:
         metas: dict[str, dict] = {}
         for q in (raw, gen):
             pool = self._table.query_raw(q, want, where)
-            for rid, score, meta in zip(pool.ids, pool.scores, pool.metadatas or [{}] * len(pool.ids), strict=False):
+            for rid, score, meta in zip(
+                pool.ids, pool.scores, pool.metadatas or [{}] * len(pool.ids), strict=False
+            ):
                 metas.setdefault(rid, meta or {})
                 if q is raw:
                     scores[rid] = float(score)  # the one-vector score (experiences stored without views)
