@@ -13,12 +13,16 @@ memory at all (devops, maths, writing, finance, physical chores, data science): 
 
 Retrieval paths, all over real Chroma with the given embedder:
 
-- ``experience``   ChromaExperienceMemory.search (k=4); the memories are stored as trajectories.
+- ``experience``   ChromaExperienceMemory.search (k=4); the memories are stored as trajectories with
+                   their subtask descriptions (``metadata["subtasks"]``), so all three views are indexed.
+- ``exp-no-subt``  the same without subtasks (views t and g only): what a caller that stores bare
+                   trajectories gets (information; the floor is the experience floor).
 - ``guide-cosine`` GuidelineBank.get_guidelines (k=5) over the memories' tips, indexed under their
                    subtask and task keys generalized as the pipeline does (``import_guidelines``).
 - ``guide-llm``    the same bank in mode "llm" with the local model on a sample of queries
                    (``--llm-queries`` related and as many unrelated, spread over the domains;
-                   skipped with ``--no-llm``). Its candidate pool is floored like guide-cosine.
+                   skipped with ``--no-llm``; run on MiniLM's pool unless ``--llm-embedders``
+                   says otherwise). Its candidate pool is floored like guide-cosine.
 
 Figures: ``recall`` = mean over related queries of |related ∩ returned| / min(|related|, k) (a tip
 counts for the memory it came from); ``unrel-hit`` = share of unrelated queries that get anything;
@@ -171,7 +175,10 @@ class ExperiencePath:
     name = "experience"
     k = K_EXPERIENCE
 
-    def __init__(self, embedder, memories: list[Memory], floor: float | None) -> None:
+    def __init__(self, embedder, memories: list[Memory], floor: float | None, subtasks: bool = True) -> None:
+        self.subtasks = subtasks
+        if not subtasks:
+            self.name = "exp-no-subt"
         self.mem = ChromaExperienceMemory(
             embedder,
             ChromaVectorStore.ephemeral(f"bench-exp-{time.monotonic_ns()}"),
@@ -180,7 +187,12 @@ class ExperiencePath:
         )
         self.mem.store_many(
             [
-                Trajectory(id=m.id, task=Task(description=m.task, domain=m.domain), success=m.success)
+                Trajectory(
+                    id=m.id,
+                    task=Task(description=m.task, domain=m.domain),
+                    success=m.success,
+                    metadata={"subtasks": m.subtasks} if self.subtasks else {},
+                )
                 for m in memories
             ]
         )
@@ -269,6 +281,9 @@ def main() -> None:
         "--llm-queries", type=int, default=10, help="related and unrelated queries each for the LLM path"
     )
     ap.add_argument("--embedders", default="minilm,ngram")
+    ap.add_argument(
+        "--llm-embedders", default="minilm", help="embedders whose candidate pools the LLM path is run on"
+    )
     ap.add_argument("--paths", default="experience,guidelines,llm", help="which paths to measure")
     ap.add_argument("--calibrate", action="store_true", help="print the floors calibrated on all the data")
     ap.add_argument("--data", type=Path, default=DATA)
@@ -298,27 +313,29 @@ def main() -> None:
         for key, make in (
             ("experience", lambda fl, e=embedder: ExperiencePath(e, memories, fl)),
             ("guidelines", lambda fl, e=embedder: GuidelinePath(e, memories, fl)),
+            ("experience-nosub", lambda fl, e=embedder: ExperiencePath(e, memories, fl, subtasks=False)),
         ):
-            if key not in paths:
+            if key.split("-")[0] not in paths:
                 continue
             unfloored = make(-1.0)
             raw = run(unfloored, queries)
             fig_ho, _ = held_out(raw, unfloored.k)
             default_path = make(None)
             fig_def = figures(run(default_path, queries), default_path.k)
-            floor_def = FLOORS.get(emb, {}).get(key, float("nan"))
+            floor_def = FLOORS.get(emb, {}).get(key.split("-")[0], float("nan"))
             lines.append(row("default", default_path.name, emb, f"{floor_def:.2f}", fig_def))
             lines.append(row("held-out", default_path.name, emb, "lodo", fig_ho))
             if args.calibrate:
                 floor = calibrate(raw, unfloored.k)
-                calibrated.setdefault(emb, {})[key] = floor
+                if key in ("experience", "guidelines"):
+                    calibrated.setdefault(emb, {})[key] = floor
                 lines.append(
                     row(
                         "calibrated", default_path.name, emb, f"{floor:.2f}", figures(raw, unfloored.k, floor)
                     )
                 )
             print(lines[-1] if not args.calibrate else "\n".join(lines[-3:]), flush=True)
-        if llm is not None:
+        if llm is not None and emb_name in args.llm_embedders.split(","):
             path = GuidelinePath(embedder, memories, None, llm=llm)
             picked = sample(queries, args.llm_queries)
             t0 = time.perf_counter()

@@ -70,6 +70,30 @@ def test_rule_generalizer_strips_names_and_objects_from_descriptions():
     )
 
 
+def test_rule_generalizer_strips_the_payload_of_a_task_and_keeps_its_kind():
+    g = RuleGeneralizer()
+    assert g.generalize_description(
+        "Post a question about hiking boots in the outdoors forum titled Best boots for wet trails"
+    ) == "Post a question in the outdoors forum"
+    assert g.generalize_description("File an issue on the chatbot repository about slow responses") == (
+        "File an issue on the chatbot repository"
+    )
+    # the payload ends where the next clause starts
+    assert g.generalize_description("Reply to the email about the budget and attach the report") == (
+        "Reply to the email and attach the report"
+    )
+    assert g.generalize_description("List the reviews of the headphones that mention battery life") == (
+        "List the reviews of the headphones"
+    )
+    # nothing to strip: unchanged; and the switch turns it off
+    assert g.generalize_description("Explain how photosynthesis produces oxygen") == (
+        "Explain how photosynthesis produces oxygen"
+    )
+    assert "slow responses" in RuleGeneralizer(strip_payload=False).generalize_description(
+        "File an issue on the chatbot repository about slow responses"
+    )
+
+
 def test_llm_generalizer_is_the_default_only_with_an_llm(embedder):
     assert isinstance(
         GuidelineBank(llm=ScriptedLLM(auto_responder()), embedder=embedder).generalizer, LLMGeneralizer

@@ -3,8 +3,19 @@
 ``ChromaExperienceMemory`` embeds the text its ``ExperienceExtractor`` returns (the task description
 by default), keeps success and failure with outcome metadata, and in ``search`` (ReMem's k=4 default)
 returns only experiences at or above a relevance floor (calibrated per embedder, see
-:mod:`atlas.memory.relevance`), ranked by similarity with the outcome as a weight (a failure counts
-``failure_weight`` of its similarity), so a close failure outranks a barely related success. A
+:mod:`atlas.memory.relevance`), ranked by relevance with the outcome as a weight (a failure counts
+``failure_weight`` of its relevance), so a close failure outranks a barely related success; the same
+task stored twice with the same outcome comes back once.
+
+Relevance is the mean cosine over the views an experience was stored under (``KEYS``): the task as
+written against the query as written (``t``), the entity-stripped task against the entity-stripped
+query (``g``, names, objects, ids, dates removed by :class:`RuleGeneralizer`), and, when the trajectory
+carries its subtask descriptions (``metadata["subtasks"]``, e.g. from the guideline pipeline's
+segmentation or the agent's plan), their generalized plan against the entity-stripped query (``p``).
+One view alone lets one shared noun lift an unrelated task over the floor and one different noun push
+a sibling task under it; the mean of views keeps siblings ("put a clean knife on the countertop" for
+"put a clean apple in the fridge") in and near-misses out. Experiences stored before the views
+existed are scored on the one vector they have. A
 ``RefineStrategy`` may then merge, drop and reorder what was retrieved. ``LLMRefineStrategy`` asks a model for a JSON decision and applies it defensively: ids the
 model invents are ignored, conflicting instructions resolve towards keeping, nothing retrieved is lost
 unless the model explicitly dropped it.
@@ -24,6 +35,7 @@ from atlas.core.types import Experience, Task, Trajectory, new_id
 from atlas.errors import InvalidInputError
 from atlas.infra.aio import run_sync
 from atlas.memory.common import ask_json, render_trajectory, validate_k, validate_task, validate_trajectory
+from atlas.memory.guidelines.generalize import RuleGeneralizer
 from atlas.memory.relevance import relevance_floor
 from atlas.memory.storage import IndexedTable
 from atlas.protocols.embed import Embedder
@@ -215,6 +227,30 @@ class LLMRefineStrategy:
 
 # --- the component ---------------------------------------------------------------------------------------
 
+#: The views an experience is stored under: t = extracted text (the task as written), g = the task
+#: entity-stripped, p = its subtask descriptions entity-stripped (only when the trajectory has them).
+KEYS = ("t", "g", "p")
+_MAX_SUBTASKS = 12
+
+
+def trajectory_subtasks(trajectory: Trajectory) -> list[str]:
+    """The subtask descriptions a trajectory carries (``metadata["subtasks"]``: strings, or objects
+    with a ``description``/``subtask``), at most 12, blanks dropped."""
+    raw = trajectory.metadata.get("subtasks") if isinstance(trajectory.metadata, dict) else None
+    if not isinstance(raw, list):
+        return []
+    out = []
+    for item in raw[:_MAX_SUBTASKS]:
+        if isinstance(item, dict):
+            item = item.get("description") or item.get("subtask")
+        if isinstance(item, str) and item.strip():
+            out.append(item.strip()[:300])
+    return out
+
+
+def _dedupe_key(exp: Experience) -> tuple[str, bool]:
+    return (" ".join("".join(c if c.isalnum() else " " for c in exp.content.casefold()).split()), exp.success)
+
 
 def _ts(dt: datetime) -> float:
     return dt.timestamp()
@@ -226,7 +262,8 @@ class ChromaExperienceMemory:
     ``records`` defaults to an in-memory RecordStore (tests, throw-away memories); pass a file-backed
     one (``build_memory_system`` does) to persist. Both stores must point at the same place every time
     the memory is reopened. ``min_similarity`` (None = the calibrated floor of the embedder) is the
-    relevance floor of ``search``; ``failure_weight`` scales the rank of failed experiences.
+    relevance floor of ``search``; ``failure_weight`` scales the rank of failed experiences;
+    ``generalizer`` strips entities from tasks, subtasks and queries (a rule pass by default).
     """
 
     TABLE = "experiences"
@@ -244,6 +281,7 @@ class ChromaExperienceMemory:
         pool_factor: int = 4,
         min_similarity: float | None = None,
         failure_weight: float = 0.9,
+        generalizer: RuleGeneralizer | None = None,
     ) -> None:
         if not 0.0 < failure_weight <= 1.0:
             raise InvalidInputError(f"failure_weight: must be in (0, 1], got {failure_weight!r}")
@@ -262,7 +300,9 @@ class ChromaExperienceMemory:
             relevance_floor(embedder, "experience") if min_similarity is None else float(min_similarity)
         )
         self.failure_weight = failure_weight
+        self.generalizer = generalizer or RuleGeneralizer()
         self._table = IndexedTable(records, collection_name, vector_store)
+        self._keys_table = f"{collection_name}__keys"
 
     # --- writing ---------------------------------------------------------------------------
     def _experience(self, trajectory: Trajectory, content: str) -> Experience:
@@ -296,7 +336,22 @@ class ChromaExperienceMemory:
             "trajectory_id": exp.trajectory_id or "",
         }
 
-    def _write(self, experiences: list[Experience], vectors: np.ndarray) -> list[str]:
+    def _view_texts(self, trajectory: Trajectory) -> list[str]:
+        """The texts of views g and p (p only when the trajectory has subtasks)."""
+        gen = self.generalizer.generalize_description
+        texts = [gen(trajectory.task.description) or trajectory.task.description]
+        subtasks = trajectory_subtasks(trajectory)
+        if subtasks:
+            texts.append("; ".join(gen(s) or s for s in subtasks))
+        return texts
+
+    @staticmethod
+    def _keys_record(vectors: list[np.ndarray]) -> dict[str, Any]:
+        return {k: [round(float(x), 5) for x in v] for k, v in zip(KEYS, vectors, strict=False)}
+
+    def _write(
+        self, experiences: list[Experience], vectors: np.ndarray, keys: list[dict[str, Any]] | None = None
+    ) -> list[str]:
         """Write the experiences not stored yet and return every one's id. A trajectory id already
         stored (a retried write whose first answer was lost) gives the first experience's id back
         instead of a duplicate; the check and the write share one transaction."""
@@ -322,8 +377,12 @@ class ChromaExperienceMemory:
                     np.asarray(vectors)[fresh],
                     [self._vector_meta(experiences[n]) for n in fresh],
                     [experiences[n].content for n in fresh],
-                    extra=[(index, experiences[n].trajectory_id, {"experience_id": experiences[n].id})
-                           for n in fresh if experiences[n].trajectory_id],
+                    extra=[
+                        (index, experiences[n].trajectory_id, {"experience_id": experiences[n].id})
+                        for n in fresh
+                        if experiences[n].trajectory_id
+                    ]
+                    + [(self._keys_table, experiences[n].id, keys[n]) for n in fresh if keys is not None],
                 )
         return ids
 
@@ -340,8 +399,22 @@ class ChromaExperienceMemory:
             return []
         contents = await asyncio.gather(*(self._aextract(t) for t in trajs))
         exps = [self._experience(t, c) for t, c in zip(trajs, contents, strict=True)]
-        vectors = await self.embedder.aembed([e.content for e in exps])
-        return await asyncio.to_thread(self._write, exps, vectors)
+        views = [self._view_texts(t) for t in trajs]
+        texts = [e.content for e in exps] + [v for vs in views for v in vs]
+        vectors = np.asarray(await self.embedder.aembed(texts))
+        return await asyncio.to_thread(
+            self._write, exps, vectors[: len(exps)], self._keys(exps, views, vectors)
+        )
+
+    @classmethod
+    def _keys(
+        cls, exps: list[Experience], views: list[list[str]], vectors: np.ndarray
+    ) -> list[dict[str, Any]]:
+        out, at = [], len(exps)
+        for n, vs in enumerate(views):
+            out.append(cls._keys_record([vectors[n], *vectors[at : at + len(vs)]]))
+            at += len(vs)
+        return out
 
     async def astore(self, trajectory: Trajectory | dict) -> str:
         """Store one trajectory (success or failure) as an experience; returns its UUID."""
@@ -353,30 +426,64 @@ class ChromaExperienceMemory:
         aextract = getattr(self.extractor, "aextract", None)
         content = run_sync(aextract(traj)) if callable(aextract) else self.extractor.extract(traj)
         exp = self._experience(traj, content)
-        return self._write([exp], self.embedder.embed([exp.content]))[0]
+        views = self._view_texts(traj)
+        vectors = np.asarray(self.embedder.embed([exp.content, *views]))
+        return self._write([exp], vectors[:1], self._keys([exp], [views], vectors))[0]
 
     def store_many(self, trajectories: list[Trajectory | dict]) -> list[str]:
         return run_sync(self.astore_many(trajectories))
 
     # --- reading -----------------------------------------------------------------------------
-    def _rank(self, task: Task, k: int, vector: np.ndarray, where: dict | None) -> list[Experience]:
-        """Experiences with similarity ≥ ``min_similarity``, best ``k`` by similarity × outcome weight.
+    def _query_texts(self, task: Task) -> list[str]:
+        """The query as written (view t) and entity-stripped (views g and p)."""
+        gen = self.generalizer.generalize_description(task.description) or task.description
+        return [self.query_text(task), gen]
 
-        One query for a pool of ``pool_factor * k`` neighbours: ranking by weighted similarity can only
-        promote a success over a failure that is at most ``1 / failure_weight`` times as similar, which
-        such a pool covers.
+    def relevance(self, raw: np.ndarray, gen: np.ndarray, keys: dict[str, Any] | None) -> float | None:
+        """Mean cosine over the experience's views (None when it has no stored views)."""
+        if not keys:
+            return None
+        sims = []
+        for key, q in (("t", raw), ("g", gen), ("p", gen)):
+            v = keys.get(key)
+            if isinstance(v, list) and len(v) == len(q):
+                sims.append(float(np.asarray(v, dtype=np.float32) @ q))
+        return sum(sims) / len(sims) if sims else None
+
+    def _rank(self, task: Task, k: int, vectors: np.ndarray, where: dict | None) -> list[Experience]:
+        """Experiences with relevance ≥ ``min_similarity``, best ``k`` by relevance × outcome weight,
+        one per (content, outcome).
+
+        The candidates are the nearest ``pool_factor * k`` stored vectors to the query as written and
+        to the query entity-stripped; each is then scored on all its views (:meth:`relevance`).
         """
         if k <= 0:
             return []
-        pool = self._table.query_raw(vector, max(k * self.pool_factor, k), where)
+        raw, gen = (np.asarray(v, dtype=np.float32) for v in vectors[:2])
+        want = max(k * self.pool_factor, k)
+        scores: dict[str, float] = {}
+        metas: dict[str, dict] = {}
+        for q in (raw, gen):
+            pool = self._table.query_raw(q, want, where)
+            for rid, score, meta in zip(
+                pool.ids, pool.scores, pool.metadatas or [{}] * len(pool.ids), strict=False
+            ):
+                metas.setdefault(rid, meta or {})
+                if q is raw:
+                    scores[rid] = float(score)  # the one-vector score (experiences stored without views)
+                else:
+                    scores.setdefault(rid, float(score))
         ranked = []
-        for rid, score, meta in zip(pool.ids, pool.scores, pool.metadatas, strict=False):
+        for rid, fallback in scores.items():
+            score = self.relevance(raw, gen, self._table.records.get(self._keys_table, rid))
+            score = fallback if score is None else score
             if score < self.min_similarity:
                 continue
-            weight = 1.0 if meta.get("success") is True else self.failure_weight
+            weight = 1.0 if metas[rid].get("success") is True else self.failure_weight
             ranked.append((score * weight, score, rid))
         ranked.sort(key=lambda r: (-r[0], r[2]))
         out: list[Experience] = []
+        seen: set[tuple[str, bool]] = set()
         for _, score, rid in ranked:
             if len(out) == k:
                 break
@@ -385,26 +492,30 @@ class ChromaExperienceMemory:
                 log.warning("vector %s has no experience record (interrupted write?); skipped", rid)
                 continue
             exp = Experience.model_validate(record)
-            exp.similarity = score
+            key = _dedupe_key(exp)
+            if key in seen:
+                continue
+            seen.add(key)
+            exp.similarity = round(score, 4)
             out.append(exp)
         return out
 
     def search(self, task: Task | str, k: int = 4, where: dict | None = None) -> list[Experience]:
-        """The relevant experiences (similarity ≥ ``min_similarity``), most relevant first; a failure
-        ranks at ``failure_weight`` of its similarity. Nothing relevant → an empty list."""
+        """The relevant experiences (relevance ≥ ``min_similarity``), most relevant first; a failure
+        ranks at ``failure_weight`` of its relevance. Nothing relevant → an empty list."""
         task = validate_task(task)
         k = validate_k(k)
-        vector = self.embedder.embed([self.query_text(task)])[0]
-        return self._rank(task, k, vector, where)
+        vectors = self.embedder.embed(self._query_texts(task))
+        return self._rank(task, k, vectors, where)
 
     async def asearch(self, task: Task | str, k: int = 4, where: dict | None = None) -> list[Experience]:
         task = validate_task(task)
         k = validate_k(k)
-        vector = (await self.embedder.aembed([self.query_text(task)]))[0]
-        return await asyncio.to_thread(self._rank, task, k, vector, where)
+        vectors = await self.embedder.aembed(self._query_texts(task))
+        return await asyncio.to_thread(self._rank, task, k, vectors, where)
 
     def query_text(self, task: Task) -> str:
-        """What a task is embedded as for search (its description, matching the default extractor)."""
+        """What a task is embedded as for view t (its description, matching the default extractor)."""
         return task.description
 
     def get(self, experience_id: str) -> Experience | None:
@@ -470,7 +581,11 @@ class ChromaExperienceMemory:
             doomed |= {e.id for e in exps if e.created_at < cutoff}
         if criteria.get("keep_diverse") and doomed:
             doomed -= self._diverse_survivors(exps, doomed, float(criteria.get("diversity_threshold", 0.8)))
-        return self._table.delete(sorted(doomed))
+        removed = self._table.delete(sorted(doomed))
+        with self._table.records.transaction():
+            for rid in doomed:
+                self._table.records.delete(self._keys_table, rid)
+        return removed
 
     def _diverse_survivors(self, exps: list[Experience], doomed: set[str], threshold: float) -> set[str]:
         """Candidates to spare: greedily keep a doomed experience unless something kept is near it."""
@@ -490,6 +605,7 @@ class ChromaExperienceMemory:
 
 
 __all__ = [
+    "KEYS",
     "ChromaExperienceMemory",
     "LLMRefineStrategy",
     "LLMSummarizingExtractor",
@@ -498,4 +614,5 @@ __all__ = [
     "RefineDecision",
     "SimpleExperienceExtractor",
     "apply_refine_decision",
+    "trajectory_subtasks",
 ]

@@ -5,8 +5,9 @@ ids such as ``room_B`` with their category (``generalize_text``, applied to tips
 task and subtask keys and the queries compared with them (``generalize_description``) — also lose
 names and objects: days, months and times; capitalized names inside a sentence (a name used as a
 modifier is dropped, "Spotify password" → "password"; one standing alone becomes "a name",
-possessives "someone's"); and the single-word object of a carrying verb ("bring the key to" →
-"bring an object to"). ``LLMGeneralizer`` (the bank's default when it has an LLM) rewrites
+possessives "someone's"); the single-word object of a carrying verb ("bring the key to" →
+"bring an object to"); and the payload of the task — what it is about, titled, reporting, asking for
+("post in the forum titled Best boots" → "post in the forum"). ``LLMGeneralizer`` (the bank's default when it has an LLM) rewrites
 descriptions the way a person would ("Retrieve Spotify password for john.doe@email.com" → "Retrieve
 service account credentials") and is followed by the rule pass as a safety net."""
 
@@ -95,6 +96,18 @@ _CARRY = re.compile(
 )
 
 
+# the payload of a task: what it is about, what a post/issue/message says, what to look for in it
+# ("... in the forum titled Best boots for wet trails", "... an issue reporting a broken link", "reviews
+# that mention battery life"). It names the content, not the kind of task, and dominates the embedding.
+_PAYLOAD = re.compile(
+    r"(?<=\w)(?:,)? (?:about|regarding|concerning|titled|entitled|called|named|saying|reporting|"
+    r"asking (?:for|about|to)|that (?:mentions?|says?|talks? about|complains? about)|mentioning|"
+    r"with the (?:subject|title|text|message))\b[^.;!?]*?"
+    r"(?=[.;!?,]|$| (?:and|then|but) | (?:in|on|to|from|into|onto|at|with) (?:the|a|an|my|our|your|their|its)\b)",
+    re.I,
+)
+
+
 def _with_article(art: str, word: str) -> str:
     """``art`` (a / an / the, any case) fitted to the word that now follows it."""
     if art.lower() == "the":
@@ -122,9 +135,12 @@ class RuleGeneralizer:
     ``generalize_description`` (keys and queries) also strips names and objects unless
     ``strip_proper_nouns`` / ``strip_objects`` are off."""
 
-    def __init__(self, strip_proper_nouns: bool = True, strip_objects: bool = True) -> None:
+    def __init__(
+        self, strip_proper_nouns: bool = True, strip_objects: bool = True, strip_payload: bool = True
+    ) -> None:
         self.strip_proper_nouns = strip_proper_nouns
         self.strip_objects = strip_objects
+        self.strip_payload = strip_payload
 
     def generalize_text(self, text: str) -> str:
         out = text
@@ -136,6 +152,8 @@ class RuleGeneralizer:
 
     def generalize_description(self, text: str) -> str:
         out = text
+        if self.strip_payload:
+            out = _PAYLOAD.sub("", out)
         if self.strip_proper_nouns:
             for rx, repl in _WHEN:
                 out = rx.sub(repl, out)
