@@ -48,7 +48,8 @@ def _route(tools, src, dst):
 
 def _moves(path, carrying):
     # One line per situation, in the observation's words: the form the agent acts on.
-    return ["In " + a + " when you carry " + carrying + ": move_to " + b + "." for a, b in zip(path, path[1:])]
+    return ["In " + path[i] + " when you carry " + carrying + ": move_to " + path[i + 1] + "."
+            for i in range(len(path) - 1)]
 
 
 def recall(memory, task, tools):
