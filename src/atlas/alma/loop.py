@@ -36,6 +36,7 @@ from atlas.alma.meta_agent import MetaAgent
 from atlas.alma.prompts import fmt
 from atlas.alma.run_dir import RunDir, atomic_write_text
 from atlas.alma.sampling import sample_parents, seeded_rng
+from atlas.envs.registry import spec_of
 from atlas.errors import ArchiveError, ConfigError, SearchStopped
 from atlas.trace.writer import TraceWriter
 
@@ -355,7 +356,7 @@ class Search:
     def _seed_designs(self) -> list[Any]:
         """The environment's seed design and the library baselines (except no_memory), in order."""
         out: list[Any] = []
-        seed_src = self.env.seed_design() if hasattr(self.env, "seed_design") else None
+        seed_src = spec_of(self.env).seed_design(self.env)
         if seed_src:
             out.append(Design(name=f"{self.env.name}_seed", source=seed_src, origin="seed"))
         wanted = self.config.baselines

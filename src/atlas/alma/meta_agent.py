@@ -23,6 +23,7 @@ from atlas.alma.prompts import (
     meta_request,
     schema_text,
 )
+from atlas.envs.registry import spec_of
 from atlas.errors import LLMError, ScriptExhaustedError
 from atlas.protocols.llm import Message
 
@@ -143,7 +144,7 @@ class MetaAgent:
 
     def system_prompt(self) -> str:
         if self._schema is None:
-            self._schema = schema_text(self.env.context_schema())
+            self._schema = schema_text(spec_of(self.env).context_schema(self.env))
         return META_SYSTEM.format(contract=design_contract(), tools=TOOLS_DOC, schema=self._schema)
 
     async def _smoke_check(self, design: Any) -> tuple[bool, str]:
