@@ -38,7 +38,8 @@ def fenced_blocks(text: str) -> list[tuple[str, str]]:
     """``(language, code)`` of every fenced block (``` or ~~~), in order; an unclosed last fence
     runs to the end of the reply."""
     blocks: list[tuple[str, str]] = []
-    fence, lang, buf = "", "", []
+    fence, lang = "", ""
+    buf: list[str] = []
     for line in (text or "").splitlines():
         s = line.strip()
         if not fence:

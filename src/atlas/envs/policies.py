@@ -95,6 +95,7 @@ class ExplorerPolicy:
     def run(self, env: Environment, task: Task) -> Trajectory:
         rng = random.Random(f"explorer-policy/{self.seed}/{task.id}")
         explorer = spec_of(env).explorer
+        choose: Callable[[dict[str, Any]], Action | None]
         if explorer is not None:
             planner: Planner = explorer(env, task, rng)
             choose = planner.next_action
