@@ -11,7 +11,7 @@ import functools
 import inspect
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, NoReturn, Optional
 
 import typer
 
@@ -30,7 +30,7 @@ def _console(stderr: bool = False) -> Any:
     return Console(stderr=stderr, highlight=False)
 
 
-def _fail(message: str | BaseException) -> None:
+def _fail(message: str | BaseException) -> NoReturn:
     """Print the error and exit: 2 when the input is bad (an exception saying so, or a bare message
     about what was given), 1 when ATLAS failed (see ``atlas.cli.exits``)."""
     from rich.markup import escape
@@ -402,7 +402,7 @@ def register(app: typer.Typer) -> None:
         console.print(f"normalized  {_fmt(entry.normalized_score, True)}{_ci_text(entry.vs_no_memory)}")
         if entry.errors:
             console.print("errors: " + "; ".join(entry.errors))
-        console.print(f"logs: {archive.path.parent / (entry.logs_dir or '')}")
+        console.print(f"logs: {(archive.path.parent if archive.path else Path()) / (entry.logs_dir or '')}")
 
     @app.command("headroom")
     @with_env_options
