@@ -140,7 +140,7 @@ def serve_design(path: str | Path, *, transport: str = "stdio", host: str = "127
         llm = make_llm(model)
     hub = DesignHub(load_export(path), embedder=embedder, llm=llm, learn=learn, path=state)
     try:
-        create_design_server(hub, host=host, port=port).run(transport=transport)  # type: ignore[arg-type]
+        create_design_server(hub, host=host, port=port).run(transport=transport)
     finally:
         hub.close()
 

@@ -174,7 +174,7 @@ def test_eval_json_pairs_the_design_with_no_memory(tmp_path, scripted_models):
     assert out["normalized"]["mean"] == pytest.approx(sum(diffs) / len(diffs), abs=1e-6)
     lo, hi = out["normalized"]["ci95"]
     assert lo <= out["normalized"]["mean"] <= hi and out["normalized"]["n"] == 4
-    assert out["settings"]["rooms"] == 5 and out["settings"]["deploy_seeds"] == 2
+    assert out["settings"]["env_params"]["rooms"] == 5 and out["settings"]["deploy_seeds"] == 2
 
 
 def test_headroom_json(scripted_models):

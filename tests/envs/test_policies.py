@@ -34,9 +34,19 @@ def test_explorer_beats_random():
     assert all(t.metadata["steps_taken"] <= env.max_steps for t in explorer + random_)
 
 
-def test_explorer_needs_a_registered_heuristic():
+def test_an_environment_without_an_explorer_is_played_at_random():
     class Odd(GraphWorldEnv):
         name = "odd"
 
-    with pytest.raises(EnvError):
-        ExplorerPolicy(0).run(Odd(), GraphWorldEnv().generate_tasks(1, seed=0)[0])
+    task = GraphWorldEnv().generate_tasks(1, seed=0)[0]
+    explored = ExplorerPolicy(0).run(Odd(), task)
+    assert explored.metadata["policy"] == "random" and explored.steps
+
+
+def test_an_environment_with_neither_explorer_nor_candidates_is_a_clear_error():
+    class Bare(GraphWorldEnv):
+        name = "bare"
+        candidate_actions = None  # type: ignore[assignment]
+
+    with pytest.raises(EnvError, match="neither an explorer"):
+        ExplorerPolicy(0).run(Bare(), GraphWorldEnv().generate_tasks(1, seed=0)[0])

@@ -29,11 +29,11 @@ def test_plugins_register_through_the_same_door():
     try:
         assert get_env("tiny_graph").params.rooms == 3 and "tiny_graph" in list_envs()
     finally:
-        registry._REGISTRY.pop("tiny_graph", None)  # keep the process-wide registry as it was
+        registry.unregister_env("tiny_graph")  # keep the process-wide registry as it was
 
 
 def test_public_api_is_pinned():
     assert sorted(atlas.envs.__all__) == [
-        "EpisodeRecorder", "ExplorerPolicy", "RandomPolicy", "action_text", "check_action", "episode_view",
-        "get_env", "list_envs", "register_env", "register_explorer", "task_view", "validate_args",
+        "EnvParam", "EpisodeRecorder", "ExplorerPolicy", "RandomPolicy", "action_text", "check_action",
+        "episode_view", "get_env", "list_envs", "register_env", "task_view", "validate_args",
     ]

@@ -91,11 +91,9 @@ def advice_for(env: Environment, task: Task, condition: str) -> str:
     """The advice text of ``condition`` for ``task`` ("" for none)."""
     if condition == "none":
         return ""
-    oracle = getattr(env, "oracle_advice", None)
-    if not callable(oracle):
-        raise ConfigError(f"environment {env.name!r} has no oracle_advice(task, level): headroom cannot be "
-                          "measured for it (add the method; see atlas.envs.graphworld.oracle)")
-    return str(oracle(task, condition))
+    from atlas.envs.registry import spec_of
+
+    return spec_of(env).oracle_advice(env, task, condition)
 
 
 def headroom_tasks(env: Environment, *, tasks: int, seed: int, family: int | None,
@@ -150,7 +148,7 @@ def headroom(*, env: str | Environment = "graphworld", tasks: int = 12, llm: Any
              conditions: tuple[str, ...] = CONDITIONS, concurrency: int = 1,
              on_episode: Callable[[HeadroomEpisode], None] | None = None, **settings: Any) -> HeadroomResult:
     """Measure the headroom of a configuration, from Python. ``settings`` are ``AlmaConfig`` fields
-    (``rooms``, ``seed``, ``family``, ``deploy_seeds``, ``max_turns``, ``model`` …); the tasks are the
+    (``seed``, ``family``, an environment parameter such as ``rooms``, ``deploy_seeds``, ``max_turns``, ``model`` …); the tasks are the
     deployment tasks a search with those settings would use, and the agent is built as the search
     builds it (``TaskAgent(llm, max_turns=...)``) unless ``agent`` is given."""
     from atlas.alma.config import AlmaConfig
@@ -172,7 +170,8 @@ def headroom(*, env: str | Environment = "graphworld", tasks: int = 12, llm: Any
         agent = TaskAgent(llm, max_turns=config.max_turns)
     task_list = headroom_tasks(env, tasks=tasks, seed=config.seed, family=config.family_seed,
                                deployment_seeds=config.deployment_seeds())
-    facts = {"rooms": config.rooms if config.env == "graphworld" else None, "seed": config.seed,
+    env_params = {k: v for k, v in config.env_kwargs().items() if k != "family_mode"}  # e.g. rooms
+    facts = {**env_params, "seed": config.seed,
              "family": config.family_seed, "deploy_seeds": config.deploy_seeds, "max_turns": config.max_turns,
              "action_format": getattr(agent, "action_format", None), "concurrency": concurrency}
     return run_sync(aheadroom(env, agent, task_list, conditions=conditions, concurrency=concurrency,

@@ -33,7 +33,6 @@ class AlmaConfig(BaseModel):
     env: str = "graphworld"
     iterations: int = Field(5, ge=0)
     episodes: int = Field(3, ge=1)
-    rooms: int = Field(8, ge=2)
     seed: int = 42
     family: int | None = None
     use_family: bool = True
@@ -46,7 +45,6 @@ class AlmaConfig(BaseModel):
     no_embed: bool = False  # n-gram embedder, no model at all
     trace: bool = True
     quiet: bool = False
-    alfworld_data: str | None = None
     concurrency: int = Field(4, ge=1)
     parents: int = Field(2, ge=1)  # parents sampled per iteration
     meta_turns: int = Field(3, ge=1)  # MetaAgent write → check → smoke → fix rounds
@@ -54,7 +52,7 @@ class AlmaConfig(BaseModel):
     max_turns: int | None = None  # task agent turns (None: the agent's default)
     smoke_episodes: int = Field(2, ge=1)
     baselines: list[str] | None = None  # library baselines seeded into the archive (None: all)
-    env_params: dict[str, Any] = Field(default_factory=dict)  # extra environment parameters
+    env_params: dict[str, Any] = Field(default_factory=dict)  # the environment's own parameters (EnvParam)
     max_cost_usd: float | None = Field(None, gt=0)  # stop the search cleanly once the run has cost this much
     # Staged evaluation of new designs: deployment tasks played in batches of stage_tasks; after each
     # batch the design goes on only while it can still beat the best so far (0: always play them all).
@@ -67,10 +65,34 @@ class AlmaConfig(BaseModel):
     # Replay identical greedy (temperature 0) task-model prompts from an on-disk cache (local models).
     replay_cache: bool = True
 
+    @model_validator(mode="before")
+    @classmethod
+    def _env_settings(cls, data: Any) -> Any:
+        """Environment parameters given as settings (``rooms=5``, ``alfworld_data=...``: what the CLI
+        options and older config.json files use) move into ``env_params``; the chosen environment's
+        are kept (an explicit ``env_params`` entry wins), other environments' are dropped."""
+        if not isinstance(data, dict):
+            return data
+        from atlas.envs.registry import env_specs
+
+        data = dict(data)
+        params = dict(data.get("env_params") or {})
+        chosen = str(data.get("env") or "graphworld")
+        for spec in env_specs():
+            for p in spec.params:
+                if p.key in data and p.key not in cls.model_fields:
+                    value = data.pop(p.key)
+                    if spec.name == chosen and value is not None:
+                        params.setdefault(p.name, value)
+        if params or "env_params" in data:
+            data["env_params"] = params
+        return data
+
     @model_validator(mode="after")
     def _check(self) -> AlmaConfig:
         if self.no_embed and self.embed_model:
             raise ValueError("--no-embed and --embed-model are mutually exclusive")
+        self.env_kwargs()  # the environment's parameters have the declared types
         return self
 
     # ---- derived values ---------------------------------------------------------------------
@@ -89,12 +111,13 @@ class AlmaConfig(BaseModel):
 
     def env_kwargs(self) -> dict[str, Any]:
         """Parameters for ``get_env(self.env, **kwargs)``."""
-        kwargs: dict[str, Any] = dict(self.env_params)
+        from atlas.envs.registry import env_spec
+
+        try:
+            kwargs = env_spec(self.env).kwargs(self.env_params)
+        except ConfigError:  # an environment instance that is not registered: its parameters as given
+            kwargs = dict(self.env_params)
         kwargs.setdefault("family_mode", self.use_family)
-        if self.env == "graphworld":
-            kwargs.setdefault("rooms", self.rooms)
-        if self.env == "alfworld" and self.alfworld_data:
-            kwargs.setdefault("data_dir", self.alfworld_data)
         return kwargs
 
     def collection_seed(self) -> int:
@@ -150,7 +173,14 @@ class AlmaConfig(BaseModel):
         if not isinstance(data, dict):
             raise ConfigError(f"{p} must hold a JSON object of settings, not {type(data).__name__}; {fix}")
         # config.json carries a few run facts beside the settings (resolved model names, ...).
-        return cls.build(str(p), **{k: v for k, v in data.items() if k in cls.model_fields})
+        return cls.build(str(p), **{k: v for k, v in data.items() if k in cls.model_fields or k in _env_settings()})
+
+
+def _env_settings() -> set[str]:
+    """The setting names registered environments' parameters use (``rooms``, ``alfworld_data``, ...)."""
+    from atlas.envs.registry import env_specs
+
+    return {p.key for spec in env_specs() for p in spec.params}
 
 
 def _problem(err: Any) -> str:

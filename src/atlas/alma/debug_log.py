@@ -70,7 +70,8 @@ class DesignLogs:
         if ev is not None:
             try:
                 data = json.loads(ev)
-                stores = data.get("stores") if isinstance(data, dict) and isinstance(data.get("stores"), dict) else {}
+                found = data.get("stores") if isinstance(data, dict) else None
+                stores = found if isinstance(found, dict) else {}
             except (ValueError, RecursionError) as exc:
                 damaged.append(f"evaluation.json: {type(exc).__name__}")
         episodes = [e for e in _rows(d, "episodes.jsonl", damaged) if _episode_ok(e)]
@@ -220,7 +221,8 @@ def render_design(logs: DesignLogs, *, max_chars: int = FILE_CAP) -> str:
 
 
 def _cut(lines: list[str], budget: int) -> list[str]:
-    out, size = [], 0
+    out: list[str] = []
+    size = 0
     for line in lines:
         if size + len(line) + 1 > budget - 60:
             out.append(f"... episode cut at the size cap ({len(lines) - len(out)} more lines)")

@@ -156,9 +156,9 @@ class _Checker(ast.NodeVisitor):
         self._check_identifier(node, node.name)
         for arg in [*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs]:
             self._check_identifier(arg, arg.arg)
-        for arg in (node.args.vararg, node.args.kwarg):
-            if arg is not None:
-                self._check_identifier(arg, arg.arg)
+        for extra in (node.args.vararg, node.args.kwarg):
+            if extra is not None:
+                self._check_identifier(extra, extra.arg)
         self.generic_visit(node)
 
     visit_AsyncFunctionDef = visit_FunctionDef  # type: ignore[assignment]
@@ -178,11 +178,15 @@ class _Checker(ast.NodeVisitor):
     def visit_Constant(self, node: ast.Constant) -> None:
         if isinstance(node.value, str):
             if _DUNDER.search(node.value):
-                self._add(node, f"string containing a dunder name ({_DUNDER.search(node.value).group(0)!r}) is not allowed")
+                dunder = _DUNDER.search(node.value)
+                assert dunder is not None
+                self._add(node, f"string containing a dunder name ({dunder.group(0)!r}) is not allowed")
             elif _FORMAT_ATTR.search(node.value):
                 self._add(node, "format field with private attribute access ('{x._...}') is not allowed")
             elif _FRAME_WORD.search(node.value):
-                word = _FRAME_WORD.search(node.value).group(0)
+                frame = _FRAME_WORD.search(node.value)
+                assert frame is not None
+                word = frame.group(0)
                 self._add(node, f"string naming a frame/code attribute ({word!r}) is not allowed")
 
     def visit_keyword(self, node: ast.keyword) -> None:

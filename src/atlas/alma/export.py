@@ -157,8 +157,9 @@ def export_design(run_dir: str | Path, out: str | Path, *, design_id: str | None
         "design": {"id": entry.id, "name": entry.name, "origin": entry.origin, "generation": entry.generation,
                    "parent_ids": entry.parent_ids, "source_sha256": _sha(texts["design.py"])},
         "embedder": {"name": embedder, "dims": _dims(entry.learned)},
-        "environment": {k: config.get(k) for k in ("env", "env_params", "rooms", "episodes", "seed", "family",
-                                                   "use_family", "deploy_seeds", "max_turns") if k in config},
+        "environment": {**(config.get("env_params") or {}),  # the environment's own parameters (rooms, ...)
+                        **{k: config.get(k) for k in ("env", "env_params", "rooms", "episodes", "seed", "family",
+                                                      "use_family", "deploy_seeds", "max_turns") if k in config}},
         "models": {"task_model": config.get("task_model"),
                    "tools_llm": config.get("task_model"),  # the run backs summarize/analyze with the task model
                    "meta_model": config.get("meta_model_resolved")},

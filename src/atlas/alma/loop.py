@@ -40,6 +40,7 @@ from atlas.alma.replay import use_replay_cache
 from atlas.alma.run_dir import RunDir, atomic_write_text
 from atlas.alma.sampling import sample_parents, seeded_rng
 from atlas.alma.staging import Verdict, can_still_beat
+from atlas.envs.registry import spec_of
 from atlas.errors import ArchiveError, ConfigError, SearchStopped
 from atlas.trace.writer import TraceWriter
 
@@ -383,7 +384,7 @@ class Search:
     def _seed_designs(self) -> list[Any]:
         """The environment's seed design and the library baselines (except no_memory), in order."""
         out: list[Any] = []
-        seed_src = self.env.seed_design() if hasattr(self.env, "seed_design") else None
+        seed_src = spec_of(self.env).seed_design(self.env)
         if seed_src:
             out.append(Design(name=f"{self.env.name}_seed", source=seed_src, origin="seed"))
         wanted = self.config.baselines
@@ -423,11 +424,14 @@ class Search:
     def _advice_example(self) -> str | None:
         """The headroom's *learnable* advice for the first collection task (never the full oracle):
         the kind of advice that lets this agent succeed; None when the environment has no oracle."""
-        oracle = getattr(self.env, "oracle_advice", None)
-        if oracle is None or not self.collection_tasks:
+        if not self.collection_tasks:
             return None
         task = self.collection_tasks[0]
-        return f"Task: {self.env.format_goal(task)}\nAdvice:\n{oracle(task, 'learnable')}"
+        try:
+            advice = spec_of(self.env).oracle_advice(self.env, task, "learnable")
+        except ConfigError:  # the environment has no oracle
+            return None
+        return f"Task: {self.env.format_goal(task)}\nAdvice:\n{advice}" if advice else None
 
     async def iteration(self, generation: int) -> ArchiveEntry:
         cfg = self.config

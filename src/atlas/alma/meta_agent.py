@@ -25,6 +25,7 @@ from atlas.alma.prompts import (
     meta_request,
     schema_text,
 )
+from atlas.envs.registry import spec_of
 from atlas.errors import DesignError, LLMError, ScriptExhaustedError
 from atlas.protocols.llm import Message
 
@@ -39,7 +40,8 @@ def fenced_blocks(text: str) -> list[tuple[str, str]]:
     """``(language, code)`` of every fenced block (``` or ~~~), in order; an unclosed last fence
     runs to the end of the reply."""
     blocks: list[tuple[str, str]] = []
-    fence, lang, buf = "", "", []
+    fence, lang = "", ""
+    buf: list[str] = []
     for line in (text or "").splitlines():
         s = line.strip()
         if not fence:
@@ -145,7 +147,7 @@ class MetaAgent:
 
     def system_prompt(self) -> str:
         if self._schema is None:
-            self._schema = schema_text(self.env.context_schema())
+            self._schema = schema_text(spec_of(self.env).context_schema(self.env))
         return META_SYSTEM.format(contract=design_contract(), tools=TOOLS_DOC, schema=self._schema)
 
     async def _smoke_check(self, design: Any) -> tuple[bool, str]:

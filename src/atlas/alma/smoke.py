@@ -120,8 +120,8 @@ class SmokeReport:
             out.append("find_similar quality: " + ", ".join(f"{k}={v}" for k, v in counts.items()))
         tools = [t.name for c in self.calls for t in c.tool_calls]
         if tools:
-            counts = {n: tools.count(n) for n in sorted(set(tools))}
-            out.append("tool calls: " + ", ".join(f"{k}={v}" for k, v in counts.items()))
+            calls = {n: tools.count(n) for n in sorted(set(tools))}
+            out.append("tool calls: " + ", ".join(f"{k}={v}" for k, v in calls.items()))
         refused = [t for c in self.calls for t in c.tool_calls if t.error]
         for t in refused[:3]:
             out.append(f"tool error: {t.name}: {t.error}")

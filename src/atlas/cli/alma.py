@@ -6,15 +6,21 @@ Heavy imports (the loop, litellm, the sandbox, the embedder) happen inside the c
 
 from __future__ import annotations
 
+import contextlib
+import functools
+import inspect
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn, Optional
 
 import typer
+
+from atlas.envs.registry import EnvParam, env_specs
 
 archive_app = typer.Typer(help="Inspect a run's archive: show the table, the best design, export it.",
                           no_args_is_help=True)
 
-ENV_HELP = "Environment: graphworld | alfworld | textworld."
+ENV_HELP = "Environment: " + " | ".join(s.name for s in env_specs()) + "."
 DEMO_BASELINES = "trajectory_retrieval,spatial_graph"
 
 
@@ -24,7 +30,7 @@ def _console(stderr: bool = False) -> Any:
     return Console(stderr=stderr, highlight=False)
 
 
-def _fail(message: str | BaseException) -> None:
+def _fail(message: str | BaseException) -> NoReturn:
     """Print the error and exit: 2 when the input is bad (an exception saying so, or a bare message
     about what was given), 1 when ATLAS failed (see ``atlas.cli.exits``)."""
     from rich.markup import escape
@@ -230,16 +236,59 @@ def _run_search(console: Any, *, model: str | None, meta_model: str | None, resu
         raise
 
 
+def _env_cli_params() -> list[EnvParam]:
+    """The registered environments' own parameters, one CLI option each (first registration wins);
+    plug-ins are loaded first so their environments' options exist too."""
+    from atlas.errors import ConfigError
+    from atlas.infra.plugins import load_plugins
+
+    # a broken $ATLAS_PLUGINS is reported when its environment is asked for, not on every --help
+    with contextlib.suppress(ConfigError):
+        load_plugins()
+    seen: dict[str, EnvParam] = {}
+    for spec in env_specs():
+        for p in spec.params:
+            seen.setdefault(p.key, p)
+    return list(seen.values())
+
+
+def with_env_options(func: Callable[..., None]) -> Callable[..., None]:
+    """Give a command one option per registered environment parameter (``--rooms``, ``--alfworld-data``,
+    a plug-in's own), placed after ``--episodes``; the command receives them as ``env_settings``
+    (setting name → value), which ``AlmaConfig`` files under the chosen environment's ``env_params``."""
+    params = _env_cli_params()
+    sig = inspect.signature(func)
+    own = [q for q in sig.parameters.values() if q.name != "env_settings"]
+    extra = [
+        inspect.Parameter(p.key, inspect.Parameter.KEYWORD_ONLY,
+                          default=typer.Option(p.default, p.cli_flag, help=p.help),
+                          annotation=p.type if p.default is not None else Optional[p.type])  # noqa: UP045
+        for p in params
+    ]
+    at = next((i + 1 for i, q in enumerate(own) if q.name == "episodes"), len(own))
+    ordered = [q.replace(kind=inspect.Parameter.KEYWORD_ONLY) for q in own[:at]] + extra + [
+        q.replace(kind=inspect.Parameter.KEYWORD_ONLY) for q in own[at:]]
+
+    @functools.wraps(func)
+    def command(**kwargs: Any) -> None:
+        settings = {p.key: kwargs.pop(p.key) for p in params}
+        return func(env_settings=settings, **kwargs)
+
+    command.__signature__ = sig.replace(parameters=ordered)  # type: ignore[attr-defined]
+    command.__annotations__ = {**func.__annotations__, **{p.key: q.annotation for p, q in zip(params, extra, strict=True)}}
+    return command
+
+
 def register(app: typer.Typer) -> None:
     """Add run / eval / demo to the top-level app."""
 
     @app.command("run")
+    @with_env_options
     def run_cmd(
         env: str = typer.Option("graphworld", "--env", help=ENV_HELP),
         iterations: int | None = typer.Option(None, "--iterations", help="Evolutionary iterations (default 5; "
                                               "with --resume: raise the total)."),
         episodes: int = typer.Option(3, "--episodes", help="Tasks per collection phase and per deployment seed."),
-        rooms: int = typer.Option(8, "--rooms", help="Rooms per GraphWorld."),
         seed: int = typer.Option(42, "--seed", help="Random seed (tasks, sampling)."),
         family: int | None = typer.Option(None, "--family", help="Family seed shared by all tasks "
                                           "(default: same as --seed)."),
@@ -258,8 +307,6 @@ def register(app: typer.Typer) -> None:
         no_embed: bool = typer.Option(False, "--no-embed", help="No embedding model: n-gram vectors."),
         no_trace: bool = typer.Option(False, "--no-trace", help="Do not write trace.jsonl."),
         quiet: bool = typer.Option(False, "--quiet", help="No progress bars or per-iteration lines."),
-        alfworld_data: str | None = typer.Option(None, "--alfworld-data", help="ALFWorld data directory "
-                                                 "(default: generated ALFWorld-style games)."),
         run_dir: Path | None = typer.Option(None, "--run-dir", help="Run folder (default runs/<env>-<time>)."),
         resume: Path | None = typer.Option(None, "--resume", help="Continue a stopped run from its folder "
                                            "(its saved settings are used)."),
@@ -286,6 +333,7 @@ def register(app: typer.Typer) -> None:
                                            "when the child fails the design check)."),
         no_replay: bool = typer.Option(False, "--no-replay", help="Do not replay identical greedy task-model "
                                        "prompts from the on-disk cache (local models; on by default)."),
+        env_settings: dict[str, Any] | None = None,
     ) -> None:
         """Run an ALMA search: evolve memory designs, scored on held-out deployment tasks."""
         console = _console()
@@ -293,9 +341,9 @@ def register(app: typer.Typer) -> None:
         if max_cost is not None:
             kwargs["max_cost_usd"] = max_cost
         if resume is None:
-            kwargs.update(env=env, episodes=episodes, rooms=rooms, seed=seed, family=family,
+            kwargs.update(env=env, episodes=episodes, seed=seed, family=family,
                           use_family=not no_family, deploy_seeds=deploy_seeds,
-                          embed_model=embed_model, no_embed=no_embed, alfworld_data=alfworld_data,
+                          embed_model=embed_model, no_embed=no_embed, **(env_settings or {}),
                           run_dir=run_dir, baselines=parse_baselines(baselines), max_turns=max_turns,
                           stage_tasks=stage_tasks, stage_rule=stage_rule, replay_cache=not no_replay,
                           meta_operators=[o.strip() for o in meta_operators.split(",") if o.strip()])
@@ -322,11 +370,11 @@ def register(app: typer.Typer) -> None:
         console.print(f"view it: atlas view {folder}")
 
     @app.command("eval")
+    @with_env_options
     def eval_cmd(
         design: str = typer.Argument(..., help="A design file (.py) or a library baseline name (e.g. no_memory)."),
         env: str = typer.Option("graphworld", "--env", help=ENV_HELP),
         episodes: int = typer.Option(3, "--episodes", help="Tasks per collection phase and per deployment seed."),
-        rooms: int = typer.Option(8, "--rooms", help="Rooms per GraphWorld."),
         seed: int = typer.Option(42, "--seed", help="Random seed of the tasks."),
         family: int | None = typer.Option(None, "--family", help="Family seed (default: --seed)."),
         no_family: bool = typer.Option(False, "--no-family", help="Disable family mode."),
@@ -335,7 +383,6 @@ def register(app: typer.Typer) -> None:
         model: str | None = typer.Option(None, "--model", help="Task model (default resolution as in `atlas run`)."),
         embed_model: str | None = typer.Option(None, "--embed-model", help="Embedding model (default local MiniLM)."),
         no_embed: bool = typer.Option(False, "--no-embed", help="n-gram vectors instead of an embedding model."),
-        alfworld_data: str | None = typer.Option(None, "--alfworld-data", help="ALFWorld data directory."),
         run_dir: Path | None = typer.Option(None, "--run-dir", help="Where to write logs (default runs/eval-…)."),
         concurrency: int = typer.Option(4, "--concurrency", help="Deployment episodes run at once."),
         quiet: bool = typer.Option(False, "--quiet", help="No progress bars."),
@@ -344,6 +391,7 @@ def register(app: typer.Typer) -> None:
         as_json: bool = typer.Option(False, "--json", help="Print one JSON object: per-task scores of the "
                                      "design and of no memory, the paired difference with its 95% interval, "
                                      "the settings."),
+        env_settings: dict[str, Any] | None = None,
     ) -> None:
         """Score one design: collection, deployment, the no-memory baseline on the same tasks, and the
         paired difference (normalized) with its bootstrap 95% interval."""
@@ -364,10 +412,10 @@ def register(app: typer.Typer) -> None:
         llm = _make_client(model, "task model", console)
         try:
             entry, archive = run_sync(aevaluate(
-                d, llm=llm, env=env, run_dir=run_dir, episodes=episodes, rooms=rooms, seed=seed, family=family,
+                d, llm=llm, env=env, run_dir=run_dir, episodes=episodes, seed=seed, family=family,
                 use_family=not no_family, deploy_seeds=deploy_seeds, model=model, embed_model=embed_model,
-                no_embed=no_embed, alfworld_data=alfworld_data, concurrency=concurrency, quiet=quiet,
-                max_turns=max_turns))
+                no_embed=no_embed, concurrency=concurrency, quiet=quiet,
+                max_turns=max_turns, **(env_settings or {})))
         except AtlasError as exc:
             _fail(exc)
             raise
@@ -384,21 +432,20 @@ def register(app: typer.Typer) -> None:
         console.print(f"normalized  {_fmt(entry.normalized_score, True)}{_ci_text(entry.vs_no_memory)}")
         if entry.errors:
             console.print("errors: " + "; ".join(entry.errors))
-        console.print(f"logs: {archive.path.parent / (entry.logs_dir or '')}")
+        console.print(f"logs: {(archive.path.parent if archive.path else Path()) / (entry.logs_dir or '')}")
 
     @app.command("headroom")
+    @with_env_options
     def headroom_cmd(
         env: str = typer.Option("graphworld", "--env", help=ENV_HELP),
         tasks: int = typer.Option(12, "--tasks", help="Deployment tasks played under each condition."),
         episodes: int = typer.Option(3, "--episodes", help="Tasks per deployment seed in a search (sets which "
                                      "tasks are used, as in `atlas run`)."),
-        rooms: int = typer.Option(8, "--rooms", help="Rooms per GraphWorld."),
         seed: int = typer.Option(42, "--seed", help="Random seed of the tasks (as in `atlas run`)."),
         family: int | None = typer.Option(None, "--family", help="Family seed (default: --seed)."),
         no_family: bool = typer.Option(False, "--no-family", help="Disable family mode."),
         deploy_seeds: int = typer.Option(3, "--deploy-seeds", help="Deployment seed offsets the tasks come from."),
         model: str | None = typer.Option(None, "--model", help="Task model (default resolution as in `atlas run`)."),
-        alfworld_data: str | None = typer.Option(None, "--alfworld-data", help="ALFWorld data directory."),
         concurrency: int = typer.Option(1, "--concurrency", help="Episodes played at once."),
         max_turns: int | None = typer.Option(None, "--max-turns", help="Task agent turns per episode "
                                              "(default: the environment's step limit + 8)."),
@@ -407,6 +454,7 @@ def register(app: typer.Typer) -> None:
         as_json: bool = typer.Option(False, "--json", help="Print one JSON object instead of tables."),
         episodes_out: Path | None = typer.Option(None, "--episodes-out", help="Also write every episode "
                                                  "(advice, actions, outcome) to this JSONL file."),
+        env_settings: dict[str, Any] | None = None,
     ) -> None:
         """Measure how much any memory could help: the same deployment tasks played with no advice, with
         the advice a perfect memory of earlier episodes could give (learnable) and with the hidden answer
@@ -423,9 +471,9 @@ def register(app: typer.Typer) -> None:
         try:
             with progress:
                 result = headroom(env=env, tasks=tasks, llm=llm, conditions=wanted, concurrency=concurrency,
-                                  on_episode=lambda _ep: progress.advance(), episodes=episodes, rooms=rooms,
+                                  on_episode=lambda _ep: progress.advance(), episodes=episodes,
                                   seed=seed, family=family, use_family=not no_family, deploy_seeds=deploy_seeds,
-                                  model=model, alfworld_data=alfworld_data, max_turns=max_turns)
+                                  model=model, max_turns=max_turns, **(env_settings or {}))
         except AtlasError as exc:
             _fail(str(exc))
             raise

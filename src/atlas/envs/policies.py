@@ -1,10 +1,11 @@
 """Built-in non-LLM policies: cheap episodes for design smoke runs, tests and benchmarks.
 
 ``RandomPolicy(seed)`` picks uniformly among the valid actions the environment lists
-(``env.candidate_actions(observation)``). ``ExplorerPolicy(seed)`` plays a reasonable
-domain heuristic (GraphWorld: explore breadth-first, take the object when seen, walk the known
-map to the destination; ALFWorld/TextWorld: admissible-command heuristics, or the gold plan
-with ``use_gold=True`` when the game has one). Both return a ``Trajectory`` recorded exactly
+(``env.candidate_actions(observation)``). ``ExplorerPolicy(seed)`` plays the
+explorer registered with the environment (``register_env(..., explorer=...)``; GraphWorld: explore
+breadth-first, take the object when seen, walk the known map to the destination; ALFWorld/TextWorld:
+admissible-command heuristics), or random valid actions when none is registered; with
+``use_gold=True`` it replays the game's walkthrough (``env.gold_plan()``) when there is one. Both return a ``Trajectory`` recorded exactly
 like the task agent's, so designs see the same ``episode`` shape whatever produced it.
 """
 
@@ -12,42 +13,13 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Any
 
 from atlas.core.types import Task, Trajectory
 from atlas.envs.base import EpisodeRecorder
+from atlas.envs.registry import Planner, spec_of
 from atlas.errors import EnvError
 from atlas.protocols.env import Action, Environment
-
-
-class Planner(Protocol):
-    """Chooses the next action from the latest observation; None means "nothing sensible left"."""
-
-    def next_action(self, observation: dict[str, Any]) -> Action | None: ...
-
-
-PlannerFactory = Callable[[Environment, Task, random.Random, bool], Planner]
-_EXPLORERS: dict[str, PlannerFactory] = {}
-
-
-def register_explorer(env_name: str, factory: PlannerFactory) -> None:
-    """Register the ExplorerPolicy heuristic for an environment (built-ins use this too).
-    ``factory(env, task, rng, use_gold)`` returns a fresh Planner for one episode."""
-    _EXPLORERS[env_name] = factory
-
-
-def _explorer_factory(env_name: str) -> PlannerFactory:
-    if env_name not in _EXPLORERS:
-        # Built-ins register themselves on import; import lazily so heavy extras stay optional.
-        if env_name == "graphworld":
-            import atlas.envs.graphworld.explorer
-        elif env_name == "alfworld":
-            import atlas.envs.alfworld.explorer
-        elif env_name == "textworld":
-            import atlas.envs.textworld.explorer  # noqa: F401
-    if env_name not in _EXPLORERS:
-        raise EnvError(f"no explorer heuristic registered for environment {env_name!r}")
-    return _EXPLORERS[env_name]
 
 
 def _run(env: Environment, task: Task, choose: Callable[[dict[str, Any]], Action | None], policy: str,
@@ -68,6 +40,38 @@ def _run(env: Environment, task: Task, choose: Callable[[dict[str, Any]], Action
     return rec.finish(policy=policy, turns=turns)
 
 
+def _random_chooser(env: Environment, rng: random.Random) -> Callable[[dict[str, Any]], Action | None]:
+    candidates = getattr(env, "candidate_actions", None)
+    if not callable(candidates):
+        raise EnvError(f"environment {env.name!r} has neither an explorer (register_env(..., explorer=...)) nor "
+                       "candidate_actions(observation): no policy can play it without an LLM")
+
+    def choose(obs: dict[str, Any]) -> Action | None:
+        acts = candidates(obs)
+        return rng.choice(acts) if acts else None
+
+    return choose
+
+
+class _GoldReplay:
+    """Replays the game's walkthrough; plays ``fallback`` when the game has none."""
+
+    def __init__(self, env: Environment, fallback: Callable[[dict[str, Any]], Action | None]) -> None:
+        self._gold = getattr(env, "gold_plan", None)
+        self.fallback = fallback
+        self.plan: list[str] | None = None
+        self.use_fallback = False
+
+    def next_action(self, obs: dict[str, Any]) -> Action | None:
+        if self.plan is None:
+            plan = self._gold() if callable(self._gold) else None
+            self.plan = list(plan) if plan else []
+            self.use_fallback = not plan
+        if self.use_fallback:
+            return self.fallback(obs)
+        return Action("act", {"command": self.plan.pop(0)}) if self.plan else None
+
+
 class RandomPolicy:
     """Uniformly random valid actions (the environment's ``candidate_actions``)."""
 
@@ -77,19 +81,11 @@ class RandomPolicy:
 
     def run(self, env: Environment, task: Task) -> Trajectory:
         rng = random.Random(f"random-policy/{self.seed}/{task.id}")
-        candidates = getattr(env, "candidate_actions", None)
-        if candidates is None:
-            raise EnvError(f"environment {env.name!r} has no candidate_actions(); RandomPolicy cannot play it")
-
-        def choose(obs: dict[str, Any]) -> Action | None:
-            acts = candidates(obs)
-            return rng.choice(acts) if acts else None
-
-        return _run(env, task, choose, "random", self.max_turns)
+        return _run(env, task, _random_chooser(env, rng), "random", self.max_turns)
 
 
 class ExplorerPolicy:
-    """A reasonable per-domain heuristic (see the module docstring)."""
+    """The environment's registered explorer, else random valid actions (see the module docstring)."""
 
     def __init__(self, seed: int = 0, *, use_gold: bool = False, max_turns: int | None = None) -> None:
         self.seed = seed
@@ -98,8 +94,19 @@ class ExplorerPolicy:
 
     def run(self, env: Environment, task: Task) -> Trajectory:
         rng = random.Random(f"explorer-policy/{self.seed}/{task.id}")
-        planner = _explorer_factory(env.name)(env, task, rng, self.use_gold)
-        return _run(env, task, planner.next_action, "gold" if self.use_gold else "explorer", self.max_turns)
+        explorer = spec_of(env).explorer
+        choose: Callable[[dict[str, Any]], Action | None]
+        if explorer is not None:
+            planner: Planner = explorer(env, task, rng)
+            choose = planner.next_action
+            name = "explorer"
+        else:
+            choose = _random_chooser(env, random.Random(f"random-policy/{self.seed}/{task.id}"))
+            name = "random"
+        if self.use_gold:
+            choose = _GoldReplay(env, choose).next_action
+            name = "gold"
+        return _run(env, task, choose, name, self.max_turns)
 
 
-__all__ = ["ExplorerPolicy", "Planner", "RandomPolicy", "register_explorer"]
+__all__ = ["ExplorerPolicy", "Planner", "RandomPolicy"]

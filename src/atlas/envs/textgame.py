@@ -146,6 +146,10 @@ class TextGameEnv:
         self._text = self._clean(self._state.feedback or "")
         return self.observe()
 
+    def clone(self) -> TextGameEnv:
+        """A fresh instance with the same configuration (each game class builds its own)."""
+        raise NotImplementedError
+
     def close(self) -> None:
         """Give the engine back to the pool (the env can be reset again later)."""
         if self._finalizer is not None:
@@ -176,8 +180,8 @@ class TextGameEnv:
             return StepResult(self.observe(), done=True, success=self._won, counted=False,
                               error="The episode is over; no more actions are accepted.")
         if action.tool != "act":
-            error = f"unknown tool {action.tool!r}; the only tool is act(command)"
-            return StepResult(self.observe(), counted=False, error=error)
+            return StepResult(self.observe(), counted=False,
+                              error=f"unknown tool {action.tool!r}; the only tool is act(command)")
         command = action.args.get("command") if isinstance(action.args, dict) else None
         extra = set(action.args) - {"command"} if isinstance(action.args, dict) else set()
         if not isinstance(command, str) or extra:
@@ -185,7 +189,7 @@ class TextGameEnv:
                               error='act takes exactly one string argument, e.g. {"command": "look"}')
         command = " ".join(command.strip().split())
         admissible = self._admissible()
-        error = None
+        error: str | None = None
         if command not in admissible:
             lowered = {c.lower(): c for c in admissible}
             if command.lower() in lowered:

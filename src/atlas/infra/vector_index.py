@@ -737,7 +737,7 @@ class ChromaVectorStore:
                 self._col.add(
                     ids=ids[s : s + step],
                     embeddings=mat[s : s + step],
-                    metadatas=encoded[s : s + step],  # type: ignore[arg-type]
+                    metadatas=encoded[s : s + step],
                     documents=docs[s : s + step],
                 )
         except Exception as exc:

@@ -12,8 +12,10 @@ import numpy as np
 class Embedder(Protocol):
     """Turns texts into L2-normalized float32 vectors of shape (len(texts), dim)."""
 
-    name: str
-    dim: int
+    @property
+    def name(self) -> str: ...
+    @property
+    def dim(self) -> int: ...
 
     def embed(self, texts: Sequence[str]) -> np.ndarray: ...
 

@@ -33,7 +33,9 @@ class Environment(Protocol):
 
     ``clone()`` gives a fresh instance with the same configuration so episodes can run
     concurrently. Observations are dicts; ``summarize_observation`` renders one as text.
-    Nothing a memory design receives (``design_task_view``) may reveal hidden state.
+    Nothing a memory design receives (``design_task_view``) may reveal hidden state. What the
+    search needs beyond episodes (explorer, seed design, context schema, oracle advice, parameters)
+    comes with the environment's registration (``atlas.envs.registry.register_env``).
     """
 
     name: str
@@ -51,5 +53,3 @@ class Environment(Protocol):
     def tools(self) -> list[ToolSpec]: ...
     def format_goal(self, task: Task) -> str: ...
     def summarize_observation(self, observation: dict[str, Any]) -> str: ...
-    def seed_design(self) -> str | None: ...
-    def context_schema(self) -> dict[str, Any]: ...

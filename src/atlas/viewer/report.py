@@ -306,7 +306,7 @@ def render_markdown(run: RunSnapshot, paths: ReportPaths) -> str:
             "env",
             "iterations",
             "episodes",
-            "rooms",
+            "rooms",  # runs from before environment parameters moved into env_params
             "seed",
             "deploy_seeds",
             "model",
@@ -317,9 +317,10 @@ def render_markdown(run: RunSnapshot, paths: ReportPaths) -> str:
     ]
     resolved = {"model": "task_model", "meta_model": "meta_model_resolved", "embed_model": "embedder"}
     if cfg_keys:  # a model left to the default resolution shows what it resolved to
+        env_params = run.config.get("env_params") or {}
         out += _table(["Setting", "Value"],
                       [[k, run.config[k] if run.config[k] is not None else run.config.get(resolved.get(k, k))]
-                       for k in cfg_keys])
+                       for k in cfg_keys] + [[k, v] for k, v in env_params.items() if k not in run.config])
         out.append("")
 
     best = run.best()

@@ -174,7 +174,8 @@ class _Handler(BaseHTTPRequestHandler):
                 self._json(HTTPStatus.OK, logs)
                 return
             if len(parts) == 4:
-                parent = (query.get("parent") or [None])[0]
+                parents = query.get("parent")
+                parent = parents[0] if parents else None
                 detail = design_detail(snap, design_id, parent)
                 if detail is None:
                     self._error(HTTPStatus.NOT_FOUND, f"no design {design_id} in this run")

@@ -208,14 +208,14 @@ class WorkerHandle:
         if code < 0:
             sig = -code
             name = signal.Signals(sig).name if sig in signal.Signals._value2member_map_ else str(sig)
-            hint = {
+            hints: dict[int, str] = {
                 signal.SIGXCPU: f" (CPU limit of {self.limits.cpu_budget_s} s exceeded)",
                 signal.SIGXFSZ: " (attempt to write a file)",
                 signal.SIGSEGV: " (crash: segmentation fault)",
                 signal.SIGSYS: " (forbidden system call)",
                 signal.SIGKILL: " (killed)",
-            }.get(sig, "")
-            return f"worker killed by {name}{hint}"
+            }
+            return f"worker killed by {name}{hints.get(sig, '')}"
         tail = self.stderr_tail()
         return f"worker exited with status {code}" + (f": {tail[-500:]}" if tail else "")
 
@@ -529,6 +529,7 @@ class WorkerPool:
             finally:
                 with self._cond:
                     self._starting -= 1
+        assert match is not None  # found idle, or spawned above
         with self._cond:
             match.bound_hash = design_hash
             self._busy.add(match)

@@ -37,8 +37,8 @@ if __package__:  # python -m atlas.alma.sandbox.worker
     from atlas.alma.sandbox import protections, protocol
 else:  # python -I <path>/worker.py: import the sibling modules directly
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    import protections  # type: ignore[no-redef]
-    import protocol  # type: ignore[no-redef]
+    import protections  # type: ignore[no-redef, import-not-found]
+    import protocol  # type: ignore[no-redef, import-not-found]
 
 # Keep in sync with atlas.alma.design.ALLOWED_IMPORTS (this file cannot import atlas).
 ALLOWED_MODULES = ("math", "re", "json", "collections", "itertools", "functools", "heapq", "statistics",
@@ -329,7 +329,7 @@ class Worker:
                 return  # need_source sent; the host will resend the call with the source
             globals_: dict[str, Any] = {"__name__": "design", "__builtins__": _safe_builtins(capture)}
             exec(code, globals_)
-            fn = globals_.get(function)
+            fn = globals_.get(str(function))
             if not callable(fn):
                 raise NameError(f"the design defines no function {function!r}")
             memory = message.get("memory")

@@ -2,8 +2,8 @@
 
 It parses the goal ("put a hot mug in countertop"), visits receptacles (likely ones for the
 object first), opens closed ones, takes a matching object, uses the microwave / fridge / sink /
-desk lamp as the task needs, and puts the object in a receptacle of the goal type. With
-``use_gold=True`` it replays the game's walkthrough instead (when the game has one).
+desk lamp as the task needs, and puts the object in a receptacle of the goal type. (``ExplorerPolicy(use_gold=True)``
+replays the game's walkthrough instead, when the game has one.)
 """
 
 from __future__ import annotations
@@ -14,7 +14,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from atlas.core.types import Task
-from atlas.envs.policies import register_explorer
 from atlas.protocols.env import Action, Environment
 
 _PATTERNS: list[tuple[str, str]] = [
@@ -167,29 +166,8 @@ class AlfExplorer:
         return self._goto(cmds, g.recep) or self._explore(cmds)
 
 
-class GoldReplay:
-    """Replays the game's walkthrough; falls back to the explorer when there is none."""
+def make_planner(env: Environment, task: Task, rng: random.Random) -> AlfExplorer:
+    """ALFWorld's explorer for one episode (registered in ``atlas.envs.registry``)."""
+    return AlfExplorer(parse_goal(env.format_goal(task)), rng)
 
-    def __init__(self, env: Environment, fallback: AlfExplorer) -> None:
-        self.env = env
-        self.fallback = fallback
-        self.plan: list[str] | None = None
-
-    def next_action(self, obs: dict[str, Any]) -> Action | None:
-        if self.plan is None:
-            gold = getattr(self.env, "gold_plan", lambda: None)()
-            self.plan = list(gold) if gold else []
-            self.use_fallback = not gold
-        if self.use_fallback:
-            return self.fallback.next_action(obs)
-        return Action("act", {"command": self.plan.pop(0)}) if self.plan else None
-
-
-def _factory(env: Environment, task: Task, rng: random.Random, use_gold: bool) -> Any:
-    explorer = AlfExplorer(parse_goal(env.format_goal(task)), rng)
-    return GoldReplay(env, explorer) if use_gold else explorer
-
-
-register_explorer("alfworld", _factory)
-
-__all__ = ["AlfExplorer", "Goal", "GoldReplay", "parse_goal"]
+__all__ = ["AlfExplorer", "Goal", "make_planner", "parse_goal"]

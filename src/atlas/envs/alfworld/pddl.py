@@ -79,8 +79,8 @@ def problem_pddl(h: Household, t: TaskSpec, name: str) -> str:
         for prop, pred in (("Heatable", "heatable"), ("Coolable", "coolable"), ("Cleanable", "cleanable")):
             if has_property(i.type, prop):
                 init.append(f"({pred} {i.id})")
-        r = placements[i.id]
-        init += [f"(inReceptacle {i.id} {r})", f"(objectAtLocation {i.id} {_loc(r)})"]
+        where = placements[i.id]
+        init += [f"(inReceptacle {i.id} {where})", f"(objectAtLocation {i.id} {_loc(where)})"]
     if h.lamp and h.lamp_holder:
         lamp = h.lamp.id
         init += [f"(objectType {lamp} DeskLampType)", f"(toggleable {lamp})",

@@ -13,7 +13,6 @@ from collections import deque
 from typing import Any
 
 from atlas.core.types import Task
-from atlas.envs.policies import register_explorer
 from atlas.protocols.env import Action, Environment
 
 GOAL_RE = re.compile(r"bring the (?P<object>\S+) to (?P<room>room_\w+)", re.IGNORECASE)
@@ -99,10 +98,8 @@ class GraphExplorer:
         return self._explore(here)
 
 
-def _factory(env: Environment, task: Task, rng: random.Random, use_gold: bool) -> GraphExplorer:
+def make_planner(env: Environment, task: Task, rng: random.Random) -> GraphExplorer:
+    """GraphWorld's explorer for one episode (registered in ``atlas.envs.registry``)."""
     return GraphExplorer(env.format_goal(task), rng)
 
-
-register_explorer("graphworld", _factory)
-
-__all__ = ["GraphExplorer", "parse_goal", "shortest_path"]
+__all__ = ["GraphExplorer", "make_planner", "parse_goal", "shortest_path"]

@@ -160,7 +160,7 @@ class TextWorldEnv(TextGameEnv):
         self._gold = list(walk) if walk else None
         return obs
 
-    def step(self, action):  # type: ignore[override]
+    def step(self, action):
         result = super().step(action)
         if self._state is not None and self._state.get("lost") and not self._done:
             self._done = True

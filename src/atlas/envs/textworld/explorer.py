@@ -1,5 +1,5 @@
 """TextWorld's ExplorerPolicy: take what the objective names, open what is closed, explore exits
-breadth-first by room name. With ``use_gold=True`` it replays the game's walkthrough."""
+breadth-first by room name."""
 
 from __future__ import annotations
 
@@ -8,8 +8,6 @@ import re
 from typing import Any
 
 from atlas.core.types import Task
-from atlas.envs.alfworld.explorer import GoldReplay
-from atlas.envs.policies import register_explorer
 from atlas.protocols.env import Action, Environment
 
 ROOM = re.compile(r"-= (.+?) =-")
@@ -60,11 +58,8 @@ class TextWorldExplorer:
         return Action("act", {"command": self.rng.choice(cmds)})
 
 
-def _factory(env: Environment, task: Task, rng: random.Random, use_gold: bool) -> Any:
-    explorer = TextWorldExplorer(rng)
-    return GoldReplay(env, explorer) if use_gold else explorer  # type: ignore[arg-type]
+def make_planner(env: Environment, task: Task, rng: random.Random) -> TextWorldExplorer:
+    """TextWorld's explorer for one episode (registered in ``atlas.envs.registry``)."""
+    return TextWorldExplorer(rng)
 
-
-register_explorer("textworld", _factory)
-
-__all__ = ["TextWorldExplorer"]
+__all__ = ["TextWorldExplorer", "make_planner"]
