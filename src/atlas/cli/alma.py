@@ -400,7 +400,7 @@ def register(app: typer.Typer) -> None:
         from atlas.errors import AtlasError
         from atlas.infra.aio import run_sync
 
-        console = _console()
+        console = _console(stderr=as_json)  # with --json, stdout holds the JSON object only
         try:
             d = load_design(design)
         except AtlasError as exc:
