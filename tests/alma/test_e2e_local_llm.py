@@ -17,7 +17,9 @@ from atlas.alma import Archive
 from atlas.infra import local_models
 from atlas.trace import read_trace
 
-pytestmark = [pytest.mark.local_llm, pytest.mark.slow]
+# A whole search on 2 cores: ~5 minutes idle, far more when the machine is shared; the timeout
+# guards against a hang, not against a slow machine.
+pytestmark = [pytest.mark.local_llm, pytest.mark.slow, pytest.mark.timeout(1800)]
 
 MODEL = "qwen2.5-coder-0.5b"
 
