@@ -65,3 +65,24 @@ def test_a_walkthrough_is_followed_step_after_step():
     # A step the agent cannot take now is skipped to the next one it can.
     assert advised_actions(plan, obs, ["unlock door with key"], done=["go north", "take key"]) == {
         "unlock door with key": 1.0}
+
+
+def test_a_rule_for_another_situation_in_this_room_does_not_apply():
+    """Carrying nothing in room_B, "In room_B when you carry the compass" holds only in part: no bias
+    (it would pull a searching agent toward the goal room); carrying the compass, it applies."""
+    rule = "In room_B when you carry the compass: move_to room_E."
+    assert advised_actions(rule, OBS_EMPTY_HANDED, MOVES) == {}
+    assert list(advised_actions(rule, OBS_CARRYING, MOVES)) == ["move_to room_E"]
+
+
+def test_a_plan_line_among_rules_guides_where_no_rule_applies():
+    advice = ("When the compass is here: pick_up compass.\n"
+              "Search plan: move_to room_B, move_to room_G, move_to room_A, move_to room_G, move_to room_H.\n"
+              "In room_B when you carry the compass: move_to room_E.")
+    assert advised_actions(advice, OBS_EMPTY_HANDED, MOVES, done=["move_to room_B"]) == {"move_to room_G": 1.0}
+    # past the first visit of room_G the plan goes on from where the agent is in it
+    done = ["move_to room_B", "move_to room_G", "move_to room_A", "move_to room_G"]
+    assert advised_actions(advice, OBS_EMPTY_HANDED, MOVES, done=done) == {"move_to room_H": 1.0}
+    assert list(advised_actions(advice, OBS_CARRYING, MOVES, done=done)) == ["move_to room_E"]  # a rule applies
+    # a list of room names alone ("Map: ...") names no action: it is no plan
+    assert advised_actions("Map: room_B: room_D, room_G; room_G: room_A, room_H.", OBS_EMPTY_HANDED, MOVES) == {}

@@ -15,13 +15,15 @@ def ToolsAgent(llm, **kwargs):
     return TaskAgent(llm, action_format="tools", **kwargs)
 
 
-A, B, C = 'move_to(room="room_A")', 'move_to(room="room_B")', 'move_to(room="room_C")'
+A, B, C, D = ('move_to(room="room_A")', 'move_to(room="room_B")', 'move_to(room="room_C")',
+              'move_to(room="room_D")')
 
 
 @pytest.mark.parametrize(("proposed", "past", "kind"), [
     (A, [(A, True)], "failed"),  # repeating a failure
     (B, [(A, False), (B, False), (A, False)], "back and forth"),  # A B A -> B
     ("look()", [("look()", False), ("look()", False)], "in a row"),
+    (D, [(D, False), (B, False), (D, False), (C, False)], "circles"),  # a 4-cycle D B D C -> D
 ])
 def test_loops_are_named(proposed, past, kind):
     note = loop_nudge(proposed, past)
@@ -34,6 +36,8 @@ def test_loops_are_named(proposed, past, kind):
     (C, [(A, False), (B, False), (A, False)]),  # leaving the cycle
     (A, [(B, True)]),  # a different action after a failure
     ("look()", [("look()", False)]),
+    (D, [(D, False), (B, False), (C, False)]),  # a second visit is not yet a cycle
+    (D, [(D, False), (A, False), (B, False), (C, False), (A, False), (B, False), (D, False)]),  # 6 turns apart
 ])
 def test_progress_is_not_a_loop(proposed, past):
     assert loop_nudge(proposed, past) is None

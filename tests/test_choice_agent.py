@@ -81,6 +81,27 @@ async def test_advice_matching_the_observation_biases_its_action(env, task):
     assert not llm.history[0].kwargs.get("choice_bias")
 
 
+async def test_each_turn_repeats_only_the_advice_lines_that_apply_now(env, task):
+    """The whole advice is read once, in the first message; each later turn repeats the rules whose
+    situation matches what the agent sees then (turn_advice="all" repeats everything)."""
+    plan = oracle_plan(env, task)
+    env.reset(task)
+    there = env.step(Action(*plan[0])).observation
+    menu = [_label(a.tool, a.args) for a in env.candidate_actions(there)]
+    rule = f"In {there['location']} when you carry nothing: {menu[0]}."
+    elsewhere = "In room_Z when you carry nothing: move_to room_Y."
+    advice = "\n".join([elsewhere, rule, "A note naming no action."])
+    llm = ScriptedLLM([_label(t, a) for t, a in plan])
+    await TaskAgent(llm, max_turns=2).run(env.clone(), task, advice=advice)
+    assert all(line in llm.history[0].messages[1]["content"] for line in (elsewhere, rule))
+    second = llm.history[1].messages[-1]["content"]
+    assert rule in second and elsewhere not in second and "naming no action" not in second
+    llm = ScriptedLLM([_label(t, a) for t, a in plan])
+    await TaskAgent(llm, max_turns=2, turn_advice="all").run(env.clone(), task, advice=advice)
+    second = llm.history[1].messages[-1]["content"]
+    assert rule in second and elsewhere in second
+
+
 async def test_a_reply_off_the_menu_is_recorded_and_shown(env, task):
     plan = [_label(t, a) for t, a in oracle_plan(env, task)]
     llm = ScriptedLLM(["fly to the moon", *plan])

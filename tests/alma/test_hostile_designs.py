@@ -219,6 +219,23 @@ def test_max_cost_stops_a_search_cleanly_and_resume_continues(tmp_path: Path, em
     assert [it["generation"] for it in resumed.iterations] == [1]
 
 
+
+def test_max_minutes_stops_a_search_before_the_next_generation_and_resume_continues(tmp_path: Path, embedder):
+    from atlas.infra.llm.client import LLMClient
+
+    def llm(policy):
+        return LLMClient(ScriptedBackend(policy), timeout=None)
+
+    meta = meta_policy({1: [fenced("surrogates", SURROGATES)]})
+    with pytest.raises(SearchStopped, match="--max-minutes"):
+        atlas.alma.run(run_dir=tmp_path / "r", embedder=embedder, iterations=2, llm=llm(task_policy),
+                       meta_llm=llm(meta), debug_llm=llm(debug_policy), max_minutes=1e-6, **SETTINGS)
+    saved = atlas.alma.Archive.load(tmp_path / "r")
+    assert saved.iterations == [] and len(saved) >= 1  # the baseline and seeds are kept
+    resumed, _ = atlas.alma.run(resume=tmp_path / "r", embedder=embedder, iterations=1, llm=llm(task_policy),
+                                meta_llm=llm(meta), debug_llm=llm(debug_policy), max_minutes=600)
+    assert [it["generation"] for it in resumed.iterations] == [1]
+
 # ---- 5. tool time counts; host work and logs are capped -------------------------------------------
 
 class SlowEmbedder:

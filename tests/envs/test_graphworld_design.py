@@ -90,3 +90,64 @@ def test_context_schema_is_json_and_matches_views():
     assert set(schema["episode"]["example"]) == {"task", "steps", "success", "score", "steps_taken"}
     assert set(schema["observation"]["keys"]) == set(schema["task"]["example"]["observation"])
     assert [t["name"] for t in schema["agent_tools"]] == ["look", "move_to", "pick_up", "put_down"]
+
+
+def test_seed_design_sends_collection_episodes_to_rooms_never_entered():
+    env = GraphWorldEnv()
+    ns: dict = {}
+    exec(compile(env.seed_design(), "design_seed.py", "exec"), ns)
+    task = env.generate_tasks(1, seed=7)[0]
+    probe = env.clone()
+    view = task_view(probe, task, probe.reset(task))
+    start = view["observation"]["location"]
+    memory: dict = {}
+    tools = GraphTools()
+    ns["update"](memory, {"task": view, "steps": [], "success": False}, tools)  # saw the start room only
+    advice = ns["recall"](memory, view, tools)
+    explore = re.findall(r"In (room_\w+) when you carry nothing: move_to (room_\w+)\.", advice)
+    assert explore == [(start, explore[0][1])] and explore[0][1] in view["observation"]["adjacent_rooms"]
+    world = probe._require()
+    for room in world.rooms:  # once every room was entered, no exploring rule is left
+        ns["update"](memory, {"task": {"observation": {"location": room, "adjacent_rooms": world.adjacency[room]}},
+                              "steps": [], "success": False}, tools)
+    assert "when you carry nothing" not in ns["recall"](memory, view, tools)
+
+
+def test_an_agent_that_follows_the_seed_designs_advice_solves_tasks_once_the_map_is_known():
+    """The seed design's advice, read by the task agent's matcher (advised action, else the first
+    listed one), solves every task of a family whose map it has learned: the search plan finds the
+    object, the carry rules bring it to the goal room."""
+    from atlas.agent.advice_match import advised_actions
+    from atlas.agent.choice import labels as action_labels
+
+    env = GraphWorldEnv(family=5)  # every task on one map
+    ns: dict = {}
+    exec(compile(env.seed_design(), "design_seed.py", "exec"), ns)
+    memory: dict = {}
+    tools = GraphTools()
+    probe = env.clone()
+    probe.reset(env.generate_tasks(1, seed=5)[0])
+    world = probe._require()
+    for room in world.rooms:
+        ns["update"](memory, {"task": {"observation": {"location": room, "adjacent_rooms": world.adjacency[room]}},
+                              "steps": [], "success": False}, tools)
+    solved = 0
+    tasks = env.generate_tasks(8, seed=300)
+    for task in tasks:
+        obs = probe.reset(task)
+        advice = ns["recall"](memory, task_view(probe, task, obs), tools)
+        assert "Search plan: move_to" in advice
+        done: list[str] = []
+        result = None
+        for _ in range(probe.max_steps):
+            actions = probe.candidate_actions(obs)
+            labels = action_labels(actions)
+            advised = advised_actions(advice, probe.summarize_observation(obs), labels, done)
+            pick = next(iter(advised), labels[0])
+            done.append(pick)
+            result = probe.step(actions[labels.index(pick)])
+            obs = result.observation
+            if result.done:
+                break
+        solved += bool(result and result.success)
+    assert solved == len(tasks)

@@ -35,6 +35,10 @@ def _content(tokens: list[str]) -> list[str]:
     return [t for t in tokens if t not in _COMMON]
 
 
+# A rule applies only when at least this share of its condition holds: "In room_C when you carry the
+# scroll" does not apply to room_C with empty hands (it would pull a searching agent to the goal room).
+MIN_MATCH = 0.5
+
 _SENTENCE = re.compile(r"[.!?;\n]+(?:\s|$)")
 
 
@@ -62,33 +66,57 @@ def _phrase(text: str) -> str:
     return " " + " ".join(_tokens(text)) + " "
 
 
+def _is_plan(steps: list[str]) -> bool:
+    """A plan is a list of short commands (two thirds of its steps six words or fewer), not a few long rules."""
+    return len(steps) >= 2 and sum(len(_tokens(step)) <= 6 for step in steps) * 3 >= len(steps) * 2
+
+
+def _plans(advice: str) -> list[tuple[list[str], str]]:
+    """``(steps, line)`` for each plan in the advice: the whole advice when its lines are a plan,
+    else every line that lists three or more short steps separated by commas or semicolons
+    ("Search plan: move_to room_B, move_to room_D, move_to room_C.")."""
+    lines = advice_lines(advice)
+    if _is_plan(lines):
+        return [(lines, "")]
+    out = []
+    for line in lines:
+        steps = [part.strip() for part in re.split(r"[;,]", line) if part.strip()]
+        if len(steps) >= 3 and _is_plan(steps):
+            out.append((steps, line))
+    return out
+
+
+def _plan_step(advice: str, done: list[str], labels: list[str]) -> tuple[str, str] | None:
+    """The next step of the advice's plan (an ordered list of actions, e.g. a walkthrough) and its text: the first listed action named after the last step already done, found by
+    walking the done actions through the plan."""
+    for steps, line in _plans(advice):
+        at = 0
+        for action in done:
+            phrase = _phrase(action)
+            at = next((j + 1 for j in range(at, len(steps)) if phrase in _phrase(steps[j])), at)
+        for step in steps[at:]:
+            text = _phrase(step)
+            named = [label for label in labels if _tokens(label) and _phrase(label) in text]
+            if named:
+                return named[0], step
+    return None
+
+
 def next_planned(advice: str, done: list[str], labels: list[str]) -> dict[str, float]:
-    """Advice that is a plan (an ordered list of actions, e.g. a walkthrough): the first listed action
-    named after the last step already done, found by walking the done actions through the plan.
-    Advice counts as a plan when at least two thirds of its lines are short (six words or fewer)."""
-    steps = advice_lines(advice)
-    if len(steps) < 2 or sum(len(_tokens(step)) <= 6 for step in steps) * 3 < len(steps) * 2:
-        return {}  # a plan is a list of short commands, not a few long rules
-    at = 0
-    for action in done:
-        phrase = _phrase(action)
-        at = next((j + 1 for j in range(at, len(steps)) if phrase in _phrase(steps[j])), at)
-    for step in steps[at:]:
-        text = _phrase(step)
-        named = [label for label in labels if _tokens(label) and _phrase(label) in text]
-        if named:
-            return {named[0]: 1.0}
-    return {}
+    """``{label: 1.0}`` for the next planned step of a plan-shaped advice (see ``_plan_step``)."""
+    step = _plan_step(advice, done, labels)
+    return {step[0]: 1.0} if step else {}
 
 
-def advised_actions(advice: str, observation: str, labels: list[str], done: list[str] | None = None) -> dict[str, float]:
-    """``{label: match}`` for the listed actions named by the advice lines whose condition best
-    matches ``observation`` (match in (0, 1]; only the best-matching lines count, ties all do).
-    When no line's condition matches at all, the advice is read as a plan: the next planned step
-    after the actions ``done`` so far (``next_planned``). Empty when the advice names no listed
-    action."""
+def advice_now(advice: str, observation: str, labels: list[str],
+               done: list[str] | None = None) -> tuple[dict[str, float], list[str]]:
+    """``({label: match}, lines)``: the listed actions named by the advice lines whose condition best
+    matches ``observation`` (match in [MIN_MATCH, 1]; only the best-matching lines count, ties all do),
+    and those lines. When no line's condition holds by at least ``MIN_MATCH``, the advice is read as a
+    plan: the next planned step after the actions ``done`` so far. Empty when the advice names no
+    listed action."""
     if not advice.strip() or not labels:
-        return {}
+        return {}, []
     seen = _content(_tokens(observation))
     first: dict[str, int] = {}
     for i, word in enumerate(seen):
@@ -96,7 +124,7 @@ def advised_actions(advice: str, observation: str, labels: list[str], done: list
     weight: dict[object, float] = {w: 1.0 - 0.25 * i / max(len(seen), 1) for w, i in first.items()}
     weight.update({f: 1.0 for f in _features(observation) if isinstance(f, frozenset)})
     phrases = {label: _phrase(label) for label in labels if _tokens(label)}
-    named: dict[str, float] = {}
+    rules: list[tuple[str, list[str], float]] = []
     for line in advice_lines(advice):
         text = _phrase(line)
         hits = [label for label, p in phrases.items() if p in text]
@@ -107,15 +135,25 @@ def advised_actions(advice: str, observation: str, labels: list[str], done: list
             condition_text = re.sub(r"(?<![\w])" + r"\W+".join(map(re.escape, _tokens(label))) + r"(?![\w])", " ",
                                     condition_text, flags=re.IGNORECASE)
         condition = _features(condition_text)
-        if not condition:
-            continue
-        match = sum(weight.get(f, 0.0) for f in condition) / len(condition)
-        for label in hits:
-            named[label] = max(named.get(label, 0.0), match)
-    best = max(named.values(), default=0.0)
-    if best <= 0:
-        return next_planned(advice, done or [], labels)
-    return {label: m for label, m in named.items() if m >= best - 1e-9}
+        if condition:
+            rules.append((line, hits, sum(weight.get(f, 0.0) for f in condition) / len(condition)))
+    best = max((m for _, _, m in rules), default=0.0)
+    if best < MIN_MATCH:
+        step = _plan_step(advice, done or [], labels)
+        return ({step[0]: 1.0}, [step[1]]) if step else ({}, [])
+    named: dict[str, float] = {}
+    lines: list[str] = []
+    for line, hits, match in rules:
+        if match >= best - 1e-9:
+            lines.append(line)
+            for label in hits:
+                named[label] = match
+    return named, lines
 
 
-__all__ = ["advice_lines", "advised_actions", "next_planned"]
+def advised_actions(advice: str, observation: str, labels: list[str], done: list[str] | None = None) -> dict[str, float]:
+    """The actions part of ``advice_now``."""
+    return advice_now(advice, observation, labels, done)[0]
+
+
+__all__ = ["MIN_MATCH", "advice_lines", "advice_now", "advised_actions", "next_planned"]

@@ -22,7 +22,7 @@ DEPLOY_SEED_STRIDE = 10_007
 
 # Part of the no-memory baseline cache key: bump it whenever how an episode is played or scored
 # changes (task agent, prompts, environment rules), so no run compares against a stale baseline.
-EVALUATION_VERSION = 3
+EVALUATION_VERSION = 4
 
 
 class AlmaConfig(BaseModel):
@@ -54,6 +54,7 @@ class AlmaConfig(BaseModel):
     baselines: list[str] | None = None  # library baselines seeded into the archive (None: all)
     env_params: dict[str, Any] = Field(default_factory=dict)  # the environment's own parameters (EnvParam)
     max_cost_usd: float | None = Field(None, gt=0)  # stop the search cleanly once the run has cost this much
+    max_minutes: float | None = Field(None, gt=0)  # stop cleanly before the first generation past this wall time
     # Staged evaluation of new designs: deployment tasks played in batches of stage_tasks; after each
     # batch the design goes on only while it can still beat the best so far (0: always play them all).
     stage_tasks: int = Field(8, ge=0)

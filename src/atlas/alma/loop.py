@@ -395,12 +395,14 @@ class Search:
         return out
 
     async def _seeds(self) -> None:
+        """The environment's seed design plays every task; the hand-built baselines are staged against
+        the best so far like any new design (a baseline that cannot win stops early, marked minibatch)."""
         for design in self._seed_designs():
             if any(e.generation == 0 and e.name == design.name for e in self.archive):
                 continue  # already evaluated (resume)
             design = design.model_copy(update={"id": self.archive.next_id(), "parent_ids": []})
             before = self._usage_now()
-            ev = await self._evaluate(design)
+            ev = await self._evaluate(design, staged=design.origin != "seed")
             entry = self._entry(ev, design=design, generation=0)
             entry.usage = _delta(self._usage_now(), before)
             self.archive.add(entry, design.source)
@@ -552,6 +554,7 @@ class Search:
                     self.progress.iteration_done()
                     continue
                 self._check_cost(g)
+                self._check_time(g, time.perf_counter() - t0)
                 entry = await self.iteration(g)
                 failed = [*failed, f"generation {g} ({entry.id}): {(entry.errors or ['?'])[-1]}"] \
                     if entry.status == "error" else []
@@ -585,6 +588,18 @@ class Search:
         reason = (f"stopped before generation {generation}: the run has cost ${spent:.4f}, reaching --max-cost "
                   f"${cap:g}. The archive is saved in {self.run_dir.path}; to continue, raise the budget: "
                   f"atlas run --resume {self.run_dir.path} --max-cost <dollars>")
+        self.emit("run.stopped", reason=reason, failed=[], archive_size=len(self.archive))
+        raise SearchStopped(reason)
+
+    def _check_time(self, generation: int, elapsed_s: float) -> None:
+        """Stop before ``generation`` once this invocation has run ``max_minutes`` (a generation is not
+        cut short: the search may overrun by one generation)."""
+        cap = self.config.max_minutes
+        if cap is None or elapsed_s < cap * 60:
+            return
+        reason = (f"stopped before generation {generation}: {elapsed_s / 60:.1f} minutes reached --max-minutes "
+                  f"{cap:g}. The archive is saved in {self.run_dir.path}; to continue: "
+                  f"atlas run --resume {self.run_dir.path} --max-minutes <minutes>")
         self.emit("run.stopped", reason=reason, failed=[], archive_size=len(self.archive))
         raise SearchStopped(reason)
 
@@ -649,7 +664,7 @@ def paired_vs_baseline(ev: Evaluation, baseline: dict[str, Any] | None) -> dict[
 
 # ---- the public entry point -------------------------------------------------------------------
 
-RUNTIME_FIELDS = ("quiet", "concurrency", "trace", "max_cost_usd")  # may change when a run is resumed
+RUNTIME_FIELDS = ("quiet", "concurrency", "trace", "max_cost_usd", "max_minutes")  # may change when a run is resumed
 
 
 async def arun(

@@ -318,6 +318,9 @@ def register(app: typer.Typer) -> None:
         max_cost: float | None = typer.Option(None, "--max-cost", min=0.0, help="Stop the search cleanly once "
                                               "the run has cost this many dollars (providers that report a "
                                               "cost); --resume with a higher value continues."),
+        max_minutes: float | None = typer.Option(None, "--max-minutes", min=0.0, help="Stop the search cleanly "
+                                                 "before the first generation that starts after this many "
+                                                 "minutes (the archive is saved; --resume continues)."),
         stage_tasks: int = typer.Option(8, "--stage-tasks", min=0, help="Staged evaluation: a new design plays "
                                         "the deployment tasks in batches of this many and goes on only while "
                                         "it can still beat the best design so far; a design stopped early is "
@@ -340,6 +343,8 @@ def register(app: typer.Typer) -> None:
         kwargs: dict[str, Any] = {"quiet": quiet, "concurrency": concurrency, "trace": not no_trace}
         if max_cost is not None:
             kwargs["max_cost_usd"] = max_cost
+        if max_minutes is not None:
+            kwargs["max_minutes"] = max_minutes
         if resume is None:
             kwargs.update(env=env, episodes=episodes, seed=seed, family=family,
                           use_family=not no_family, deploy_seeds=deploy_seeds,

@@ -1,9 +1,13 @@
-"""GraphWorld seed design: a spatial map learned from observations, plus object sightings.
+"""GraphWorld seed design: a spatial map learned from observations.
 
-update() adds every (room, adjacent room) edge the agent saw to the graph store and counts where
-objects were seen; recall() turns that into one rule per situation, the form the task agent acts on:
-pick the object up where it is, the known route toward where it was seen most, and from every known
-room the next room toward the goal room while carrying it, then put it down there.
+update() adds every (room, adjacent room) edge the agent saw to the graph store and remembers which
+rooms it entered; recall() turns that into one rule per situation, the form the task agent acts on:
+pick the object up where it is; while the map has rooms seen but never entered, from every entered
+room the next room toward the nearest of them (so collection episodes map the world); a search plan
+that enters every known room from the task's start (the agent follows it while no rule applies);
+from every known room the next room toward the goal room while carrying the object, then put it
+down there.
+Objects are placed anew in every task, so where one was seen before says nothing about where it is.
 Allowed imports only; memory stays plain JSON.
 """
 
@@ -22,53 +26,84 @@ def _observations(episode):
 
 def update(memory, episode, tools):
     edges = []
-    sightings = memory.setdefault("sightings", {})
-    rooms = memory.setdefault("rooms", [])
+    entered = memory.setdefault("rooms", [])
+    seen = memory.setdefault("seen", [])
+    adjacent = memory.setdefault("adjacent", {})
     for obs in _observations(episode):
         here = obs["location"]
-        if here not in rooms:
-            rooms.append(here)
+        if here not in entered:
+            entered.append(here)
         for other in obs.get("adjacent_rooms", []):
             edges.append([here, other])
-        for obj in obs.get("objects_here", []):
-            counts = sightings.setdefault(obj, {})
-            counts[here] = counts.get(here, 0) + 1
+            if other not in seen:
+                seen.append(other)
+            for a, b in ((here, other), (other, here)):
+                if b not in adjacent.setdefault(a, []):
+                    adjacent[a].append(b)
     if edges:
         tools.graph_update(edges)
     memory["episodes"] = memory.get("episodes", 0) + 1
     memory["successes"] = memory.get("successes", 0) + (1 if episode["success"] else 0)
-    print("learned", len(edges), "edges;", len(rooms), "rooms visited so far")
+    unexplored = [r for r in seen if r not in entered]
+    print("learned", len(edges), "edges;", len(entered), "rooms entered,", len(unexplored), "seen but never entered")
 
 
-def _route(tools, src, dst):
-    if src == dst:
-        return [src]
-    return tools.graph_path(src, dst)
+def _next_hop(tools, src, targets):
+    """The first move on a shortest known route from src to the nearest of targets (None: no route)."""
+    best = None
+    for dst in targets:
+        path = tools.graph_path(src, dst) if src != dst else None
+        if path and len(path) > 1 and (best is None or len(path) < len(best)):
+            best = path
+    return best[1] if best else None
 
 
-def _moves(path, carrying):
-    # One line per situation, in the observation's words: the form the agent acts on.
-    return ["In " + path[i] + " when you carry " + carrying + ": move_to " + path[i + 1] + "."
-            for i in range(len(path) - 1)]
+def _search_walk(adjacent, start):
+    """Moves that enter every known room from start, always on to the nearest room not yet entered."""
+    moves, here, entered = [], start, {start}
+    while True:
+        prev, queue, goal = {here: None}, [here], None
+        for room in queue:  # breadth-first; the queue grows while it is read
+            if room not in entered:
+                goal = room
+                break
+            for nxt in adjacent.get(room, []):
+                if nxt not in prev:
+                    prev[nxt] = room
+                    queue.append(nxt)
+        if goal is None:
+            return moves
+        path = [goal]
+        while prev[path[-1]] != here:
+            path.append(prev[path[-1]])
+        moves += path[::-1]
+        entered.update(path)
+        here = goal
 
 
 def recall(memory, task, tools):
     match = GOAL.search(task["goal"])
-    start = task["observation"].get("location", "")
-    if not match or not start:
+    if not match:
         return ""
     obj, dest = match.group(1), match.group(2)
+    entered = memory.get("rooms", [])
+    unexplored = [r for r in memory.get("seen", []) if r not in entered]
     lines = ["When the " + obj + " is here: pick_up " + obj + "."]
-    seen = memory.get("sightings", {}).get(obj, {})
-    if seen and obj not in task["observation"].get("objects_here", []):
-        likely = max(seen, key=seen.get)
-        lines.append("The " + obj + " was seen before in: " + ", ".join(sorted(seen, key=seen.get)[::-1][:3]) + ".")
-        lines += _moves(_route(tools, start, likely) or [], "nothing")
-    for room in memory.get("rooms", []):
-        path = _route(tools, room, dest)
-        if path and len(path) > 1:
-            lines.append("In " + room + " when you carry the " + obj + ": move_to " + path[1] + ".")
+    if unexplored:
+        lines.append("Rooms never entered yet: " + ", ".join(unexplored) + ".")
+        for room in entered:
+            hop = _next_hop(tools, room, unexplored)
+            if hop:
+                lines.append("In " + room + " when you carry nothing: move_to " + hop + ".")
+    start = task["observation"].get("location", "")
+    walk = _search_walk(memory.get("adjacent", {}), start) if start else []
+    if len(walk) >= 3:
+        lines.append("Search plan: " + ", ".join("move_to " + room for room in walk) + ".")
+    for room in entered + unexplored:
+        hop = _next_hop(tools, room, [dest])
+        if hop:
+            lines.append("In " + room + " when you carry the " + obj + ": move_to " + hop + ".")
     lines.append("In " + dest + " when you carry the " + obj + ": put_down " + obj + ".")
-    if len(lines) == 2:
+    if not entered:
         lines.append("No map yet: explore rooms you have not visited and remember which rooms connect.")
     return "\n".join(lines)

@@ -93,7 +93,7 @@ def oracle_advice(task: Task, level: str, params: GraphWorldParams | None = None
     walk = search_walk(w.adjacency, w.start)
     hops = next_hops(w.adjacency, dest)
     lines = [
-        f"To find the {obj}, visit the rooms in this order: " + ", ".join(walk) + ".",
+        f"To find the {obj}, search plan: " + ", ".join(f"move_to {room}" for room in walk[1:]) + ".",
         f"When the {obj} is here: pick_up {obj}.",
         *(f"In {a} when you carry the {obj}: move_to {b}." for a, b in hops.items()),
         f"In {dest} when you carry the {obj}: put_down {obj}.",
