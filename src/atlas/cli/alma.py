@@ -41,13 +41,13 @@ def _fail(message: str | BaseException) -> NoReturn:
     raise typer.Exit(exit_code(message) if isinstance(message, BaseException) else BAD_INPUT)
 
 
-def _make_client(model: str | None, label: str, console: Any) -> Any:
-    """make_llm with the chosen model and why printed (issue 8)."""
+def _make_client(model: str | None, label: str, console: Any, why: str | None = None) -> Any:
+    """make_llm with the chosen model and why printed (``why``: the caller chose it, for this reason)."""
     from atlas.errors import LLMConfigError
     from atlas.infra.llm import make_llm, resolve_default_model
 
     resolved, reason = resolve_default_model(model)
-    console.print(f"{label}: [bold]{resolved}[/bold] — {reason}")
+    console.print(f"{label}: [bold]{resolved}[/bold] — {why or reason}")
     try:
         return make_llm(model)
     except LLMConfigError as exc:
@@ -218,13 +218,13 @@ def _run_search(console: Any, *, model: str | None, meta_model: str | None, resu
     from atlas.errors import AtlasError
 
     llm = _make_client(model, "task model", console)
+    why = None
     if not meta_model and resume is None:
         from atlas.alma.meta_model import default_meta_model
 
         meta_model, why = default_meta_model(model)
-        if meta_model:
-            console.print(f"meta model: {why}")
-    meta_llm = llm if not meta_model or meta_model == model else _make_client(meta_model, "meta model", console)
+    meta_llm = (llm if not meta_model or meta_model == model
+                else _make_client(meta_model, "meta model", console, why=why))
     if meta_llm is llm:
         console.print("meta model: same as the task model")
     if resume is None:  # a new run saves the model names in its settings; a resumed run has them
