@@ -13,7 +13,7 @@ import ast
 import asyncio
 import hashlib
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from pydantic import BaseModel, Field, field_validator
@@ -424,7 +424,7 @@ class ChromaConceptLibrary:
         """Delegates to the composition strategy and stores the result (None if not meaningful)."""
         return run_sync(self.acompose(concept_ids))
 
-    async def acompress(self, trajectories: list[Trajectory | dict]) -> list[CodeConcept]:
+    async def acompress(self, trajectories: Sequence[Trajectory | dict]) -> list[CodeConcept]:
         if self.compression_strategy is None:
             raise ConfigError("this concept library has no compression strategy")
         trajs = [validate_trajectory(t) for t in trajectories]
@@ -434,7 +434,7 @@ class ChromaConceptLibrary:
         concepts = await self.compression_strategy.compress(successful)
         return await self._aadd_many(concepts)
 
-    def compress(self, trajectories: list[Trajectory | dict]) -> list[CodeConcept]:
+    def compress(self, trajectories: Sequence[Trajectory | dict]) -> list[CodeConcept]:
         """Extract and store new concepts from the successful trajectories (duplicates skipped)."""
         return run_sync(self.acompress(trajectories))
 
@@ -468,11 +468,11 @@ class ChromaConceptLibrary:
                 )
                 for tid, rec in corpus
             ]
-            compress = self.compression_strategy.compress
-            if isinstance(self.compression_strategy, StitchCompressionStrategy):
-                concepts = await compress(trajs, exclude=self._known)
+            strategy = self.compression_strategy
+            if isinstance(strategy, StitchCompressionStrategy):
+                concepts = await strategy.compress(trajs, exclude=self._known)
             else:
-                concepts = await compress(trajs)
+                concepts = await strategy.compress(trajs)
         # the corpus entry and the new concepts are written together: a failing strategy leaves neither
         fresh = await self._aadd_many(concepts, extra=[(self._corpus_table, traj.id, entry)])
         if self._since_compress >= self.compress_every:
