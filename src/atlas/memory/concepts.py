@@ -14,12 +14,12 @@ import asyncio
 import hashlib
 import logging
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field, field_validator
 
 from atlas.core.types import CodeConcept, Task, Trajectory
-from atlas.errors import ConfigError, InvalidInputError
+from atlas.errors import ConfigError, InvalidInputError, StoreError
 from atlas.infra.aio import run_sync
 from atlas.memory.common import ask_json, validate_k, validate_trajectory
 from atlas.memory.stitch import StitchCompressor, code_snippets, required_globals
@@ -32,6 +32,9 @@ from atlas.protocols.memory import (
     PrimitiveLoader,
 )
 from atlas.protocols.store import VectorStore
+
+if TYPE_CHECKING:
+    from atlas.infra.records import RecordStore
 
 log = logging.getLogger(__name__)
 
@@ -289,7 +292,7 @@ class ChromaConceptLibrary:
         compression_strategy: CompressionStrategy | None = None,
         collection_name: str = "atlas_concepts",
         *,
-        records: Any | None = None,
+        records: RecordStore | None = None,
         corpus_window: int = 100,
         compress_every: int = 1,
     ) -> None:
@@ -368,7 +371,10 @@ class ChromaConceptLibrary:
         fresh = self._add_many([concept])
         if fresh:
             return fresh[0].id
-        return self._records.get(self._hash_table, code_hash(concept.code))["id"]
+        stored = self._records.get(self._hash_table, code_hash(concept.code))
+        if stored is None:
+            raise StoreError(f"concept {concept.name!r} was neither added nor found stored")
+        return stored["id"]
 
     # --- reading -------------------------------------------------------------------------------------
     def _search(self, vector: Any, k: int, where: dict | None) -> list[CodeConcept]:
