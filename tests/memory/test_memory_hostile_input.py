@@ -170,17 +170,18 @@ CRASH_CHILD = textwrap.dedent(
     import os, sys
     from atlas.core.types import Task, Trajectory
     from atlas.infra.embeddings import default_embedder
-    from atlas.memory import build_memory_system, storage
+    from atlas.infra.vector_index import ChromaVectorStore
+    from atlas.memory import build_memory_system
 
     memory = build_memory_system(sys.argv[1], embedder=default_embedder(), components=["experience"])
     memory.store(Trajectory(task=Task(description="bring the apple to room_C"), success=True))
-    vector_add = storage.IndexedTable._vec_add
+    vector_add = ChromaVectorStore.add_sync
 
     def add_then_die(self, *args, **kwargs):
         vector_add(self, *args, **kwargs)
         os._exit(9)  # killed after the Chroma write, before the SQLite commit
 
-    storage.IndexedTable._vec_add = add_then_die
+    ChromaVectorStore.add_sync = add_then_die
     memory.store(Trajectory(task=Task(description="bring the apple to room_D"), success=True))
     """
 )

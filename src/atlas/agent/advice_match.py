@@ -89,7 +89,7 @@ def _plans(advice: str) -> list[tuple[list[str], str]]:
 def _plan_step(advice: str, done: list[str], labels: list[str]) -> tuple[str, str] | None:
     """The next step of the advice's plan (an ordered list of actions, e.g. a walkthrough) and its text: the first listed action named after the last step already done, found by
     walking the done actions through the plan."""
-    for steps, line in _plans(advice):
+    for steps, _line in _plans(advice):
         at = 0
         for action in done:
             phrase = _phrase(action)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
@@ -23,6 +23,8 @@ DEPLOY_SEED_STRIDE = 10_007
 # Part of the no-memory baseline cache key: bump it whenever how an episode is played or scored
 # changes (task agent, prompts, environment rules), so no run compares against a stale baseline.
 EVALUATION_VERSION = 4
+
+MetaOperator = Literal["write", "edit", "crossover"]
 
 
 class AlmaConfig(BaseModel):
@@ -61,8 +63,8 @@ class AlmaConfig(BaseModel):
     stage_rule: Literal["bound", "ci"] = "ci"
     # How the MetaAgent makes each generation's design, cycled by generation: "write" a new module,
     # "edit" one function of a parent, "crossover" two parents' update/recall (from code, no model).
-    meta_operators: list[Literal["write", "edit", "crossover"]] = Field(
-        default_factory=lambda: ["write", "edit", "crossover"], min_length=1)
+    meta_operators: list[MetaOperator] = Field(
+        default_factory=lambda: list(get_args(MetaOperator)), min_length=1)
     # Replay identical greedy (temperature 0) task-model prompts from an on-disk cache (local models).
     replay_cache: bool = True
 
@@ -145,7 +147,7 @@ class AlmaConfig(BaseModel):
         return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
     @classmethod
-    def build(cls, where: str = "", **settings: Any) -> AlmaConfig:
+    def build(cls, where: str = "", /, **settings: Any) -> AlmaConfig:
         """Validate ``settings``; a bad value is a ConfigError naming each field, never a traceback."""
         try:
             return cls.model_validate(settings)

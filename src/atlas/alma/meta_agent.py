@@ -239,7 +239,7 @@ class MetaAgent:
             if ok:
                 result.status = "ok"
                 return result
-            result.errors.append(f"turn {turn}: smoke run failed:\n{feedback.strip()}")
+            result.errors.append(f"turn {turn}: smoke run failed:\n{(feedback or '').strip()}")
             messages.append({"role": "user", "content": meta_feedback([], feedback)})
         return result
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Sequence
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 W_SCORE = 0.5
 W_NOVELTY = 0.3
@@ -25,6 +25,9 @@ class Sampleable(Protocol):
     normalized_score: float | None
     novelty: float | None
     times_sampled: int
+
+
+S = TypeVar("S", bound=Sampleable)
 
 
 def raw_weight(score: float, novelty: float, times_sampled: int) -> float:
@@ -41,10 +44,10 @@ def weights(entries: Sequence[Sampleable]) -> list[float]:
     return [r - shift + FLOOR for r in raws]
 
 
-def sample_parents(entries: Sequence[Sampleable], k: int, rng: random.Random) -> list[Sampleable]:
+def sample_parents(entries: Sequence[S], k: int, rng: random.Random) -> list[S]:
     """Draw up to ``k`` distinct entries, each draw proportional to the weights of those left."""
     pool = list(entries)
-    chosen: list[Sampleable] = []
+    chosen: list[S] = []
     while pool and len(chosen) < k:
         w = weights(pool)
         pick = rng.choices(range(len(pool)), weights=w, k=1)[0]

@@ -519,7 +519,7 @@ class InMemoryVectorStore:
                 return store
             if "embeddings_b64" in data:
                 flat = np.frombuffer(base64.b64decode(data["embeddings_b64"]), dtype="<f4")
-                mat = flat.reshape(len(ids), int(dim)).astype(np.float32)
+                mat = flat.reshape(len(ids), int(data["dim"])).astype(np.float32)
             else:
                 mat = np.asarray(data["embeddings"], dtype=np.float32)
             store.add_sync(ids, mat, data.get("metadatas"), data.get("documents"))

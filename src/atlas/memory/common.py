@@ -10,7 +10,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from atlas.core import jsonsafe
-from atlas.core.types import Task, Trajectory
+from atlas.core.types import Step, Task, Trajectory
 from atlas.errors import InvalidInputError, LLMResponseError
 
 M = TypeVar("M", bound=BaseModel)
@@ -148,7 +148,7 @@ def render_trajectory(trajectory: Trajectory, max_steps: int = 30, max_chars: in
         f"Outcome: {'success' if trajectory.success else 'failure'}"
         f" (score {trajectory.score:.2f}, {len(trajectory.steps)} steps)",
     ]
-    steps = list(enumerate(trajectory.steps, 1))
+    steps: list[tuple[int | None, Step | None]] = list(enumerate(trajectory.steps, 1))
     if len(steps) > max_steps:
         half = max_steps // 2
         steps = [*steps[:half], (None, None), *steps[-half:]]

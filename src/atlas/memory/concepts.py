@@ -13,13 +13,13 @@ import ast
 import asyncio
 import hashlib
 import logging
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field, field_validator
 
 from atlas.core.types import CodeConcept, Task, Trajectory
-from atlas.errors import ConfigError, InvalidInputError
+from atlas.errors import ConfigError, InvalidInputError, StoreError
 from atlas.infra.aio import run_sync
 from atlas.memory.common import ask_json, validate_k, validate_trajectory
 from atlas.memory.stitch import StitchCompressor, code_snippets, required_globals
@@ -32,6 +32,9 @@ from atlas.protocols.memory import (
     PrimitiveLoader,
 )
 from atlas.protocols.store import VectorStore
+
+if TYPE_CHECKING:
+    from atlas.infra.records import RecordStore
 
 log = logging.getLogger(__name__)
 
@@ -289,7 +292,7 @@ class ChromaConceptLibrary:
         compression_strategy: CompressionStrategy | None = None,
         collection_name: str = "atlas_concepts",
         *,
-        records: Any | None = None,
+        records: RecordStore | None = None,
         corpus_window: int = 100,
         compress_every: int = 1,
     ) -> None:
@@ -368,7 +371,10 @@ class ChromaConceptLibrary:
         fresh = self._add_many([concept])
         if fresh:
             return fresh[0].id
-        return self._records.get(self._hash_table, code_hash(concept.code))["id"]
+        stored = self._records.get(self._hash_table, code_hash(concept.code))
+        if stored is None:
+            raise StoreError(f"concept {concept.name!r} was neither added nor found stored")
+        return stored["id"]
 
     # --- reading -------------------------------------------------------------------------------------
     def _search(self, vector: Any, k: int, where: dict | None) -> list[CodeConcept]:
@@ -424,7 +430,7 @@ class ChromaConceptLibrary:
         """Delegates to the composition strategy and stores the result (None if not meaningful)."""
         return run_sync(self.acompose(concept_ids))
 
-    async def acompress(self, trajectories: list[Trajectory | dict]) -> list[CodeConcept]:
+    async def acompress(self, trajectories: Sequence[Trajectory | dict]) -> list[CodeConcept]:
         if self.compression_strategy is None:
             raise ConfigError("this concept library has no compression strategy")
         trajs = [validate_trajectory(t) for t in trajectories]
@@ -434,7 +440,7 @@ class ChromaConceptLibrary:
         concepts = await self.compression_strategy.compress(successful)
         return await self._aadd_many(concepts)
 
-    def compress(self, trajectories: list[Trajectory | dict]) -> list[CodeConcept]:
+    def compress(self, trajectories: Sequence[Trajectory | dict]) -> list[CodeConcept]:
         """Extract and store new concepts from the successful trajectories (duplicates skipped)."""
         return run_sync(self.acompress(trajectories))
 
@@ -468,11 +474,11 @@ class ChromaConceptLibrary:
                 )
                 for tid, rec in corpus
             ]
-            compress = self.compression_strategy.compress
-            if isinstance(self.compression_strategy, StitchCompressionStrategy):
-                concepts = await compress(trajs, exclude=self._known)
+            strategy = self.compression_strategy
+            if isinstance(strategy, StitchCompressionStrategy):
+                concepts = await strategy.compress(trajs, exclude=self._known)
             else:
-                concepts = await compress(trajs)
+                concepts = await strategy.compress(trajs)
         # the corpus entry and the new concepts are written together: a failing strategy leaves neither
         fresh = await self._aadd_many(concepts, extra=[(self._corpus_table, traj.id, entry)])
         if self._since_compress >= self.compress_every:

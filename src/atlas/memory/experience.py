@@ -358,14 +358,19 @@ class ChromaExperienceMemory:
         index = f"{self.collection_name}__by_trajectory"
         table = self._table
         with table._lock, table.records.transaction():
-            ids, fresh, seen = [], [], {}
+            ids: list[str] = []
+            fresh: list[int] = []
+            seen: dict[str, str] = {}
             for n, e in enumerate(experiences):
                 tid = e.trajectory_id
                 known = table.records.get(index, tid) if tid else None
                 if known is not None and table.get(known.get("experience_id", "")) is None:
                     known = None  # that experience was since deleted or merged: store this one
-                if known is not None or (tid and tid in seen):
-                    ids.append(known["experience_id"] if known is not None else seen[tid])
+                if known is not None:
+                    ids.append(known["experience_id"])
+                    continue
+                if tid and tid in seen:
+                    ids.append(seen[tid])
                     continue
                 if tid:
                     seen[tid] = e.id
@@ -475,8 +480,8 @@ class ChromaExperienceMemory:
                     scores.setdefault(rid, float(score))
         ranked = []
         for rid, fallback in scores.items():
-            score = self.relevance(raw, gen, self._table.records.get(self._keys_table, rid))
-            score = fallback if score is None else score
+            views_score = self.relevance(raw, gen, self._table.records.get(self._keys_table, rid))
+            score = fallback if views_score is None else views_score
             if score < self.min_similarity:
                 continue
             weight = 1.0 if metas[rid].get("success") is True else self.failure_weight

@@ -40,6 +40,7 @@ from __future__ import annotations
 import ast
 import builtins
 import logging
+import sys
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -805,7 +806,7 @@ class StitchCompressor:
             if len(outs) == 1:
                 body.append(ast.Return(value=ast.Name(id=outs[0], ctx=ast.Load())))
             elif outs:
-                elts = [ast.Name(id=o, ctx=ast.Load()) for o in outs]
+                elts: list[ast.expr] = [ast.Name(id=o, ctx=ast.Load()) for o in outs]
                 body.append(ast.Return(value=ast.Tuple(elts=elts, ctx=ast.Load())))
         else:
             node = from_tuple(body_t, hole_names)
@@ -829,8 +830,9 @@ class StitchCompressor:
             body=body,
             decorator_list=[],
             returns=None,
-            type_params=[],
         )
+        if sys.version_info >= (3, 12):
+            fn.type_params = []
         module = ast.Module(body=[fn], type_ignores=[])
         ast.fix_missing_locations(module)
         used = {n for n, _ in _names(template)}

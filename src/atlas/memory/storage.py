@@ -26,7 +26,6 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from atlas.errors import AtlasError, StoreError
-from atlas.infra.aio import run_sync
 from atlas.protocols.store import QueryResult, VectorStore
 
 if TYPE_CHECKING:  # pragma: no cover - lazy re-exports, see __getattr__
@@ -90,18 +89,15 @@ class IndexedTable:
         """Delete vectors that have no record (a process killed between the vector add and the
         commit); returns how many. Cheap when nothing is wrong: it compares counts first. Runs in a
         write transaction, so a writer in another process is never mid-write while it looks."""
-        count, get = getattr(self.vectors, "count_sync", None), getattr(self.vectors, "get_sync", None)
-        if not (callable(count) and callable(get)):
-            return 0
         with self._lock:
             try:
                 with self.records.transaction():
-                    if count() <= self.records.count(self.table):
+                    if self.vectors.count_sync() <= self.records.count(self.table):
                         return 0
                     known = set(self.records.ids(self.table))
-                    orphans = [row["id"] for row in get(None) if row["id"] not in known]
+                    orphans = [row["id"] for row in self.vectors.get_sync(None) if row["id"] not in known]
                     if orphans:
-                        self._vec_delete(orphans)
+                        self.vectors.delete_sync(orphans)
             except AtlasError:
                 raise
             except Exception as exc:
@@ -110,29 +106,6 @@ class IndexedTable:
             log.warning("removed %d vector(s) without a record from %s (interrupted write)", len(orphans),
                         self.table)
         return len(orphans)
-
-    # --- vector calls (sync twins when the store has them) -------------------------------------
-    def _vec_add(
-        self, ids: list[str], embeddings: list[list[float]], metas: list[dict], docs: list[str]
-    ) -> None:
-        add_sync = getattr(self.vectors, "add_sync", None)
-        if callable(add_sync):
-            add_sync(ids, embeddings, metas, docs)
-        else:
-            run_sync(self.vectors.add(ids, embeddings, metas, docs))
-
-    def _vec_delete(self, ids: list[str]) -> None:
-        delete_sync = getattr(self.vectors, "delete_sync", None)
-        if callable(delete_sync):
-            delete_sync(ids)
-        else:
-            run_sync(self.vectors.delete(ids))
-
-    def _vec_query(self, embedding: list[float], k: int, where: dict | None) -> QueryResult:
-        query_sync = getattr(self.vectors, "query_sync", None)
-        if callable(query_sync):
-            return query_sync(embedding, k, where)
-        return run_sync(self.vectors.query(embedding, k, where))
 
     # --- writes ----------------------------------------------------------------------------------
     def write(
@@ -165,7 +138,7 @@ class IndexedTable:
                     for table, rid, record in extra:
                         self.records.put(table, rid, record)
                     try:
-                        self._vec_add(ids, vectors, metas, list(documents))
+                        self.vectors.add_sync(ids, vectors, metas, list(documents))
                     except AtlasError:
                         raise
                     except Exception as exc:  # third-party failure at the vector boundary
@@ -180,7 +153,7 @@ class IndexedTable:
 
     def _undo_vectors(self, ids: list[str]) -> None:
         try:
-            self._vec_delete(ids)
+            self.vectors.delete_sync(ids)
         except Exception as exc:  # report, do not mask the original error
             log.error("could not remove vectors %s from %s after a failed commit: %s", ids, self.table, exc)
 
@@ -194,7 +167,7 @@ class IndexedTable:
                 with self.records.transaction():
                     existing = [i for i in ids if self.records.delete(self.table, i)]
                     if existing:
-                        self._vec_delete(existing)
+                        self.vectors.delete_sync(existing)
             except AtlasError:
                 raise
             except Exception as exc:
@@ -224,7 +197,7 @@ class IndexedTable:
         want = k
         while True:
             try:
-                result = self._vec_query(vec, want, where)
+                result = self.vectors.query_sync(vec, want, where)
             except AtlasError:
                 raise
             except Exception as exc:

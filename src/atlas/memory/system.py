@@ -33,6 +33,19 @@ from atlas.errors import AtlasError, ConfigError, StoreError
 from atlas.infra.aio import run_sync
 from atlas.memory.common import validate_k, validate_task, validate_trajectory
 from atlas.protocols.embed import Embedder
+from atlas.protocols.memory import (
+    CompressesConcepts,
+    ConceptLibrary,
+    Counted,
+    ExperienceMemory,
+    GuidelineBank,
+    LearnsConcepts,
+    ListsGuidelines,
+    RefinesExperiences,
+    SavesTrajectoriesAsync,
+    StrategyBank,
+    TracksExperienceUse,
+)
 
 log = logging.getLogger(__name__)
 
@@ -48,10 +61,10 @@ class MemorySystemImpl:
 
     def __init__(
         self,
-        experience: Any | None = None,
-        concepts: Any | None = None,
-        strategies: Any | None = None,
-        guidelines: Any | None = None,
+        experience: ExperienceMemory | None = None,
+        concepts: ConceptLibrary | None = None,
+        strategies: StrategyBank | None = None,
+        guidelines: GuidelineBank | None = None,
         *,
         refine: bool = True,
         component_timeout: float | None = None,
@@ -68,19 +81,19 @@ class MemorySystemImpl:
 
     # --- components -------------------------------------------------------------------------------
     @property
-    def experience_memory(self) -> Any | None:
+    def experience_memory(self) -> ExperienceMemory | None:
         return self._experience
 
     @property
-    def concept_library(self) -> Any | None:
+    def concept_library(self) -> ConceptLibrary | None:
         return self._concepts
 
     @property
-    def strategy_bank(self) -> Any | None:
+    def strategy_bank(self) -> StrategyBank | None:
         return self._strategies
 
     @property
-    def guideline_bank(self) -> Any | None:
+    def guideline_bank(self) -> GuidelineBank | None:
         return self._guidelines
 
     def components(self) -> list[str]:
@@ -97,25 +110,18 @@ class MemorySystemImpl:
             raise StoreError(f"{name} did not answer within {self.component_timeout}s") from exc
 
     # --- query ------------------------------------------------------------------------------------
-    async def _query_experience(self, task: Task, k: int, errors: dict[str, str]) -> list:
-        found = await self._experience.asearch(task, k)
-        if not self.refine or not found:
-            return found
-        arefine = getattr(self._experience, "arefine", None)
-        if arefine is None:
+    async def _query_experience(
+        self, experience: ExperienceMemory, task: Task, k: int, errors: dict[str, str]
+    ) -> list:
+        found = await experience.asearch(task, k)
+        if not self.refine or not found or not isinstance(experience, RefinesExperiences):
             return found
         try:
-            return await arefine(found, task)
+            return await experience.arefine(found, task)
         except AtlasError as exc:  # a model's bad reply: keep the unrefined list, say so
             errors["experience.refine"] = _reason(exc)
             log.warning("experience refine failed, returning unrefined results: %s", exc)
             return found
-
-    async def _query_guidelines(self, task: Task, k: int) -> list:
-        aget = getattr(self._guidelines, "aget_guidelines", None)
-        if aget is not None:
-            return await aget(task, k)
-        return await asyncio.to_thread(self._guidelines.get_guidelines, task, k)
 
     async def query(self, task: Task | str | dict, k: int = 5) -> MemoryQueryResult:
         """Ask every present component concurrently; failures become ``errors`` entries."""
@@ -124,13 +130,13 @@ class MemorySystemImpl:
         errors: dict[str, str] = {}
         jobs: dict[str, Awaitable[Any]] = {}
         if self._experience is not None:
-            jobs["experiences"] = self._query_experience(task, k, errors)
+            jobs["experiences"] = self._query_experience(self._experience, task, k, errors)
         if self._concepts is not None:
             jobs["concepts"] = self._concepts.asearch(task.description, k)
         if self._strategies is not None:
             jobs["strategies"] = self._strategies.aread(task, k)
         if self._guidelines is not None:
-            jobs["guidelines"] = self._query_guidelines(task, k)
+            jobs["guidelines"] = self._guidelines.aget_guidelines(task, k)
         results = await asyncio.gather(
             *(self._guarded(n, j) for n, j in jobs.items()), return_exceptions=True
         )
@@ -156,20 +162,21 @@ class MemorySystemImpl:
         return run_sync(self.query(task, k))
 
     # --- store ------------------------------------------------------------------------------------
-    async def _store_guidelines(self, traj: Trajectory) -> list[str]:
-        asave = getattr(self._guidelines, "asave_trajectory", None)
-        if asave is not None:
-            return list(await asave(traj))
-        return list(await asyncio.to_thread(self._guidelines.save_trajectory, traj))
+    @staticmethod
+    async def _store_guidelines(guidelines: GuidelineBank, traj: Trajectory) -> list[str]:
+        if isinstance(guidelines, SavesTrajectoriesAsync):
+            return list(await guidelines.asave_trajectory(traj))
+        return list(await asyncio.to_thread(guidelines.save_trajectory, traj))
 
-    async def _store_concepts(self, traj: Trajectory) -> list[str]:
-        learn = getattr(self._concepts, "alearn", None)
-        if learn is not None:
-            return [c.id for c in await learn(traj)]
-        return [c.id for c in await self._concepts.acompress([traj])]
+    @staticmethod
+    async def _store_concepts(concepts: ConceptLibrary, traj: Trajectory) -> list[str]:
+        if isinstance(concepts, LearnsConcepts):
+            return [c.id for c in await concepts.alearn(traj)]
+        return [c.id for c in await concepts.acompress([traj])]
 
-    async def _store_strategy(self, traj: Trajectory) -> list[str]:
-        strategy = await self._strategies.awrite(traj)
+    @staticmethod
+    async def _store_strategy(strategies: StrategyBank, traj: Trajectory) -> list[str]:
+        strategy = await strategies.awrite(traj)
         return [strategy.id] if strategy is not None else []
 
     async def astore(self, trajectory: Trajectory | dict | str) -> dict[str, Any]:
@@ -181,14 +188,14 @@ class MemorySystemImpl:
             jobs["experience"] = self._experience.astore(traj)
         if traj.success:
             if (
-                self._concepts is not None
-                and getattr(self._concepts, "compression_strategy", None) is not None
+                isinstance(self._concepts, CompressesConcepts)
+                and self._concepts.compression_strategy is not None
             ):
-                jobs["concepts"] = self._store_concepts(traj)
+                jobs["concepts"] = self._store_concepts(self._concepts, traj)
             if self._strategies is not None:
-                jobs["strategies"] = self._store_strategy(traj)
+                jobs["strategies"] = self._store_strategy(self._strategies, traj)
         if self._guidelines is not None:
-            jobs["guidelines"] = self._store_guidelines(traj)
+            jobs["guidelines"] = self._store_guidelines(self._guidelines, traj)
         results = await asyncio.gather(
             *(self._guarded(n, j) for n, j in jobs.items()), return_exceptions=True
         )
@@ -224,7 +231,7 @@ class MemorySystemImpl:
     # --- feedback -----------------------------------------------------------------------------------
     def record_outcome(self, result: MemoryQueryResult, success: bool) -> None:
         """Tell the components whether the task that used ``result`` succeeded (usage statistics)."""
-        if self._experience is not None and hasattr(self._experience, "update_stats"):
+        if isinstance(self._experience, TracksExperienceUse):
             for e in result.experiences:
                 if self._experience.get(e.id) is not None:  # merged (refined) items have fresh ids
                     self._experience.update_stats(e.id, success)
@@ -243,12 +250,10 @@ class MemorySystemImpl:
         ):
             if comp is None:
                 continue
-            count = getattr(comp, "count", None)
-            listing = getattr(comp, "list_guidelines", None)
-            if callable(count):
-                out[name] = int(count())
-            elif callable(listing):
-                out[name] = len(listing())
+            if isinstance(comp, Counted):
+                out[name] = int(comp.count())
+            elif isinstance(comp, ListsGuidelines):
+                out[name] = len(comp.list_guidelines())
             else:
                 out[name] = -1  # the component cannot say
         return out

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -29,7 +30,9 @@ class QueryResult:
 @runtime_checkable
 class VectorStore(Protocol):
     """One collection of vectors. ``where`` is an equality filter on metadata
-    (``{"success": True}``; Chroma's ``$and``/``$in`` operators are accepted by both backends)."""
+    (``{"success": True}``; Chroma's ``$and``/``$in`` operators are accepted by both backends).
+
+    Each async method has a blocking ``*_sync`` twin for callers that already run in a worker thread."""
 
     async def add(
         self, ids: list[str], embeddings: list[list[float]], metadatas: list[dict], documents: list[str]
@@ -42,3 +45,19 @@ class VectorStore(Protocol):
     async def get(self, ids: list[str]) -> list[dict]: ...
 
     async def count(self) -> int: ...
+
+    def add_sync(
+        self,
+        ids: Sequence[str],
+        embeddings: Sequence[Sequence[float]],
+        metadatas: Sequence[dict],
+        documents: Sequence[str],
+    ) -> None: ...
+
+    def query_sync(self, embedding: Sequence[float], k: int, where: dict | None = None) -> QueryResult: ...
+
+    def delete_sync(self, ids: Sequence[str]) -> None: ...
+
+    def get_sync(self, ids: Sequence[str] | None = None) -> list[dict[str, Any]]: ...
+
+    def count_sync(self) -> int: ...

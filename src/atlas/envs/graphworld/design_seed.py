@@ -60,7 +60,8 @@ def _next_hop(tools, src, targets):
 
 def _search_walk(adjacent, start):
     """Moves that enter every known room from start, always on to the nearest room not yet entered."""
-    moves, here, entered = [], start, {start}
+    moves: list[str] = []
+    here, entered = start, {start}
     while True:
         prev, queue, goal = {here: None}, [here], None
         for room in queue:  # breadth-first; the queue grows while it is read

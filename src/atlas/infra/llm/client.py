@@ -235,11 +235,23 @@ class LLMClient:
 
     @overload
     async def astructured(
-        self, messages: list[Message], schema: type[M], *, retries: int = 2, **kw: Any
+        self,
+        messages: list[Message],
+        schema: type[M],
+        *,
+        retries: int = 2,
+        temperature: float | None = None,
+        max_tokens: int | None = None,
     ) -> M: ...
     @overload
     async def astructured(
-        self, messages: list[Message], schema: dict[str, Any], *, retries: int = 2, **kw: Any
+        self,
+        messages: list[Message],
+        schema: dict[str, Any],
+        *,
+        retries: int = 2,
+        temperature: float | None = None,
+        max_tokens: int | None = None,
     ) -> dict[str, Any]: ...
 
     async def astructured(

@@ -510,9 +510,9 @@ class LlamaCppBackend:
         if choice == "none":
             tools = None
         schema = request.json_schema
-        forced_call = bool(tools) and schema is None and choice == "required"
-        if forced_call:
-            schema = tool_call_schema(tools)  # type: ignore[arg-type]
+        forced_tools = tools if schema is None and choice == "required" else None
+        if forced_tools:
+            schema = tool_call_schema(forced_tools)
         messages = _plain_messages(request.messages, tools)
         with self._lock:
             llama = self._load()
@@ -528,9 +528,9 @@ class LlamaCppBackend:
                     constrain = (
                         schema is not None
                         and self.grammar_mode == "fallback"
-                        and not _fits(text, schema, tools if forced_call else None)
+                        and not _fits(text, schema, forced_tools)
                     )
-                if constrain and not cancelled.is_set():
+                if constrain and schema is not None and not cancelled.is_set():
                     first = usage
                     text, usage = self._run(llama, messages, request, self._grammar(schema), cancelled)
                     usage = _add_usage(first, usage)

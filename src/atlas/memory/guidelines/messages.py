@@ -7,6 +7,7 @@ import json
 from typing import Any
 
 from pydantic import ValidationError
+from pydantic_core import ErrorDetails
 
 from atlas.core import jsonsafe
 from atlas.core.types import Step, Task, Trajectory
@@ -17,7 +18,7 @@ _ROLES = {"system", "developer", "user", "assistant", "tool", "function"}
 _ERROR_MARKERS = ("error", "exception", "traceback", "failed", "invalid", "not found", "cannot", "unknown")
 
 
-def _loc(err: dict[str, Any]) -> str:
+def _loc(err: ErrorDetails) -> str:
     parts: list[str] = []
     for p in err.get("loc", ()):
         parts.append(f"[{p}]" if isinstance(p, int) else (f".{p}" if parts else str(p)))

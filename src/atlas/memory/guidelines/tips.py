@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Protocol, runtime_checkable
 
-from atlas.core.types import Guideline, Trajectory
+from atlas.core.types import Evidence, Guideline, Trajectory
 from atlas.memory.guidelines.attribution import Attribution
 from atlas.memory.guidelines.intelligence import TrajectoryIntelligence, describe
 from atlas.memory.guidelines.prompts import render_steps, stage_messages
@@ -24,7 +24,7 @@ CATEGORIES: dict[str, tuple[str, ...]] = {
 }
 
 
-def evidence_of(trajectory: Trajectory) -> str:
+def evidence_of(trajectory: Trajectory) -> Evidence:
     return "success" if trajectory.success else "failure"
 
 
@@ -94,7 +94,7 @@ class LLMTipGenerator:
                     task_category=(d.task_category or "general").strip() or "general",
                     subtask=segment.description,
                     priority=d.priority,
-                    evidence=evidence_of(trajectory),  # type: ignore[arg-type]
+                    evidence=evidence_of(trajectory),
                     source_trajectory_ids=[trajectory.id],
                     metadata={
                         "outcome": intel.outcome,
