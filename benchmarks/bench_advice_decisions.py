@@ -28,8 +28,10 @@ from atlas.envs.registry import get_env
 from atlas.infra.llm import make_llm
 from atlas.protocols.llm import Completion
 
-OBS = re.compile(r"You are in (room_\w+)(?: \(goal room\))?\. Adjacent rooms: ([^.]*)\. Objects here: ([^.]*)\. "
-                 r"You carry: ([^.]*)\.")
+OBS = re.compile(
+    r"You are in (room_\w+)(?: \(goal room\))?\. Adjacent rooms: ([^.]*)\. Objects here: ([^.]*)\. "
+    r"You carry: ([^.]*)\."
+)
 
 
 class TeacherForced:

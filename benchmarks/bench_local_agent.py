@@ -55,10 +55,17 @@ class PathResult:
     def row(self) -> dict[str, Any]:
         t = max(1, self.turns)
         e = max(1, self.episodes)
-        return {"path": self.name, "episodes": self.episodes, "success": f"{self.solved}/{self.episodes}",
-                "s/episode": self.seconds / e, "s/turn": self.seconds / t, "turns/episode": self.turns / e,
-                "prompt tok evaluated/turn": self.evaluated / t, "completion tok/turn": self.completion / t,
-                **{f"episodes/h c={c}": v for c, v in sorted(self.per_hour.items())}}
+        return {
+            "path": self.name,
+            "episodes": self.episodes,
+            "success": f"{self.solved}/{self.episodes}",
+            "s/episode": self.seconds / e,
+            "s/turn": self.seconds / t,
+            "turns/episode": self.turns / e,
+            "prompt tok evaluated/turn": self.evaluated / t,
+            "completion tok/turn": self.completion / t,
+            **{f"episodes/h c={c}": v for c, v in sorted(self.per_hour.items())},
+        }
 
 
 class EvalCounter:
@@ -85,7 +92,9 @@ def machine_rates(llama: Any) -> tuple[float, float]:
     pps = len(tokens) / (time.perf_counter() - t0)
     llama.reset()
     t0 = time.perf_counter()
-    out = llama.create_completion(prompt="Count from one to one hundred in words:", max_tokens=64, temperature=0.0)
+    out = llama.create_completion(
+        prompt="Count from one to one hundred in words:", max_tokens=64, temperature=0.0
+    )
     n = out["usage"]["completion_tokens"]
     gps = n / (time.perf_counter() - t0 - out["usage"]["prompt_tokens"] / pps)
     llama.reset()
@@ -104,8 +113,15 @@ async def play(agent: TaskAgent, env: Any, tasks: list[Any], concurrency: int) -
     return list(trajs), time.perf_counter() - t0
 
 
-def measure(path: str, llm: Any, counter: EvalCounter, env: Any, tasks: list[Any], concurrencies: list[int],
-            old_turns: int | None) -> PathResult:
+def measure(
+    path: str,
+    llm: Any,
+    counter: EvalCounter,
+    env: Any,
+    tasks: list[Any],
+    concurrencies: list[int],
+    old_turns: int | None,
+) -> PathResult:
     fmt = "tools" if path == "old" else "choice"
     agent = TaskAgent(llm, action_format=fmt, max_turns=old_turns if path == "old" else None)
     res = PathResult(path)
@@ -127,8 +143,14 @@ def measure(path: str, llm: Any, counter: EvalCounter, env: Any, tasks: list[Any
     return res
 
 
-def run_model(model: str, tasks_n: int, rooms: int, concurrencies: list[int], old_tasks: int,
-              old_turns: int | None = None) -> dict[str, Any]:
+def run_model(
+    model: str,
+    tasks_n: int,
+    rooms: int,
+    concurrencies: list[int],
+    old_tasks: int,
+    old_turns: int | None = None,
+) -> dict[str, Any]:
     llm = make_llm(model)
     backend = llm.backend
     backend.load()
@@ -141,31 +163,52 @@ def run_model(model: str, tasks_n: int, rooms: int, concurrencies: list[int], ol
     old = measure("old", llm, counter, env, tasks[:old_tasks], concurrencies[:1], old_turns)
     turns_new = new.turns / max(1, new.episodes)
     bound = turns_new * (BOUND_NEW_TOKENS / pps + BOUND_REPLY_TOKENS / gps)
-    return {"model": model, "pps": pps, "gps": gps, "old": old, "new": new, "bound": bound,
-            "old_turns": old_turns, "max_steps": env.max_steps}
+    return {
+        "model": model,
+        "pps": pps,
+        "gps": gps,
+        "old": old,
+        "new": new,
+        "bound": bound,
+        "old_turns": old_turns,
+        "max_steps": env.max_steps,
+    }
 
 
 def print_report(results: list[dict[str, Any]]) -> None:
     for r in results:
-        print(f"\n== {r['model']}: prompt {r['pps']:.0f} tok/s, generation {r['gps']:.1f} tok/s (measured now)")
+        print(
+            f"\n== {r['model']}: prompt {r['pps']:.0f} tok/s, generation {r['gps']:.1f} tok/s (measured now)"
+        )
         for p in (r["old"], r["new"]):
             row = p.row()
-            print("  " + "  ".join(f"{k}={v:.2f}" if isinstance(v, float) else f"{k}={v}" for k, v in row.items()))
+            print(
+                "  "
+                + "  ".join(f"{k}={v:.2f}" if isinstance(v, float) else f"{k}={v}" for k, v in row.items())
+            )
         new_s = r["new"].seconds / max(1, r["new"].episodes)
         old_s = 3600 / r["old"].per_hour[min(r["old"].per_hour)]
         if r["old_turns"]:
-            print(f"  old path played {r['old_turns']} turns per episode; its episode is priced at "
-                  f"{r['max_steps']} turns x {r['old'].seconds / max(1, r['old'].turns):.1f} s/turn = {old_s:.0f} s")
-        print(f"  bound (turns x ({BOUND_NEW_TOKENS}/pps + {BOUND_REPLY_TOKENS}/gps)) = {r['bound']:.1f} s/episode; "
-              f"old/bound = {old_s / r['bound']:.2f}, new/bound = {new_s / r['bound']:.2f}")
-        print(f"  episodes/hour at c=1: old {r['old'].per_hour[min(r['old'].per_hour)]:.0f}, "
-              f"new {r['new'].per_hour[min(r['new'].per_hour)]:.0f} "
-              f"(x{r['new'].per_hour[min(r['new'].per_hour)] / r['old'].per_hour[min(r['old'].per_hour)]:.1f})")
+            print(
+                f"  old path played {r['old_turns']} turns per episode; its episode is priced at "
+                f"{r['max_steps']} turns x {r['old'].seconds / max(1, r['old'].turns):.1f} s/turn = {old_s:.0f} s"
+            )
+        print(
+            f"  bound (turns x ({BOUND_NEW_TOKENS}/pps + {BOUND_REPLY_TOKENS}/gps)) = {r['bound']:.1f} s/episode; "
+            f"old/bound = {old_s / r['bound']:.2f}, new/bound = {new_s / r['bound']:.2f}"
+        )
+        print(
+            f"  episodes/hour at c=1: old {r['old'].per_hour[min(r['old'].per_hour)]:.0f}, "
+            f"new {r['new'].per_hour[min(r['new'].per_hour)]:.0f} "
+            f"(x{r['new'].per_hour[min(r['new'].per_hour)] / r['old'].per_hour[min(r['old'].per_hour)]:.1f})"
+        )
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--quick", action="store_true", help="default model only, 4 tasks (1 on the old path, 10 turns), c=1")
+    ap.add_argument(
+        "--quick", action="store_true", help="default model only, 4 tasks (1 on the old path, 10 turns), c=1"
+    )
     ap.add_argument("--tasks", type=int, default=6)
     ap.add_argument("--rooms", type=int, default=8)
     ap.add_argument("--models", default=f"{DEFAULT_MODEL},{OTHER_MODEL}")
@@ -173,8 +216,10 @@ def main() -> None:
     if args.quick:
         results = [run_model(DEFAULT_MODEL, 4, args.rooms, [1], old_tasks=1, old_turns=10)]
     else:
-        results = [run_model(m, args.tasks, args.rooms, [1, 4], old_tasks=max(1, args.tasks // 3))
-                   for m in args.models.split(",")]
+        results = [
+            run_model(m, args.tasks, args.rooms, [1, 4], old_tasks=max(1, args.tasks // 3))
+            for m in args.models.split(",")
+        ]
     print_report(results)
     r = results[0]
     new_s = r["new"].seconds / max(1, r["new"].episodes)

@@ -1,6 +1,6 @@
 """Screenshot `atlas view RUN_DIR` in headless Chromium (Debian's /usr/bin/chromium), for the docs.
 
-    python scripts/screenshot_viewer.py runs/<name> docs/images/viewer_run.png
+python scripts/screenshot_viewer.py runs/<name> docs/images/viewer_run.png
 """
 
 from __future__ import annotations
@@ -12,8 +12,15 @@ from playwright.sync_api import sync_playwright
 
 from atlas.viewer.server import ViewerThread
 
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync", "--no-first-run"]
+ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
 
 
 def main(run_dir: str, out: str) -> None:

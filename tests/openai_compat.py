@@ -36,18 +36,33 @@ class ScriptedOpenAIServer:
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 outer.requests.append(body)
                 done = outer.llm.complete(_flatten(body["messages"]), tools=None)
-                calls = [{"id": f"call_{len(outer.requests)}_{i}", "type": "function",
-                          "function": {"name": c.name, "arguments": json.dumps(c.arguments)}}
-                         for i, c in enumerate(done.tool_calls)]
+                calls = [
+                    {
+                        "id": f"call_{len(outer.requests)}_{i}",
+                        "type": "function",
+                        "function": {"name": c.name, "arguments": json.dumps(c.arguments)},
+                    }
+                    for i, c in enumerate(done.tool_calls)
+                ]
                 message: dict[str, Any] = {"role": "assistant", "content": done.text or None}
                 if calls:
                     message["tool_calls"] = calls
-                reply = json.dumps({
-                    "id": f"chatcmpl-{len(outer.requests)}", "object": "chat.completion", "created": 0,
-                    "model": body.get("model", "scripted"),
-                    "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls" if calls else "stop"}],
-                    "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
-                }).encode()
+                reply = json.dumps(
+                    {
+                        "id": f"chatcmpl-{len(outer.requests)}",
+                        "object": "chat.completion",
+                        "created": 0,
+                        "model": body.get("model", "scripted"),
+                        "choices": [
+                            {
+                                "index": 0,
+                                "message": message,
+                                "finish_reason": "tool_calls" if calls else "stop",
+                            }
+                        ],
+                        "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+                    }
+                ).encode()
                 self.send_response(200)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(reply)))
@@ -70,4 +85,6 @@ class ScriptedOpenAIServer:
         self._httpd.server_close()
 
     def system_prompts(self) -> list[str]:
-        return [next((m["content"] for m in r["messages"] if m["role"] == "system"), "") for r in self.requests]
+        return [
+            next((m["content"] for m in r["messages"] if m["role"] == "system"), "") for r in self.requests
+        ]

@@ -2,10 +2,14 @@
 
 from atlas.agent.advice_match import advice_lines, advised_actions
 
-OBS_EMPTY_HANDED = ("You are in room_B. Adjacent rooms: room_D, room_E (goal room), room_G, room_H. "
-                    "Objects here: nothing. You carry: nothing. Steps left: 18.")
-OBS_CARRYING = ("You are in room_B. Adjacent rooms: room_D, room_E (goal room), room_G, room_H. "
-                "Objects here: nothing. You carry: compass. Steps left: 14.")
+OBS_EMPTY_HANDED = (
+    "You are in room_B. Adjacent rooms: room_D, room_E (goal room), room_G, room_H. "
+    "Objects here: nothing. You carry: nothing. Steps left: 18."
+)
+OBS_CARRYING = (
+    "You are in room_B. Adjacent rooms: room_D, room_E (goal room), room_G, room_H. "
+    "Objects here: nothing. You carry: compass. Steps left: 14."
+)
 MOVES = ["move_to room_D", "move_to room_E", "move_to room_G", "move_to room_H"]
 ROUTE = """The compass is in room_A.
 In room_E when you carry nothing: move_to room_B.
@@ -19,14 +23,17 @@ In room_E when you carry the compass: put_down compass."""
 
 
 def test_the_rule_whose_condition_matches_the_situation_wins():
-    assert advised_actions(ROUTE, OBS_EMPTY_HANDED, MOVES) == {"move_to room_G": advised_actions(
-        ROUTE, OBS_EMPTY_HANDED, MOVES)["move_to room_G"]}
+    assert advised_actions(ROUTE, OBS_EMPTY_HANDED, MOVES) == {
+        "move_to room_G": advised_actions(ROUTE, OBS_EMPTY_HANDED, MOVES)["move_to room_G"]
+    }
     assert list(advised_actions(ROUTE, OBS_CARRYING, [*MOVES, "put_down compass"])) == ["move_to room_E"]
 
 
 def test_an_object_seen_here_selects_its_pick_up():
-    obs = ("You are in room_A. Adjacent rooms: room_G. Objects here: compass, rope. You carry: nothing. "
-           "Steps left: 16.")
+    obs = (
+        "You are in room_A. Adjacent rooms: room_G. Objects here: compass, rope. You carry: nothing. "
+        "Steps left: 16."
+    )
     labels = ["move_to room_G", "pick_up compass", "pick_up rope"]
     assert list(advised_actions(ROUTE, obs, labels)) == ["pick_up compass"]
 
@@ -34,13 +41,21 @@ def test_an_object_seen_here_selects_its_pick_up():
 def test_advice_that_names_no_listed_action_or_matches_nothing_changes_nothing():
     assert advised_actions("Be careful and explore systematically.", OBS_EMPTY_HANDED, MOVES) == {}
     assert advised_actions("", OBS_EMPTY_HANDED, MOVES) == {}
-    assert advised_actions("In the kitchen when you hold a mug: move_to room_D.", OBS_EMPTY_HANDED, MOVES) == {}
+    assert (
+        advised_actions("In the kitchen when you hold a mug: move_to room_D.", OBS_EMPTY_HANDED, MOVES) == {}
+    )
 
 
 def test_a_label_inside_a_longer_name_is_not_named():
     # "move_to room_B" must not be read out of "move_to room_BC".
-    assert advised_actions("In room_B when you carry nothing: move_to room_BC.", OBS_EMPTY_HANDED,
-                           ["move_to room_B", "move_to room_D"]) == {}
+    assert (
+        advised_actions(
+            "In room_B when you carry nothing: move_to room_BC.",
+            OBS_EMPTY_HANDED,
+            ["move_to room_B", "move_to room_D"],
+        )
+        == {}
+    )
 
 
 def test_ties_keep_every_best_action_and_text_game_commands_work():
@@ -51,8 +66,11 @@ def test_ties_keep_every_best_action_and_text_game_commands_work():
 
 
 def test_one_line_advice_is_cut_into_sentences():
-    assert advice_lines("Go north first. Then open the door! Done?") == ["Go north first.", "Then open the door!",
-                                                                       "Done?"]
+    assert advice_lines("Go north first. Then open the door! Done?") == [
+        "Go north first.",
+        "Then open the door!",
+        "Done?",
+    ]
     assert advice_lines("- one\n* two\n\n") == ["one", "two"]
 
 
@@ -61,10 +79,13 @@ def test_a_walkthrough_is_followed_step_after_step():
     obs = "You are in a hallway. Exits: north, south."
     assert advised_actions(plan, obs, ["go north", "go south"]) == {"go north": 1.0}
     assert advised_actions(plan, obs, ["go south", "take key"], done=["go north"]) == {"take key": 1.0}
-    assert advised_actions(plan, obs, ["go north", "go south"], done=["go north", "take key"]) == {"go south": 1.0}
+    assert advised_actions(plan, obs, ["go north", "go south"], done=["go north", "take key"]) == {
+        "go south": 1.0
+    }
     # A step the agent cannot take now is skipped to the next one it can.
     assert advised_actions(plan, obs, ["unlock door with key"], done=["go north", "take key"]) == {
-        "unlock door with key": 1.0}
+        "unlock door with key": 1.0
+    }
 
 
 def test_a_rule_for_another_situation_in_this_room_does_not_apply():
@@ -76,13 +97,21 @@ def test_a_rule_for_another_situation_in_this_room_does_not_apply():
 
 
 def test_a_plan_line_among_rules_guides_where_no_rule_applies():
-    advice = ("When the compass is here: pick_up compass.\n"
-              "Search plan: move_to room_B, move_to room_G, move_to room_A, move_to room_G, move_to room_H.\n"
-              "In room_B when you carry the compass: move_to room_E.")
-    assert advised_actions(advice, OBS_EMPTY_HANDED, MOVES, done=["move_to room_B"]) == {"move_to room_G": 1.0}
+    advice = (
+        "When the compass is here: pick_up compass.\n"
+        "Search plan: move_to room_B, move_to room_G, move_to room_A, move_to room_G, move_to room_H.\n"
+        "In room_B when you carry the compass: move_to room_E."
+    )
+    assert advised_actions(advice, OBS_EMPTY_HANDED, MOVES, done=["move_to room_B"]) == {
+        "move_to room_G": 1.0
+    }
     # past the first visit of room_G the plan goes on from where the agent is in it
     done = ["move_to room_B", "move_to room_G", "move_to room_A", "move_to room_G"]
     assert advised_actions(advice, OBS_EMPTY_HANDED, MOVES, done=done) == {"move_to room_H": 1.0}
-    assert list(advised_actions(advice, OBS_CARRYING, MOVES, done=done)) == ["move_to room_E"]  # a rule applies
+    assert list(advised_actions(advice, OBS_CARRYING, MOVES, done=done)) == [
+        "move_to room_E"
+    ]  # a rule applies
     # a list of room names alone ("Map: ...") names no action: it is no plan
-    assert advised_actions("Map: room_B: room_D, room_G; room_G: room_A, room_H.", OBS_EMPTY_HANDED, MOVES) == {}
+    assert (
+        advised_actions("Map: room_B: room_D, room_G; room_G: room_A, room_H.", OBS_EMPTY_HANDED, MOVES) == {}
+    )

@@ -15,30 +15,43 @@ def ToolsAgent(llm, **kwargs):
     return TaskAgent(llm, action_format="tools", **kwargs)
 
 
-A, B, C, D = ('move_to(room="room_A")', 'move_to(room="room_B")', 'move_to(room="room_C")',
-              'move_to(room="room_D")')
+A, B, C, D = (
+    'move_to(room="room_A")',
+    'move_to(room="room_B")',
+    'move_to(room="room_C")',
+    'move_to(room="room_D")',
+)
 
 
-@pytest.mark.parametrize(("proposed", "past", "kind"), [
-    (A, [(A, True)], "failed"),  # repeating a failure
-    (B, [(A, False), (B, False), (A, False)], "back and forth"),  # A B A -> B
-    ("look()", [("look()", False), ("look()", False)], "in a row"),
-    (D, [(D, False), (B, False), (D, False), (C, False)], "circles"),  # a 4-cycle D B D C -> D
-])
+@pytest.mark.parametrize(
+    ("proposed", "past", "kind"),
+    [
+        (A, [(A, True)], "failed"),  # repeating a failure
+        (B, [(A, False), (B, False), (A, False)], "back and forth"),  # A B A -> B
+        ("look()", [("look()", False), ("look()", False)], "in a row"),
+        (D, [(D, False), (B, False), (D, False), (C, False)], "circles"),  # a 4-cycle D B D C -> D
+    ],
+)
 def test_loops_are_named(proposed, past, kind):
     note = loop_nudge(proposed, past)
     assert note is not None and kind in note and proposed in note
 
 
-@pytest.mark.parametrize(("proposed", "past"), [
-    (A, []),
-    (A, [(A, False)]),  # once more after a success is not a loop
-    (C, [(A, False), (B, False), (A, False)]),  # leaving the cycle
-    (A, [(B, True)]),  # a different action after a failure
-    ("look()", [("look()", False)]),
-    (D, [(D, False), (B, False), (C, False)]),  # a second visit is not yet a cycle
-    (D, [(D, False), (A, False), (B, False), (C, False), (A, False), (B, False), (D, False)]),  # 6 turns apart
-])
+@pytest.mark.parametrize(
+    ("proposed", "past"),
+    [
+        (A, []),
+        (A, [(A, False)]),  # once more after a success is not a loop
+        (C, [(A, False), (B, False), (A, False)]),  # leaving the cycle
+        (A, [(B, True)]),  # a different action after a failure
+        ("look()", [("look()", False)]),
+        (D, [(D, False), (B, False), (C, False)]),  # a second visit is not yet a cycle
+        (
+            D,
+            [(D, False), (A, False), (B, False), (C, False), (A, False), (B, False), (D, False)],
+        ),  # 6 turns apart
+    ],
+)
 def test_progress_is_not_a_loop(proposed, past):
     assert loop_nudge(proposed, past) is None
 
@@ -56,8 +69,9 @@ def env_and_task():
 async def test_a_repeated_failure_is_asked_again_with_a_note(env_and_task):
     env, task = env_and_task
     absent = "torch"  # put_down of something not carried: a valid call that the world refuses
-    llm = ScriptedLLM([_call("put_down", object=absent), _call("put_down", object=absent), _call("look"),
-                       _call("look")])
+    llm = ScriptedLLM(
+        [_call("put_down", object=absent), _call("put_down", object=absent), _call("look"), _call("look")]
+    )
     traj = await ToolsAgent(llm, max_turns=2).run(env.clone(), task)
     assert [s.action for s in traj.steps][:2] == [f'put_down(object="{absent}")', "look()"]
     assert traj.steps[0].error

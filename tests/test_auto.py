@@ -30,22 +30,44 @@ def agent_policy(messages, **kwargs):
     return {"tool_calls": [{"name": "look", "arguments": {}}], "text": ""}
 
 
-LOOK = {"type": "function", "function": {"name": "look", "description": "Look around.",
-                                         "parameters": {"type": "object", "properties": {}}}}
+LOOK = {
+    "type": "function",
+    "function": {
+        "name": "look",
+        "description": "Look around.",
+        "parameters": {"type": "object", "properties": {}},
+    },
+}
 
 
 def run_task(create, task: str, **kwargs) -> list[dict]:
     """A minimal tool-using agent loop over ``create(messages=..., **kwargs)``."""
-    messages = [{"role": "system", "content": "You are a household agent."}, {"role": "user", "content": task}]
+    messages = [
+        {"role": "system", "content": "You are a household agent."},
+        {"role": "user", "content": task},
+    ]
     for _ in range(4):
         reply = create(messages=messages, tools=[LOOK], **kwargs).choices[0].message
         if not reply.tool_calls:
             messages.append({"role": "assistant", "content": reply.content})
             return messages
-        messages.append({"role": "assistant", "content": reply.content, "tool_calls": [
-            {"id": c.id, "type": "function", "function": {"name": c.function.name, "arguments": c.function.arguments}}
-            for c in reply.tool_calls]})
-        messages += [{"role": "tool", "tool_call_id": c.id, "content": "You see a key."} for c in reply.tool_calls]
+        messages.append(
+            {
+                "role": "assistant",
+                "content": reply.content,
+                "tool_calls": [
+                    {
+                        "id": c.id,
+                        "type": "function",
+                        "function": {"name": c.function.name, "arguments": c.function.arguments},
+                    }
+                    for c in reply.tool_calls
+                ],
+            }
+        )
+        messages += [
+            {"role": "tool", "tool_call_id": c.id, "content": "You see a key."} for c in reply.tool_calls
+        ]
     raise AssertionError("the agent did not finish")
 
 
@@ -77,10 +99,20 @@ def test_litellm_completion_function_is_wrapped_the_same_way(memory):
 
     with ScriptedOpenAIServer(ScriptedLLM(agent_policy)) as server:
         completion = atlas.auto.wrap(litellm.completion, memory)
-        run_task(completion, "bring the key to room_C", model="openai/scripted", api_base=server.base_url,
-                 api_key="unused")
-        run_task(completion, "bring the key to room_D", model="openai/scripted", api_base=server.base_url,
-                 api_key="unused")
+        run_task(
+            completion,
+            "bring the key to room_C",
+            model="openai/scripted",
+            api_base=server.base_url,
+            api_key="unused",
+        )
+        run_task(
+            completion,
+            "bring the key to room_D",
+            model="openai/scripted",
+            api_base=server.base_url,
+            api_key="unused",
+        )
         assert completion.session.saved == 2 and memory.experience_memory.count() == 2
         assert "bring the key to room_C" in server.system_prompts()[2]
 
@@ -107,13 +139,27 @@ def test_helpers_and_bad_input():
     assert task_of(msgs) == "find the key" and task_of([{"role": "system", "content": "x"}]) is None
     assert with_advice(msgs, "  ") == msgs
     assert with_advice(msgs, "go north")[0] == {"role": "system", "content": f"{ADVICE_HEADER}\ngo north"}
-    transcript = [*msgs, {"role": "assistant", "content": None, "tool_calls": [
-        {"id": "1", "type": "function", "function": {"name": "move", "arguments": '{"room": "B"}'}}]},
-        {"role": "tool", "tool_call_id": "1", "content": "You are in B."}, {"role": "assistant", "content": "ok"}]
+    transcript = [
+        *msgs,
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {"id": "1", "type": "function", "function": {"name": "move", "arguments": '{"room": "B"}'}}
+            ],
+        },
+        {"role": "tool", "tool_call_id": "1", "content": "You are in B."},
+        {"role": "assistant", "content": "ok"},
+    ]
     ep = episode_from_messages(transcript, True)
     assert ep["task"]["goal"] == "find the key" and ep["success"] is True and ep["score"] == 1.0
-    assert ep["steps"] == [{"action": {"tool": "move", "args": {"room": "B"}},
-                            "observation": {"text": "You are in B."}, "error": None}]
+    assert ep["steps"] == [
+        {
+            "action": {"tool": "move", "args": {"room": "B"}},
+            "observation": {"text": "You are in B."},
+            "error": None,
+        }
+    ]
     with pytest.raises(InvalidInputError, match="memory: cannot use a int"):
         atlas.auto.wrap(lambda **kw: None, 3)
     with pytest.raises(InvalidInputError, match="client: expected"):
@@ -142,10 +188,27 @@ def test_litellm_path_against_the_local_model_behind_an_openai_compatible_server
     port = _free_port()
     log = (tmp_path / "server.log").open("w")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "llama_cpp.server", "--model", str(local_models.model_path("qwen2.5-coder-0.5b")),
-         "--model_alias", "qwen", "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "2048",
-         "--n_threads", "1"],
-        stdout=subprocess.DEVNULL, stderr=log, env={**os.environ})
+        [
+            sys.executable,
+            "-m",
+            "llama_cpp.server",
+            "--model",
+            str(local_models.model_path("qwen2.5-coder-0.5b")),
+            "--model_alias",
+            "qwen",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--n_ctx",
+            "2048",
+            "--n_threads",
+            "1",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=log,
+        env={**os.environ},
+    )
     try:
         for _ in range(600):
             if proc.poll() is not None:
@@ -156,13 +219,20 @@ def test_litellm_path_against_the_local_model_behind_an_openai_compatible_server
             except OSError:
                 time.sleep(0.2)
         completion = atlas.auto.wrap(litellm.completion, memory)
-        kw = dict(model="openai/qwen", api_base=f"http://127.0.0.1:{port}/v1", api_key="unused", max_tokens=16,
-                  temperature=0.0)
+        kw = dict(
+            model="openai/qwen",
+            api_base=f"http://127.0.0.1:{port}/v1",
+            api_key="unused",
+            max_tokens=16,
+            temperature=0.0,
+        )
         for task in ("Say the word apple.", "Say the word pear."):
             out = completion(messages=[{"role": "user", "content": task}], **kw)
             assert out.choices[0].message.content.strip()
         assert completion.session.saved == 2 and memory.experience_memory.count() == 2
-        found = json.dumps([e.task.description for e in memory.experience_memory.search("Say the word pear.", k=2)])
+        found = json.dumps(
+            [e.task.description for e in memory.experience_memory.search("Say the word pear.", k=2)]
+        )
         assert "Say the word apple." in found
     finally:
         proc.terminate()
@@ -191,8 +261,9 @@ async def test_async_clients_behave_like_the_sync_ones(embedder):
 
     def async_client(memory, server):
         c = atlas.auto.wrap(AsyncOpenAI(base_url=server.base_url, api_key="unused"), memory)
-        return (lambda **kw: asyncio.run_coroutine_threadsafe(c.chat.completions.create(**kw), loop).result()), \
-            c.session
+        return (
+            lambda **kw: asyncio.run_coroutine_threadsafe(c.chat.completions.create(**kw), loop).result()
+        ), c.session
 
     def async_litellm(memory, server):
         f = atlas.auto.wrap(litellm.acompletion, memory)
@@ -201,6 +272,9 @@ async def test_async_clients_behave_like_the_sync_ones(embedder):
     want = await asyncio.to_thread(transcript_prompts, sync_client, {"model": "scripted"})
     assert want[1] == 2 and ADVICE_HEADER in want[0][2]
     assert await asyncio.to_thread(transcript_prompts, async_client, {"model": "scripted"}) == want
-    got = await asyncio.to_thread(transcript_prompts, async_litellm,
-                                  {"model": "openai/scripted", "api_base": lambda s: s.base_url, "api_key": "unused"})
+    got = await asyncio.to_thread(
+        transcript_prompts,
+        async_litellm,
+        {"model": "openai/scripted", "api_base": lambda s: s.base_url, "api_key": "unused"},
+    )
     assert got == want

@@ -50,7 +50,7 @@ async def test_conversation_only_grows(env, task):
     calls = [c.messages for c in llm.history]
     for before, after in itertools.pairwise(calls):
         assert after[: len(before)] == before
-        assert [m["role"] for m in after[len(before):]] == ["assistant", "user"]
+        assert [m["role"] for m in after[len(before) :]] == ["assistant", "user"]
 
 
 async def test_advice_is_data_in_the_user_turn_and_contrast_drops_it(env, task):
@@ -77,7 +77,9 @@ async def test_advice_matching_the_observation_biases_its_action(env, task):
     await TaskAgent(llm, max_turns=1).run(env.clone(), task, advice=advice)
     bias = llm.history[0].kwargs["choice_bias"]
     assert list(bias) == [move] and 0 < bias[move] <= 3.0
-    await TaskAgent(llm := ScriptedLLM([move]), max_turns=1, advice_weight=0).run(env.clone(), task, advice=advice)
+    await TaskAgent(llm := ScriptedLLM([move]), max_turns=1, advice_weight=0).run(
+        env.clone(), task, advice=advice
+    )
     assert not llm.history[0].kwargs.get("choice_bias")
 
 
@@ -162,7 +164,8 @@ async def test_loop_guard_takes_looping_actions_off_the_choices(env):
     assert not any(acts[i] == acts[i + 2] and acts[i + 1] == acts[i + 3] for i in range(len(acts) - 3))
     assert traj.metadata["loop_nudges"] > 0
     assert any(len(c.kwargs["choices"]) < c.messages[-1]["content"].count("\n- ") + 1 for c in llm.history)
-    unguarded = await TaskAgent(ScriptedLLM(lambda m, **kw: kw["choices"][0]), max_turns=12,
-                                loop_guard=False).run(env.clone(), task)
+    unguarded = await TaskAgent(
+        ScriptedLLM(lambda m, **kw: kw["choices"][0]), max_turns=12, loop_guard=False
+    ).run(env.clone(), task)
     u = [s.action for s in unguarded.steps]
     assert any(u[i] == u[i + 2] and u[i + 1] == u[i + 3] for i in range(len(u) - 3))

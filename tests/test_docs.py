@@ -39,6 +39,8 @@ def test_ci_runs_the_readme_test_command() -> None:
 def test_cli_reference_is_up_to_date() -> None:
     result = subprocess.run(
         [sys.executable, str(ROOT / "scripts" / "gen_cli_docs.py"), "--check"],
-        capture_output=True, text=True, timeout=300,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert result.returncode == 0, result.stdout + result.stderr

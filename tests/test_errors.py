@@ -9,8 +9,11 @@ import atlas.errors as errors
 
 
 def test_exported_members():
-    public = sorted(name for name, value in vars(errors).items()
-                    if not name.startswith("_") and isinstance(value, type) and value.__module__ == errors.__name__)
+    public = sorted(
+        name
+        for name, value in vars(errors).items()
+        if not name.startswith("_") and isinstance(value, type) and value.__module__ == errors.__name__
+    )
     assert errors.__all__ == public
 
 

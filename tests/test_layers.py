@@ -12,10 +12,16 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "atlas"
 
 FORBIDDEN = {
     ("trace", "alma"),  # telemetry writing sits below ALMA; reading and viewing runs is atlas.viewer
-    ("infra", "alma"), ("infra", "memory"), ("infra", "envs"), ("infra", "agent"),
-    ("envs", "memory"), ("envs", "alma"),
-    ("memory", "alma"), ("agent", "alma"),
-    ("core", "infra"), ("protocols", "infra"),
+    ("infra", "alma"),
+    ("infra", "memory"),
+    ("infra", "envs"),
+    ("infra", "agent"),
+    ("envs", "memory"),
+    ("envs", "alma"),
+    ("memory", "alma"),
+    ("agent", "alma"),
+    ("core", "infra"),
+    ("protocols", "infra"),
 }
 
 
@@ -56,7 +62,7 @@ def _cycle(graph: dict[str, dict[str, list[str]]]) -> list[str] | None:
         stack.append(node)
         for nxt in sorted(graph.get(node, {})):
             if state.get(nxt) == 1:
-                return [*stack[stack.index(nxt):], nxt]
+                return [*stack[stack.index(nxt) :], nxt]
             if nxt not in state and (found := visit(nxt)):
                 return found
         stack.pop()

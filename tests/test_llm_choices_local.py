@@ -57,12 +57,15 @@ def test_reused_cache_chooses_as_rereading_does(cached, tasks):
 
     env, (task, _) = tasks
     script = ScriptedLLM(lambda messages, **kw: kw["choices"][-1])
-    TaskAgent(script, max_turns=8, contrast_weight=0).run_sync(env.clone(), task,
-                                                               advice=env.oracle_advice(task, "learnable"))
+    TaskAgent(script, max_turns=8, contrast_weight=0).run_sync(
+        env.clone(), task, advice=env.oracle_advice(task, "learnable")
+    )
     fresh = _client(kv_reuse=False)
     turns = [(c.messages, c.kwargs["choices"]) for c in script.history if len(c.kwargs["choices"]) > 1]
-    same = sum(cached.complete(m, choices=c, temperature=0).text == fresh.complete(m, choices=c, temperature=0).text
-               for m, c in turns)
+    same = sum(
+        cached.complete(m, choices=c, temperature=0).text == fresh.complete(m, choices=c, temperature=0).text
+        for m, c in turns
+    )
     assert len(turns) >= 4 and same >= len(turns) - 1
     assert cached.backend.stats["prompt_tokens_reused"] > cached.backend.stats["prompt_tokens_evaluated"]
     assert fresh.backend.stats["prompt_tokens_reused"] == 0
@@ -88,5 +91,7 @@ def test_the_local_model_acts_on_advice_it_can_match(cached):
     env = GraphWorldEnv(rooms=8)
     tasks = env.generate_family_tasks(3, 42, 10_049)
     agent = TaskAgent(cached)
-    solved = [asyncio.run(agent.run(env.clone(), t, advice=env.oracle_advice(t, "full"))).success for t in tasks]
+    solved = [
+        asyncio.run(agent.run(env.clone(), t, advice=env.oracle_advice(t, "full"))).success for t in tasks
+    ]
     assert sum(solved) >= 2, solved

@@ -17,20 +17,36 @@ import pytest
 from atlas.mcp_stdio import MAX_REQUEST_BYTES, check_message
 
 SRC = Path(__file__).resolve().parents[1] / "src"
-INIT = {"jsonrpc": "2.0", "id": 0, "method": "initialize",
-        "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}}
-DEEP = "{\"a\":" * 5000 + "1" + "}" * 5000  # past the parser's recursion: the id cannot be read
-MID = "{\"a\":" * 200 + "1" + "}" * 200
+INIT = {
+    "jsonrpc": "2.0",
+    "id": 0,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "raw", "version": "1"},
+    },
+}
+DEEP = '{"a":' * 5000 + "1" + "}" * 5000  # past the parser's recursion: the id cannot be read
+MID = '{"a":' * 200 + "1" + "}" * 200
 MALFORMED: list[tuple[str, bytes, object]] = [
     ("not json", b"{not json", None),
     ("deep array", b"[" * 100_000, None),
     ("deep params", b'{"jsonrpc":"2.0","id":1,"method":"tools/list","params":' + DEEP.encode() + b"}", None),
     ("nested params", b'{"jsonrpc":"2.0","id":11,"method":"tools/list","params":' + MID.encode() + b"}", 11),
-    ("lone surrogate", b'{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"list_guidelines",'
-                       b'"arguments":{"namespace":"\\ud800"}}}', 2),
+    (
+        "lone surrogate",
+        b'{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"list_guidelines",'
+        b'"arguments":{"namespace":"\\ud800"}}}',
+        2,
+    ),
     ("batch", b'[{"jsonrpc":"2.0","id":3,"method":"tools/list"}]', None),
-    ("protocol version not a string", b'{"jsonrpc":"2.0","id":4,"method":"initialize","params":{"protocolVersion":'
-                                      b'12,"capabilities":{},"clientInfo":{"name":"x","version":"1"}}}', 4),
+    (
+        "protocol version not a string",
+        b'{"jsonrpc":"2.0","id":4,"method":"initialize","params":{"protocolVersion":'
+        b'12,"capabilities":{},"clientInfo":{"name":"x","version":"1"}}}',
+        4,
+    ),
     ("params as a string", b'{"jsonrpc":"2.0","id":5,"method":"tools/list","params":"abc"}', 5),
     ("5000-digit id", b'{"jsonrpc":"2.0","id":' + b"9" * 5000 + b',"method":"tools/list"}', None),
     ("a bare string", b'"hello"', None),
@@ -40,8 +56,12 @@ MALFORMED: list[tuple[str, bytes, object]] = [
     ("method not a string", b'{"jsonrpc":"2.0","id":9,"method":42}', 9),
     ("id an object", b'{"jsonrpc":"2.0","id":{"a":1},"method":"tools/list"}', None),
     ("not UTF-8", b'\xff\xfe{"jsonrpc":"2.0"}', None),
-    ("arguments as a string", b'{"jsonrpc":"2.0","id":10,"method":"tools/call","params":{"name":"list_guidelines",'
-                              b'"arguments":"x"}}', 10),
+    (
+        "arguments as a string",
+        b'{"jsonrpc":"2.0","id":10,"method":"tools/call","params":{"name":"list_guidelines",'
+        b'"arguments":"x"}}',
+        10,
+    ),
 ]
 
 
@@ -59,11 +79,19 @@ def test_valid_messages_pass():
 
 class Server:
     def __init__(self, tmp_path: Path) -> None:
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(SRC), os.environ.get("PYTHONPATH", "")]),
-               "HF_HUB_OFFLINE": "1", "ANONYMIZED_TELEMETRY": "False"}
-        self.proc = subprocess.Popen([sys.executable, "-m", "atlas.mcp_server", "--path", str(tmp_path / "mem")],
-                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                                     env=env)
+        env = {
+            **os.environ,
+            "PYTHONPATH": os.pathsep.join([str(SRC), os.environ.get("PYTHONPATH", "")]),
+            "HF_HUB_OFFLINE": "1",
+            "ANONYMIZED_TELEMETRY": "False",
+        }
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "atlas.mcp_server", "--path", str(tmp_path / "mem")],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            env=env,
+        )
         self.buf = b""
 
     def send(self, line: bytes) -> None:
@@ -102,8 +130,10 @@ def test_every_raw_malformed_request_gets_a_reply_and_the_server_keeps_serving(t
             assert "error" in got and got["id"] == rid, (name, got)
         server.send(b"x" * (MAX_REQUEST_BYTES + 10))
         assert "over the limit" in server.reply()["error"]["message"]
-        server.send(b'{"jsonrpc":"2.0","id":99,"method":"tools/call","params":{"name":"list_guidelines",'
-                    b'"arguments":{"namespace":"alice\\n"}}}')
+        server.send(
+            b'{"jsonrpc":"2.0","id":99,"method":"tools/call","params":{"name":"list_guidelines",'
+            b'"arguments":{"namespace":"alice\\n"}}}'
+        )
         got = server.reply()
         assert got["id"] == 99 and got["result"]["isError"] is True  # "alice\n" is not a namespace
         server.send(b'{"jsonrpc":"2.0","id":100,"method":"tools/list"}')
@@ -122,12 +152,20 @@ def test_streamable_http_answers_malformed_posts_and_keeps_serving(tmp_path: Pat
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(SRC), os.environ.get("PYTHONPATH", "")])}
-    proc = subprocess.Popen([sys.executable, "-m", "atlas.mcp_server", "--transport", "streamable-http",
-                             "--port", str(port)], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "atlas.mcp_server", "--transport", "streamable-http", "--port", str(port)],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
 
     def post(body: bytes) -> tuple[int, bytes]:
-        req = urllib.request.Request(f"http://127.0.0.1:{port}/mcp", data=body, method="POST", headers={
-            "Content-Type": "application/json", "Accept": "application/json, text/event-stream"})
+        req = urllib.request.Request(
+            f"http://127.0.0.1:{port}/mcp",
+            data=body,
+            method="POST",
+            headers={"Content-Type": "application/json", "Accept": "application/json, text/event-stream"},
+        )
         try:
             with urllib.request.urlopen(req, timeout=60) as res:
                 return res.status, res.read()

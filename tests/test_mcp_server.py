@@ -253,7 +253,11 @@ async def test_bad_arguments_are_clear_errors_not_empty_results(embedder):
         ("save_trajectory", {"trajectory": {**TRAJ_OBJECT, "score": float("nan")}}, "score"),
         ("store_experience", {"trajectory": {**TRAJ_OBJECT, "score": float("inf")}}, "score"),
         ("store_experience", {"trajectory": {**TRAJ_OBJECT, "score": "0.9"}}, "score: must be a number"),
-        ("store_experience", {"trajectory": {**TRAJ_OBJECT, "metadata": {"x": "y" * 2_100_000}}}, "over the limit"),
+        (
+            "store_experience",
+            {"trajectory": {**TRAJ_OBJECT, "metadata": {"x": "y" * 2_100_000}}},
+            "over the limit",
+        ),
         ("get_guidelines", {"task": "t" * 30_000, "namespace": "A"}, "task: 30000 characters"),
         ("search_experiences", {"task": "t", "k": 10**9}, "k: at most 100"),
         ("list_guidelines", {"namespace": "A", "limit": 10**9}, "limit: at most"),

@@ -46,10 +46,17 @@ def test_the_cli_finds_a_plugin_provider_in_a_subprocess(tmp_path):
 
     replies = tmp_path / "replies.json"
     replies.write_text('{"default": "{}"}')
-    code = ("from atlas.infra.llm import make_llm; import sys; "
-            "print(make_llm(sys.argv[1]).complete([{'role': 'user', 'content': 'x'}]).text)")
-    proc = subprocess.run([sys.executable, "-c", code, f"scripted:{replies}"], capture_output=True, text=True,
-                          env=subprocess_env(), timeout=120)
+    code = (
+        "from atlas.infra.llm import make_llm; import sys; "
+        "print(make_llm(sys.argv[1]).complete([{'role': 'user', 'content': 'x'}]).text)"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code, f"scripted:{replies}"],
+        capture_output=True,
+        text=True,
+        env=subprocess_env(),
+        timeout=120,
+    )
     assert proc.returncode == 0 and proc.stdout.strip() == "{}", proc.stderr[-2000:]
 
 

@@ -5,10 +5,29 @@ from __future__ import annotations
 import atlas
 
 EXPECTED = {
-    "__version__", "AtlasError", "Archive", "CodeConcept", "Design", "Experience", "Guideline",
-    "GuidelineBank", "LLMClient", "MemoryQueryResult", "MemorySystemImpl", "ScriptedLLM", "Step",
-    "Strategy", "Task", "TaskAgent", "Trajectory", "build_memory_system", "format_advice", "get_env",
-    "make_embedder", "make_llm", "register_env",
+    "__version__",
+    "AtlasError",
+    "Archive",
+    "CodeConcept",
+    "Design",
+    "Experience",
+    "Guideline",
+    "GuidelineBank",
+    "LLMClient",
+    "MemoryQueryResult",
+    "MemorySystemImpl",
+    "ScriptedLLM",
+    "Step",
+    "Strategy",
+    "Task",
+    "TaskAgent",
+    "Trajectory",
+    "build_memory_system",
+    "format_advice",
+    "get_env",
+    "make_embedder",
+    "make_llm",
+    "register_env",
 }
 
 

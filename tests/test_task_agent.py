@@ -52,14 +52,16 @@ async def test_solves_a_task_with_native_tool_calls(env, task):
     traj = await ToolsAgent(llm).run(env.clone(), task, advice="Route: room_A -> room_B")
     assert traj.success and traj.score == pytest.approx(max(0.5, 1 - len(plan) / 40))
     assert [s.tool for s in traj.steps] == [t for t, _ in plan]
-    assert traj.steps[0].action.startswith(f'{plan[0][0]}(') and traj.steps[0].data["location"]
+    assert traj.steps[0].action.startswith(f"{plan[0][0]}(") and traj.steps[0].data["location"]
     meta = traj.metadata
     assert meta["steps_taken"] == len(plan) and meta["turns"] == len(plan) and meta["invalid_actions"] == 0
     assert meta["tool_mode"] == "native" and meta["usage"]["calls"] == len(plan)
     assert meta["usage"]["total_tokens"] > 0
     first = llm.history[0]
     assert "Route: room_A -> room_B" not in first.messages[0]["content"]  # never in the system role
-    assert "<notes>\nRoute: room_A -> room_B\n</notes>" in first.messages[1]["content"]  # data in the user turn
+    assert (
+        "<notes>\nRoute: room_A -> room_B\n</notes>" in first.messages[1]["content"]
+    )  # data in the user turn
     assert task.description in first.messages[-1]["content"]
     assert [t.name for t in first.kwargs["tools"]] == ["look", "move_to", "pick_up", "put_down"]
     assert first.kwargs["tool_choice"] == "required"  # one tool call per turn, forced where possible
@@ -94,8 +96,12 @@ async def test_json_mode_recovers_from_invalid_actions(env, task):
     assert "Invalid action" in llm.history[1].messages[-1]["content"]
     assert "no room called 'room_Z'" in llm.history[5].messages[-1]["content"]
     schema = llm.history[0].kwargs["json_schema"]
-    assert {v["properties"]["tool"]["enum"][0] for v in schema["anyOf"]} == {"look", "move_to", "pick_up",
-                                                                              "put_down"}
+    assert {v["properties"]["tool"]["enum"][0] for v in schema["anyOf"]} == {
+        "look",
+        "move_to",
+        "pick_up",
+        "put_down",
+    }
     assert llm.history[0].kwargs["tools"] is None
     assert '"tool"' in llm.history[0].messages[0]["content"]  # the JSON format is explained
 
@@ -111,7 +117,9 @@ async def test_constrained_arguments_reject_bad_moves_before_the_env(env, task):
     assert traj.metadata["steps_taken"] == len(plan)
     first = llm.history[0]
     start = traj.metadata["initial_observation"]
-    move = next(v for v in first.kwargs["json_schema"]["anyOf"] if v["properties"]["tool"]["enum"] == ["move_to"])
+    move = next(
+        v for v in first.kwargs["json_schema"]["anyOf"] if v["properties"]["tool"]["enum"] == ["move_to"]
+    )
     assert move["properties"]["args"]["properties"]["room"]["enum"] == start["adjacent_rooms"]
     assert "room: one of " + ", ".join(start["adjacent_rooms"]) in first.messages[0]["content"]
 
@@ -171,8 +179,14 @@ def test_bad_tool_mode():
 def test_public_api_is_pinned():
     import atlas.agent
 
-    assert sorted(atlas.agent.__all__) == ["InvalidAction", "ParsedAction", "TaskAgent", "ToolMode",
-                                           "action_schema", "parse_text_action"]
+    assert sorted(atlas.agent.__all__) == [
+        "InvalidAction",
+        "ParsedAction",
+        "TaskAgent",
+        "ToolMode",
+        "action_schema",
+        "parse_text_action",
+    ]
 
 
 @pytest.mark.parametrize(
@@ -180,7 +194,11 @@ def test_public_api_is_pinned():
     [
         ('{"thought": "t", "tool": "move_to", "args": {"room": "room_B"}}', "move_to", {"room": "room_B"}),
         ('{"name": "move_to", "arguments": "{\\"room\\": \\"room_B\\"}"}', "move_to", {"room": "room_B"}),
-        ('{"action": {"tool": "pick_up", "args": {"object": "key"}}, "thought": "x"}', "pick_up", {"object": "key"}),
+        (
+            '{"action": {"tool": "pick_up", "args": {"object": "key"}}, "thought": "x"}',
+            "pick_up",
+            {"object": "key"},
+        ),
         ('{"tool": "move_to", "room": "room_C", "thought": "flat"}', "move_to", {"room": "room_C"}),
         ('Sure! ```json\n{"tool": "look", "args": {}}\n```', "look", {}),
     ],

@@ -112,9 +112,11 @@ def as_memory(memory: Any) -> AutoMemory:
         return ExperienceMemory(memory)
     if hasattr(memory, "recall") and hasattr(memory, "exported"):
         return DesignMemory(memory)
-    raise InvalidInputError(f"memory: cannot use a {type(memory).__name__}; give a GuidelineBank, a MemorySystem, "
-                            "a ServedDesign, an export folder, or an object with advise(task) and learn(messages, "
-                            "success)")
+    raise InvalidInputError(
+        f"memory: cannot use a {type(memory).__name__}; give a GuidelineBank, a MemorySystem, "
+        "a ServedDesign, an export folder, or an object with advise(task) and learn(messages, "
+        "success)"
+    )
 
 
 def _content(message: Any) -> str:
@@ -139,7 +141,12 @@ def with_advice(messages: list[Any], advice: str) -> list[Any]:
         return list(messages)
     block = f"{ADVICE_HEADER}\n{advice.strip()}"
     out = list(messages)
-    if out and isinstance(out[0], dict) and out[0].get("role") == "system" and isinstance(out[0].get("content"), str):
+    if (
+        out
+        and isinstance(out[0], dict)
+        and out[0].get("role") == "system"
+        and isinstance(out[0].get("content"), str)
+    ):
         out[0] = {**out[0], "content": f"{out[0]['content']}\n\n{block}"}
     else:
         out.insert(0, {"role": "system", "content": block})
@@ -161,8 +168,13 @@ def reply_message(response: Any) -> dict[str, Any] | None:
     calls = []
     for c in _get(msg, "tool_calls") or []:
         fn = _get(c, "function")
-        calls.append({"id": _get(c, "id"), "type": "function",
-                      "function": {"name": _get(fn, "name"), "arguments": _get(fn, "arguments") or "{}"}})
+        calls.append(
+            {
+                "id": _get(c, "id"),
+                "type": "function",
+                "function": {"name": _get(fn, "name"), "arguments": _get(fn, "arguments") or "{}"},
+            }
+        )
     out: dict[str, Any] = {"role": "assistant", "content": _get(msg, "content")}
     if calls:
         out["tool_calls"] = calls
@@ -184,18 +196,33 @@ def episode_from_messages(messages: list[dict[str, Any]], success: bool | None) 
             except json.JSONDecodeError:
                 args = {"raw": fn.get("arguments")}
             text = results.get(c.get("id"), "")
-            steps.append({"action": {"tool": fn.get("name") or "", "args": args if isinstance(args, dict) else {}},
-                          "observation": {"text": text}, "error": None})
+            steps.append(
+                {
+                    "action": {"tool": fn.get("name") or "", "args": args if isinstance(args, dict) else {}},
+                    "observation": {"text": text},
+                    "error": None,
+                }
+            )
     ok = bool(success)
-    return {"task": {"goal": task_of(messages) or "", "observation": {}, "domain": ""}, "steps": steps,
-            "success": ok, "score": 1.0 if ok else 0.0, "steps_taken": len(steps)}
+    return {
+        "task": {"goal": task_of(messages) or "", "observation": {}, "domain": ""},
+        "steps": steps,
+        "success": ok,
+        "score": 1.0 if ok else 0.0,
+        "steps_taken": len(steps),
+    }
 
 
 class AutoSession:
     """The per-task bookkeeping shared by every wrapper: advice once per task, save on a final reply."""
 
-    def __init__(self, memory: AutoMemory, *, save: bool = True, success: Callable[[list[dict]], bool | None] | None
-                 = None) -> None:
+    def __init__(
+        self,
+        memory: AutoMemory,
+        *,
+        save: bool = True,
+        success: Callable[[list[dict]], bool | None] | None = None,
+    ) -> None:
         self.memory = memory
         self.save = save
         self.success = success
@@ -243,13 +270,19 @@ def _is_async(fn: Any) -> bool:
     return inspect.iscoroutinefunction(inspect.unwrap(fn))
 
 
-def _through_memory(session: AutoSession, fn: Callable[..., Any], args: tuple[Any, ...], messages: list[Any],
-                    kwargs: dict[str, Any]) -> Any:
+def _through_memory(
+    session: AutoSession,
+    fn: Callable[..., Any],
+    args: tuple[Any, ...],
+    messages: list[Any],
+    kwargs: dict[str, Any],
+) -> Any:
     """Call ``fn`` with the task's advice in ``messages`` and save the task when it ends. One path
     for sync and async callables: an async one gets a coroutine, with the memory's (blocking) work
     run in a thread so the event loop is never held."""
     stream = bool(kwargs.get("stream"))
     if _is_async(fn):
+
         async def call() -> Any:
             prepared = await asyncio.to_thread(session.prepare, messages)
             response = await fn(*args, messages=prepared, **kwargs)
@@ -260,6 +293,7 @@ def _through_memory(session: AutoSession, fn: Callable[..., Any], args: tuple[An
         return call()
     response = fn(*args, messages=session.prepare(messages), **kwargs)
     if inspect.isawaitable(response):  # an async callable we could not recognise up front
+
         async def finish() -> Any:
             done = await response
             if not stream:
@@ -304,8 +338,13 @@ class WrappedClient:
         return getattr(self._client, name)
 
 
-def wrap(client: Any, memory: Any, *, save: bool = True,
-         success: Callable[[list[dict[str, Any]]], bool | None] | None = None) -> Any:
+def wrap(
+    client: Any,
+    memory: Any,
+    *,
+    save: bool = True,
+    success: Callable[[list[dict[str, Any]]], bool | None] | None = None,
+) -> Any:
     """Wrap an OpenAI-SDK client (anything with ``chat.completions.create``) or a completion function
     (``litellm.completion``-like: ``fn(model=..., messages=[...], ...)``) so every task gets the
     memory's advice and is saved back when it ends. ``success(transcript)`` may judge the outcome
@@ -315,15 +354,29 @@ def wrap(client: Any, memory: Any, *, save: bool = True,
     if hasattr(client, "chat") and hasattr(client.chat, "completions"):
         return WrappedClient(client, session)
     if callable(client):
+
         def completion(*args: Any, messages: list[Any], **kwargs: Any) -> Any:
             return _through_memory(session, client, args, messages, kwargs)
 
         completion.session = session  # type: ignore[attr-defined]
         completion.__doc__ = f"{getattr(client, '__name__', 'completion')} with ATLAS memory"
         return completion
-    raise InvalidInputError(f"client: expected an OpenAI-SDK client or a completion function, got "
-                            f"{type(client).__name__}")
+    raise InvalidInputError(
+        f"client: expected an OpenAI-SDK client or a completion function, got {type(client).__name__}"
+    )
 
 
-__all__ = ["ADVICE_HEADER", "AutoMemory", "AutoSession", "DesignMemory", "ExperienceMemory", "GuidelineMemory",
-           "WrappedClient", "as_memory", "episode_from_messages", "task_of", "with_advice", "wrap"]
+__all__ = [
+    "ADVICE_HEADER",
+    "AutoMemory",
+    "AutoSession",
+    "DesignMemory",
+    "ExperienceMemory",
+    "GuidelineMemory",
+    "WrappedClient",
+    "as_memory",
+    "episode_from_messages",
+    "task_of",
+    "with_advice",
+    "wrap",
+]

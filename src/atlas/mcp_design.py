@@ -30,8 +30,15 @@ from atlas.memory.guidelines.config import check_namespace
 class DesignHub:
     """One ``ServedDesign`` (frozen) or one per namespace (learning), sharing a worker pool."""
 
-    def __init__(self, exported: ExportedDesign, *, embedder: Any = None, llm: Any = None, learn: bool = False,
-                 path: str | Path | None = None) -> None:
+    def __init__(
+        self,
+        exported: ExportedDesign,
+        *,
+        embedder: Any = None,
+        llm: Any = None,
+        learn: bool = False,
+        path: str | Path | None = None,
+    ) -> None:
         from atlas.alma.sandbox.pool import SandboxLimits, WorkerPool
         from atlas.alma.served import embedder_for
 
@@ -58,8 +65,14 @@ class DesignHub:
             from atlas.alma.archive import read_learned
 
             learned = read_learned(saved, f"namespace {namespace}")
-        return ServedDesign(self.exported, embedder=self.embedder, llm=self.llm, learn=self.learn, pool=self.pool,
-                            learned=learned)
+        return ServedDesign(
+            self.exported,
+            embedder=self.embedder,
+            llm=self.llm,
+            learn=self.learn,
+            pool=self.pool,
+            learned=learned,
+        )
 
     def _saved(self, namespace: str | None) -> Path | None:
         return None if self.path is None or namespace is None else self.path / f"{namespace}.json"
@@ -97,9 +110,11 @@ def create_design_server(hub: DesignHub, *, host: str = "127.0.0.1", port: int =
     name = hub.exported.manifest["design"]["name"]
     server = FastMCP(
         f"atlas-design-{name}"[:64],
-        instructions=(f"Memory design '{name}' found by an ATLAS search. Before a task call recall(task); "
-                      + ("after it call update(episode). " if hub.learn else "")
-                      + "Use one namespace per project or user."),
+        instructions=(
+            f"Memory design '{name}' found by an ATLAS search. Before a task call recall(task); "
+            + ("after it call update(episode). " if hub.learn else "")
+            + "Use one namespace per project or user."
+        ),
         host=host,
         port=port,
         log_level="WARNING",
@@ -129,9 +144,17 @@ def create_design_server(hub: DesignHub, *, host: str = "127.0.0.1", port: int =
     return server
 
 
-def serve_design(path: str | Path, *, transport: str = "stdio", host: str = "127.0.0.1", port: int = 8765,
-                 learn: bool = False, model: str | None = None, embedder: Any = None,
-                 state: str | Path | None = None) -> None:
+def serve_design(
+    path: str | Path,
+    *,
+    transport: str = "stdio",
+    host: str = "127.0.0.1",
+    port: int = 8765,
+    learn: bool = False,
+    model: str | None = None,
+    embedder: Any = None,
+    state: str | Path | None = None,
+) -> None:
     """Load the export, start the hub and run the server until the transport closes."""
     llm = None
     if model:

@@ -274,19 +274,36 @@ def serve(
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m atlas.mcp_server", description=__doc__.split("\n")[0])
-    parser.add_argument("--transport", choices=TRANSPORTS, default="stdio", help="stdio (default) or streamable-http")
-    parser.add_argument("--host", default="127.0.0.1", help="interface for streamable-http (default 127.0.0.1)")
+    parser.add_argument(
+        "--transport", choices=TRANSPORTS, default="stdio", help="stdio (default) or streamable-http"
+    )
+    parser.add_argument(
+        "--host", default="127.0.0.1", help="interface for streamable-http (default 127.0.0.1)"
+    )
     parser.add_argument("--port", type=int, default=8765, help="port for streamable-http (default 8765)")
     parser.add_argument("--path", default=None, help="memory directory (default: in memory, lost on exit)")
-    parser.add_argument("--model", default=None, help="LLM for tip extraction (default: the standard model resolution)")
-    parser.add_argument("--design", default=None, help="serve this exported design (atlas archive export) instead")
-    parser.add_argument("--learn", action="store_true", help="with --design: allow update (per-namespace copies)")
+    parser.add_argument(
+        "--model", default=None, help="LLM for tip extraction (default: the standard model resolution)"
+    )
+    parser.add_argument(
+        "--design", default=None, help="serve this exported design (atlas archive export) instead"
+    )
+    parser.add_argument(
+        "--learn", action="store_true", help="with --design: allow update (per-namespace copies)"
+    )
     args = parser.parse_args(argv)
     if args.design:
         from atlas.mcp_design import serve_design
 
-        serve_design(args.design, transport=args.transport, host=args.host, port=args.port, learn=args.learn,
-                     model=args.model, state=args.path)
+        serve_design(
+            args.design,
+            transport=args.transport,
+            host=args.host,
+            port=args.port,
+            learn=args.learn,
+            model=args.model,
+            state=args.path,
+        )
         return
     serve(transport=args.transport, host=args.host, port=args.port, path=args.path, model=args.model)
 

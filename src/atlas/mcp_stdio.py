@@ -59,13 +59,19 @@ def check_message(line: bytes) -> tuple[dict[str, Any] | None, dict[str, Any] | 
     """``(message, None)`` for a line the SDK may handle; ``(None, reply)`` for one that must be
     answered with an error here; ``(None, None)`` for a bad notification (never answered)."""
     if len(line) > MAX_REQUEST_BYTES:
-        return None, error_reply(None, INVALID_REQUEST, f"request is over the limit of {MAX_REQUEST_BYTES} bytes")
+        return None, error_reply(
+            None, INVALID_REQUEST, f"request is over the limit of {MAX_REQUEST_BYTES} bytes"
+        )
     try:
-        msg = jsonsafe.loads(line, what="request", max_depth=sys.maxsize)  # depth is checked below, with the id
+        msg = jsonsafe.loads(
+            line, what="request", max_depth=sys.maxsize
+        )  # depth is checked below, with the id
     except InvalidInputError as exc:
         return None, error_reply(None, PARSE_ERROR, f"parse error: {exc}")
     if isinstance(msg, list):
-        return None, error_reply(None, INVALID_REQUEST, "batch requests are not supported: send one request per line")
+        return None, error_reply(
+            None, INVALID_REQUEST, "batch requests are not supported: send one request per line"
+        )
     if not isinstance(msg, dict):
         return None, error_reply(None, INVALID_REQUEST, "a request must be a JSON object")
     has_id = "id" in msg
@@ -77,17 +83,21 @@ def check_message(line: bytes) -> tuple[dict[str, Any] | None, dict[str, Any] | 
         return None, (error_reply(rid, code, message) if has_id or "method" not in msg else None)
 
     if has_id and not _valid_id(msg["id"]):
-        return None, error_reply(None, INVALID_REQUEST, f"id must be a string (at most {MAX_ID_CHARS} characters) "
-                                 "or an integer")
+        return None, error_reply(
+            None, INVALID_REQUEST, f"id must be a string (at most {MAX_ID_CHARS} characters) or an integer"
+        )
     if jsonsafe.depth(msg) > jsonsafe.MAX_DEPTH:
         return refuse(INVALID_REQUEST, f"request nests deeper than {jsonsafe.MAX_DEPTH} levels")
     if msg.get("jsonrpc") != "2.0":
-        return refuse(INVALID_REQUEST, "jsonrpc must be \"2.0\"")
+        return refuse(INVALID_REQUEST, 'jsonrpc must be "2.0"')
     if _bad_unicode(msg):
         return refuse(INVALID_PARAMS, "strings must be valid Unicode (a lone surrogate was found)")
     if "method" not in msg:
-        return (msg, None) if has_id and ("result" in msg or "error" in msg) else \
-            refuse(INVALID_REQUEST, "a request needs a method")
+        return (
+            (msg, None)
+            if has_id and ("result" in msg or "error" in msg)
+            else refuse(INVALID_REQUEST, "a request needs a method")
+        )
     method, params = msg["method"], msg.get("params")
     if not isinstance(method, str):
         return refuse(INVALID_REQUEST, "method must be a string")
@@ -171,8 +181,15 @@ async def guarded_stdio(stdin: BinaryIO | None = None, stdout: BinaryIO | None =
                 if line is None:
                     return
                 if line is _TOO_LONG:
-                    await emit(json.dumps(error_reply(None, INVALID_REQUEST, f"request is over the limit of "
-                                                      f"{MAX_REQUEST_BYTES} bytes")))
+                    await emit(
+                        json.dumps(
+                            error_reply(
+                                None,
+                                INVALID_REQUEST,
+                                f"request is over the limit of {MAX_REQUEST_BYTES} bytes",
+                            )
+                        )
+                    )
                     continue
                 assert isinstance(line, bytes)
                 if not line.strip():
@@ -210,8 +227,13 @@ def guarded_http_app(app: Any) -> Any:
             body = message.get("body", b"")
             size += len(body)
             if size > MAX_REQUEST_BYTES:
-                await _send_json(send, 413, error_reply(None, INVALID_REQUEST,
-                                                        f"request is over the limit of {MAX_REQUEST_BYTES} bytes"))
+                await _send_json(
+                    send,
+                    413,
+                    error_reply(
+                        None, INVALID_REQUEST, f"request is over the limit of {MAX_REQUEST_BYTES} bytes"
+                    ),
+                )
                 return
             chunks.append(body)
             more = message.get("more_body", False)
@@ -236,8 +258,13 @@ def guarded_http_app(app: Any) -> Any:
 
 async def _send_json(send: Any, status: int, obj: dict[str, Any]) -> None:
     body = json.dumps(obj).encode("utf-8")
-    await send({"type": "http.response.start", "status": status,
-                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]})
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())],
+        }
+    )
     await send({"type": "http.response.body", "body": body})
 
 
@@ -245,8 +272,12 @@ async def run_http(server: Any) -> None:
     """Serve a FastMCP ``server`` over streamable HTTP with the same request checks as stdio."""
     import uvicorn
 
-    config = uvicorn.Config(guarded_http_app(server.streamable_http_app()), host=server.settings.host,
-                            port=server.settings.port, log_level=server.settings.log_level.lower())
+    config = uvicorn.Config(
+        guarded_http_app(server.streamable_http_app()),
+        host=server.settings.host,
+        port=server.settings.port,
+        log_level=server.settings.log_level.lower(),
+    )
     await uvicorn.Server(config).serve()
 
 
@@ -257,5 +288,12 @@ async def run_stdio(server: Any) -> None:
         await low.run(read_stream, write_stream, low.create_initialization_options())
 
 
-__all__ = ["MAX_REQUEST_BYTES", "check_message", "error_reply", "guarded_http_app", "guarded_stdio", "run_http",
-           "run_stdio"]
+__all__ = [
+    "MAX_REQUEST_BYTES",
+    "check_message",
+    "error_reply",
+    "guarded_http_app",
+    "guarded_stdio",
+    "run_http",
+    "run_stdio",
+]

@@ -17,7 +17,9 @@ from collections.abc import Callable
 from typing import Any
 
 GOAL = re.compile(r"Goal: Bring the (\S+) to (room_\w+)\.")
-OBS = re.compile(r"You are in (room_\w+)(?: \(goal room\))?\. Adjacent rooms: ([^.]*)\. Objects here: ([^.]*)\. You carry: ([^.]*)\.")
+OBS = re.compile(
+    r"You are in (room_\w+)(?: \(goal room\))?\. Adjacent rooms: ([^.]*)\. Objects here: ([^.]*)\. You carry: ([^.]*)\."
+)
 
 
 def _items(text: str) -> list[str]:
@@ -58,7 +60,9 @@ def _choice_policy(messages: list[dict[str, Any]], choices: list[str]) -> str:
         if here in hops[:-1] and (label := pick("move_to", hops[hops.index(here) + 1])):
             return label
     phase = f"the {target}" if target in carry else "nothing"
-    for room, when, nxt in re.findall(r"In (room_\w+) when you carry (nothing|the \w+): move_to (room_\w+)", first):
+    for room, when, nxt in re.findall(
+        r"In (room_\w+) when you carry (nothing|the \w+): move_to (room_\w+)", first
+    ):
         if room == here and when == phase and (label := pick("move_to", nxt)):
             return label
     convo = " ".join(str(m["content"]) for m in messages)
@@ -134,7 +138,7 @@ def fenced(name: str, source: str) -> str:
     return f"Name: {name}\nPlan: test design.\n```python\n{source.strip()}\n```\n"
 
 
-GIVE_UP_DESIGN = '''
+GIVE_UP_DESIGN = """
 def update(memory, episode, tools):
     memory["n"] = memory.get("n", 0) + 1
     print("episodes seen", memory["n"])
@@ -142,9 +146,9 @@ def update(memory, episode, tools):
 
 def recall(memory, task, tools):
     return "GIVE_UP: stop and only look around"
-'''
+"""
 
-ROUTE_DESIGN = '''
+ROUTE_DESIGN = """
 def update(memory, episode, tools):
     edges = []
     for obs in [episode["task"]["observation"]] + [s["observation"] for s in episode["steps"]]:
@@ -161,9 +165,9 @@ def recall(memory, task, tools):
     dest = task["goal"].rstrip(".").split(" to ")[-1]
     path = tools.graph_path(start, dest)
     return ("Route: " + " -> ".join(path)) if path else "explore"
-'''
+"""
 
-INVALID_DESIGN = '''
+INVALID_DESIGN = """
 import os
 
 
@@ -173,4 +177,4 @@ def update(memory, episode, tools):
 
 def recall(memory, task, tools):
     return ""
-'''
+"""

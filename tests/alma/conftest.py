@@ -7,7 +7,7 @@ from alma_doubles import debug_policy, fenced, meta_policy, task_policy
 
 # The route map of alma_doubles plus vector memory: past goals with their outcome, recalled by
 # similarity (with the scores in the advice, so any drift in the restored vectors would show).
-RECALLING_ROUTE_DESIGN = '''
+RECALLING_ROUTE_DESIGN = """
 def update(memory, episode, tools):
     edges = []
     for obs in [episode["task"]["observation"]] + [s["observation"] for s in episode["steps"]]:
@@ -30,10 +30,20 @@ def recall(memory, task, tools):
                      for r in similar)
     route = ("Route: " + " -> ".join(path)) if path else "explore"
     return route + "\\nSimilar past tasks: " + seen + "\\nEpisodes learned: " + str(memory.get("episodes", 0))
-'''
+"""
 
-SEARCH = dict(env="graphworld", iterations=1, episodes=2, rooms=5, deploy_seeds=1, seed=42, meta_turns=2,
-              baselines=[], quiet=True, trace=False)
+SEARCH = dict(
+    env="graphworld",
+    iterations=1,
+    episodes=2,
+    rooms=5,
+    deploy_seeds=1,
+    seed=42,
+    meta_turns=2,
+    baselines=[],
+    quiet=True,
+    trace=False,
+)
 
 
 @pytest.fixture(scope="session")
@@ -44,6 +54,12 @@ def scripted_run(tmp_path_factory, embedder):
     from atlas.infra.llm import ScriptedLLM
 
     run_dir = tmp_path_factory.mktemp("search") / "run"
-    atlas.alma.run(llm=ScriptedLLM(task_policy), meta_llm=ScriptedLLM(meta_policy({1: [fenced("route_map", RECALLING_ROUTE_DESIGN)]})),
-                   debug_llm=ScriptedLLM(debug_policy), embedder=embedder, run_dir=run_dir, **SEARCH)
+    atlas.alma.run(
+        llm=ScriptedLLM(task_policy),
+        meta_llm=ScriptedLLM(meta_policy({1: [fenced("route_map", RECALLING_ROUTE_DESIGN)]})),
+        debug_llm=ScriptedLLM(debug_policy),
+        embedder=embedder,
+        run_dir=run_dir,
+        **SEARCH,
+    )
     return run_dir

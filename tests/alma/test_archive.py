@@ -21,7 +21,9 @@ def _entry(arch: Archive, name: str, norm: float | None, status: str = "ok", **k
         collection_score=None if norm is None else 0.5,
         deployment_score=None if norm is None else 0.4 + norm,
         normalized_score=norm,
-        per_task=[TaskResult(task_id="t1", phase="deployment", success=True, score=0.6, steps=12, label="D1")],
+        per_task=[
+            TaskResult(task_id="t1", phase="deployment", success=True, score=0.6, steps=12, label="D1")
+        ],
         **kw,
     )
 
@@ -48,7 +50,10 @@ def test_best_of_empty_archive_is_none():
 
 def test_save_load_hydrate_round_trip(tmp_path):
     arch = Archive()
-    arch.baseline = {"score": 0.41, "per_task": [{"task_id": "t", "success": True, "score": 0.6, "steps": 16}]}
+    arch.baseline = {
+        "score": 0.41,
+        "per_task": [{"task_id": "t", "success": True, "score": 0.6, "steps": 16}],
+    }
     arch.add(_entry(arch, "no_memory", 0.0, origin="baseline"), SRC_A)
     arch.add(_entry(arch, "good", 0.2, parent_ids=["d-0001"], critique="store less"), SRC_B)
     arch.iterations.append({"generation": 1, "parent_ids": ["d-0001"], "child_id": "d-0002", "status": "ok"})
@@ -140,20 +145,27 @@ def _set(path: list, value):
         for key in path[:-1]:
             target = target[key]
         target[path[-1]] = value
+
     return edit
 
 
-@pytest.mark.parametrize(("edit", "expected"), [
-    (_set(["entries"], 5), "'entries' must be a list"),
-    (_set(["baseline"], "high"), "'baseline' must be an object"),
-    (_set(["iterations"], [1]), "'iterations' must be a list of objects"),
-    (_set(["iterations"], [{"child_id": "d-0002"}]), "integer 'generation'"),
-    (_set(["entries", 1], "d-0002"), "invalid entry #2"),
-    (lambda d: d["entries"][1].pop("name"), "invalid entry d-0002: name: Field required"),
-    (_set(["entries", 1, "normalized_score"], "high"), "invalid entry d-0002: normalized_score"),
-    (_set(["entries", 1, "per_task", 0, "score"], float("nan")), "per_task.0.score: Input should be a finite number"),
-    (_set(["entries", 1, "id"], "d-0001"), "duplicate entry ids d-0001"),
-])
+@pytest.mark.parametrize(
+    ("edit", "expected"),
+    [
+        (_set(["entries"], 5), "'entries' must be a list"),
+        (_set(["baseline"], "high"), "'baseline' must be an object"),
+        (_set(["iterations"], [1]), "'iterations' must be a list of objects"),
+        (_set(["iterations"], [{"child_id": "d-0002"}]), "integer 'generation'"),
+        (_set(["entries", 1], "d-0002"), "invalid entry #2"),
+        (lambda d: d["entries"][1].pop("name"), "invalid entry d-0002: name: Field required"),
+        (_set(["entries", 1, "normalized_score"], "high"), "invalid entry d-0002: normalized_score"),
+        (
+            _set(["entries", 1, "per_task", 0, "score"], float("nan")),
+            "per_task.0.score: Input should be a finite number",
+        ),
+        (_set(["entries", 1, "id"], "d-0001"), "duplicate entry ids d-0001"),
+    ],
+)
 def test_corrupt_archive_content_is_a_clear_error_with_the_backup_hint(tmp_path, edit, expected):
     data = _saved(tmp_path)
     edit(data)
@@ -177,15 +189,22 @@ def test_next_id_never_reuses_an_id_when_an_edited_archive_has_gaps(tmp_path):
 def test_missing_design_file_names_the_entry_and_the_way_back(tmp_path):
     _saved(tmp_path)
     (tmp_path / "designs" / "d-0002.py").unlink()
-    with pytest.raises(ArchiveError, match=r"source of d-0002 \(good\).*restore that file.*atlas archive export"):
+    with pytest.raises(
+        ArchiveError, match=r"source of d-0002 \(good\).*restore that file.*atlas archive export"
+    ):
         Archive.load(tmp_path).hydrate()
     only = Archive.load(tmp_path).hydrate(["d-0001"])  # the other sources are still readable
     assert only.get("d-0001").source == SRC_A and only.get("d-0002").source is None
 
 
-LEARNED = {"version": 1, "design_id": "d-0002", "frozen": False, "memory": {"rooms": ["room_A", "room_B"]},
-           "tools": {"vectors": {}, "graph": {"nodes": ["room_A", "room_B"], "edges": [["room_A", "room_B"]]}},
-           "embedder": "minilm"}
+LEARNED = {
+    "version": 1,
+    "design_id": "d-0002",
+    "frozen": False,
+    "memory": {"rooms": ["room_A", "room_B"]},
+    "tools": {"vectors": {}, "graph": {"nodes": ["room_A", "room_B"], "edges": [["room_A", "room_B"]]}},
+    "embedder": "minilm",
+}
 
 
 def test_learned_memory_is_saved_beside_the_entry_and_hydrated_back(tmp_path):

@@ -58,8 +58,14 @@ def test_search_does_not_seed_graphworld_baselines_into_other_environments(tmp_p
     from atlas.envs.registry import get_env
 
     env = get_env(env_name)
-    search = Search(AlmaConfig(env=env_name, quiet=True), llm=ScriptedLLM(lambda m, **k: ""), env=env,
-                    run_dir=RunDir.create(tmp_path / "run", env=env_name), trace=False, baseline_cache=False)
+    search = Search(
+        AlmaConfig(env=env_name, quiet=True),
+        llm=ScriptedLLM(lambda m, **k: ""),
+        env=env,
+        run_dir=RunDir.create(tmp_path / "run", env=env_name),
+        trace=False,
+        baseline_cache=False,
+    )
     names = [d.name for d in search._seed_designs()]
     assert "spatial_graph" not in names and "trajectory_retrieval" in names
 
@@ -79,18 +85,30 @@ def test_every_baseline_passes_a_smoke_run(name, pool, embedder):
 
 
 FOREIGN_EPISODE = {
-    "task": {"goal": "put a clean mug in the coffeemachine", "observation": {"text": "You are in the kitchen."},
-             "domain": "alfworld"},
-    "steps": [{"action": {"tool": "act", "args": {"command": "go to sinkbasin 1"}},
-               "observation": {"text": "You arrive at sinkbasin 1."}, "error": None},
-              {"action": {"tool": "", "args": {}}, "observation": {}, "error": "not a valid action"}],
-    "success": False, "score": 0.0, "steps_taken": 2,
+    "task": {
+        "goal": "put a clean mug in the coffeemachine",
+        "observation": {"text": "You are in the kitchen."},
+        "domain": "alfworld",
+    },
+    "steps": [
+        {
+            "action": {"tool": "act", "args": {"command": "go to sinkbasin 1"}},
+            "observation": {"text": "You arrive at sinkbasin 1."},
+            "error": None,
+        },
+        {"action": {"tool": "", "args": {}}, "observation": {}, "error": "not a valid action"},
+    ],
+    "success": False,
+    "score": 0.0,
+    "steps_taken": 2,
 }
 
 
 @pytest.mark.parametrize("name", sorted(SOURCE_BASELINES))
 def test_baselines_do_not_crash_on_other_environments(name, pool, embedder):
-    llm = ScriptedLLM(default='{"insights": [{"title": "clean first", "content": "clean the mug at the sink"}]}')
+    llm = ScriptedLLM(
+        default='{"insights": [{"title": "clean first", "content": "clean the mug at the sink"}]}'
+    )
     r = DesignRunner(get_baseline(name), embedder=embedder, llm=llm, pool=pool)
     try:
         assert r.update_sync(FOREIGN_EPISODE).ok
@@ -102,8 +120,9 @@ def test_baselines_do_not_crash_on_other_environments(name, pool, embedder):
 
 
 def test_reasoning_bank_survives_a_bad_model_reply(pool, embedder):
-    r = DesignRunner(get_baseline("reasoning_bank"), embedder=embedder, llm=ScriptedLLM(default="no json here"),
-                     pool=pool)
+    r = DesignRunner(
+        get_baseline("reasoning_bank"), embedder=embedder, llm=ScriptedLLM(default="no json here"), pool=pool
+    )
     try:
         log = r.update_sync(FOREIGN_EPISODE)
         assert log.ok and any(p.startswith("analyze failed:") for p in log.prints)

@@ -18,14 +18,42 @@ SRC = "def update(memory, episode, tools):\n    pass\n\n\ndef recall(memory, tas
 def run_dir(tmp_path):
     arch = Archive()
     arch.baseline = {"score": 0.5, "per_task": []}
-    arch.add(ArchiveEntry(id="d-0001", name="no_memory", origin="baseline", collection_score=0.4,
-                          deployment_score=0.5, normalized_score=0.0,
-                          per_task=[TaskResult(task_id="t", phase="deployment", success=True, score=0.5, steps=20)]),
-             SRC.replace("'hi'", "''"))
-    arch.add(ArchiveEntry(id="d-0002", name="route_map", origin="meta", generation=1, parent_ids=["d-0001"],
-                          collection_score=0.6, deployment_score=0.7, normalized_score=0.2), SRC)
-    arch.add(ArchiveEntry(id="d-0003", name="broken", origin="meta", generation=2, status="invalid",
-                          errors=["line 1: syntax error"]), "def (")
+    arch.add(
+        ArchiveEntry(
+            id="d-0001",
+            name="no_memory",
+            origin="baseline",
+            collection_score=0.4,
+            deployment_score=0.5,
+            normalized_score=0.0,
+            per_task=[TaskResult(task_id="t", phase="deployment", success=True, score=0.5, steps=20)],
+        ),
+        SRC.replace("'hi'", "''"),
+    )
+    arch.add(
+        ArchiveEntry(
+            id="d-0002",
+            name="route_map",
+            origin="meta",
+            generation=1,
+            parent_ids=["d-0001"],
+            collection_score=0.6,
+            deployment_score=0.7,
+            normalized_score=0.2,
+        ),
+        SRC,
+    )
+    arch.add(
+        ArchiveEntry(
+            id="d-0003",
+            name="broken",
+            origin="meta",
+            generation=2,
+            status="invalid",
+            errors=["line 1: syntax error"],
+        ),
+        "def (",
+    )
     d = tmp_path / "run"
     arch.save(d / "archive.json")
     (d / "config.json").write_text("{}")
@@ -34,12 +62,34 @@ def run_dir(tmp_path):
 
 def test_help_lists_every_flag():
     out = runner.invoke(app, ["run", "--help"], env={"COLUMNS": "200"}).output
-    for flag in ("--env", "--iterations", "--episodes", "--rooms", "--seed", "--family", "--no-family",
-                 "--deploy-seeds", "--model", "--meta-model", "--embed-model", "--no-embed", "--no-trace",
-                 "--quiet", "--alfworld-data", "--run-dir", "--resume", "--concurrency"):
+    for flag in (
+        "--env",
+        "--iterations",
+        "--episodes",
+        "--rooms",
+        "--seed",
+        "--family",
+        "--no-family",
+        "--deploy-seeds",
+        "--model",
+        "--meta-model",
+        "--embed-model",
+        "--no-embed",
+        "--no-trace",
+        "--quiet",
+        "--alfworld-data",
+        "--run-dir",
+        "--resume",
+        "--concurrency",
+    ):
         assert flag in out, flag
-    for cmd in (["eval", "--help"], ["demo", "--help"], ["archive", "show", "--help"], ["archive", "best", "--help"],
-                ["archive", "export", "--help"]):
+    for cmd in (
+        ["eval", "--help"],
+        ["demo", "--help"],
+        ["archive", "show", "--help"],
+        ["archive", "best", "--help"],
+        ["archive", "export", "--help"],
+    ):
         res = runner.invoke(app, cmd)
         assert res.exit_code == 0, res.output
 
@@ -99,12 +149,15 @@ def test_archive_best_and_export_with_a_missing_design_file(run_dir, tmp_path):
     (run_dir / "designs" / "d-0003.py").unlink()  # not the best design
     res = runner.invoke(app, ["archive", "best", str(run_dir)])
     assert res.exit_code == 0 and "return 'hi'" in res.output
-    res = runner.invoke(app, ["archive", "export", str(run_dir), "-o", str(tmp_path / "x.json")],
-                        env={"COLUMNS": "300"})
+    res = runner.invoke(
+        app, ["archive", "export", str(run_dir), "-o", str(tmp_path / "x.json")], env={"COLUMNS": "300"}
+    )
     _no_traceback(res)
     assert res.exit_code == 2 and "d-0003" in res.output and "restore that file" in res.output
     (run_dir / "designs" / "d-0003.py").write_text("def (")
-    res = runner.invoke(app, ["archive", "export", str(run_dir), "-o", str(tmp_path)])  # a folder: cannot write
+    res = runner.invoke(
+        app, ["archive", "export", str(run_dir), "-o", str(tmp_path)]
+    )  # a folder: cannot write
     _no_traceback(res)
     assert res.exit_code == 2 and "cannot write" in res.output
 
@@ -122,9 +175,23 @@ def scripted_models():
 
 
 def test_run_creates_a_run_and_bad_flags_are_clear(tmp_path, scripted_models):
-    args = ["run", "--episodes", "2", "--rooms", "5", "--deploy-seeds", "1", "--baselines", "none", "--no-embed",
-            "--quiet", *scripted_models]
-    res = runner.invoke(app, [*args, "--iterations", "0", "--run-dir", str(tmp_path / "r")], env={"COLUMNS": "200"})
+    args = [
+        "run",
+        "--episodes",
+        "2",
+        "--rooms",
+        "5",
+        "--deploy-seeds",
+        "1",
+        "--baselines",
+        "none",
+        "--no-embed",
+        "--quiet",
+        *scripted_models,
+    ]
+    res = runner.invoke(
+        app, [*args, "--iterations", "0", "--run-dir", str(tmp_path / "r")], env={"COLUMNS": "200"}
+    )
     _no_traceback(res)
     assert res.exit_code == 0, res.output
     assert json.loads((tmp_path / "r" / "config.json").read_text())["model"] == "double:task"
@@ -133,7 +200,9 @@ def test_run_creates_a_run_and_bad_flags_are_clear(tmp_path, scripted_models):
         res = runner.invoke(app, [*args, *bad, "--run-dir", str(tmp_path / "bad")], env={"COLUMNS": "200"})
         _no_traceback(res)
         assert res.exit_code == 2 and f"invalid settings: {field}" in res.output, res.output
-    res = runner.invoke(app, ["run", "--resume", str(tmp_path / "r"), "--iterations", "-1"], env={"COLUMNS": "200"})
+    res = runner.invoke(
+        app, ["run", "--resume", str(tmp_path / "r"), "--iterations", "-1"], env={"COLUMNS": "200"}
+    )
     _no_traceback(res)
     assert res.exit_code == 2 and "iterations" in res.output
     assert json.loads((tmp_path / "r" / "config.json").read_text())["iterations"] == 0  # not overwritten
@@ -158,13 +227,32 @@ def test_a_run_where_nothing_was_solved_says_why_and_what_helps(tmp_path):
     hint = nothing_solved_hint(archive)
     assert hint is not None and "local:tiny is too weak" in hint and "qwen2.5-coder-1.5b" in hint
     solved = TaskResult(task_id="t3", phase="deployment", success=True, score=0.8)
-    archive.add(ArchiveEntry(id="d-0002", name="spatial_graph", origin="baseline", per_task=[*failed, solved]))
+    archive.add(
+        ArchiveEntry(id="d-0002", name="spatial_graph", origin="baseline", per_task=[*failed, solved])
+    )
     assert nothing_solved_hint(archive) is None
 
 
 def test_eval_json_pairs_the_design_with_no_memory(tmp_path, scripted_models):
-    res = runner.invoke(app, ["eval", "spatial_graph", "--episodes", "2", "--rooms", "5", "--deploy-seeds", "2",
-                              "--no-embed", "--quiet", "--json", "--run-dir", str(tmp_path / "e"), *scripted_models])
+    res = runner.invoke(
+        app,
+        [
+            "eval",
+            "spatial_graph",
+            "--episodes",
+            "2",
+            "--rooms",
+            "5",
+            "--deploy-seeds",
+            "2",
+            "--no-embed",
+            "--quiet",
+            "--json",
+            "--run-dir",
+            str(tmp_path / "e"),
+            *scripted_models,
+        ],
+    )
     _no_traceback(res)
     assert res.exit_code == 0, res.output
     out = json.loads(res.output.strip().splitlines()[-1])

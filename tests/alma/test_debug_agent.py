@@ -10,21 +10,36 @@ import pytest
 from atlas.alma.debug_agent import Critique, DebugAgent, LogTools
 from atlas.infra.llm import ScriptedLLM
 
-LOG = "\n".join([
-    "=== DESIGN d-0002 notes (meta) — collection 0.500, deployment 0.400, normalized -0.100 ===",
-    "--- EPISODE D1: FAILED score 0.00 (20 steps) — Bring the key to room_C. ---",
-    '[D1:recall] TOOL find_similar: k=3 query="key" -> []',
-    "[D1:recall] SIMILARITY find_similar: label=NO_RESULTS top=- spread=- k=3 n=0 query=\"key\"",
-    '[D1:recall] RETURN: ""',
-    "--- EPISODE C1: SUCCESS score 0.70 (12 steps) — Bring the book to room_A. ---",
-    "[C1:update] ERROR: KeyError: 'steps' (design line 4)",
-])
-PARENTS = [{"id": "d-0002", "name": "notes", "collection_score": 0.5, "deployment_score": 0.4,
-            "normalized_score": -0.1}]
-FINAL = {"final": {"analysis": "recall found nothing: update crashed with KeyError so nothing was stored",
-                   "constraints": ["update must not index episode['steps'] without checking",
-                                   "recall must return non-empty advice when the store is empty"],
-                   "evidence": ["[C1:update] ERROR: KeyError: 'steps' (design line 4)"]}}
+LOG = "\n".join(
+    [
+        "=== DESIGN d-0002 notes (meta) — collection 0.500, deployment 0.400, normalized -0.100 ===",
+        "--- EPISODE D1: FAILED score 0.00 (20 steps) — Bring the key to room_C. ---",
+        '[D1:recall] TOOL find_similar: k=3 query="key" -> []',
+        '[D1:recall] SIMILARITY find_similar: label=NO_RESULTS top=- spread=- k=3 n=0 query="key"',
+        '[D1:recall] RETURN: ""',
+        "--- EPISODE C1: SUCCESS score 0.70 (12 steps) — Bring the book to room_A. ---",
+        "[C1:update] ERROR: KeyError: 'steps' (design line 4)",
+    ]
+)
+PARENTS = [
+    {
+        "id": "d-0002",
+        "name": "notes",
+        "collection_score": 0.5,
+        "deployment_score": 0.4,
+        "normalized_score": -0.1,
+    }
+]
+FINAL = {
+    "final": {
+        "analysis": "recall found nothing: update crashed with KeyError so nothing was stored",
+        "constraints": [
+            "update must not index episode['steps'] without checking",
+            "recall must return non-empty advice when the store is empty",
+        ],
+        "evidence": ["[C1:update] ERROR: KeyError: 'steps' (design line 4)"],
+    }
+}
 
 
 def test_log_tools():
@@ -33,7 +48,7 @@ def test_log_tools():
     assert out.startswith("1 matching lines") and "4: [D1:recall] SIMILARITY" in out
     assert "3: " in t.grep("SIMILARITY", context=1) and "5: " in t.grep("SIMILARITY", context=1)
     assert t.grep("zzz") == "no lines match 'zzz'"
-    assert t.grep("([") .startswith("no lines")  # bad regex → literal search, not a crash
+    assert t.grep("([").startswith("no lines")  # bad regex → literal search, not a crash
     assert t.count("EPISODE") == "2 lines match 'EPISODE'"
     assert t.head(2, 1) == "2: " + LOG.splitlines()[1]
     assert "unknown tool" in t.call("rm", {})
@@ -41,11 +56,13 @@ def test_log_tools():
 
 
 async def test_grep_then_final_and_logs_reach_the_prompt():
-    llm = ScriptedLLM([
-        '{"tool": "grep", "args": {"pattern": "ERROR", "context": 0}}',
-        "Let me count.\n```json\n{\"tool\": \"count\", \"args\": {\"pattern\": \"RETURN: \\\"\\\"\"}}\n```",
-        json.dumps(FINAL),
-    ])
+    llm = ScriptedLLM(
+        [
+            '{"tool": "grep", "args": {"pattern": "ERROR", "context": 0}}',
+            'Let me count.\n```json\n{"tool": "count", "args": {"pattern": "RETURN: \\"\\""}}\n```',
+            json.dumps(FINAL),
+        ]
+    )
     res = await DebugAgent(llm, max_turns=5).analyze(LOG, PARENTS)
     assert res.critique is not None and not res.skipped
     assert res.turns == 3
@@ -127,14 +144,16 @@ def test_catastrophic_or_odd_tool_arguments_stay_fast_and_are_data():
 
 
 async def test_replies_that_are_not_json_unknown_tools_and_bad_args_do_not_stop_the_analysis():
-    llm = ScriptedLLM([
-        "I think the design is fine.",
-        '{"tool": "rm", "args": {"path": "/"}}',
-        '{"tool": "grep", "args": {"pattern": "(["}}',
-        '{"tool": "head", "args": {"n": Infinity}}',
-        '{"tool": "grep", "args": "ERROR"}',
-        json.dumps(FINAL),
-    ])
+    llm = ScriptedLLM(
+        [
+            "I think the design is fine.",
+            '{"tool": "rm", "args": {"path": "/"}}',
+            '{"tool": "grep", "args": {"pattern": "(["}}',
+            '{"tool": "head", "args": {"n": Infinity}}',
+            '{"tool": "grep", "args": "ERROR"}',
+            json.dumps(FINAL),
+        ]
+    )
     res = await DebugAgent(llm, max_turns=6).analyze(LOG, PARENTS)
     assert res.critique is not None and res.turns == 6
     prompts = [c.prompt for c in llm.history[1:]]

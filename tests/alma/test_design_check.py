@@ -20,7 +20,7 @@ from atlas.alma.design import (
 )
 from atlas.errors import DesignCheckError
 
-OK = textwrap.dedent('''
+OK = textwrap.dedent("""
     import json
     from collections import Counter
 
@@ -37,12 +37,12 @@ OK = textwrap.dedent('''
 
     def recall(memory, task, tools):
         return json.dumps(Counter(task["goal"]).most_common(LIMIT))
-''')
+""")
 
 
 def design_with(line: str) -> str:
     """A valid design with ``line`` inserted as line 2 of ``recall`` (line 17 of the source)."""
-    return OK.replace('    return json.dumps', f"    {line}\n    return json.dumps")
+    return OK.replace("    return json.dumps", f"    {line}\n    return json.dumps")
 
 
 def messages(source: str) -> list[str]:
@@ -60,7 +60,9 @@ def test_every_baseline_passes(name):
 
 
 def test_syntax_error_has_line():
-    out = messages("def update(memory, episode, tools):\n    pass\ndef recall(memory, task, tools)\n    return ''\n")
+    out = messages(
+        "def update(memory, episode, tools):\n    pass\ndef recall(memory, task, tools)\n    return ''\n"
+    )
     assert len(out) == 1 and out[0].startswith("line 3: syntax error")
 
 
@@ -68,7 +70,9 @@ def test_missing_functions_and_wrong_parameters():
     out = messages("def update(memory, episode):\n    pass\n")
     assert "line 1: update must take parameters (memory, episode, tools), got (memory, episode)" in out
     assert "missing top-level function: def recall(memory, task, tools)" in out
-    out = messages("def update(memory, episode, tools):\n    pass\nasync def recall(memory, task, tools):\n    return ''\n")
+    out = messages(
+        "def update(memory, episode, tools):\n    pass\nasync def recall(memory, task, tools):\n    return ''\n"
+    )
     assert "line 3: recall must be a plain function, not async" in out
 
 
@@ -76,10 +80,37 @@ def test_empty_source():
     assert messages("   ") == ["design source is empty"]
 
 
-@pytest.mark.parametrize("module", ["os", "sys", "subprocess", "socket", "ctypes", "importlib", "builtins", "io",
-                                    "pathlib", "shutil", "pickle", "marshal", "types", "inspect", "gc", "threading",
-                                    "multiprocessing", "signal", "resource", "urllib.request", "os.path", "numpy",
-                                    "atlas", "codecs", "tempfile", "asyncio"])
+@pytest.mark.parametrize(
+    "module",
+    [
+        "os",
+        "sys",
+        "subprocess",
+        "socket",
+        "ctypes",
+        "importlib",
+        "builtins",
+        "io",
+        "pathlib",
+        "shutil",
+        "pickle",
+        "marshal",
+        "types",
+        "inspect",
+        "gc",
+        "threading",
+        "multiprocessing",
+        "signal",
+        "resource",
+        "urllib.request",
+        "os.path",
+        "numpy",
+        "atlas",
+        "codecs",
+        "tempfile",
+        "asyncio",
+    ],
+)
 def test_forbidden_imports(module):
     for stmt in (f"import {module}", f"from {module} import x", f"import {module} as m"):
         out = messages(design_with(stmt))
@@ -102,8 +133,22 @@ def test_forbidden_builtins(name):
     assert f"line 17: {name!r} is not allowed in a design" in out
 
 
-@pytest.mark.parametrize("attr", ["__class__", "__subclasses__", "__globals__", "__builtins__", "__dict__",
-                                  "__code__", "__traceback__", "__bases__", "__mro__", "__init__", "__reduce__"])
+@pytest.mark.parametrize(
+    "attr",
+    [
+        "__class__",
+        "__subclasses__",
+        "__globals__",
+        "__builtins__",
+        "__dict__",
+        "__code__",
+        "__traceback__",
+        "__bases__",
+        "__mro__",
+        "__init__",
+        "__reduce__",
+    ],
+)
 def test_dunder_attributes(attr):
     out = messages(design_with(f"x = memory.{attr}"))
     assert f"line 17: dunder attribute '.{attr}' is not allowed" in out
@@ -115,25 +160,38 @@ def test_frame_walking_attributes(attr):
     assert any(f"line 17: attribute '.{attr}'" in m for m in out), out
 
 
-@pytest.mark.parametrize("code", ["x = __name__", "__import__('os')", "def __init__(self): pass", "x = __builtins__"])
+@pytest.mark.parametrize(
+    "code", ["x = __name__", "__import__('os')", "def __init__(self): pass", "x = __builtins__"]
+)
 def test_dunder_names(code):
     assert any("dunder name" in m for m in messages(design_with(code))), code
 
 
-@pytest.mark.parametrize("code,fragment", [
-    ("x = '{0.__class__}'.format(memory)", "string containing a dunder name"),
-    ("x = '{0._secret}'.format(memory)", "format field with private attribute access"),
-    ("x = 'gi_frame'", "frame/code attribute"),
-    ("x = random._os", "private attribute '._os'"),
-])
+@pytest.mark.parametrize(
+    "code,fragment",
+    [
+        ("x = '{0.__class__}'.format(memory)", "string containing a dunder name"),
+        ("x = '{0._secret}'.format(memory)", "format field with private attribute access"),
+        ("x = 'gi_frame'", "frame/code attribute"),
+        ("x = random._os", "private attribute '._os'"),
+    ],
+)
 def test_strings_and_private_attributes(code, fragment):
     assert any(fragment in m for m in messages(design_with(code))), code
 
 
 def test_obfuscated_escapes_are_all_reported():
-    source = design_with("g = (i for i in [0]); f = g.gi_frame.f_back.f_globals; e = eval('1'); o = getattr(f, 'x')")
+    source = design_with(
+        "g = (i for i in [0]); f = g.gi_frame.f_back.f_globals; e = eval('1'); o = getattr(f, 'x')"
+    )
     out = messages(source)
-    for needle in ("'.gi_frame'", "'.f_back'", "'.f_globals'", "'eval' is not allowed", "'getattr' is not allowed"):
+    for needle in (
+        "'.gi_frame'",
+        "'.f_back'",
+        "'.f_globals'",
+        "'eval' is not allowed",
+        "'getattr' is not allowed",
+    ):
         assert any(needle in m for m in out), needle
 
 
@@ -150,6 +208,7 @@ def test_design_model():
 
 
 # --- CLI ---------------------------------------------------------------------------------------------
+
 
 @pytest.fixture(scope="module")
 def cli():
@@ -184,15 +243,19 @@ def test_cli_check_good_and_crashing_design(cli, tmp_path):
     assert out.exit_code == 0, out.output
     assert "OK" in out.output and "landlock" in out.output
     bad = tmp_path / "crash.py"
-    bad.write_text("def update(memory, episode, tools):\n    pass\n\n\ndef recall(memory, task, tools):\n"
-                   "    return task['nope']\n")
+    bad.write_text(
+        "def update(memory, episode, tools):\n    pass\n\n\ndef recall(memory, task, tools):\n"
+        "    return task['nope']\n"
+    )
     out = CliRunner().invoke(cli, ["design", "check", str(bad), "--episodes", "1", "--no-embed", "--json"])
     assert out.exit_code == 1
     report = json.loads(out.output)
     assert report["ok"] is False and "KeyError: 'nope' (design line 6)" in report["calls"][0]["error"]
     empty = tmp_path / "empty.py"
     empty.write_text(baseline_source("no_memory"))
-    out = CliRunner().invoke(cli, ["design", "check", str(empty), "--episodes", "1", "--no-embed", "--feedback"])
+    out = CliRunner().invoke(
+        cli, ["design", "check", str(empty), "--episodes", "1", "--no-embed", "--feedback"]
+    )
     assert out.exit_code == 1 and "NO ADVICE" in out.output
 
 
@@ -202,8 +265,10 @@ def test_smoke_run_stops_early_on_a_hanging_design():
     from atlas.alma.smoke import smoke_run
     from atlas.infra.embeddings import NGramEmbedder
 
-    source = "def update(memory, episode, tools):\n    while True:\n        pass\n\n\n" \
-             "def recall(memory, task, tools):\n    return 'x'\n"
+    source = (
+        "def update(memory, episode, tools):\n    while True:\n        pass\n\n\n"
+        "def recall(memory, task, tools):\n    return 'x'\n"
+    )
     report = smoke_run(source, "graphworld", 3, embedder=NGramEmbedder(), limits=SandboxLimits(timeout_s=1.0))
     assert not report.ok and report.stopped_early == "stopped after 2 timed-out calls"
     assert len(report.calls) == 4 and "timed out after 1 s" in report.to_feedback()
@@ -212,6 +277,8 @@ def test_smoke_run_stops_early_on_a_hanging_design():
 def test_generator_update_or_recall_is_reported():
     """``yield`` in recall/update makes it return a generator, which only failed at run time."""
     out = messages(design_with("yield 'advice'"))
-    assert any(m.startswith("line 17: recall must return a str, but 'yield' makes it a generator") for m in out), out
+    assert any(
+        m.startswith("line 17: recall must return a str, but 'yield' makes it a generator") for m in out
+    ), out
     nested = design_with("def steps():\n        yield 1\n    x = list(steps()); y = lambda: (yield)")
     assert check_design(nested) == []  # a yield in a nested helper is fine

@@ -15,20 +15,20 @@ from atlas.envs.registry import get_env
 from atlas.errors import DesignError
 from atlas.infra.llm import ScriptedLLM
 
-NEW_RECALL = '''
+NEW_RECALL = """
 def recall(memory, task, tools):
     # a better recall: the route, or the rooms next to the start
     start = task["observation"].get("location", "")
     dest = _dest(task)
     path = tools.graph_path(start, dest)
     return ("Route: " + " -> ".join(path)) if path else "Exits: " + ", ".join(tools.graph_neighbors(start))
-'''
-HELPER = '''
+"""
+HELPER = """
 def _dest(task):
     return task["goal"].rstrip(".").split(" to ")[-1]
-'''
+"""
 # Two parents that both define a helper `_fmt` and a constant LIMIT, differently.
-A = '''
+A = """
 import json
 
 LIMIT = 5
@@ -45,8 +45,8 @@ def update(memory, episode, tools):
 
 def recall(memory, task, tools):
     return ""
-'''
-B = '''
+"""
+B = """
 import re
 
 LIMIT = 2
@@ -63,7 +63,7 @@ def update(memory, episode, tools):
 def recall(memory, task, tools):
     seen = [re.sub(r"\\s+", " ", g) for g in memory.get("goals", [])]
     return "Earlier goals: " + _fmt(seen) if seen else ""
-'''
+"""
 
 
 @pytest.fixture(scope="module")
@@ -103,7 +103,10 @@ async def test_crossover_takes_update_from_one_parent_and_recall_from_the_other(
     assert "_fmt_b" in child and "LIMIT_b = 2" in child and "LIMIT = 5" in child
     assert child.startswith("import json\nimport re\n")
     assert (await checker.validate(child, "crossed", "d-9"))[:2] == ([], True)
-    assert (await checker.validate(crossover(ROUTE_DESIGN, GIVE_UP_DESIGN), "crossed", "d-9"))[:2] == ([], True)
+    assert (await checker.validate(crossover(ROUTE_DESIGN, GIVE_UP_DESIGN), "crossed", "d-9"))[:2] == (
+        [],
+        True,
+    )
     with pytest.raises(DesignError, match="no top-level recall"):
         crossover(A, "def update(memory, episode, tools):\n    return None\n")
 
@@ -125,16 +128,34 @@ async def test_meta_agent_edit_mode_splices_the_reply_into_the_first_parent(embe
     assert "editing ONE function" in prompt and "The kind of advice that lets this agent succeed" in prompt
 
 
-def test_search_crossover_generation_needs_no_model_and_the_meta_prompt_shows_learnable_advice(tmp_path, embedder):
+def test_search_crossover_generation_needs_no_model_and_the_meta_prompt_shows_learnable_advice(
+    tmp_path, embedder
+):
     meta = ScriptedLLM(meta_policy({2: [fenced("route", ROUTE_DESIGN)]}))
     archive, _ = atlas.alma.run(
-        llm=ScriptedLLM(task_policy), meta_llm=meta, debug_llm=ScriptedLLM(debug_policy), embedder=embedder,
-        run_dir=tmp_path / "run", env="graphworld", iterations=2, episodes=2, rooms=5, deploy_seeds=1, seed=42,
-        meta_turns=1, baselines=[], quiet=True, trace=False, meta_operators=["crossover", "write"])
+        llm=ScriptedLLM(task_policy),
+        meta_llm=meta,
+        debug_llm=ScriptedLLM(debug_policy),
+        embedder=embedder,
+        run_dir=tmp_path / "run",
+        env="graphworld",
+        iterations=2,
+        episodes=2,
+        rooms=5,
+        deploy_seeds=1,
+        seed=42,
+        meta_turns=1,
+        baselines=[],
+        quiet=True,
+        trace=False,
+        meta_operators=["crossover", "write"],
+    )
     crossed = archive.find(name="cross_g1")[0]
     assert crossed.status == "ok" and crossed.metadata["operator"] == "crossover"
     assert [c for c in meta.history if "Generation 1." in c.messages[1]["content"]] == []  # no model call
-    prompt = next(c.messages[1]["content"] for c in meta.history if "Generation 2." in c.messages[1]["content"])
+    prompt = next(
+        c.messages[1]["content"] for c in meta.history if "Generation 2." in c.messages[1]["content"]
+    )
     env = get_env("graphworld", rooms=5, family_mode=True)
     first = env.generate_family_tasks(2, 42, 42)[0]
     assert env.oracle_advice(first, "learnable") in prompt

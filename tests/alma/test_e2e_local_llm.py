@@ -34,9 +34,23 @@ def finished(tmp_path_factory, embedder):
     llm = make_llm(f"local:{MODEL}", temperature=0.0)
     run_dir = tmp_path_factory.mktemp("e2e") / "run"
     archive, trace_path = atlas.alma.run(
-        llm=llm, embedder=embedder, run_dir=run_dir, env="graphworld", iterations=1, episodes=1, rooms=4,
-        deploy_seeds=1, seed=7, max_turns=5, meta_turns=2, debug_turns=2, baselines=[], concurrency=1,
-        quiet=True, baseline_cache=False)
+        llm=llm,
+        embedder=embedder,
+        run_dir=run_dir,
+        env="graphworld",
+        iterations=1,
+        episodes=1,
+        rooms=4,
+        deploy_seeds=1,
+        seed=7,
+        max_turns=5,
+        meta_turns=2,
+        debug_turns=2,
+        baselines=[],
+        concurrency=1,
+        quiet=True,
+        baseline_cache=False,
+    )
     return archive, trace_path, run_dir, llm
 
 

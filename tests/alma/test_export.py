@@ -39,8 +39,13 @@ def test_export_folder_is_self_contained(scripted_run, tmp_path):
     out = tmp_path / "exported"
     res = cli.invoke(app, ["archive", "export", str(run), "--design", _route_id(run), "--out", str(out)])
     assert res.exit_code == 0, res.output
-    assert sorted(p.name for p in out.iterdir()) == ["README.md", "advice.jsonl", "design.json", "design.py",
-                                                    "memory.json"]
+    assert sorted(p.name for p in out.iterdir()) == [
+        "README.md",
+        "advice.jsonl",
+        "design.json",
+        "design.py",
+        "memory.json",
+    ]
     shutil.rmtree(run)
     moved = tmp_path / "elsewhere"
     shutil.move(out, moved)
@@ -65,12 +70,15 @@ def test_best_is_the_default_pick(scripted_run, tmp_path):
     assert load_export(tmp_path / "b").manifest["design"]["id"] == best.id
 
 
-@pytest.mark.parametrize("name, edit, expected", [
-    ("memory.json", lambda t: t.replace('"episodes":2', '"episodes":3'), "does not match its checksum"),
-    ("design.py", lambda t: t + "\n# edited\n", "design.py does not match its checksum"),
-    ("advice.jsonl", lambda t: "", "advice.jsonl does not match"),
-    ("design.json", lambda t: t[:40], "design.json is corrupt"),
-])
+@pytest.mark.parametrize(
+    "name, edit, expected",
+    [
+        ("memory.json", lambda t: t.replace('"episodes":2', '"episodes":3'), "does not match its checksum"),
+        ("design.py", lambda t: t + "\n# edited\n", "design.py does not match its checksum"),
+        ("advice.jsonl", lambda t: "", "advice.jsonl does not match"),
+        ("design.json", lambda t: t[:40], "design.json is corrupt"),
+    ],
+)
 def test_corrupted_export_is_a_clear_error(scripted_run, tmp_path, name, edit, expected):
     out = export_design(scripted_run, tmp_path / "e", design_id=_route_id(scripted_run))
     f = out / name
@@ -93,11 +101,15 @@ def test_missing_files_and_wrong_folders_are_clear_errors(scripted_run, tmp_path
 
 
 def test_cli_export_errors(scripted_run, tmp_path):
-    res = cli.invoke(app, ["archive", "export", str(scripted_run), "--best", "--design", "d-0001", "--out", "x"])
+    res = cli.invoke(
+        app, ["archive", "export", str(scripted_run), "--best", "--design", "d-0001", "--out", "x"]
+    )
     assert res.exit_code == 2 and "not both" in res.output
     res = cli.invoke(app, ["archive", "export", str(scripted_run), "--best"])
     assert res.exit_code == 2 and "--out DIR is required" in res.output
-    res = cli.invoke(app, ["archive", "export", str(scripted_run), "--design", "d-0999", "--out", str(tmp_path)])
+    res = cli.invoke(
+        app, ["archive", "export", str(scripted_run), "--design", "d-0999", "--out", str(tmp_path)]
+    )
     assert res.exit_code == 2 and "no design 'd-0999'" in res.output
 
 
@@ -109,8 +121,9 @@ def test_a_run_without_learned_memory_says_so(scripted_run, tmp_path):
     for e in data["entries"]:
         e.pop("memory_path", None)
     (old / "archive.json").write_text(json.dumps(data))
-    res = cli.invoke(app, ["archive", "export", str(old), "--best", "--out", str(tmp_path / "x")],
-                     env={"COLUMNS": "300"})
+    res = cli.invoke(
+        app, ["archive", "export", str(old), "--best", "--out", str(tmp_path / "x")], env={"COLUMNS": "300"}
+    )
     assert res.exit_code == 2
     assert "has no learned memory" in res.output and "atlas archive relearn RUN_DIR" in res.output
 
@@ -125,9 +138,17 @@ def test_a_host_adapter_cannot_be_exported(tmp_path):
     from atlas.alma.archive import ArchiveEntry
 
     arch = Archive()
-    entry = arch.add(ArchiveEntry(id="d-0001", name="memory_system", origin="host", deployment_score=0.5,
-                                  normalized_score=0.1), "# host adapter\n")
-    entry.learned = {"memory": {}, "tools": {}, "host": {"supported": False, "reason": "keeps its own stores"}}
+    entry = arch.add(
+        ArchiveEntry(
+            id="d-0001", name="memory_system", origin="host", deployment_score=0.5, normalized_score=0.1
+        ),
+        "# host adapter\n",
+    )
+    entry.learned = {
+        "memory": {},
+        "tools": {},
+        "host": {"supported": False, "reason": "keeps its own stores"},
+    }
     arch.save(tmp_path / "run" / "archive.json")
     with pytest.raises(ArchiveError, match="host-side adapter whose memory lives in its own stores"):
         export_design(tmp_path / "run", tmp_path / "out", design_id="d-0001")

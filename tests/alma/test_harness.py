@@ -15,14 +15,14 @@ from atlas.envs.registry import get_env
 from atlas.errors import ConfigError
 from atlas.infra.llm import ScriptedLLM
 
-CRASHING = '''
+CRASHING = """
 def update(memory, episode, tools):
     memory["seen"] = memory.get("seen", 0) + 1
 
 
 def recall(memory, task, tools):
     return task["no_such_key"]
-'''
+"""
 
 
 @pytest.fixture(scope="module")
@@ -91,7 +91,8 @@ async def test_evaluate_collects_then_deploys_with_logs(env, embedder, pool):
 async def test_known_outcome_give_up_scores_zero(env, embedder, pool):
     col, dep = _tasks(env)
     ev = await _harness(env, embedder, pool).evaluate(
-        Design(id="d-g", name="give_up", source=GIVE_UP_DESIGN, origin="meta"), col, dep)
+        Design(id="d-g", name="give_up", source=GIVE_UP_DESIGN, origin="meta"), col, dep
+    )
     assert ev.deployment_score == 0.0 and ev.collection_score == 0.0
     assert all(not e.success and e.steps == 0 for e in ev.episodes)
     assert ev.collection[1].calls[1]["prints"] == ["episodes seen 2"]
@@ -108,7 +109,8 @@ async def test_concurrency_does_not_change_results(env, embedder, pool):
 async def test_crashing_design_is_data_not_a_crash(env, embedder, pool):
     col, dep = _tasks(env)
     ev = await _harness(env, embedder, pool).evaluate(
-        Design(id="d-c", name="crash", source=CRASHING, origin="meta"), col, dep)
+        Design(id="d-c", name="crash", source=CRASHING, origin="meta"), col, dep
+    )
     assert ev.status == "ok" and ev.deployment_score is not None
     recalls = [c for e in ev.episodes for c in e.calls if c["phase"] == "recall"]
     assert recalls and all("KeyError" in (c["error"] or "") for c in recalls)
@@ -121,5 +123,6 @@ async def test_task_model_failure_marks_the_evaluation_as_error(env, embedder, p
     col, dep = _tasks(env)
     llm = ScriptedLLM(default=LLMError("prompt longer than n_ctx"))
     ev = await _harness(env, embedder, pool, llm=llm).evaluate(
-        Design(id="d-e", name="route", source=ROUTE_DESIGN, origin="meta"), col, dep)
+        Design(id="d-e", name="route", source=ROUTE_DESIGN, origin="meta"), col, dep
+    )
     assert ev.status == "error" and "n_ctx" in ev.errors[0]

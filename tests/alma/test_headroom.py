@@ -34,7 +34,9 @@ def optimal_steps(env, task) -> int:
     probe.reset(task)
     w = probe._world
     where = w.object_rooms[w.target_object]
-    return len(shortest_path(w.adjacency, w.start, where)) + len(shortest_path(w.adjacency, where, w.destination))
+    return len(shortest_path(w.adjacency, w.start, where)) + len(
+        shortest_path(w.adjacency, where, w.destination)
+    )
 
 
 async def test_an_agent_that_follows_advice_reaches_the_full_optimum(env, tasks):
@@ -102,7 +104,8 @@ def test_learnable_advice_never_names_the_object_room(env):
         learnable = oracle_advice(task, "learnable", env.params)
         assert f"{w.target_object} is in room_" not in learnable
         assert f"The {w.target_object} is in {w.object_rooms[w.target_object]}" in oracle_advice(
-            task, "full", env.params)
+            task, "full", env.params
+        )
 
 
 def test_oracle_text_never_reaches_a_design(env, tasks):
@@ -118,7 +121,9 @@ def test_oracle_text_never_reaches_a_design(env, tasks):
         assert fact not in blob and "Do these actions" not in blob and "(goal room)" not in blob
 
 
-@pytest.mark.parametrize(("a", "b", "mean"), [([1, 1, 1, 1], [0, 0, 0, 0], 1.0), ([0.5, 0.7], [0.5, 0.7], 0.0)])
+@pytest.mark.parametrize(
+    ("a", "b", "mean"), [([1, 1, 1, 1], [0, 0, 0, 0], 1.0), ([0.5, 0.7], [0.5, 0.7], 0.0)]
+)
 def test_constant_differences_have_a_point_interval(a, b, mean):
     d = paired_difference(a, b)
     assert d.mean == pytest.approx(mean) and d.ci95 == pytest.approx((mean, mean))
@@ -150,7 +155,9 @@ def test_text_games_have_headroom_conditions(env_name):
         want = plan[done] if done < len(plan) else None
         return want if want in kwargs["choices"] else kwargs["choices"][0]
 
-    result = headroom(env=env_name, tasks=1, agent=TaskAgent(ScriptedLLM(follow), max_turns=30, contrast_weight=0))
+    result = headroom(
+        env=env_name, tasks=1, agent=TaskAgent(ScriptedLLM(follow), max_turns=30, contrast_weight=0)
+    )
     d = result.to_dict()
     assert set(d["conditions"]) == set(CONDITIONS)
     assert d["conditions"]["full"]["success_rate"] == 1.0

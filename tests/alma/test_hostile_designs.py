@@ -31,10 +31,19 @@ pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="the sandbox nee
 
 TASK = {"goal": "Bring the key to room_C.", "observation": {"location": "room_A"}}
 EPISODE = {"task": TASK, "steps": [], "success": True, "score": 1.0, "steps_taken": 0}
-SETTINGS = dict(env="graphworld", episodes=2, rooms=5, deploy_seeds=1, seed=7, meta_turns=2, baselines=[],
-                quiet=True, trace=False)
+SETTINGS = dict(
+    env="graphworld",
+    episodes=2,
+    rooms=5,
+    deploy_seeds=1,
+    seed=7,
+    meta_turns=2,
+    baselines=[],
+    quiet=True,
+    trace=False,
+)
 
-SURROGATES = r'''
+SURROGATES = r"""
 BAD = "x \ud800 y \x00 z \x1b[2J\x1b]0;pwned\x07 \u202e"
 
 
@@ -50,7 +59,7 @@ def recall(memory, task, tools):
     print("recall", BAD)
     tools.find_similar(BAD, k=2)
     return "advice " + BAD
-'''
+"""
 
 
 @pytest.fixture(scope="module")
@@ -61,11 +70,13 @@ def pool():
 
 
 def _runner(source: str, pool: WorkerPool, embedder, **kwargs) -> DesignRunner:
-    return DesignRunner(Design(name="hostile", source=source, origin="meta"), embedder=embedder, pool=pool,
-                        **kwargs)
+    return DesignRunner(
+        Design(name="hostile", source=source, origin="meta"), embedder=embedder, pool=pool, **kwargs
+    )
 
 
 # ---- 3. strings crossing the boundary ---------------------------------------------------------------
+
 
 def test_safe_text_and_safe_data():
     assert safe_text("a\ud800b\x00c\x1b[2Jd\u202e\n\te") == "a\ufffdb\ufffdc\ufffd[2Jd\ufffd\n\te"
@@ -105,8 +116,15 @@ def test_a_failing_tool_is_the_designs_error_not_the_hosts(embedder):
 def test_a_scripted_search_scores_a_hostile_design_and_finishes(tmp_path: Path, embedder, name):
     source = {"surrogates": SURROGATES, "llm_flood": LLM_FLOOD, "char_flood": CHAR_FLOOD}[name]
     meta = ScriptedLLM(meta_policy({1: [fenced(name, source)]}))
-    archive, _ = atlas.alma.run(run_dir=tmp_path / "r", embedder=embedder, iterations=1, llm=ScriptedLLM(task_policy),
-                                meta_llm=meta, debug_llm=ScriptedLLM(debug_policy), **SETTINGS)
+    archive, _ = atlas.alma.run(
+        run_dir=tmp_path / "r",
+        embedder=embedder,
+        iterations=1,
+        llm=ScriptedLLM(task_policy),
+        meta_llm=meta,
+        debug_llm=ScriptedLLM(debug_policy),
+        **SETTINGS,
+    )
     entry = next(e for e in archive if e.origin == "meta")
     if name == "char_flood" and entry.status == "invalid":
         # on a busy machine its flood of refused tool calls can pass the smoke run's timeout: the
@@ -122,7 +140,9 @@ def test_a_scripted_search_scores_a_hostile_design_and_finishes(tmp_path: Path, 
 def test_design_check_reports_a_hostile_design(tmp_path: Path, name):
     f = tmp_path / "hostile.py"
     f.write_text({"surrogates": SURROGATES, "llm_flood": LLM_FLOOD, "char_flood": CHAR_FLOOD}[name])
-    res = CliRunner().invoke(app, ["design", "check", str(f), "--episodes", "1", "--recall-tasks", "1", "--json"])
+    res = CliRunner().invoke(
+        app, ["design", "check", str(f), "--episodes", "1", "--recall-tasks", "1", "--json"]
+    )
     assert res.exit_code in (0, 1), (res.output, res.exception)
     report = json.loads(res.output)
     assert report
@@ -130,13 +150,17 @@ def test_design_check_reports_a_hostile_design(tmp_path: Path, name):
 
 # ---- 4. LLM budgets -------------------------------------------------------------------------------
 
+
 class PricedBackend(ScriptedBackend):
     """A scripted model that reports tokens and a cost per call, like a provider does."""
 
     async def complete(self, request):
         c = await super().complete(request)
-        return Completion(text=c.text, usage=Usage(prompt_tokens=100, completion_tokens=20, cost_usd=0.01, calls=1),
-                          model="priced")
+        return Completion(
+            text=c.text,
+            usage=Usage(prompt_tokens=100, completion_tokens=20, cost_usd=0.01, calls=1),
+            model="priced",
+        )
 
 
 def test_llm_tool_budgets_per_call_and_per_evaluation(embedder):
@@ -175,7 +199,7 @@ def test_llm_tool_token_and_cost_budgets(embedder):
         tools.call("summarize", {"text": "t"})
 
 
-LLM_FLOOD = '''
+LLM_FLOOD = """
 def update(memory, episode, tools):
     n = 0
     for i in range(200):
@@ -189,7 +213,7 @@ def update(memory, episode, tools):
 
 def recall(memory, task, tools):
     return memory.get("refused", "")
-'''
+"""
 
 
 def test_a_design_flooding_the_llm_is_capped_and_still_scored(pool, embedder):
@@ -210,14 +234,28 @@ def test_max_cost_stops_a_search_cleanly_and_resume_continues(tmp_path: Path, em
 
     meta = meta_policy({1: [fenced("surrogates", SURROGATES)]})
     with pytest.raises(SearchStopped, match="--max-cost"):
-        atlas.alma.run(run_dir=tmp_path / "r", embedder=embedder, iterations=2, llm=priced(task_policy),
-                       meta_llm=priced(meta), debug_llm=priced(debug_policy), max_cost_usd=0.01, **SETTINGS)
+        atlas.alma.run(
+            run_dir=tmp_path / "r",
+            embedder=embedder,
+            iterations=2,
+            llm=priced(task_policy),
+            meta_llm=priced(meta),
+            debug_llm=priced(debug_policy),
+            max_cost_usd=0.01,
+            **SETTINGS,
+        )
     saved = atlas.alma.Archive.load(tmp_path / "r")
     assert saved.iterations == [] and len(saved) >= 1
-    resumed, _ = atlas.alma.run(resume=tmp_path / "r", embedder=embedder, iterations=1, llm=priced(task_policy),
-                                meta_llm=priced(meta), debug_llm=priced(debug_policy), max_cost_usd=100.0)
+    resumed, _ = atlas.alma.run(
+        resume=tmp_path / "r",
+        embedder=embedder,
+        iterations=1,
+        llm=priced(task_policy),
+        meta_llm=priced(meta),
+        debug_llm=priced(debug_policy),
+        max_cost_usd=100.0,
+    )
     assert [it["generation"] for it in resumed.iterations] == [1]
-
 
 
 def test_max_minutes_stops_a_search_before_the_next_generation_and_resume_continues(tmp_path: Path, embedder):
@@ -228,15 +266,32 @@ def test_max_minutes_stops_a_search_before_the_next_generation_and_resume_contin
 
     meta = meta_policy({1: [fenced("surrogates", SURROGATES)]})
     with pytest.raises(SearchStopped, match="--max-minutes"):
-        atlas.alma.run(run_dir=tmp_path / "r", embedder=embedder, iterations=2, llm=llm(task_policy),
-                       meta_llm=llm(meta), debug_llm=llm(debug_policy), max_minutes=1e-6, **SETTINGS)
+        atlas.alma.run(
+            run_dir=tmp_path / "r",
+            embedder=embedder,
+            iterations=2,
+            llm=llm(task_policy),
+            meta_llm=llm(meta),
+            debug_llm=llm(debug_policy),
+            max_minutes=1e-6,
+            **SETTINGS,
+        )
     saved = atlas.alma.Archive.load(tmp_path / "r")
     assert saved.iterations == [] and len(saved) >= 1  # the baseline and seeds are kept
-    resumed, _ = atlas.alma.run(resume=tmp_path / "r", embedder=embedder, iterations=1, llm=llm(task_policy),
-                                meta_llm=llm(meta), debug_llm=llm(debug_policy), max_minutes=600)
+    resumed, _ = atlas.alma.run(
+        resume=tmp_path / "r",
+        embedder=embedder,
+        iterations=1,
+        llm=llm(task_policy),
+        meta_llm=llm(meta),
+        debug_llm=llm(debug_policy),
+        max_minutes=600,
+    )
     assert [it["generation"] for it in resumed.iterations] == [1]
 
+
 # ---- 5. tool time counts; host work and logs are capped -------------------------------------------
+
 
 class SlowEmbedder:
     """A real embedder that takes its time (a big model on a busy machine)."""
@@ -250,7 +305,7 @@ class SlowEmbedder:
         return self.inner.embed(texts)
 
 
-SLOW_TOOLS = '''
+SLOW_TOOLS = """
 def update(memory, episode, tools):
     for i in range(100):
         tools.store_obs("observation %d" % i)
@@ -258,7 +313,7 @@ def update(memory, episode, tools):
 
 def recall(memory, task, tools):
     return ""
-'''
+"""
 
 
 def test_time_in_tool_calls_counts_against_the_design_timeout(embedder):
@@ -269,7 +324,7 @@ def test_time_in_tool_calls_counts_against_the_design_timeout(embedder):
     assert log.error_kind == "timeout", (log.error, log.duration_s)
 
 
-CHAR_FLOOD = '''
+CHAR_FLOOD = """
 def update(memory, episode, tools):
     big = "word " * 3999
     refused = 0
@@ -288,7 +343,7 @@ def update(memory, episode, tools):
 
 def recall(memory, task, tools):
     return ""
-'''
+"""
 
 
 def test_host_tool_work_and_log_records_are_capped_per_call(embedder):

@@ -21,14 +21,25 @@ from atlas.cli import app
 from atlas.errors import ArchiveError
 from atlas.infra.llm import ScriptedLLM
 
-SETTINGS = dict(env="graphworld", episodes=2, rooms=5, deploy_seeds=1, seed=7, meta_turns=2, baselines=[],
-                quiet=True, trace=False)
+SETTINGS = dict(
+    env="graphworld",
+    episodes=2,
+    rooms=5,
+    deploy_seeds=1,
+    seed=7,
+    meta_turns=2,
+    baselines=[],
+    quiet=True,
+    trace=False,
+)
 SAMPLE = Path(__file__).resolve().parents[1] / "fixtures" / "sample_run"
 cli = CliRunner()
 
 
 def llms():
-    meta = ScriptedLLM(meta_policy({1: [fenced("route_map", ROUTE_DESIGN)], 2: [fenced("give_up", GIVE_UP_DESIGN)]}))
+    meta = ScriptedLLM(
+        meta_policy({1: [fenced("route_map", ROUTE_DESIGN)], 2: [fenced("give_up", GIVE_UP_DESIGN)]})
+    )
     return dict(llm=ScriptedLLM(task_policy), meta_llm=meta, debug_llm=ScriptedLLM(debug_policy))
 
 
@@ -46,6 +57,7 @@ def _edit_archive(run: Path, fn) -> None:
 
 
 # ---- 1. a run folder cannot write outside itself ------------------------------------------------
+
 
 @pytest.mark.parametrize("where", ["absolute", "dotdot"])
 def test_resume_never_writes_an_inline_source_outside_the_run(run: Path, tmp_path: Path, embedder, where):
@@ -83,6 +95,7 @@ def test_entry_ids_cannot_name_paths(run: Path):
 
 # ---- 2. a run folder cannot read outside itself -------------------------------------------------
 
+
 @pytest.mark.parametrize("how", ["dotdot", "symlink"])
 def test_archive_best_and_export_never_read_a_file_outside_the_run(run: Path, tmp_path: Path, how):
     secret = tmp_path / "secret.txt"
@@ -90,8 +103,12 @@ def test_archive_best_and_export_never_read_a_file_outside_the_run(run: Path, tm
     best = Archive.load(run).best()
     assert best is not None
     if how == "dotdot":
-        _edit_archive(run, lambda d: [e.update(source_path="designs/../../secret.txt")
-                                      for e in d["entries"] if e["id"] == best.id])
+        _edit_archive(
+            run,
+            lambda d: [
+                e.update(source_path="designs/../../secret.txt") for e in d["entries"] if e["id"] == best.id
+            ],
+        )
     else:
         f = run / best.source_path
         f.unlink()
@@ -117,7 +134,9 @@ def test_resume_never_sends_an_outside_file_to_the_meta_agent(run: Path, tmp_pat
 
 def test_parent_logs_are_confined_to_the_run(run: Path, tmp_path: Path):
     secret = tmp_path / "secret.jsonl"
-    secret.write_text(json.dumps({"label": "C1", "goal": "TOP-SECRET-TOKEN", "score": 0.0, "steps": 1}) + "\n")
+    secret.write_text(
+        json.dumps({"label": "C1", "goal": "TOP-SECRET-TOKEN", "score": 0.0, "steps": 1}) + "\n"
+    )
     rd = RunDir.open(run)
     with pytest.raises(ArchiveError, match="outside"):
         rd.entry_logs("logs/../../", "d-0001")
@@ -130,6 +149,7 @@ def test_parent_logs_are_confined_to_the_run(run: Path, tmp_path: Path):
 
 # ---- 6. damaged run folders: clear errors, and resume goes on ------------------------------------
 
+
 def test_damaged_parent_logs_do_not_stop_a_resume(run: Path, embedder):
     for d in (run / "logs").iterdir():
         (d / "calls.jsonl").write_bytes(b'{"phase": 7}\n[1, 2\n\xff\xfe not utf-8\n' + b"[" * 100_000 + b"\n")
@@ -139,7 +159,9 @@ def test_damaged_parent_logs_do_not_stop_a_resume(run: Path, embedder):
     assert 2 in {e.generation for e in archive}
 
 
-@pytest.mark.parametrize("damage", [b"\xff\xfe{}", b"[" * 100_000, b'{"version": 1, "entries": ' + b"[" * 5000])
+@pytest.mark.parametrize(
+    "damage", [b"\xff\xfe{}", b"[" * 100_000, b'{"version": 1, "entries": ' + b"[" * 5000]
+)
 def test_damaged_archive_json_gives_a_clear_error_in_every_command(run: Path, damage: bytes):
     (run / "archive.json").write_bytes(damage)
     for args in (["archive", "show", str(run)], ["archive", "best", str(run)], ["report", str(run)]):
@@ -178,6 +200,7 @@ def test_viewer_api_run_answers_with_a_nan_baseline_or_a_lone_surrogate(run: Pat
 
 # ---- 7. resume from any kill point ---------------------------------------------------------------
 
+
 def test_resume_after_a_kill_during_the_first_archive_save(tmp_path: Path, embedder):
     full, _ = atlas.alma.run(run_dir=tmp_path / "full", embedder=embedder, iterations=1, **llms(), **SETTINGS)
     killed = tmp_path / "killed"
@@ -199,9 +222,13 @@ def test_resume_after_a_kill_during_the_first_archive_save(tmp_path: Path, embed
 
 def test_a_new_run_has_an_archive_from_the_start(tmp_path: Path, embedder):
     rd = RunDir.create(tmp_path / "r")
-    search = atlas.alma.loop.Search(atlas.alma.config.AlmaConfig.build(**SETTINGS, iterations=0),
-                                    **{k: v for k, v in llms().items() if k != "debug_llm"}, run_dir=rd,
-                                    embedder=embedder, trace=False)
+    search = atlas.alma.loop.Search(
+        atlas.alma.config.AlmaConfig.build(**SETTINGS, iterations=0),
+        **{k: v for k, v in llms().items() if k != "debug_llm"},
+        run_dir=rd,
+        embedder=embedder,
+        trace=False,
+    )
     search._setup(resume=False)
     search.close()
     assert Archive.load(rd.path).entries == []
@@ -306,8 +333,9 @@ def test_resume_never_writes_logs_through_a_planted_symlink(run: Path, tmp_path:
 
 
 def test_resume_never_appends_to_a_file_a_trace_symlink_points_at(tmp_path: Path, embedder):
-    atlas.alma.run(run_dir=tmp_path / "run", embedder=embedder, iterations=1, **llms(),
-                   **{**SETTINGS, "trace": True})
+    atlas.alma.run(
+        run_dir=tmp_path / "run", embedder=embedder, iterations=1, **llms(), **{**SETTINGS, "trace": True}
+    )
     run = tmp_path / "run"
     victim = tmp_path / "bashrc"
     victim.write_text("precious\n")

@@ -15,16 +15,32 @@ from atlas.alma.loop import aevaluate
 from atlas.infra.llm import ScriptedLLM
 from atlas.trace import read_trace
 
-SETTINGS = dict(env="graphworld", iterations=2, episodes=2, rooms=5, deploy_seeds=1, seed=42, meta_turns=2,
-                baselines=["trajectory_retrieval"], quiet=True)
+SETTINGS = dict(
+    env="graphworld",
+    iterations=2,
+    episodes=2,
+    rooms=5,
+    deploy_seeds=1,
+    seed=42,
+    meta_turns=2,
+    baselines=["trajectory_retrieval"],
+    quiet=True,
+)
 
 
 def make_llms():
     task = ScriptedLLM(task_policy)
-    meta = ScriptedLLM(meta_policy({
-        1: [fenced("bad_import", INVALID_DESIGN)],  # never validates
-        2: [fenced("bad_import", INVALID_DESIGN), fenced("give_up", GIVE_UP_DESIGN)],  # fixed on turn 2
-    }))
+    meta = ScriptedLLM(
+        meta_policy(
+            {
+                1: [fenced("bad_import", INVALID_DESIGN)],  # never validates
+                2: [
+                    fenced("bad_import", INVALID_DESIGN),
+                    fenced("give_up", GIVE_UP_DESIGN),
+                ],  # fixed on turn 2
+            }
+        )
+    )
     debug = ScriptedLLM(debug_policy)
     return task, meta, debug
 
@@ -34,15 +50,36 @@ def finished(tmp_path_factory, embedder):
     task, meta, debug = make_llms()
     events: list[tuple[str, dict]] = []
     run_dir = tmp_path_factory.mktemp("loop") / "run"
-    archive, trace_path = atlas.alma.run(llm=task, meta_llm=meta, debug_llm=debug, embedder=embedder, run_dir=run_dir,
-                                     callbacks=[lambda ev, f: events.append((ev, f))], **SETTINGS)
+    archive, trace_path = atlas.alma.run(
+        llm=task,
+        meta_llm=meta,
+        debug_llm=debug,
+        embedder=embedder,
+        run_dir=run_dir,
+        callbacks=[lambda ev, f: events.append((ev, f))],
+        **SETTINGS,
+    )
     return archive, trace_path, run_dir, events, (task, meta, debug)
 
 
 def test_public_api_is_pinned():
-    assert sorted(atlas.alma.__all__) == sorted([
-        "AlmaConfig", "Archive", "ArchiveEntry", "DebugAgent", "DebugLog", "Harness", "MetaAgent", "Search",
-        "TaskResult", "arun", "headroom", "paired_difference", "run"])
+    assert sorted(atlas.alma.__all__) == sorted(
+        [
+            "AlmaConfig",
+            "Archive",
+            "ArchiveEntry",
+            "DebugAgent",
+            "DebugLog",
+            "Harness",
+            "MetaAgent",
+            "Search",
+            "TaskResult",
+            "arun",
+            "headroom",
+            "paired_difference",
+            "run",
+        ]
+    )
     assert callable(atlas.alma.run) and atlas.alma.Search.__name__ == "Search"
 
 
@@ -130,8 +167,17 @@ def test_run_folder_trace_and_telemetry(finished):
     assert names[0] == "run.start" and names[-1] == "run.stop" and "baseline.done" in names
     assert names.count("iteration.start") == 2 and names.count("design.evaluated") == 5
     stops = [ev for ev in trace if ev["event"] == "iteration.stop"]
-    for key in ("generation", "duration_s", "collection_score", "deployment_score", "normalized_score",
-                "baseline_score", "design_name", "archive_size", "usage"):
+    for key in (
+        "generation",
+        "duration_s",
+        "collection_score",
+        "deployment_score",
+        "normalized_score",
+        "baseline_score",
+        "design_name",
+        "archive_size",
+        "usage",
+    ):
         assert key in stops[0]
     assert stops[1]["archive_size"] == 5 and stops[1]["usage"]["total_tokens"] > 0
     assert [e for e, _ in events] == names  # callbacks saw the same events
@@ -141,8 +187,16 @@ def test_run_folder_trace_and_telemetry(finished):
 async def test_evaluate_one_design(tmp_path, embedder):
     llm = ScriptedLLM(task_policy)
     design = Design(name="give_up", source=GIVE_UP_DESIGN, origin="seed")
-    entry, archive = await aevaluate(design, llm=llm, embedder=embedder, run_dir=tmp_path / "ev", episodes=2,
-                                     rooms=5, deploy_seeds=1, quiet=True)
+    entry, archive = await aevaluate(
+        design,
+        llm=llm,
+        embedder=embedder,
+        run_dir=tmp_path / "ev",
+        episodes=2,
+        rooms=5,
+        deploy_seeds=1,
+        quiet=True,
+    )
     assert entry.deployment_score == 0.0
     assert entry.normalized_score == pytest.approx(-archive.baseline["score"])
     assert [e.name for e in Archive.load(tmp_path / "ev")] == ["no_memory", "give_up"]
@@ -150,18 +204,29 @@ async def test_evaluate_one_design(tmp_path, embedder):
 
 def test_baseline_is_cached_per_configuration(tmp_path, embedder):
     settings = {**SETTINGS, "iterations": 0, "baselines": []}
-    first, _ = atlas.alma.run(llm=ScriptedLLM(task_policy), embedder=embedder, run_dir=tmp_path / "a",
-                              baseline_cache=tmp_path / "cache", **settings)
+    first, _ = atlas.alma.run(
+        llm=ScriptedLLM(task_policy),
+        embedder=embedder,
+        run_dir=tmp_path / "a",
+        baseline_cache=tmp_path / "cache",
+        **settings,
+    )
     assert first.baseline["cached"] is False and len(list((tmp_path / "cache").glob("*.json"))) == 1
     task = ScriptedLLM(task_policy)
-    second, _ = atlas.alma.run(llm=task, embedder=embedder, run_dir=tmp_path / "b", baseline_cache=tmp_path / "cache",
-                               **settings)
+    second, _ = atlas.alma.run(
+        llm=task, embedder=embedder, run_dir=tmp_path / "b", baseline_cache=tmp_path / "cache", **settings
+    )
     assert second.baseline["cached"] is True and second.baseline["score"] == first.baseline["score"]
     assert second.get("d-0001").per_task == first.get("d-0001").per_task
     n_seed_calls = len(task.history)  # only the seed design was played: the baseline came from the cache
     third_llm = ScriptedLLM(task_policy)
-    atlas.alma.run(llm=third_llm, embedder=embedder, run_dir=tmp_path / "c", baseline_cache=tmp_path / "cache",
-                   **{**settings, "seed": 43})  # another configuration: computed again
+    atlas.alma.run(
+        llm=third_llm,
+        embedder=embedder,
+        run_dir=tmp_path / "c",
+        baseline_cache=tmp_path / "cache",
+        **{**settings, "seed": 43},
+    )  # another configuration: computed again
     assert len(third_llm.history) > n_seed_calls
     assert len(list((tmp_path / "cache").glob("*.json"))) == 2
 
@@ -192,9 +257,14 @@ def test_a_provider_failure_is_recorded_on_its_iteration_and_the_search_goes_on(
             raise LLMConnectionError("openai/gpt-4.1-mini: rate limited (429)")
         return good(messages, **kwargs)
 
-    archive, _ = atlas.alma.run(llm=ScriptedLLM(task_policy), meta_llm=ScriptedLLM(rate_limited_once),
-                                debug_llm=ScriptedLLM(debug_policy), embedder=embedder, run_dir=tmp_path / "r",
-                                **FAIL_SETTINGS)
+    archive, _ = atlas.alma.run(
+        llm=ScriptedLLM(task_policy),
+        meta_llm=ScriptedLLM(rate_limited_once),
+        debug_llm=ScriptedLLM(debug_policy),
+        embedder=embedder,
+        run_dir=tmp_path / "r",
+        **FAIL_SETTINGS,
+    )
     failed = archive.get("d-0003")
     assert failed.status == "error" and "rate limited (429)" in failed.errors[0]
     assert archive.iterations[0]["status"] == "error" and "rate limited" in archive.iterations[0]["error"]
@@ -207,16 +277,27 @@ def test_a_model_that_keeps_failing_stops_the_search_with_the_archive_saved(tmp_
 
     down = ScriptedLLM(default=LLMConnectionError("openai/gpt-4.1-mini: request timed out"))
     with pytest.raises(SearchStopped, match=r"(?s)2 iterations in a row.*timed out.*atlas run --resume"):
-        atlas.alma.run(llm=ScriptedLLM(task_policy), meta_llm=down, debug_llm=ScriptedLLM(debug_policy),
-                       embedder=embedder, run_dir=tmp_path / "r", **FAIL_SETTINGS)
+        atlas.alma.run(
+            llm=ScriptedLLM(task_policy),
+            meta_llm=down,
+            debug_llm=ScriptedLLM(debug_policy),
+            embedder=embedder,
+            run_dir=tmp_path / "r",
+            **FAIL_SETTINGS,
+        )
     saved = Archive.load(tmp_path / "r")
     assert [it["generation"] for it in saved.iterations] == list(range(1, MAX_FAILED_ITERATIONS + 1))
     assert all(e.status == "error" and "timed out" in e.errors[0] for e in saved if e.origin == "meta")
     assert read_trace(tmp_path / "r" / "trace.jsonl")[-1]["event"] == "run.stopped"
 
     back = ScriptedLLM(meta_policy({3: [fenced("give_up", GIVE_UP_DESIGN)]}))
-    resumed, _ = atlas.alma.run(resume=tmp_path / "r", llm=ScriptedLLM(task_policy), meta_llm=back,
-                                debug_llm=ScriptedLLM(debug_policy), embedder=embedder)
+    resumed, _ = atlas.alma.run(
+        resume=tmp_path / "r",
+        llm=ScriptedLLM(task_policy),
+        meta_llm=back,
+        debug_llm=ScriptedLLM(debug_policy),
+        embedder=embedder,
+    )
     assert [it["generation"] for it in resumed.iterations] == [1, 2, 3]
     assert [e.id for e in resumed] == [f"d-{i:04d}" for i in range(1, len(resumed) + 1)]
     assert resumed.get("d-0005").status == "ok"

@@ -27,8 +27,12 @@ def _data(result) -> dict:
 def _params(*args: str):
     from mcp import StdioServerParameters
 
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(SRC), os.environ.get("PYTHONPATH", "")]),
-           "HF_HUB_OFFLINE": "1", "ANONYMIZED_TELEMETRY": "False"}
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(SRC), os.environ.get("PYTHONPATH", "")]),
+        "HF_HUB_OFFLINE": "1",
+        "ANONYMIZED_TELEMETRY": "False",
+    }
     return StdioServerParameters(command=sys.executable, args=["-m", "atlas.cli", "mcp", *args], env=env)
 
 
@@ -42,11 +46,16 @@ async def test_mcp_design_serves_the_advice_the_design_gave_in_the_run(scripted_
     assert res.exit_code == 0, res.output
     best = Archive.load(scripted_run).best()
     # what the design gave in the run, from the run's own logs (not from the export)
-    episodes = [json.loads(x) for x in (scripted_run / best.logs_dir / "episodes.jsonl").read_text().splitlines()]
+    episodes = [
+        json.loads(x) for x in (scripted_run / best.logs_dir / "episodes.jsonl").read_text().splitlines()
+    ]
     ran = [(e["task"], e["advice"]) for e in episodes if e["phase"] == "deployment"]
     assert ran and [(a["task"], a["advice"]) for a in load_export(out).advice] == ran
 
-    async with stdio_client(_params("--design", str(out))) as (read, write), ClientSession(read, write) as session:
+    async with (
+        stdio_client(_params("--design", str(out))) as (read, write),
+        ClientSession(read, write) as session,
+    ):
         await session.initialize()
         assert {t.name for t in (await session.list_tools()).tools} == {"recall", "update", "memory_info"}
         for task, advice in ran:
@@ -54,8 +63,10 @@ async def test_mcp_design_serves_the_advice_the_design_gave_in_the_run(scripted_
             assert got == {"namespace": "default", "advice": advice}
         info = _data(await session.call_tool("memory_info", {"namespace": "A"}))
         assert info["design"]["id"] == best.id and info["learn"] is False
-        refused = await session.call_tool("update", {"episode": {"task": ran[0][0], "steps": [], "success": True,
-                                                                  "score": 1.0, "steps_taken": 0}})
+        refused = await session.call_tool(
+            "update",
+            {"episode": {"task": ran[0][0], "steps": [], "success": True, "score": 1.0, "steps_taken": 0}},
+        )
         assert refused.isError and "served frozen" in refused.content[0].text
         bad = await session.call_tool("recall", {"task": ran[0][0], "namespace": "../x"})
         assert bad.isError and "namespace" in bad.content[0].text
@@ -78,13 +89,18 @@ async def test_learning_namespaces_keep_their_own_copy(scripted_run, tmp_path, e
     try:
         task = exp.advice[0]["task"]
         episode = {"task": task, "steps": [], "success": True, "score": 0.9, "steps_taken": 0}
-        assert (await call("update", episode=episode, namespace="A"))["holds"]["memory_keys"] == {"episodes": "int"}
+        assert (await call("update", episode=episode, namespace="A"))["holds"]["memory_keys"] == {
+            "episodes": "int"
+        }
         assert "Episodes learned: 3" in (await call("recall", task=task, namespace="A"))["advice"]
         assert "Episodes learned: 2" in (await call("recall", task=task, namespace="B"))["advice"]
         assert (await call("memory_info", namespace="A"))["holds"]["vector_items"] == 3
         assert (await call("memory_info", namespace="B"))["holds"]["vector_items"] == 2
         # route_map needs the start room: for a bare goal its recall fails, and the client is told why
-        with pytest.raises(ToolError, match=r"the design.s recall failed: ToolError: src must not be empty \(design line 17\)"):
+        with pytest.raises(
+            ToolError,
+            match=r"the design.s recall failed: ToolError: src must not be empty \(design line 17\)",
+        ):
             await call("recall", task="Bring the key to room_B.", namespace="A")
     finally:
         hub.close()

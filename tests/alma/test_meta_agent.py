@@ -15,8 +15,17 @@ from atlas.envs.registry import get_env
 from atlas.infra.llm import ScriptedLLM
 
 RECALL_CRASH = GIVE_UP_DESIGN.replace('return "GIVE_UP: stop and only look around"', 'return task["nope"]')
-PARENTS = [{"id": "d-0002", "name": "graph_seed", "source": ROUTE_DESIGN, "collection_score": 0.6,
-            "deployment_score": 0.7, "normalized_score": 0.1, "outcomes": "collection 2/2 solved"}]
+PARENTS = [
+    {
+        "id": "d-0002",
+        "name": "graph_seed",
+        "source": ROUTE_DESIGN,
+        "collection_score": 0.6,
+        "deployment_score": 0.7,
+        "normalized_score": 0.1,
+        "outcomes": "collection 2/2 solved",
+    }
+]
 
 
 @pytest.fixture(scope="module")
@@ -49,8 +58,9 @@ def test_extract_code_and_name():
 
 async def test_valid_design_on_first_turn(agent_for):
     llm = ScriptedLLM([fenced("route_map", ROUTE_DESIGN)])
-    res = await agent_for(llm).generate(PARENTS, "ANALYSIS: x\nMANDATORY CONSTRAINTS:\n1. a\n2. b", generation=3,
-                                        baseline=0.5)
+    res = await agent_for(llm).generate(
+        PARENTS, "ANALYSIS: x\nMANDATORY CONSTRAINTS:\n1. a\n2. b", generation=3, baseline=0.5
+    )
     assert res.status == "ok" and res.turns == 1 and res.name == "route_map"
     assert "def recall" in res.source and "OK" in res.smoke_feedback
     system, user = llm.history[0].messages[0]["content"], llm.history[0].messages[1]["content"]
@@ -91,15 +101,25 @@ async def test_never_valid_is_recorded_as_invalid(agent_for):
 
 
 def test_prompts_are_domain_blind():
-    static = "\n".join([prompts.META_SYSTEM, prompts.TOOLS_DOC, prompts.DESIGN_CONTRACT, prompts.DEBUG_SYSTEM,
-                        prompts.DEBUG_FINAL_REQUEST, prompts.meta_request([], None, None, 1),
-                        prompts.meta_feedback(["x"], "y")])
+    static = "\n".join(
+        [
+            prompts.META_SYSTEM,
+            prompts.TOOLS_DOC,
+            prompts.DESIGN_CONTRACT,
+            prompts.DEBUG_SYSTEM,
+            prompts.DEBUG_FINAL_REQUEST,
+            prompts.meta_request([], None, None, 1),
+            prompts.meta_feedback(["x"], "y"),
+        ]
+    )
     for word in ("room", "graphworld", "alfworld", "textworld", "kitchen", "household", "move_to", "pick_up"):
         assert not re.search(word, static, re.IGNORECASE), word
 
 
 async def test_only_the_latest_attempt_stays_in_the_prompt(agent_for):
-    llm = ScriptedLLM([fenced("bad1", INVALID_DESIGN), fenced("bad2", INVALID_DESIGN), fenced("ok", ROUTE_DESIGN)])
+    llm = ScriptedLLM(
+        [fenced("bad1", INVALID_DESIGN), fenced("bad2", INVALID_DESIGN), fenced("ok", ROUTE_DESIGN)]
+    )
     res = await agent_for(llm, turns=3).generate(PARENTS, None, generation=1)
     assert res.status == "ok" and res.turns == 3
     assert len(llm.history[2].messages) == 4  # system, request, last attempt, its feedback
@@ -119,8 +139,10 @@ def test_extract_code_from_awkward_replies():
     assert extract_code(f"~~~py\n{src}~~~") == src
     assert extract_code(f"Python code, mislabelled:\n```js\n{src}```\nthanks") == src
     assert extract_code(f"```javascript\nfunction recall() {{}}\n```\nand\n```python\n{src}```") == src
-    assert extract_code("  ```python\n" + "".join("    " + line + "\n" for line in src.splitlines()) + "  ```") \
-        == src  # an indented block is dedented, not half-stripped
+    assert (
+        extract_code("  ```python\n" + "".join("    " + line + "\n" for line in src.splitlines()) + "  ```")
+        == src
+    )  # an indented block is dedented, not half-stripped
     assert extract_code("```js\nfunction update(m) {}\nfunction recall(m) { return '' }\n```") is None
 
 

@@ -6,17 +6,19 @@ import random
 
 from atlas.alma.novelty import ast_distance, ast_tokens, levenshtein, novelty, novelty_scores
 
-BASE = '''
+BASE = """
 def update(memory, episode, tools):
     memory.setdefault("goals", []).append(episode["task"]["goal"])
 
 def recall(memory, task, tools):
     return "seen: " + ", ".join(memory.get("goals", []))
-'''
+"""
 
 EDIT1 = BASE.replace('return "seen: "', 'if not memory.get("goals"):\n        return ""\n    return "seen: "')
 
-EDIT2 = EDIT1 + '''
+EDIT2 = (
+    EDIT1
+    + """
 
 def helper(memory):
     hits = tools_result = []
@@ -24,9 +26,10 @@ def helper(memory):
         if g:
             hits.append(g.upper())
     return hits
-'''
+"""
+)
 
-GRAPH = '''
+GRAPH = """
 def update(memory, episode, tools):
     for step in episode["steps"]:
         tools.graph_update([["a", "b"]])
@@ -34,7 +37,7 @@ def update(memory, episode, tools):
 def recall(memory, task, tools):
     path = tools.graph_path("a", "b")
     return str(path) if path else ""
-'''
+"""
 
 
 def _naive(a, b):

@@ -35,7 +35,11 @@ def _as_old_run(run: Path, dest: Path) -> Path:
 def test_replay_rebuilds_exactly_what_the_search_kept(scripted_run, tmp_path, embedder):
     old = _as_old_run(scripted_run, tmp_path / "old")
     results = relearn(old, embedder=embedder)
-    assert [(r.name, r.ok) for r in results] == [("no_memory", True), ("graphworld_seed", True), ("route_map", True)]
+    assert [(r.name, r.ok) for r in results] == [
+        ("no_memory", True),
+        ("graphworld_seed", True),
+        ("route_map", True),
+    ]
     assert all(r.recalls_matched == 4 for r in results)  # 2 collection + 2 deployment recalls each
     kept, rebuilt = Archive.load(scripted_run).hydrate(), Archive.load(old).hydrate()
     for e in kept:
@@ -56,13 +60,18 @@ def test_a_replay_that_differs_from_the_run_is_not_kept(scripted_run, tmp_path, 
         if r["phase"] == "recall" and r["episode"] == "D2":
             r["return_value"] = "Route: somewhere else"
     calls.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    res = CliRunner().invoke(app, ["archive", "relearn", str(old), "--design", route.id], env={"COLUMNS": "300"})
+    res = CliRunner().invoke(
+        app, ["archive", "relearn", str(old), "--design", route.id], env={"COLUMNS": "300"}
+    )
     assert res.exit_code == 0, res.output
     assert "not rebuilt: the replay differs from the run: D2: recall returned" in res.output
     entry = Archive.load(old).get(route.id)
     assert entry.memory_path is None and "not rebuilt" in entry.metadata["learned_memory"]
-    res = CliRunner().invoke(app, ["archive", "export", str(old), "--design", route.id, "--out", str(tmp_path / "x")],
-                             env={"COLUMNS": "300"})
+    res = CliRunner().invoke(
+        app,
+        ["archive", "export", str(old), "--design", route.id, "--out", str(tmp_path / "x")],
+        env={"COLUMNS": "300"},
+    )
     assert res.exit_code == 2 and "not rebuilt: the replay differs" in res.output
 
 
@@ -77,8 +86,11 @@ def test_parse_action_inverts_action_text():
 
 @pytest.mark.parametrize("run", sorted(p.name for p in RESULTS.iterdir() if (p / "archive.json").exists()))
 def test_committed_results_runs_export_with_their_learned_memory(run, tmp_path):
-    res = CliRunner().invoke(app, ["archive", "export", str(RESULTS / run), "--best", "--out", str(tmp_path / "e")],
-                             env={"COLUMNS": "300"})
+    res = CliRunner().invoke(
+        app,
+        ["archive", "export", str(RESULTS / run), "--best", "--out", str(tmp_path / "e")],
+        env={"COLUMNS": "300"},
+    )
     assert res.exit_code == 0, res.output
     exp = load_export(tmp_path / "e")
     assert exp.advice and all(set(a["task"]) == {"goal", "observation", "domain"} for a in exp.advice)

@@ -15,14 +15,30 @@ from atlas.errors import ArchiveError, ConfigError
 from atlas.infra.llm import ScriptedLLM
 from atlas.trace import read_trace
 
-SETTINGS = dict(env="graphworld", iterations=3, episodes=2, rooms=5, deploy_seeds=1, seed=7, meta_turns=2,
-                baselines=["trajectory_retrieval"], quiet=True)
+SETTINGS = dict(
+    env="graphworld",
+    iterations=3,
+    episodes=2,
+    rooms=5,
+    deploy_seeds=1,
+    seed=7,
+    meta_turns=2,
+    baselines=["trajectory_retrieval"],
+    quiet=True,
+)
 VOLATILE = {"created_at", "duration_s", "eval_duration_s"}
 
 
 def llms():
-    meta = ScriptedLLM(meta_policy({1: [fenced("route_map", ROUTE_DESIGN)], 2: [fenced("give_up", GIVE_UP_DESIGN)],
-                                    3: [fenced("route_map_2", ROUTE_DESIGN.replace("explore", "look around"))]}))
+    meta = ScriptedLLM(
+        meta_policy(
+            {
+                1: [fenced("route_map", ROUTE_DESIGN)],
+                2: [fenced("give_up", GIVE_UP_DESIGN)],
+                3: [fenced("route_map_2", ROUTE_DESIGN.replace("explore", "look around"))],
+            }
+        )
+    )
     return dict(llm=ScriptedLLM(task_policy), meta_llm=meta, debug_llm=ScriptedLLM(debug_policy))
 
 
@@ -31,8 +47,11 @@ def stable(obj):
     the number of calls: the DebugAgent's prompt quotes call timings from the runtime logs, so its
     length (and the scripted model's rough token count) varies with the machine's load."""
     if isinstance(obj, dict):
-        return {k: ({"calls": v["calls"]} if k == "usage" and isinstance(v, dict) else stable(v))
-                for k, v in obj.items() if k not in VOLATILE}
+        return {
+            k: ({"calls": v["calls"]} if k == "usage" and isinstance(v, dict) else stable(v))
+            for k, v in obj.items()
+            if k not in VOLATILE
+        }
     if isinstance(obj, list):
         return [stable(v) for v in obj]
     return obj
@@ -46,7 +65,9 @@ def differences(a, b, path="") -> list[str]:
             out += differences(a.get(k), b.get(k), f"{path}.{k}")
         return out
     if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
-        return [d for i, (x, y) in enumerate(zip(a, b, strict=True)) for d in differences(x, y, f"{path}[{i}]")]
+        return [
+            d for i, (x, y) in enumerate(zip(a, b, strict=True)) for d in differences(x, y, f"{path}[{i}]")
+        ]
     return [] if a == b else [f"{path}: {str(a)[:200]!r} != {str(b)[:200]!r}"]
 
 
@@ -67,8 +88,9 @@ def test_kill_then_resume_equals_uninterrupted(tmp_path: Path, embedder):
     full, _ = atlas.alma.run(run_dir=tmp_path / "full", embedder=embedder, **llms(), **SETTINGS)
 
     with pytest.raises(Killed):
-        atlas.alma.run(run_dir=tmp_path / "killed", embedder=embedder, callbacks=[kill_after(1)], **llms(),
-                       **SETTINGS)
+        atlas.alma.run(
+            run_dir=tmp_path / "killed", embedder=embedder, callbacks=[kill_after(1)], **llms(), **SETTINGS
+        )
     partial = Archive.load(tmp_path / "killed")
     assert [it["generation"] for it in partial.iterations] == [1]
     assert len(partial) == 4
@@ -80,7 +102,9 @@ def test_kill_then_resume_equals_uninterrupted(tmp_path: Path, embedder):
     b = stable(json.loads((tmp_path / "killed" / "archive.json").read_text()))
     assert differences(a, b) == []
     for e in full:  # same sources on disk
-        assert (tmp_path / "full" / e.source_path).read_text() == (tmp_path / "killed" / e.source_path).read_text()
+        assert (tmp_path / "full" / e.source_path).read_text() == (
+            tmp_path / "killed" / e.source_path
+        ).read_text()
     events = [ev["event"] for ev in read_trace(trace_path)]
     assert "run.resume" in events
     assert [ev["generation"] for ev in read_trace(trace_path) if ev["event"] == "iteration.stop"] == [1, 2, 3]
@@ -155,7 +179,9 @@ def test_resume_never_redoes_a_generation_already_in_the_archive(tmp_path: Path,
 def test_resume_refuses_to_start_over_when_archive_json_is_gone(tmp_path: Path, embedder):
     atlas.alma.run(run_dir=tmp_path / "r", embedder=embedder, **llms(), **{**FAST, "iterations": 0})
     (tmp_path / "r" / "archive.json").unlink()
-    with pytest.raises(ArchiveError, match=r"archive.json is missing.*copy .*archive.json.bak to archive.json"):
+    with pytest.raises(
+        ArchiveError, match=r"archive.json is missing.*copy .*archive.json.bak to archive.json"
+    ):
         atlas.alma.run(resume=tmp_path / "r", embedder=embedder, **llms())
     assert len(list((tmp_path / "r" / "designs").glob("*.py"))) == 2  # nothing overwritten
 
@@ -189,6 +215,8 @@ def test_resume_with_another_task_model_is_refused(tmp_path: Path, embedder):
     before = (tmp_path / "r" / "archive.json").read_text()
     other = llms()
     other["llm"].model = "openai/another-model"
-    with pytest.raises(ConfigError, match=r"started with the task model 'scripted'.*the same client from Python"):
+    with pytest.raises(
+        ConfigError, match=r"started with the task model 'scripted'.*the same client from Python"
+    ):
         atlas.alma.run(resume=tmp_path / "r", embedder=embedder, iterations=1, **other)
     assert (tmp_path / "r" / "archive.json").read_text() == before

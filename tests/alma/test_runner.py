@@ -17,7 +17,7 @@ from atlas.alma.sandbox.pool import SandboxLimits, WorkerPool
 from atlas.errors import SandboxError
 from atlas.infra.llm import ScriptedLLM
 
-NOTES = '''
+NOTES = """
 def update(memory, episode, tools):
     goal = episode["task"]["goal"]
     memory.setdefault("goals", []).append(goal)
@@ -37,13 +37,17 @@ def recall(memory, task, tools):
     except Exception as exc:
         print("write refused:", exc)
     return "Past: " + hits[0]["text"]
-'''
+"""
 
 
 def episode(goal: str, success: bool = True) -> dict:
-    return {"task": {"goal": goal, "observation": {"location": "room_A"}, "domain": "graphworld"},
-            "steps": [{"action": {"tool": "look", "args": {}}, "observation": {}, "error": None}],
-            "success": success, "score": 0.8 if success else 0.0, "steps_taken": 1}
+    return {
+        "task": {"goal": goal, "observation": {"location": "room_A"}, "domain": "graphworld"},
+        "steps": [{"action": {"tool": "look", "args": {}}, "observation": {}, "error": None}],
+        "success": success,
+        "score": 0.8 if success else 0.0,
+        "steps_taken": 1,
+    }
 
 
 def task(goal: str) -> dict:
@@ -69,10 +73,18 @@ async def test_update_recall_and_log_content(runner):
     assert empty.ok and empty.return_value == ""
     assert '[C1:recall] TOOL find_similar: k=2 query="Bring the key to room_C." -> []' in empty.format_lines()
     assert "[C1:recall] PRINT: no results found for Bring the key to room_C." in empty.format_lines()
-    assert any(line.startswith("[C1:recall] SIMILARITY find_similar: label=NO_RESULTS") for line in empty.format_lines())
+    assert any(
+        line.startswith("[C1:recall] SIMILARITY find_similar: label=NO_RESULTS")
+        for line in empty.format_lines()
+    )
 
     log = await runner.update(episode("Bring the key to room_C."), label="C1")
-    assert log.ok and log.phase == "update" and log.episode == "C1" and log.prints == ["stored Bring the key to room_C."]
+    assert (
+        log.ok
+        and log.phase == "update"
+        and log.episode == "C1"
+        and log.prints == ["stored Bring the key to room_C."]
+    )
     assert [t.name for t in log.tool_calls] == ["store_obs", "graph_update"]
     assert log.tool_calls[0].result == "stored:obs-1" and log.duration_s > 0
     assert runner.memory["goals"] == ["Bring the key to room_C."] and runner.memory["recalled"] == 1
@@ -83,7 +95,9 @@ async def test_update_recall_and_log_content(runner):
     assert sim.label == "OK" and sim.n == 1 and sim.k == 2
     lines = log.format_lines("C2")
     assert '[C2:recall] RETURN: "Past: Bring the key to room_C. succeeded"' in lines
-    assert '[C2:recall] TOOL store_obs: collection="default" text="recall wrote this" -> "stored:obs-2"' in lines
+    assert (
+        '[C2:recall] TOOL store_obs: collection="default" text="recall wrote this" -> "stored:obs-2"' in lines
+    )
     assert runner.memory["recalled"] == 2  # before freezing, recall's memory changes are kept
     assert CallLog.from_dict(json.loads(json.dumps(log.to_dict()))).format_lines("C2") == lines
 
@@ -107,8 +121,9 @@ async def test_frozen_recalls_run_concurrently(runner):
     for i in range(3):
         await runner.update(episode(f"Bring the gem to room_{'ABC'[i]}."))
     runner.freeze()
-    results = await asyncio.gather(*(runner.recall(task(f"Bring the gem to room_{r}."), label=f"D{i}")
-                                     for i, r in enumerate("ABCDEF")))
+    results = await asyncio.gather(
+        *(runner.recall(task(f"Bring the gem to room_{r}."), label=f"D{i}") for i, r in enumerate("ABCDEF"))
+    )
     assert all(advice.startswith("Past: Bring the gem") for advice, _ in results)
     assert all(log.ok for _, log in results)
     assert len({log.worker["pid"] for _, log in results}) >= 1
@@ -144,7 +159,9 @@ def test_sync_and_async_agree(runner, pool, embedder):
 
 def test_workers_are_reused_per_design(pool, embedder):
     r1 = DesignRunner(Design(name="a", source=NOTES), embedder=embedder, llm=None, pool=pool)
-    r2 = DesignRunner(Design(name="b", source=NOTES + "\n# different design\n"), embedder=embedder, llm=None, pool=pool)
+    r2 = DesignRunner(
+        Design(name="b", source=NOTES + "\n# different design\n"), embedder=embedder, llm=None, pool=pool
+    )
     try:
         logs = [r1.update_sync(episode(f"goal {i}")) for i in range(3)]
         assert len({log.worker["pid"] for log in logs}) == 1
@@ -199,10 +216,14 @@ def test_host_tool_time_is_not_design_time(pool, embedder):
         time.sleep(1.5)
         return "slow summary"
 
-    design = Design(name="slow", source="def update(memory, episode, tools):\n    pass\n\n\n"
-                    "def recall(memory, task, tools):\n    return tools.summarize('text', 'short')\n")
-    r = DesignRunner(design, embedder=embedder, llm=ScriptedLLM(slow), pool=pool,
-                     limits=SandboxLimits(timeout_s=1.0))
+    design = Design(
+        name="slow",
+        source="def update(memory, episode, tools):\n    pass\n\n\n"
+        "def recall(memory, task, tools):\n    return tools.summarize('text', 'short')\n",
+    )
+    r = DesignRunner(
+        design, embedder=embedder, llm=ScriptedLLM(slow), pool=pool, limits=SandboxLimits(timeout_s=1.0)
+    )
     try:
         advice, log = r.recall_sync(task("x"))
         assert log.ok and advice == "slow summary"
@@ -238,6 +259,7 @@ def test_sandbox_that_cannot_start_raises(embedder):
 
 
 # --- host-side designs ---------------------------------------------------------------------------
+
 
 def test_memory_system_host_design(embedder):
     r = DesignRunner(get_baseline("memory_system"), embedder=embedder, llm=None)

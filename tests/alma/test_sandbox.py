@@ -26,7 +26,7 @@ pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="the sandbox nee
 
 # Escapes the restricted builtins: the traceback's frame chain leads to the worker module's globals
 # (real builtins, os, sys). Only the OS-level protections stand after this.
-ESCAPE = '''
+ESCAPE = """
 def _real():
     try:
         raise ValueError("x")
@@ -41,7 +41,7 @@ def _real():
 
 def update(memory, episode, tools):
     pass
-'''
+"""
 
 TASK = {"goal": "Bring the key to room_C.", "observation": {"location": "room_A"}, "domain": "graphworld"}
 
@@ -103,47 +103,111 @@ def run_recall(pool: WorkerPool, body: str, *, skip: bool = True, prefix: str = 
 
 # --- OS layer: escaped code is still contained ------------------------------------------------------
 
+
 def _cases(tmp_secret: Path, marker: Path, port: int) -> list[tuple[str, str, str]]:
     """(name, recall body using _real(), expected error text)."""
     return [
-        ("read /etc/passwd", 'def recall(memory, task, tools):\n    return _real()["builtins"].open("/etc/passwd").read()',
-         "Permission denied"),
-        ("read a tmp file", f'def recall(memory, task, tools):\n    return _real()["builtins"].open({str(tmp_secret)!r}).read()',
-         "Permission denied"),
-        ("list the project", 'def recall(memory, task, tools):\n    return str(_real()["os"].listdir("/work"))',
-         "Permission denied"),
-        ("read /proc of the host", 'def recall(memory, task, tools):\n    os = _real()["os"]\n'
-         '    return _real()["builtins"].open("/proc/%d/environ" % os.getppid()).read()', "Permission denied"),
-        ("write a file", f'def recall(memory, task, tools):\n    _real()["builtins"].open({str(marker)!r}, "w").write("x")\n'
-         '    return "wrote"', "Operation not permitted"),
-        ("create a file with os.open", f'def recall(memory, task, tools):\n    os = _real()["os"]\n'
-         f'    os.open({str(marker)!r}, os.O_CREAT | os.O_WRONLY)\n    return "created"', "Operation not permitted"),
-        ("socket connect", f'def recall(memory, task, tools):\n    s = _real()["builtins"].__import__("socket")\n'
-         f'    s.create_connection(("127.0.0.1", {port}), timeout=1)\n    return "connected"', "Operation not permitted"),
-        ("subprocess", f'def recall(memory, task, tools):\n    sp = _real()["builtins"].__import__("subprocess")\n'
-         f'    return str(sp.run(["touch", {str(marker)!r}]).returncode)', "Operation not permitted"),
-        ("os.system", f'def recall(memory, task, tools):\n    r = _real()["os"].system("touch {marker}")\n'
-         '    raise RuntimeError("system returned %d" % r)', "system returned"),
-        ("subclasses walk to os.system", 'def recall(memory, task, tools):\n'
-         '    for c in ().__class__.__base__.__subclasses__():\n'
-         '        if c.__name__ == "_wrap_close":\n'
-         f'            r = c.__init__.__globals__["system"]("touch {marker}")\n'
-         '            raise RuntimeError("system returned %d" % r)\n    return "not found"', "system returned"),
-        ("os.fork", 'def recall(memory, task, tools):\n    return str(_real()["os"].fork())', "Operation not permitted"),
-        ("os.execv", 'def recall(memory, task, tools):\n    _real()["os"].execv("/bin/sh", ["sh", "-c", "true"])',
-         "Operation not permitted"),
-        ("kill the host", 'def recall(memory, task, tools):\n    os = _real()["os"]\n    os.kill(os.getppid(), 9)\n'
-         '    return "killed"', "Operation not permitted"),
-        ("kill every process", 'def recall(memory, task, tools):\n    _real()["os"].kill(-1, 9)\n    return "x"',
-         "Operation not permitted"),
-        ("start a thread", 'def recall(memory, task, tools):\n    t = _real()["builtins"].__import__("_thread")\n'
-         '    t.start_new_thread(len, ((),))\n    return "started"', "can't start new thread"),
-        ("raise the CPU limit", 'def recall(memory, task, tools):\n    r = _real()["builtins"].__import__("resource")\n'
-         '    r.setrlimit(r.RLIMIT_CPU, (10**6, 10**6))\n    return "raised"', "not allowed"),
-        ("ctypes fork/socket/system", f'def recall(memory, task, tools):\n    ct = _real()["builtins"].__import__("ctypes")\n'
-         '    libc = ct.CDLL(None)\n'
-         f'    r = (libc.fork(), libc.socket(2, 1, 0), libc.system(b"touch {marker}"))\n'
-         '    raise RuntimeError("ctypes results %r" % (r,))', "ctypes results (-1, -1, "),
+        (
+            "read /etc/passwd",
+            'def recall(memory, task, tools):\n    return _real()["builtins"].open("/etc/passwd").read()',
+            "Permission denied",
+        ),
+        (
+            "read a tmp file",
+            f'def recall(memory, task, tools):\n    return _real()["builtins"].open({str(tmp_secret)!r}).read()',
+            "Permission denied",
+        ),
+        (
+            "list the project",
+            'def recall(memory, task, tools):\n    return str(_real()["os"].listdir("/work"))',
+            "Permission denied",
+        ),
+        (
+            "read /proc of the host",
+            'def recall(memory, task, tools):\n    os = _real()["os"]\n'
+            '    return _real()["builtins"].open("/proc/%d/environ" % os.getppid()).read()',
+            "Permission denied",
+        ),
+        (
+            "write a file",
+            f'def recall(memory, task, tools):\n    _real()["builtins"].open({str(marker)!r}, "w").write("x")\n'
+            '    return "wrote"',
+            "Operation not permitted",
+        ),
+        (
+            "create a file with os.open",
+            f'def recall(memory, task, tools):\n    os = _real()["os"]\n'
+            f'    os.open({str(marker)!r}, os.O_CREAT | os.O_WRONLY)\n    return "created"',
+            "Operation not permitted",
+        ),
+        (
+            "socket connect",
+            f'def recall(memory, task, tools):\n    s = _real()["builtins"].__import__("socket")\n'
+            f'    s.create_connection(("127.0.0.1", {port}), timeout=1)\n    return "connected"',
+            "Operation not permitted",
+        ),
+        (
+            "subprocess",
+            f'def recall(memory, task, tools):\n    sp = _real()["builtins"].__import__("subprocess")\n'
+            f'    return str(sp.run(["touch", {str(marker)!r}]).returncode)',
+            "Operation not permitted",
+        ),
+        (
+            "os.system",
+            f'def recall(memory, task, tools):\n    r = _real()["os"].system("touch {marker}")\n'
+            '    raise RuntimeError("system returned %d" % r)',
+            "system returned",
+        ),
+        (
+            "subclasses walk to os.system",
+            "def recall(memory, task, tools):\n"
+            "    for c in ().__class__.__base__.__subclasses__():\n"
+            '        if c.__name__ == "_wrap_close":\n'
+            f'            r = c.__init__.__globals__["system"]("touch {marker}")\n'
+            '            raise RuntimeError("system returned %d" % r)\n    return "not found"',
+            "system returned",
+        ),
+        (
+            "os.fork",
+            'def recall(memory, task, tools):\n    return str(_real()["os"].fork())',
+            "Operation not permitted",
+        ),
+        (
+            "os.execv",
+            'def recall(memory, task, tools):\n    _real()["os"].execv("/bin/sh", ["sh", "-c", "true"])',
+            "Operation not permitted",
+        ),
+        (
+            "kill the host",
+            'def recall(memory, task, tools):\n    os = _real()["os"]\n    os.kill(os.getppid(), 9)\n'
+            '    return "killed"',
+            "Operation not permitted",
+        ),
+        (
+            "kill every process",
+            'def recall(memory, task, tools):\n    _real()["os"].kill(-1, 9)\n    return "x"',
+            "Operation not permitted",
+        ),
+        (
+            "start a thread",
+            'def recall(memory, task, tools):\n    t = _real()["builtins"].__import__("_thread")\n'
+            '    t.start_new_thread(len, ((),))\n    return "started"',
+            "can't start new thread",
+        ),
+        (
+            "raise the CPU limit",
+            'def recall(memory, task, tools):\n    r = _real()["builtins"].__import__("resource")\n'
+            '    r.setrlimit(r.RLIMIT_CPU, (10**6, 10**6))\n    return "raised"',
+            "not allowed",
+        ),
+        (
+            "ctypes fork/socket/system",
+            f'def recall(memory, task, tools):\n    ct = _real()["builtins"].__import__("ctypes")\n'
+            "    libc = ct.CDLL(None)\n"
+            f'    r = (libc.fork(), libc.socket(2, 1, 0), libc.system(b"touch {marker}"))\n'
+            '    raise RuntimeError("ctypes results %r" % (r,))',
+            "ctypes results (-1, -1, ",
+        ),
     ]
 
 
@@ -168,24 +232,70 @@ def test_os_layer_contains_escaped_code(pool, listener, tmp_path):
 def test_same_hostile_designs_fail_the_static_check(tmp_path):
     for name, body, _ in _cases(tmp_path / "s", tmp_path / "m", 1):
         problems = check_design(ESCAPE + "\n" + body)
-        assert any("tb_frame" in p.message or "f_back" in p.message or "f_globals" in p.message
-                   or "dunder" in p.message for p in problems), name
+        assert any(
+            "tb_frame" in p.message
+            or "f_back" in p.message
+            or "f_globals" in p.message
+            or "dunder" in p.message
+            for p in problems
+        ), name
 
 
 def test_static_check_rejects_at_run_time_too(pool):
-    advice, log = run_recall(pool, 'def recall(memory, task, tools):\n    return open("/etc/passwd").read()',
-                             skip=False)
+    advice, log = run_recall(
+        pool, 'def recall(memory, task, tools):\n    return open("/etc/passwd").read()', skip=False
+    )
     assert advice == "" and log.error_kind == "static_check"
     assert "'open' is not allowed" in log.error
 
 
 # --- Python layer: restricted builtins and module proxies ----------------------------------------
 
-REMOVED = ["open", "exec", "eval", "compile", "input", "globals", "locals", "vars", "getattr", "setattr",
-           "delattr", "breakpoint", "help", "exit", "quit", "memoryview"]
-FORBIDDEN_MODULES = ["os", "sys", "subprocess", "socket", "ctypes", "importlib", "builtins", "io", "pathlib",
-                     "shutil", "pickle", "marshal", "types", "inspect", "gc", "threading", "multiprocessing",
-                     "signal", "resource", "urllib", "http", "posix", "_posixsubprocess", "codecs", "tempfile"]
+REMOVED = [
+    "open",
+    "exec",
+    "eval",
+    "compile",
+    "input",
+    "globals",
+    "locals",
+    "vars",
+    "getattr",
+    "setattr",
+    "delattr",
+    "breakpoint",
+    "help",
+    "exit",
+    "quit",
+    "memoryview",
+]
+FORBIDDEN_MODULES = [
+    "os",
+    "sys",
+    "subprocess",
+    "socket",
+    "ctypes",
+    "importlib",
+    "builtins",
+    "io",
+    "pathlib",
+    "shutil",
+    "pickle",
+    "marshal",
+    "types",
+    "inspect",
+    "gc",
+    "threading",
+    "multiprocessing",
+    "signal",
+    "resource",
+    "urllib",
+    "http",
+    "posix",
+    "_posixsubprocess",
+    "codecs",
+    "tempfile",
+]
 
 
 @pytest.mark.parametrize("name", REMOVED)
@@ -196,8 +306,12 @@ def test_removed_builtins_are_absent(pool, name):
 
 @pytest.mark.parametrize("module", FORBIDDEN_MODULES)
 def test_forbidden_imports_fail_at_run_time(pool, module):
-    _, log = run_recall(pool, f"import {module}\ndef update(memory, episode, tools):\n    pass\n"
-                        "def recall(memory, task, tools):\n    return 'x'", prefix="")
+    _, log = run_recall(
+        pool,
+        f"import {module}\ndef update(memory, episode, tools):\n    pass\n"
+        "def recall(memory, task, tools):\n    return 'x'",
+        prefix="",
+    )
     assert log.error is not None and f"import of {module!r} is not allowed" in log.error
 
 
@@ -205,27 +319,36 @@ def test_forbidden_imports_fail_at_run_time(pool, module):
 def test_obfuscated_imports_are_refused(pool, expr):
     _, log = run_recall(pool, f"def recall(memory, task, tools):\n    return str({expr})", prefix="")
     assert log.error is not None and "ImportError" in log.error
-    assert check_design(f"def update(memory, episode, tools):\n    pass\ndef recall(memory, task, tools):\n"
-                        f"    return str({expr})\n")
+    assert check_design(
+        f"def update(memory, episode, tools):\n    pass\ndef recall(memory, task, tools):\n"
+        f"    return str({expr})\n"
+    )
 
 
-@pytest.mark.parametrize("expr", ["random._os", "statistics.sys", "json.codecs", "re.enum", "string.Formatter",
-                                  "random._inst"])
+@pytest.mark.parametrize(
+    "expr", ["random._os", "statistics.sys", "json.codecs", "re.enum", "string.Formatter", "random._inst"]
+)
 def test_module_proxies_hide_dangerous_attributes(pool, expr):
     mod = expr.split(".")[0]
-    _, log = run_recall(pool, f"import {mod}\ndef update(memory, episode, tools):\n    pass\n"
-                        f"def recall(memory, task, tools):\n    return str({expr})", prefix="")
+    _, log = run_recall(
+        pool,
+        f"import {mod}\ndef update(memory, episode, tools):\n    pass\n"
+        f"def recall(memory, task, tools):\n    return str({expr})",
+        prefix="",
+    )
     assert log.error is not None and "AttributeError" in log.error
 
 
 def test_allowed_modules_work(pool):
-    body = ("import math, re, json, collections, itertools, functools, heapq, statistics, string, random\n"
-            "from collections import Counter, abc\n"
-            "def update(memory, episode, tools):\n    pass\n"
-            "def recall(memory, task, tools):\n"
-            "    c = Counter('aab')\n"
-            "    return json.dumps([math.sqrt(4), statistics.mean([1, 3]), c['a'], heapq.nsmallest(1, [3, 1]),"
-            " string.ascii_lowercase[:2], bool(re.match('a', 'a')), random.Random(1).randint(0, 0)])")
+    body = (
+        "import math, re, json, collections, itertools, functools, heapq, statistics, string, random\n"
+        "from collections import Counter, abc\n"
+        "def update(memory, episode, tools):\n    pass\n"
+        "def recall(memory, task, tools):\n"
+        "    c = Counter('aab')\n"
+        "    return json.dumps([math.sqrt(4), statistics.mean([1, 3]), c['a'], heapq.nsmallest(1, [3, 1]),"
+        " string.ascii_lowercase[:2], bool(re.match('a', 'a')), random.Random(1).randint(0, 0)])"
+    )
     advice, log = run_recall(pool, body, prefix="", skip=False)
     assert log.error is None, log.error
     assert advice == '[2.0, 2, 2, [1], "ab", true, 0]'
@@ -254,7 +377,10 @@ def test_generator_frame_walk_is_contained(pool, tmp_path):
         f"    os.open({str(marker)!r}, os.O_CREAT | os.O_WRONLY)\n"
         "    return 'escaped'\n"
     )
-    assert any("gi_frame" in p.message for p in check_design("def update(memory, episode, tools):\n    pass\n" + body))
+    assert any(
+        "gi_frame" in p.message
+        for p in check_design("def update(memory, episode, tools):\n    pass\n" + body)
+    )
     _, log = run_recall(pool, body, prefix="def update(memory, episode, tools):\n    pass\n")
     assert log.error is not None and "Operation not permitted" in log.error
     assert not marker.exists()
@@ -262,20 +388,27 @@ def test_generator_frame_walk_is_contained(pool, tmp_path):
 
 # --- resource limits and caps ----------------------------------------------------------------------
 
+
 @pytest.mark.slow
 def test_memory_bomb_is_contained_and_worker_replaced(pool):
     body = "def recall(memory, task, tools):\n    x = []\n    while True:\n        x.append('a' * 10**7)"
     _, log = run_recall(pool, body, prefix="def update(memory, episode, tools):\n    pass\n")
     assert log.error is not None and "MemoryError" in log.error
-    advice, ok = run_recall(pool, "def recall(memory, task, tools):\n    return 'fine'",
-                            prefix="def update(memory, episode, tools):\n    pass\n")
+    advice, ok = run_recall(
+        pool,
+        "def recall(memory, task, tools):\n    return 'fine'",
+        prefix="def update(memory, episode, tools):\n    pass\n",
+    )
     assert ok.error is None and advice == "fine"
 
 
 @pytest.mark.slow
 def test_infinite_loop_times_out_and_worker_is_killed(pool):
-    _, log = run_recall(pool, "def recall(memory, task, tools):\n    while True:\n        pass",
-                        prefix="def update(memory, episode, tools):\n    pass\n")
+    _, log = run_recall(
+        pool,
+        "def recall(memory, task, tools):\n    while True:\n        pass",
+        prefix="def update(memory, episode, tools):\n    pass\n",
+    )
     assert log.error_kind == "timeout" and "timed out after 3 s" in log.error
     assert log.worker["killed"] is True
     assert _group_alive(log.worker["pid"]) == []
@@ -283,8 +416,11 @@ def test_infinite_loop_times_out_and_worker_is_killed(pool):
 
 @pytest.mark.slow
 def test_loop_at_import_time_times_out(pool):
-    _, log = run_recall(pool, "while True:\n    pass\ndef recall(memory, task, tools):\n    return 'x'",
-                        prefix="def update(memory, episode, tools):\n    pass\n")
+    _, log = run_recall(
+        pool,
+        "while True:\n    pass\ndef recall(memory, task, tools):\n    return 'x'",
+        prefix="def update(memory, episode, tools):\n    pass\n",
+    )
     assert log.error_kind == "timeout"
 
 
@@ -295,12 +431,18 @@ def test_deep_recursion(pool):
 
 
 def test_print_flood_is_capped(pool):
-    _, log = run_recall(pool, "def recall(memory, task, tools):\n    while True:\n        print('x' * 1000)",
-                        prefix="def update(memory, episode, tools):\n    pass\n")
+    _, log = run_recall(
+        pool,
+        "def recall(memory, task, tools):\n    while True:\n        print('x' * 1000)",
+        prefix="def update(memory, episode, tools):\n    pass\n",
+    )
     assert log.error_kind == "limit" and "print flood" in log.error
     assert sum(len(p) for p in log.prints) <= 20_000
-    advice, log = run_recall(pool, "def recall(memory, task, tools):\n    print('y' * 10**6)\n    return 'ok'",
-                             prefix="def update(memory, episode, tools):\n    pass\n")
+    advice, log = run_recall(
+        pool,
+        "def recall(memory, task, tools):\n    print('y' * 10**6)\n    return 'ok'",
+        prefix="def update(memory, episode, tools):\n    pass\n",
+    )
     assert log.error is None and advice == "ok" and log.prints_dropped > 900_000
 
 
@@ -308,45 +450,65 @@ def test_tool_flood(pool):
     polite = "def recall(memory, task, tools):\n    while True:\n        tools.graph_neighbors('a')"
     _, log = run_recall(pool, polite, prefix="def update(memory, episode, tools):\n    pass\n")
     assert log.error_kind == "limit" and "tool call limit of 200" in log.error
-    stubborn = ("def recall(memory, task, tools):\n    while True:\n        try:\n"
-                "            tools.graph_neighbors('a')\n        except BaseException:\n            pass")
+    stubborn = (
+        "def recall(memory, task, tools):\n    while True:\n        try:\n"
+        "            tools.graph_neighbors('a')\n        except BaseException:\n            pass"
+    )
     _, log = run_recall(pool, stubborn, prefix="def update(memory, episode, tools):\n    pass\n")
     assert log.error_kind == "limit" and "tool call flood" in log.error and log.worker["killed"]
-    swallowed = ("def recall(memory, task, tools):\n    for _ in range(300):\n        try:\n"
-                 "            tools.graph_neighbors('a')\n        except BaseException:\n            return 'done'")
+    swallowed = (
+        "def recall(memory, task, tools):\n    for _ in range(300):\n        try:\n"
+        "            tools.graph_neighbors('a')\n        except BaseException:\n            return 'done'"
+    )
     advice, log = run_recall(pool, swallowed, prefix="def update(memory, episode, tools):\n    pass\n")
     assert advice == "" and log.error_kind == "limit" and "tool call limit of 200" in log.error
 
 
-@pytest.mark.parametrize("value,kind", [("42", "int"), ("None", "NoneType"), ("['a']", "list"), ("b'x'", "bytes")])
+@pytest.mark.parametrize(
+    "value,kind", [("42", "int"), ("None", "NoneType"), ("['a']", "list"), ("b'x'", "bytes")]
+)
 def test_non_str_return(pool, value, kind):
-    advice, log = run_recall(pool, f"def recall(memory, task, tools):\n    return {value}",
-                             prefix="def update(memory, episode, tools):\n    pass\n")
+    advice, log = run_recall(
+        pool,
+        f"def recall(memory, task, tools):\n    return {value}",
+        prefix="def update(memory, episode, tools):\n    pass\n",
+    )
     assert advice == "" and log.error_kind == "invalid_return" and f"got {kind}" in log.error
 
 
 def test_long_return_is_truncated_with_warning(pool):
-    advice, log = run_recall(pool, "def recall(memory, task, tools):\n    return 'a' * 100000",
-                             prefix="def update(memory, episode, tools):\n    pass\n")
+    advice, log = run_recall(
+        pool,
+        "def recall(memory, task, tools):\n    return 'a' * 100000",
+        prefix="def update(memory, episode, tools):\n    pass\n",
+    )
     assert log.error is None and len(advice) == 8000 and "truncated" in log.warnings[0]
 
 
 def test_crashing_worker_is_replaced(pool):
-    body = ('def recall(memory, task, tools):\n    ct = _real()["builtins"].__import__("ctypes")\n'
-            '    return str(ct.string_at(0))')
+    body = (
+        'def recall(memory, task, tools):\n    ct = _real()["builtins"].__import__("ctypes")\n'
+        "    return str(ct.string_at(0))"
+    )
     _, log = run_recall(pool, body)
     assert log.error_kind == "crash" and "SIGSEGV" in log.error
-    advice, log = run_recall(pool, "def recall(memory, task, tools):\n    return 'after crash'",
-                             prefix="def update(memory, episode, tools):\n    pass\n")
+    advice, log = run_recall(
+        pool,
+        "def recall(memory, task, tools):\n    return 'after crash'",
+        prefix="def update(memory, episode, tools):\n    pass\n",
+    )
     assert advice == "after crash"
 
 
-@pytest.mark.parametrize("body,kind,fragment", [
-    ('    _real()["os"]._exit(0)', "crash", "worker exited with status 0"),
-    ('    os = _real()["os"]\n    os.kill(os.getpid(), 19)', "timeout", "timed out"),  # SIGSTOP itself
-    ('    os = _real()["os"]\n    os.kill(os.getpid(), 9)', "crash", "SIGKILL"),
-    ('    _real()["os"].close(1)\n    while True:\n        pass', "crash", "died"),
-])
+@pytest.mark.parametrize(
+    "body,kind,fragment",
+    [
+        ('    _real()["os"]._exit(0)', "crash", "worker exited with status 0"),
+        ('    os = _real()["os"]\n    os.kill(os.getpid(), 19)', "timeout", "timed out"),  # SIGSTOP itself
+        ('    os = _real()["os"]\n    os.kill(os.getpid(), 9)', "crash", "SIGKILL"),
+        ('    _real()["os"].close(1)\n    while True:\n        pass', "crash", "died"),
+    ],
+)
 def test_worker_suicide_and_stalls_are_contained(pool, body, kind, fragment):
     _, log = run_recall(pool, "def recall(memory, task, tools):\n" + body)
     assert log.error_kind == kind and fragment in log.error, log.error
@@ -354,19 +516,28 @@ def test_worker_suicide_and_stalls_are_contained(pool, body, kind, fragment):
 
 
 def test_forged_protocol_message_kills_the_worker(pool):
-    body = ('def recall(memory, task, tools):\n    out = _real()["sys"].__stdout__\n'
-            '    out.buffer.write(b"this is not json\\n")\n    out.buffer.flush()\n    return "x"')
+    body = (
+        'def recall(memory, task, tools):\n    out = _real()["sys"].__stdout__\n'
+        '    out.buffer.write(b"this is not json\\n")\n    out.buffer.flush()\n    return "x"'
+    )
     _, log = run_recall(pool, body)
     assert log.error_kind == "protocol" and log.worker["killed"]
 
 
 # --- memory ----------------------------------------------------------------------------------------
 
+
 def _update(pool, body: str, memory: dict | None = None):
-    design = Design(name="mem", source=body + "\ndef recall(memory, task, tools):\n    return str(memory)",
-                    origin="meta")
-    runner = DesignRunner(design, embedder=NGramEmbedder(), llm=None, pool=pool,
-                          limits=SandboxLimits(timeout_s=3.0, max_memory_bytes=100_000))
+    design = Design(
+        name="mem", source=body + "\ndef recall(memory, task, tools):\n    return str(memory)", origin="meta"
+    )
+    runner = DesignRunner(
+        design,
+        embedder=NGramEmbedder(),
+        llm=None,
+        pool=pool,
+        limits=SandboxLimits(timeout_s=3.0, max_memory_bytes=100_000),
+    )
     runner.memory = dict(memory or {"kept": 1})
     try:
         log = runner.update_sync({"task": TASK, "steps": [], "success": True, "score": 1.0, "steps_taken": 0})
@@ -375,27 +546,37 @@ def _update(pool, body: str, memory: dict | None = None):
         runner.close()
 
 
-@pytest.mark.parametrize("assignment,expected", [
-    ("memory['s'] = {1, 2}", "a set is not JSON-serializable"),
-    ("memory['f'] = float('nan')", "not JSON"),
-    ("memory['o'] = object()", "not JSON-serializable"),
-    ("memory['b'] = b'x'", "bytes"),
-    ("memory['big'] = 'x' * 200000", "over the cap of 100000"),
-])
+@pytest.mark.parametrize(
+    "assignment,expected",
+    [
+        ("memory['s'] = {1, 2}", "a set is not JSON-serializable"),
+        ("memory['f'] = float('nan')", "not JSON"),
+        ("memory['o'] = object()", "not JSON-serializable"),
+        ("memory['b'] = b'x'", "bytes"),
+        ("memory['big'] = 'x' * 200000", "over the cap of 100000"),
+    ],
+)
 def test_bad_memory_is_refused_and_changes_discarded(pool, assignment, expected):
-    memory, log = _update(pool, f"def update(memory, episode, tools):\n    memory['new'] = 2\n    {assignment}")
+    memory, log = _update(
+        pool, f"def update(memory, episode, tools):\n    memory['new'] = 2\n    {assignment}"
+    )
     assert log.error is not None and expected in log.error and "discarded" in log.error
     assert memory == {"kept": 1}
 
 
 def test_good_memory_persists(pool):
-    memory, log = _update(pool, "def update(memory, episode, tools):\n    memory['n'] = memory.get('kept', 0) + 1\n"
-                          "    memory['t'] = (1, 2)")
+    memory, log = _update(
+        pool,
+        "def update(memory, episode, tools):\n    memory['n'] = memory.get('kept', 0) + 1\n"
+        "    memory['t'] = (1, 2)",
+    )
     assert log.error is None and memory == {"kept": 1, "n": 2, "t": [1, 2]}
 
 
 def test_error_in_update_keeps_old_memory(pool):
-    memory, log = _update(pool, "def update(memory, episode, tools):\n    memory['x'] = 1\n    raise KeyError('goal')")
+    memory, log = _update(
+        pool, "def update(memory, episode, tools):\n    memory['x'] = 1\n    raise KeyError('goal')"
+    )
     assert memory == {"kept": 1}
     assert log.error == "KeyError: 'goal' (design line 3)"
     assert 'File "<design>", line 3, in update' in log.traceback
@@ -405,12 +586,17 @@ def test_error_in_update_keeps_old_memory(pool):
 
 def test_host_survives_everything(pool):
     """After the hostile designs above, the same pool still runs a legitimate design."""
-    advice, log = run_recall(pool, "def recall(memory, task, tools):\n    return task['goal']",
-                             prefix="def update(memory, episode, tools):\n    pass\n", skip=False)
+    advice, log = run_recall(
+        pool,
+        "def recall(memory, task, tools):\n    return task['goal']",
+        prefix="def update(memory, episode, tools):\n    pass\n",
+        skip=False,
+    )
     assert log.error is None and advice == TASK["goal"]
 
 
 # --- degraded mode: no Landlock, no seccomp ------------------------------------------------------------
+
 
 @pytest.mark.slow
 def test_without_landlock_and_seccomp_limits_and_timeout_still_hold(embedder):
@@ -418,8 +604,11 @@ def test_without_landlock_and_seccomp_limits_and_timeout_still_hold(embedder):
     caps, and the protections report says what is missing."""
     limits = SandboxLimits(timeout_s=2.0, memory_mb=256, disable_layers=("landlock", "seccomp"))
     with WorkerPool(limits, max_workers=1, spares=0) as degraded:
-        design = Design(name="loop", source="def update(memory, episode, tools):\n    pass\n\n\n"
-                        "def recall(memory, task, tools):\n    while True:\n        pass\n")
+        design = Design(
+            name="loop",
+            source="def update(memory, episode, tools):\n    pass\n\n\n"
+            "def recall(memory, task, tools):\n    while True:\n        pass\n",
+        )
         runner = DesignRunner(design, embedder=embedder, llm=None, pool=degraded)
         report = runner.protections
         assert not report["landlock"]["active"] and not report["seccomp"]["active"]
@@ -428,10 +617,16 @@ def test_without_landlock_and_seccomp_limits_and_timeout_still_hold(embedder):
         assert any("seccomp unavailable" in d for d in report["degraded"])
         _, log = runner.recall_sync(TASK)
         assert log.error_kind == "timeout" and _group_alive(log.worker["pid"]) == []
-        _, log = run_recall(degraded, "def recall(memory, task, tools):\n    return 'x' * 10**9",
-                            prefix="def update(memory, episode, tools):\n    pass\n")
+        _, log = run_recall(
+            degraded,
+            "def recall(memory, task, tools):\n    return 'x' * 10**9",
+            prefix="def update(memory, episode, tools):\n    pass\n",
+        )
         assert "MemoryError" in log.error
-        _, log = run_recall(degraded, 'def recall(memory, task, tools):\n    return open("/etc/passwd").read()',
-                            prefix="def update(memory, episode, tools):\n    pass\n")
+        _, log = run_recall(
+            degraded,
+            'def recall(memory, task, tools):\n    return open("/etc/passwd").read()',
+            prefix="def update(memory, episode, tools):\n    pass\n",
+        )
         assert "NameError" in log.error  # the Python layer still stands
         runner.close()

@@ -37,8 +37,9 @@ def pool():
 
 def _runner(pool: WorkerPool, source: str, *, skip: bool = False) -> DesignRunner:
     design = Design(name="hostile", source=source, origin="meta")
-    return DesignRunner(design, embedder=NGramEmbedder(), llm=None, pool=pool, limits=LIMITS,
-                        skip_static_check=skip)
+    return DesignRunner(
+        design, embedder=NGramEmbedder(), llm=None, pool=pool, limits=LIMITS, skip_static_check=skip
+    )
 
 
 def recall(pool: WorkerPool, source: str, *, skip: bool = False, frozen: bool = False) -> tuple[str, CallLog]:
@@ -71,11 +72,14 @@ DEEP = "    x = []\n    for _ in range(900):\n        x = [x]\n"
 
 # --- deep and cyclic values -------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("call", ["tools.store_obs('a', metadata={'d': x})", "tools.graph_update([x])"])
 def test_deeply_nested_tool_arguments_are_refused_in_the_worker(pool, call):
     """Before: the host decoded the 900-level arguments and its log truncation hit RecursionError
     (the host's call crashed)."""
-    advice, log = recall(pool, UPDATE + "def recall(memory, task, tools):\n" + DEEP + f"    return str({call})\n")
+    advice, log = recall(
+        pool, UPDATE + "def recall(memory, task, tools):\n" + DEEP + f"    return str({call})\n"
+    )
     assert advice == "" and log.error_kind == "design"
     assert "arguments are nested more than 50 levels deep" in log.error
     _still_serves(pool)
@@ -84,12 +88,14 @@ def test_deeply_nested_tool_arguments_are_refused_in_the_worker(pool, call):
 def test_forged_deep_message_is_a_protocol_violation_not_a_host_crash(pool):
     """Code past the Python layer can write any line: a 100 000-level array used to raise
     RecursionError in the host's JSON decoder."""
-    escape = ("def recall(memory, task, tools):\n    try:\n        raise ValueError('x')\n"
-              "    except ValueError as e:\n        f = e.__traceback__.tb_frame\n"
-              "    while 'sys' not in f.f_globals:\n        f = f.f_back\n"
-              "    out = f.f_globals['sys'].__stdout__.buffer\n"
-              "    out.write(b'{\"op\":\"tool\",\"name\":\"graph_update\",\"args\":{\"edges\":' + b'[' * 100000"
-              " + b']' * 100000 + b'}}\\n')\n    out.flush()\n    return 'x'\n")
+    escape = (
+        "def recall(memory, task, tools):\n    try:\n        raise ValueError('x')\n"
+        "    except ValueError as e:\n        f = e.__traceback__.tb_frame\n"
+        "    while 'sys' not in f.f_globals:\n        f = f.f_back\n"
+        "    out = f.f_globals['sys'].__stdout__.buffer\n"
+        '    out.write(b\'{"op":"tool","name":"graph_update","args":{"edges":\' + b\'[\' * 100000'
+        " + b']' * 100000 + b'}}\\n')\n    out.flush()\n    return 'x'\n"
+    )
     advice, log = recall(pool, UPDATE + escape, skip=True)
     assert advice == "" and log.error_kind == "protocol" and log.worker["killed"]
     _still_serves(pool)
@@ -105,11 +111,20 @@ def test_protocol_refuses_deep_nesting_and_nan():
     assert protocol.too_deep([[[]]], 2) and not protocol.too_deep([[[]]], 3)
 
 
-@pytest.mark.parametrize("body,expected", [
-    (DEEP + "    memory['d'] = x\n", "nested more than 50 levels deep; flatten it"),
-    ("    memory['self'] = memory\n", "memory['self']: refers back to a list/dict that contains it (a cycle)"),
-    ("    memory['counts'] = {3: 1}\n", "memory['counts']: key 3 is a int, JSON keys must be strings (use str(key))"),
-])
+@pytest.mark.parametrize(
+    "body,expected",
+    [
+        (DEEP + "    memory['d'] = x\n", "nested more than 50 levels deep; flatten it"),
+        (
+            "    memory['self'] = memory\n",
+            "memory['self']: refers back to a list/dict that contains it (a cycle)",
+        ),
+        (
+            "    memory['counts'] = {3: 1}\n",
+            "memory['counts']: key 3 is a int, JSON keys must be strings (use str(key))",
+        ),
+    ],
+)
 def test_memory_that_is_not_plain_json_is_refused(pool, body, expected):
     """Before: 900 levels were accepted (and crashed recursive host code later), int keys silently
     became strings, and a cycle produced a path of 200 repeated keys."""
@@ -119,6 +134,7 @@ def test_memory_that_is_not_plain_json_is_refused(pool, body, expected):
 
 
 # --- huge messages ----------------------------------------------------------------------------------
+
 
 def test_huge_exception_message_is_clipped_not_a_protocol_violation(pool):
     _, log = recall(pool, UPDATE + "def recall(memory, task, tools):\n    raise ValueError('x' * 10**7)\n")
@@ -134,8 +150,10 @@ def test_deep_recursion_traceback_is_short(pool):
 
 
 def test_huge_tool_arguments_are_refused_in_the_worker(pool):
-    body = ("def recall(memory, task, tools):\n    try:\n        tools.store_obs('x' * 10**7)\n"
-            "    except ToolError as e:\n        return str(e)\n")
+    body = (
+        "def recall(memory, task, tools):\n    try:\n        tools.store_obs('x' * 10**7)\n"
+        "    except ToolError as e:\n        return str(e)\n"
+    )
     advice, log = recall(pool, UPDATE + body)
     assert log.error is None and not log.worker.get("killed")
     assert advice.startswith("store_obs: arguments are 10000") and "over the limit of 1000000" in advice
@@ -144,7 +162,7 @@ def test_huge_tool_arguments_are_refused_in_the_worker(pool):
 # --- a forged done line cannot bypass the caps -------------------------------------------------------
 
 # passes the static check: monkey-patching a library class is plain attribute assignment
-FORGING_DESIGN = '''import json
+FORGING_DESIGN = """import json
 
 if not hasattr(json.JSONEncoder, "honest"):
     json.JSONEncoder.honest = json.JSONEncoder.iterencode
@@ -165,7 +183,7 @@ def update(memory, episode, tools):
 def recall(memory, task, tools):
     json.JSONEncoder.iterencode = forged
     return "short"
-'''
+"""
 
 
 def test_forged_done_line_cannot_exceed_the_caps(pool):
@@ -181,11 +199,14 @@ def test_forged_done_line_cannot_exceed_the_caps(pool):
 
 # --- shared state between calls ----------------------------------------------------------------------
 
+
 def test_random_seed_does_not_carry_over_to_the_next_call(pool):
     """Seeding (or reading the state of) the worker's shared generator was a channel from one call
     to the next, e.g. between deployment recalls whose memory is frozen."""
-    source = ("import random\n\ndef update(memory, episode, tools):\n    random.seed(7)\n\n"
-              "def recall(memory, task, tools):\n    return repr([random.random() for _ in range(3)])\n")
+    source = (
+        "import random\n\ndef update(memory, episode, tools):\n    random.seed(7)\n\n"
+        "def recall(memory, task, tools):\n    return repr([random.random() for _ in range(3)])\n"
+    )
     runner = _runner(pool, source)
     try:
         assert runner.update_sync(EPISODE).error is None
@@ -199,16 +220,20 @@ def test_random_seed_does_not_carry_over_to_the_next_call(pool):
 
 # --- odd return values --------------------------------------------------------------------------------
 
+
 def test_str_subclass_return_is_a_plain_str(pool):
     """A str subclass whose slicing returns a non-str used to crash the worker while encoding."""
-    source = UPDATE + ("class S(str):\n    def __getitem__(self, k):\n        return object()\n"
-                       "    def __len__(self):\n        return 10**9\n\n"
-                       "def recall(memory, task, tools):\n    return S('hello')\n")
+    source = UPDATE + (
+        "class S(str):\n    def __getitem__(self, k):\n        return object()\n"
+        "    def __len__(self):\n        return 10**9\n\n"
+        "def recall(memory, task, tools):\n    return S('hello')\n"
+    )
     advice, log = recall(pool, source, skip=True)
     assert log.error is None and advice == "hello"
 
 
 # --- design text shown in the terminal ----------------------------------------------------------------
+
 
 def test_smoke_render_shows_design_text_verbatim():
     """Rich markup in a design's error or advice used to raise MarkupError in ``atlas design check``,

@@ -11,8 +11,10 @@ from atlas.alma.sandbox import protocol
 from atlas.alma.sandbox.pool import SandboxLimits, ToolRefusal, WorkerPool, default_read_paths
 from atlas.errors import SandboxError
 
-SRC = "def update(memory, episode, tools):\n    memory['n'] = memory.get('n', 0) + 1\n\n\n" \
-      "def recall(memory, task, tools):\n    return str(tools.graph_neighbors(task['node']))\n"
+SRC = (
+    "def update(memory, episode, tools):\n    memory['n'] = memory.get('n', 0) + 1\n\n\n"
+    "def recall(memory, task, tools):\n    return str(tools.graph_neighbors(task['node']))\n"
+)
 
 
 def _alive(pid: int) -> bool:
@@ -32,19 +34,47 @@ def _handler(name, args):
 def test_worker_call_conversation():
     with WorkerPool(spares=0) as pool:
         w = pool.acquire("h")
-        out = w.run_call(design_hash="h", source=SRC, function="update", memory={"n": 1}, arg={},
-                         return_memory=True, tool_handler=_handler)
+        out = w.run_call(
+            design_hash="h",
+            source=SRC,
+            function="update",
+            memory={"n": 1},
+            arg={},
+            return_memory=True,
+            tool_handler=_handler,
+        )
         assert out.error is None and out.memory == {"n": 2}
         assert "h" in w.loaded  # the source is sent once; later calls send only the hash
-        out = w.run_call(design_hash="h", source=SRC, function="recall", memory={}, arg={"node": "room_A"},
-                         return_memory=False, tool_handler=_handler)
+        out = w.run_call(
+            design_hash="h",
+            source=SRC,
+            function="recall",
+            memory={},
+            arg={"node": "room_A"},
+            return_memory=False,
+            tool_handler=_handler,
+        )
         assert out.value == "['room_B']" and out.memory is None and out.worker["reused"]
-        out = w.run_call(design_hash="h", source=SRC, function="recall", memory={}, arg={"node": "refuse"},
-                         return_memory=False, tool_handler=_handler)
+        out = w.run_call(
+            design_hash="h",
+            source=SRC,
+            function="recall",
+            memory={},
+            arg={"node": "refuse"},
+            return_memory=False,
+            tool_handler=_handler,
+        )
         assert out.error_kind == "design" and "ToolError: no such node (design line 6)" in out.error
         w.loaded.clear()  # host forgot: the worker asks for the source again
-        out = w.run_call(design_hash="h", source=SRC, function="recall", memory={}, arg={"node": "x"},
-                         return_memory=False, tool_handler=_handler)
+        out = w.run_call(
+            design_hash="h",
+            source=SRC,
+            function="recall",
+            memory={},
+            arg={"node": "x"},
+            return_memory=False,
+            tool_handler=_handler,
+        )
         assert out.value == "['room_B']"
         pool.release(w)
 
@@ -126,13 +156,21 @@ def test_public_api_is_pinned():
     import atlas.alma.smoke as smoke
     import atlas.alma.tools as tools
 
-    assert sandbox.__all__ == ["CallOutcome", "SandboxLimits", "ToolRefusal", "WorkerHandle", "WorkerPool",
-                               "default_read_paths"]
+    assert sandbox.__all__ == [
+        "CallOutcome",
+        "SandboxLimits",
+        "ToolRefusal",
+        "WorkerHandle",
+        "WorkerPool",
+        "default_read_paths",
+    ]
     assert {"Design", "DesignProblem", "check_design", "ensure_valid"} <= set(design.__all__)
     assert {"DesignRunner", "describe_protections"} == set(runner.__all__)
     assert {"CallLog", "ToolCallRecord", "SimilarityStats", "SimilarityThresholds"} <= set(runlog.__all__)
     assert {"SmokeReport", "smoke_run", "asmoke_run"} <= set(smoke.__all__)
-    assert {"get_baseline", "list_baselines", "make_host_design", "register_host_design"} <= set(baselines.__all__)
+    assert {"get_baseline", "list_baselines", "make_host_design", "register_host_design"} <= set(
+        baselines.__all__
+    )
     assert {"DesignTools", "ToolRefusal"} <= set(tools.__all__)
     for module in (sandbox, design, runner, runlog, smoke, baselines, tools):
         for name in module.__all__:

@@ -32,7 +32,10 @@ def test_recall_gives_the_advice_the_design_gave_in_the_run(exported, embedder):
 def test_frozen_refuses_update_and_learning_mode_learns(exported, embedder):
     task = load_export(exported).advice[0]["task"]
     episode = {"task": task, "steps": [], "success": True, "score": 0.9, "steps_taken": 0}
-    with ServedDesign.open(exported, embedder=embedder) as frozen, pytest.raises(DesignError, match="served frozen"):
+    with (
+        ServedDesign.open(exported, embedder=embedder) as frozen,
+        pytest.raises(DesignError, match="served frozen"),
+    ):
         frozen.update(episode)
     with ServedDesign.open(exported, embedder=embedder, learn=True) as learning:
         before = learning.recall(task)
@@ -42,7 +45,9 @@ def test_frozen_refuses_update_and_learning_mode_learns(exported, embedder):
         assert "Episodes learned: 3" in after and learning.snapshot()["memory"]["episodes"] == 3
         with pytest.raises(InvalidInputError, match="'task' view"):
             learning.update({"steps": []})
-    assert json.loads((exported / "memory.json").read_text())["memory"]["episodes"] == 2  # the export is untouched
+    assert (
+        json.loads((exported / "memory.json").read_text())["memory"]["episodes"] == 2
+    )  # the export is untouched
 
 
 def test_a_design_that_fails_in_recall_is_a_clear_error(exported, embedder):
@@ -65,7 +70,9 @@ def test_missing_or_wrong_embedder_is_a_clear_error(exported, tmp_path):
     for f in exported.iterdir():
         (other / f.name).write_bytes(f.read_bytes())
     (other / "design.json").write_text(json.dumps(manifest))
-    with pytest.raises(ConfigError, match="needs the embedder 'no-such-embedder', which cannot be loaded here"):
+    with pytest.raises(
+        ConfigError, match="needs the embedder 'no-such-embedder', which cannot be loaded here"
+    ):
         ServedDesign.open(other)
 
 
@@ -79,10 +86,14 @@ def test_auto_wraps_an_openai_client_with_an_exported_design(exported, embedder)
     from openai_compat import ScriptedOpenAIServer
 
     line = load_export(exported).advice[1]
-    with ServedDesign.open(exported, embedder=embedder, learn=True) as served, \
-            ScriptedOpenAIServer(ScriptedLLM(default="Done.")) as server:
+    with (
+        ServedDesign.open(exported, embedder=embedder, learn=True) as served,
+        ScriptedOpenAIServer(ScriptedLLM(default="Done.")) as server,
+    ):
         memory = atlas.auto.DesignMemory(served, view=lambda goal: {**line["task"], "goal": goal})
         client = atlas.auto.wrap(OpenAI(base_url=server.base_url, api_key="unused"), memory)
-        client.chat.completions.create(model="scripted", messages=[{"role": "user", "content": line["task"]["goal"]}])
+        client.chat.completions.create(
+            model="scripted", messages=[{"role": "user", "content": line["task"]["goal"]}]
+        )
         assert server.system_prompts()[0] == f"{atlas.auto.ADVICE_HEADER}\n{line['advice'].strip()}"
         assert served.snapshot()["memory"]["episodes"] == 3  # the finished task was learned (learn=True)

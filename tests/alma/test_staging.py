@@ -58,36 +58,59 @@ async def test_harness_stops_a_losing_design_and_plays_a_winning_one_in_full(emb
     col, dep = make_tasks(env, episodes=2, seed=42, family=42, deployment_seeds=[10049, 20056])
     llm = ScriptedLLM(task_policy)
     harness = Harness(env, TaskAgent(llm), embedder=embedder, design_llm=llm, concurrency=2, pool=pool)
-    base = await harness.evaluate(Design(id="d-1", name="no_memory", source=baseline_source("no_memory")), col, dep)
+    base = await harness.evaluate(
+        Design(id="d-1", name="no_memory", source=baseline_source("no_memory")), col, dep
+    )
     assert base.deployment_score > 0.5  # the scripted agent solves these by exploring
     best = {e.task_id: e.score for e in base.deployment}
 
     def go_on(recs):
         return can_still_beat({r.task_id: r.score for r in recs}, best, len(dep), rule="bound")
 
-    loser = await harness.evaluate(Design(id="d-2", name="give_up", source=GIVE_UP_DESIGN), col, dep,
-                                   stage_tasks=2, go_on=go_on)
+    loser = await harness.evaluate(
+        Design(id="d-2", name="give_up", source=GIVE_UP_DESIGN), col, dep, stage_tasks=2, go_on=go_on
+    )
     assert loser.stage == "minibatch" and [e.label for e in loser.deployment] == ["D1", "D2"]
     assert loser.episodes_saved == 2 and "not above" in loser.stop_reason
 
-    winner = await harness.evaluate(Design(id="d-3", name="route", source=ROUTE_DESIGN), col, dep,
-                                    stage_tasks=2, go_on=go_on)
+    winner = await harness.evaluate(
+        Design(id="d-3", name="route", source=ROUTE_DESIGN), col, dep, stage_tasks=2, go_on=go_on
+    )
     assert winner.stage == "full" and [e.label for e in winner.deployment] == ["D1", "D2", "D3", "D4"]
     assert winner.episodes_saved == 0
 
 
 def test_search_records_minibatch_entries_and_the_episodes_saved(tmp_path, embedder):
     events: list[tuple[str, dict]] = []
-    meta = ScriptedLLM(meta_policy({1: [fenced("give_up", GIVE_UP_DESIGN)], 2: [fenced("route", ROUTE_DESIGN)]}))
+    meta = ScriptedLLM(
+        meta_policy({1: [fenced("give_up", GIVE_UP_DESIGN)], 2: [fenced("route", ROUTE_DESIGN)]})
+    )
     archive, _ = atlas.alma.run(
-        llm=ScriptedLLM(task_policy), meta_llm=meta, debug_llm=ScriptedLLM(debug_policy), embedder=embedder,
-        run_dir=tmp_path / "run", env="graphworld", iterations=2, episodes=2, rooms=5, deploy_seeds=2, seed=42,
-        meta_turns=1, baselines=[], quiet=True, trace=False, stage_tasks=2, stage_rule="bound",
-        callbacks=[lambda ev, f: events.append((ev, f))])
+        llm=ScriptedLLM(task_policy),
+        meta_llm=meta,
+        debug_llm=ScriptedLLM(debug_policy),
+        embedder=embedder,
+        run_dir=tmp_path / "run",
+        env="graphworld",
+        iterations=2,
+        episodes=2,
+        rooms=5,
+        deploy_seeds=2,
+        seed=42,
+        meta_turns=1,
+        baselines=[],
+        quiet=True,
+        trace=False,
+        stage_tasks=2,
+        stage_rule="bound",
+        callbacks=[lambda ev, f: events.append((ev, f))],
+    )
     give_up, route = archive.find(name="give_up")[0], archive.find(name="route")[0]
     assert give_up.stage == "minibatch" and give_up.vs_no_memory is None
-    assert give_up.metadata["staged"]["saved"] == 2 and len([t for t in give_up.per_task
-                                                            if t.phase == "deployment"]) == 2
+    assert (
+        give_up.metadata["staged"]["saved"] == 2
+        and len([t for t in give_up.per_task if t.phase == "deployment"]) == 2
+    )
     assert route.stage == "full" and route.vs_no_memory is not None
     assert archive.best().stage == "full" and archive.best().id != give_up.id
     assert archive.episodes_saved() == 2

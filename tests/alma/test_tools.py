@@ -19,8 +19,13 @@ def tools(embedder):
 
 
 def test_store_and_find_with_collections(tools):
-    assert tools.call("store_obs", {"text": "the key is in room_B", "metadata": {"room": "room_B"},
-                                    "collection": "spatial"}).value == "stored:obs-1"
+    assert (
+        tools.call(
+            "store_obs",
+            {"text": "the key is in room_B", "metadata": {"room": "room_B"}, "collection": "spatial"},
+        ).value
+        == "stored:obs-1"
+    )
     tools.call("store_obs", {"text": "always look before moving", "collection": "strategy"})
     tools.call("store_obs", {"text": "the torch lies in the kitchen"})
     only = tools.call("find_similar", {"query": "where is the key", "k": 3, "collection": "spatial"}).value
@@ -55,35 +60,46 @@ def test_similarity_thresholds():
     assert ok.label == "OK" and ok.spread == pytest.approx(0.3) and ok.top == 0.8 and ok.n == 2
 
 
-@pytest.mark.parametrize("name,args,fragment", [
-    ("store_obs", {"text": ""}, "text must not be empty"),
-    ("store_obs", {"text": 5}, "text must be a string"),
-    ("store_obs", {"text": "x", "metadata": [1]}, "metadata must be a dict"),
-    ("store_obs", {"text": "x", "metadata": {"a": "b" * 5000}}, "over the limit"),
-    ("store_obs", {"text": "x" * 30000}, "over the limit of 20000"),
-    ("find_similar", {"query": "x", "k": 0}, "k must be an integer from 1 to 50"),
-    ("find_similar", {"query": "x", "k": "3"}, "k must be an integer"),
-    ("find_similar", {"query": "x", "collection": 3}, "collection must be a string"),
-    ("graph_update", {"edges": "a-b"}, "edges must be a list"),
-    ("graph_update", {"edges": [["a"]]}, "pair of non-empty node names"),
-    ("graph_update", {"edges": [["a", 1]]}, "pair of non-empty node names"),
-    ("graph_neighbors", {"node": ""}, "node must not be empty"),
-    ("graph_path", {"src": "a"}, "missing argument 'dst'"),
-    ("graph_path", {"src": "a", "dst": 3}, "dst must be a string"),
-    ("analyze", {"text": "x", "format": "yaml"}, "format must be 'text' or 'json'"),
-    ("teleport", {}, "unknown tool 'teleport'"),
-])
+@pytest.mark.parametrize(
+    "name,args,fragment",
+    [
+        ("store_obs", {"text": ""}, "text must not be empty"),
+        ("store_obs", {"text": 5}, "text must be a string"),
+        ("store_obs", {"text": "x", "metadata": [1]}, "metadata must be a dict"),
+        ("store_obs", {"text": "x", "metadata": {"a": "b" * 5000}}, "over the limit"),
+        ("store_obs", {"text": "x" * 30000}, "over the limit of 20000"),
+        ("find_similar", {"query": "x", "k": 0}, "k must be an integer from 1 to 50"),
+        ("find_similar", {"query": "x", "k": "3"}, "k must be an integer"),
+        ("find_similar", {"query": "x", "collection": 3}, "collection must be a string"),
+        ("graph_update", {"edges": "a-b"}, "edges must be a list"),
+        ("graph_update", {"edges": [["a"]]}, "pair of non-empty node names"),
+        ("graph_update", {"edges": [["a", 1]]}, "pair of non-empty node names"),
+        ("graph_neighbors", {"node": ""}, "node must not be empty"),
+        ("graph_path", {"src": "a"}, "missing argument 'dst'"),
+        ("graph_path", {"src": "a", "dst": 3}, "dst must be a string"),
+        ("analyze", {"text": "x", "format": "yaml"}, "format must be 'text' or 'json'"),
+        ("teleport", {}, "unknown tool 'teleport'"),
+    ],
+)
 def test_bad_arguments_are_refused(tools, name, args, fragment):
     with pytest.raises(ToolRefusal, match=fragment):
         tools.call(name, args)
 
 
 def test_graph_tools(tools):
-    assert tools.call("graph_update", {"edges": [["room_A", "room_B"], ["room_B", "room_C"], ["room_C", "room_C"]]}).value \
+    assert (
+        tools.call(
+            "graph_update", {"edges": [["room_A", "room_B"], ["room_B", "room_C"], ["room_C", "room_C"]]}
+        ).value
         == "ok: 2 new edges"
+    )
     assert tools.call("graph_neighbors", {"node": "room_B"}).value == ["room_A", "room_C"]
     assert tools.call("graph_neighbors", {"node": "room_Z"}).value == []
-    assert tools.call("graph_path", {"src": "room_A", "dst": "room_C"}).value == ["room_A", "room_B", "room_C"]
+    assert tools.call("graph_path", {"src": "room_A", "dst": "room_C"}).value == [
+        "room_A",
+        "room_B",
+        "room_C",
+    ]
     assert tools.call("graph_path", {"src": "room_A", "dst": "room_Z"}).value is None
 
 
@@ -98,13 +114,16 @@ def test_freeze_refuses_writes_only(tools):
 
 
 def test_llm_tools(embedder):
-    llm = ScriptedLLM(["short summary", "free-text analysis", 'Sure: ```json\n{"insights": ["a"]}\n```',
-                       "not json at all"])
+    llm = ScriptedLLM(
+        ["short summary", "free-text analysis", 'Sure: ```json\n{"insights": ["a"]}\n```', "not json at all"]
+    )
     tools = DesignTools(embedder, llm)
     assert tools.call("summarize", {"text": "long text", "instruction": "one line"}).value == "short summary"
     assert "Instruction: one line" in llm.history[0].prompt and "long text" in llm.history[0].prompt
     assert tools.call("analyze", {"text": "t", "instruction": "i"}).value == "free-text analysis"
-    assert tools.call("analyze", {"text": "t", "instruction": "i", "format": "json"}).value == {"insights": ["a"]}
+    assert tools.call("analyze", {"text": "t", "instruction": "i", "format": "json"}).value == {
+        "insights": ["a"]
+    }
     assert "JSON" in llm.history[2].prompt
     with pytest.raises(ToolRefusal, match="analyze: the model's reply was not valid JSON"):
         tools.call("analyze", {"text": "t", "instruction": "i", "format": "json"})

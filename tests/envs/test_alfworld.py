@@ -66,8 +66,15 @@ def test_display_names_follow_alfworld_demangler():
 
     from alfworld.agents.utils.misc import Demangler
 
-    ids = ["cabinet_bar_01", "cabinet_bar_02", "cabinet_bar_03", "sink_bar_01_bar_sinkbasin", "apple_bar_01",
-           "loc_bar_cabinet_bar_01", "AppleType"]
+    ids = [
+        "cabinet_bar_01",
+        "cabinet_bar_02",
+        "cabinet_bar_03",
+        "sink_bar_01_bar_sinkbasin",
+        "apple_bar_01",
+        "loc_bar_cabinet_bar_01",
+        "AppleType",
+    ]
     infos = {i: SimpleNamespace(id=i) for i in ids}
     d = Demangler(game_infos=infos)
     mine = display_names(ids)
@@ -84,7 +91,9 @@ def test_act_tool_and_invalid_commands(cache):
     assert set(obs) == {"text", "admissible_commands", "steps_taken", "steps_left"}
     assert "help" not in obs["admissible_commands"]
     spec = env.tools()[0]
-    assert spec.name == "act" and spec.parameters["properties"]["command"]["enum"] == obs["admissible_commands"]
+    assert (
+        spec.name == "act" and spec.parameters["properties"]["command"]["enum"] == obs["admissible_commands"]
+    )
     r = env.step(Action("act", {"command": "fly to the moon"}))
     assert r.error and "not an admissible command" in r.error and r.observation["text"] == "Nothing happens."
     assert env.steps_taken() == 1  # as in ALFWorld, a wasted turn
@@ -172,8 +181,11 @@ class _Tools:
 
     def find_similar(self, query, k=3, collection=None):
         words = set(query.split())
-        scored = [{"score": len(words & set(t.split())) / max(1, len(words)), "text": t, "metadata": m}
-                  for t, m, c in self.stored if collection in (None, c)]
+        scored = [
+            {"score": len(words & set(t.split())) / max(1, len(words)), "text": t, "metadata": m}
+            for t, m, c in self.stored
+            if collection in (None, c)
+        ]
         return sorted(scored, key=lambda r: -r["score"])[:k]
 
 
@@ -209,11 +221,15 @@ async def test_task_agent_plays_alfworld_in_json_mode(cache):
     replies = [json.dumps({"thought": "try", "tool": "act", "args": {"command": "teleport to fridge 1"}})]
     replies += [json.dumps({"thought": "next", "tool": "act", "args": {"command": c}}) for c in plan]
     llm = ScriptedLLM(replies)
-    traj = await TaskAgent(llm, tool_mode="json", action_format="tools").run(env.clone(), task, advice="Microwaves heat things.")
+    traj = await TaskAgent(llm, tool_mode="json", action_format="tools").run(
+        env.clone(), task, advice="Microwaves heat things."
+    )
     assert traj.success and traj.metadata["invalid_actions"] == 1
     first = llm.history[0]
     enum = first.kwargs["json_schema"]["properties"]["args"]["properties"]["command"]["enum"]
     assert "go to microwave 1" in enum
     assert "Admissible commands:" in first.messages[-1]["content"]
-    assert "Microwaves heat things." not in first.messages[0]["content"]  # advice is data, not the system role
+    assert (
+        "Microwaves heat things." not in first.messages[0]["content"]
+    )  # advice is data, not the system role
     assert "<notes>\nMicrowaves heat things.\n</notes>" in first.messages[-1]["content"]

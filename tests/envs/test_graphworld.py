@@ -57,7 +57,9 @@ def test_family_property(env):
     worlds = [build_world(env.params, seed=t.metadata["seed"], family=3) for t in tasks]
     assert all(t.metadata["family"] == 3 for t in tasks)
     assert all(w.adjacency == worlds[0].adjacency for w in worlds)  # same topology
-    placements = {(tuple(sorted(w.object_rooms.items())), w.target_object, w.destination, w.start) for w in worlds}
+    placements = {
+        (tuple(sorted(w.object_rooms.items())), w.target_object, w.destination, w.start) for w in worlds
+    }
     assert len(placements) == len(worlds)  # different placements / goals
     # Default family mode: generate_tasks shares one family; without it each task differs.
     assert {t.metadata["family"] for t in env.generate_tasks(4, seed=9)} == {9}
@@ -84,8 +86,15 @@ def test_observation_shows_only_local_state(env):
     task = env.generate_tasks(1, seed=5)[0]
     obs = env.reset(task)
     w = env._world
-    assert set(obs) == {"location", "adjacent_rooms", "objects_here", "inventory", "message",
-                        "steps_taken", "steps_left"}
+    assert set(obs) == {
+        "location",
+        "adjacent_rooms",
+        "objects_here",
+        "inventory",
+        "message",
+        "steps_taken",
+        "steps_left",
+    }
     assert obs["location"] == w.start
     assert obs["adjacent_rooms"] == w.adjacency[w.start]
     assert obs["objects_here"] == w.objects_in(w.start)

@@ -10,8 +10,18 @@ from collections import deque
 from atlas.envs import ExplorerPolicy, episode_view, get_env, task_view
 from atlas.envs.graphworld import GraphWorldEnv
 
-ALLOWED = {"math", "re", "json", "collections", "itertools", "functools", "heapq", "statistics", "string",
-           "random"}
+ALLOWED = {
+    "math",
+    "re",
+    "json",
+    "collections",
+    "itertools",
+    "functools",
+    "heapq",
+    "statistics",
+    "string",
+    "random",
+}
 
 
 class GraphTools:
@@ -108,8 +118,15 @@ def test_seed_design_sends_collection_episodes_to_rooms_never_entered():
     assert explore == [(start, explore[0][1])] and explore[0][1] in view["observation"]["adjacent_rooms"]
     world = probe._require()
     for room in world.rooms:  # once every room was entered, no exploring rule is left
-        ns["update"](memory, {"task": {"observation": {"location": room, "adjacent_rooms": world.adjacency[room]}},
-                              "steps": [], "success": False}, tools)
+        ns["update"](
+            memory,
+            {
+                "task": {"observation": {"location": room, "adjacent_rooms": world.adjacency[room]}},
+                "steps": [],
+                "success": False,
+            },
+            tools,
+        )
     assert "when you carry nothing" not in ns["recall"](memory, view, tools)
 
 
@@ -129,8 +146,15 @@ def test_an_agent_that_follows_the_seed_designs_advice_solves_tasks_once_the_map
     probe.reset(env.generate_tasks(1, seed=5)[0])
     world = probe._require()
     for room in world.rooms:
-        ns["update"](memory, {"task": {"observation": {"location": room, "adjacent_rooms": world.adjacency[room]}},
-                              "steps": [], "success": False}, tools)
+        ns["update"](
+            memory,
+            {
+                "task": {"observation": {"location": room, "adjacent_rooms": world.adjacency[room]}},
+                "steps": [],
+                "success": False,
+            },
+            tools,
+        )
     solved = 0
     tasks = env.generate_tasks(8, seed=300)
     for task in tasks:

@@ -34,6 +34,16 @@ def test_plugins_register_through_the_same_door():
 
 def test_public_api_is_pinned():
     assert sorted(atlas.envs.__all__) == [
-        "EnvParam", "EpisodeRecorder", "ExplorerPolicy", "RandomPolicy", "action_text", "check_action",
-        "episode_view", "get_env", "list_envs", "register_env", "task_view", "validate_args",
+        "EnvParam",
+        "EpisodeRecorder",
+        "ExplorerPolicy",
+        "RandomPolicy",
+        "action_text",
+        "check_action",
+        "episode_view",
+        "get_env",
+        "list_envs",
+        "register_env",
+        "task_view",
+        "validate_args",
     ]

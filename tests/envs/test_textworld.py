@@ -15,7 +15,9 @@ from atlas.errors import ConfigError
 from atlas.protocols.env import Action, Environment
 
 # Jericho warns that generated games lack its per-game hints (score detection); irrelevant here.
-pytestmark = pytest.mark.filterwarnings("ignore:.*(not fully supported|unsupported game|Unable to retrieve walkthrough)")
+pytestmark = pytest.mark.filterwarnings(
+    "ignore:.*(not fully supported|unsupported game|Unable to retrieve walkthrough)"
+)
 
 
 @pytest.fixture(scope="module")
@@ -37,8 +39,9 @@ def test_tasks_are_cheap_deterministic_and_configurable(cache):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(("challenge", "level"), [("tw-treasure_hunter", 3), ("tw-coin_collector", 4),
-                                                  ("tw-cooking", 1)])
+@pytest.mark.parametrize(
+    ("challenge", "level"), [("tw-treasure_hunter", 3), ("tw-coin_collector", 4), ("tw-cooking", 1)]
+)
 def test_walkthrough_wins_and_observations_are_clean(challenge, level, cache):
     env = get_env("textworld", challenge=challenge, level=level, cache_dir=cache)
     task = env.generate_tasks(1, seed=21)[0]

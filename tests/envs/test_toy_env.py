@@ -16,14 +16,14 @@ from atlas.envs import ExplorerPolicy, get_env
 from atlas.envs.registry import env_spec
 from atlas.infra.llm import ScriptedLLM
 
-DESIGN = '''
+DESIGN = """
 def update(memory, episode, tools):
     memory["solved"] = memory.get("solved", 0) + int(episode["success"])
 
 
 def recall(memory, task, tools):
     return "Move right until you reach the goal cell. Solved so far: " + str(memory.get("solved", 0))
-'''
+"""
 
 CRITIQUE = {"analysis": "recall returns advice.", "constraints": ["keep recall short"], "evidence": []}
 
@@ -61,9 +61,22 @@ def test_registration_carries_what_the_environment_brings():
 
 def test_a_scripted_search_runs_on_the_toy_environment(tmp_path, embedder):
     archive, _ = atlas.alma.run(
-        env="toy_line", cells=4, iterations=2, episodes=2, deploy_seeds=1, seed=5, meta_turns=2, baselines=[],
-        quiet=True, trace=False, run_dir=tmp_path / "run", embedder=embedder, llm=ScriptedLLM(task_double),
-        meta_llm=ScriptedLLM(meta_double), debug_llm=ScriptedLLM(debug_double))
+        env="toy_line",
+        cells=4,
+        iterations=2,
+        episodes=2,
+        deploy_seeds=1,
+        seed=5,
+        meta_turns=2,
+        baselines=[],
+        quiet=True,
+        trace=False,
+        run_dir=tmp_path / "run",
+        embedder=embedder,
+        llm=ScriptedLLM(task_double),
+        meta_llm=ScriptedLLM(meta_double),
+        debug_llm=ScriptedLLM(debug_double),
+    )
     by_generation = {e.generation for e in archive}
     assert by_generation == {0, 1, 2}, [(e.name, e.generation, e.status, e.errors) for e in archive]
     evolved = [e for e in archive if e.generation > 0]

@@ -30,8 +30,10 @@ def test_task_view_shape():
     json.dumps(view)
 
 
-@pytest.mark.parametrize("policy", [RandomPolicy(1, max_turns=4), RandomPolicy(2), ExplorerPolicy(0, max_turns=3),
-                                    ExplorerPolicy(0)])
+@pytest.mark.parametrize(
+    "policy",
+    [RandomPolicy(1, max_turns=4), RandomPolicy(2), ExplorerPolicy(0, max_turns=3), ExplorerPolicy(0)],
+)
 def test_views_never_reveal_unobserved_objects_or_seeds(policy):
     env = GraphWorldEnv(objects=6)
     for task in env.generate_tasks(15, seed=50):
@@ -44,8 +46,16 @@ def test_views_never_reveal_unobserved_objects_or_seeds(policy):
         for view in (episode, episode["task"]):
             text = json.dumps(view)
             # No seeds, families, params, ids or any hidden-state key.
-            assert not _keys(view) & {"seed", "family", "params", "metadata", "id", "destination",
-                                       "object_rooms", "target_object"}
+            assert not _keys(view) & {
+                "seed",
+                "family",
+                "params",
+                "metadata",
+                "id",
+                "destination",
+                "object_rooms",
+                "target_object",
+            }
             assert task.id not in text
             for obj in world.object_rooms:
                 if obj in seen:
@@ -79,9 +89,12 @@ def test_episode_view_rebuilds_first_observation_and_keeps_invalid_replies():
     env = GraphWorldEnv()
     task = env.generate_tasks(1, seed=12)[0]
     first = env.clone().reset(task)
-    traj = Trajectory(task=task, steps=[Step(action="I think I will fly", error="reply is not a JSON action")])
+    traj = Trajectory(
+        task=task, steps=[Step(action="I think I will fly", error="reply is not a JSON action")]
+    )
     ep = episode_view(env, traj)
     assert ep["task"]["observation"] == first
-    assert ep["steps"] == [{"action": {"tool": "", "args": {}}, "observation": {},
-                            "error": "reply is not a JSON action"}]
+    assert ep["steps"] == [
+        {"action": {"tool": "", "args": {}}, "observation": {}, "error": "reply is not a JSON action"}
+    ]
     assert ep["steps_taken"] == 1 and ep["success"] is False

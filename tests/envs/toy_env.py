@@ -34,8 +34,10 @@ class ToyLineEnv:
 
     def generate_family_tasks(self, n: int, family: int, seed: int) -> list[Task]:
         goals = [random.Random(f"{family}/{seed + i}").randrange(1, self.cells) for i in range(n)]
-        return [Task(id=f"toy-{seed + i}", description=f"Reach cell {g}.", domain=NAME, metadata={"goal": g})
-                for i, g in enumerate(goals)]
+        return [
+            Task(id=f"toy-{seed + i}", description=f"Reach cell {g}.", domain=NAME, metadata={"goal": g})
+            for i, g in enumerate(goals)
+        ]
 
     def reset(self, task: Task) -> dict[str, Any]:
         self.pos, self.goal, self.steps = 0, int(task.metadata["goal"]), 0
@@ -47,7 +49,9 @@ class ToyLineEnv:
             return StepResult(self.observe(), error="move(direction='left'|'right') is the only action")
         self.steps += 1
         self.pos = min(max(self.pos + delta, 0), self.cells - 1)
-        return StepResult(self.observe(), done=self.success() or self.steps >= self.max_steps, success=self.success())
+        return StepResult(
+            self.observe(), done=self.success() or self.steps >= self.max_steps, success=self.success()
+        )
 
     def observe(self) -> dict[str, Any]:
         return {"cell": self.pos, "cells": self.cells}
@@ -62,8 +66,12 @@ class ToyLineEnv:
         return self.steps
 
     def tools(self) -> list[ToolSpec]:
-        params = {"type": "object", "properties": {"direction": {"type": "string", "enum": ["left", "right"]}},
-                  "required": ["direction"], "additionalProperties": False}
+        params = {
+            "type": "object",
+            "properties": {"direction": {"type": "string", "enum": ["left", "right"]}},
+            "required": ["direction"],
+            "additionalProperties": False,
+        }
         return [ToolSpec(name="move", description="Move one cell left or right.", parameters=params)]
 
     def candidate_actions(self, observation: dict[str, Any]) -> list[Action]:
@@ -78,9 +86,11 @@ class ToyLineEnv:
 
 def schema(env: Environment) -> dict[str, Any]:
     """What the meta-agent is told about the domain."""
-    return {"summary": "A number line; reach the goal cell by moving left or right.",
-            "task": {"goal": "'Reach cell N.'", "observation": {"cell": "int", "cells": "int"}},
-            "episode": {"steps": "[{action, observation}]", "success": "bool", "score": "float"}}
+    return {
+        "summary": "A number line; reach the goal cell by moving left or right.",
+        "task": {"goal": "'Reach cell N.'", "observation": {"cell": "int", "cells": "int"}},
+        "episode": {"steps": "[{action, observation}]", "success": "bool", "score": "float"},
+    }
 
 
 def oracle(env: Environment, task: Task, level: str) -> str:
@@ -88,5 +98,10 @@ def oracle(env: Environment, task: Task, level: str) -> str:
     return f"Move right {task.metadata['goal']} times."
 
 
-register_env(NAME, ToyLineEnv, params=[EnvParam("cells", int, 5, "Cells of the toy line.", min=2)],
-             context_schema=schema, oracle_advice=oracle)
+register_env(
+    NAME,
+    ToyLineEnv,
+    params=[EnvParam("cells", int, 5, "Cells of the toy line.", min=2)],
+    context_schema=schema,
+    oracle_advice=oracle,
+)

@@ -72,9 +72,12 @@ def test_rule_generalizer_strips_names_and_objects_from_descriptions():
 
 def test_rule_generalizer_strips_the_payload_of_a_task_and_keeps_its_kind():
     g = RuleGeneralizer()
-    assert g.generalize_description(
-        "Post a question about hiking boots in the outdoors forum titled Best boots for wet trails"
-    ) == "Post a question in the outdoors forum"
+    assert (
+        g.generalize_description(
+            "Post a question about hiking boots in the outdoors forum titled Best boots for wet trails"
+        )
+        == "Post a question in the outdoors forum"
+    )
     assert g.generalize_description("File an issue on the chatbot repository about slow responses") == (
         "File an issue on the chatbot repository"
     )

@@ -23,8 +23,12 @@ from atlas.memory.guidelines.config import check_namespace
 from atlas.memory.guidelines.messages import parse_trajectory
 
 runner = CliRunner()
-GOOD = {"task": {"description": "find the key"}, "steps": [{"action": "look()", "observation": "a key"}],
-        "success": True, "score": 0.5}
+GOOD = {
+    "task": {"description": "find the key"},
+    "steps": [{"action": "look()", "observation": "a key"}],
+    "success": True,
+    "score": 0.5,
+}
 
 
 def _clean(res, code: int = 2) -> str:
@@ -34,6 +38,7 @@ def _clean(res, code: int = 2) -> str:
 
 
 # ---- 9. sizes and depth ---------------------------------------------------------------------------
+
 
 def test_a_huge_trajectory_is_refused_not_stored_whole(tmp_path, embedder):
     big = {**GOOD, "steps": [{"action": "look()", "observation": "x" * 100_000}] * 30}
@@ -45,7 +50,9 @@ def test_a_huge_trajectory_is_refused_not_stored_whole(tmp_path, embedder):
         parse_trajectory(big)
     with build_memory_system(tmp_path / "m", embedder=embedder, components=["experience"]) as memory:
         with pytest.raises(InvalidInputError, match="over the limit"):
-            memory.store(Trajectory(task=Task(description="t"), steps=[Step(action="a", observation="x" * 3_000_000)]))
+            memory.store(
+                Trajectory(task=Task(description="t"), steps=[Step(action="a", observation="x" * 3_000_000)])
+            )
         assert memory.stats() == {"experience": 0}
 
 
@@ -53,8 +60,11 @@ def test_a_huge_trajectory_is_refused_not_stored_whole(tmp_path, embedder):
 def test_deeply_nested_json_files_are_clear_errors(tmp_path, cmd):
     f = tmp_path / "deep.json"
     f.write_text('{"task": {"description": "t"}, "metadata": ' + "[" * 100_000 + "]" * 100_000 + "}")
-    args = (["memory", "store", str(f), "--path", str(tmp_path / "m"), "--no-embed"] if cmd == "memory" else
-            ["guidelines", "save", str(f), "--path", str(tmp_path / "g"), "--model", "scripted:x"])
+    args = (
+        ["memory", "store", str(f), "--path", str(tmp_path / "m"), "--no-embed"]
+        if cmd == "memory"
+        else ["guidelines", "save", str(f), "--path", str(tmp_path / "g"), "--model", "scripted:x"]
+    )
     out = _clean(runner.invoke(app, args))
     assert "nests deeper" in out
 
@@ -70,6 +80,7 @@ def test_moderately_deep_metadata_is_refused_by_the_library():
 
 
 # ---- 10. smaller holes ---------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("score", ["0.9", True])
 def test_a_score_must_be_a_number(score):
@@ -151,8 +162,12 @@ def test_processes_creating_one_memory_directory_at_once_all_succeed(tmp_path):
     import time
 
     start = str(time.time() + 3.0)
-    procs = [subprocess.Popen([sys.executable, "-c", CREATE_CHILD, str(tmp_path / "mem"), str(i), start],
-                              stderr=subprocess.PIPE) for i in range(4)]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", CREATE_CHILD, str(tmp_path / "mem"), str(i), start], stderr=subprocess.PIPE
+        )
+        for i in range(4)
+    ]
     errors = [p.communicate(timeout=300)[1].decode()[-1500:] for p in procs]
     assert [p.returncode for p in procs] == [0, 0, 0, 0], errors
     with build_memory_system(tmp_path / "mem", embedder=NGramEmbedder(), components=["experience"]) as memory:

@@ -349,6 +349,8 @@ def test_build_memory_system_with_an_llm_wires_composition(embedder):
         assert composed is not None and library.get(composed.id).metadata["composed_from"] == parts
         ns: dict = {}
         exec(composed.code, ns)
-        assert ns["rotate_then_mirror"]([[1, 2], [3, 4]]) == ns["mirror_horizontal"](ns["rotate_90"]([[1, 2], [3, 4]]))
+        assert ns["rotate_then_mirror"]([[1, 2], [3, 4]]) == ns["mirror_horizontal"](
+            ns["rotate_90"]([[1, 2], [3, 4]])
+        )
     with build_memory_system(None, embedder=embedder) as no_llm:
         assert no_llm.concept_library.composition_strategy is None

@@ -156,9 +156,17 @@ def test_cli_report_on_a_missing_or_corrupt_run_prints_a_message_not_a_traceback
 def test_settings_show_the_resolved_model_when_none_was_given(tmp_path: Path):
     run = tmp_path / "run"
     run.mkdir()
-    (run / "config.json").write_text(json.dumps({"env": "graphworld", "model": None, "meta_model": None,
-                                                 "task_model": "local:qwen2.5-coder-0.5b",
-                                                 "meta_model_resolved": "local:qwen2.5-coder-0.5b"}))
+    (run / "config.json").write_text(
+        json.dumps(
+            {
+                "env": "graphworld",
+                "model": None,
+                "meta_model": None,
+                "task_model": "local:qwen2.5-coder-0.5b",
+                "meta_model_resolved": "local:qwen2.5-coder-0.5b",
+            }
+        )
+    )
     md = write_report(run).markdown.read_text()
     assert "| model | local:qwen2.5-coder-0.5b |" in md and "| meta_model | local:qwen2.5-coder-0.5b |" in md
     assert "None" not in md.split("## Best design")[0]

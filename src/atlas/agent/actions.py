@@ -38,8 +38,9 @@ def _from_obj(obj: Any) -> ParsedAction:
     if isinstance(obj, list) and len(obj) == 1:
         obj = obj[0]
     if not isinstance(obj, dict):
-        raise InvalidAction("the reply must be one JSON object like "
-                            '{"thought": "...", "tool": "<tool name>", "args": {...}}')
+        raise InvalidAction(
+            'the reply must be one JSON object like {"thought": "...", "tool": "<tool name>", "args": {...}}'
+        )
     thought = obj.get("thought") or obj.get("reasoning")
     nested = obj.get("action")
     if isinstance(nested, dict):

@@ -20,11 +20,47 @@ import itertools
 import re
 
 _TOKEN = re.compile(r"[a-z0-9_]+")
-_COMMON = frozenset({
-    "a", "an", "the", "to", "in", "on", "of", "and", "or", "at", "is", "are", "am", "you", "your", "it", "its",
-    "this", "that", "with", "for", "from", "then", "as", "be", "by", "do", "does", "not", "if", "into", "now",
-    "when", "while", "there", "here's", "i",
-})
+_COMMON = frozenset(
+    {
+        "a",
+        "an",
+        "the",
+        "to",
+        "in",
+        "on",
+        "of",
+        "and",
+        "or",
+        "at",
+        "is",
+        "are",
+        "am",
+        "you",
+        "your",
+        "it",
+        "its",
+        "this",
+        "that",
+        "with",
+        "for",
+        "from",
+        "then",
+        "as",
+        "be",
+        "by",
+        "do",
+        "does",
+        "not",
+        "if",
+        "into",
+        "now",
+        "when",
+        "while",
+        "there",
+        "here's",
+        "i",
+    }
+)
 
 
 def _tokens(text: str) -> list[str]:
@@ -108,8 +144,9 @@ def next_planned(advice: str, done: list[str], labels: list[str]) -> dict[str, f
     return {step[0]: 1.0} if step else {}
 
 
-def advice_now(advice: str, observation: str, labels: list[str],
-               done: list[str] | None = None) -> tuple[dict[str, float], list[str]]:
+def advice_now(
+    advice: str, observation: str, labels: list[str], done: list[str] | None = None
+) -> tuple[dict[str, float], list[str]]:
     """``({label: match}, lines)``: the listed actions named by the advice lines whose condition best
     matches ``observation`` (match in [MIN_MATCH, 1]; only the best-matching lines count, ties all do),
     and those lines. When no line's condition holds by at least ``MIN_MATCH``, the advice is read as a
@@ -132,8 +169,12 @@ def advice_now(advice: str, observation: str, labels: list[str],
             continue
         condition_text = line
         for label in hits:  # the condition is the line without the actions it names
-            condition_text = re.sub(r"(?<![\w])" + r"\W+".join(map(re.escape, _tokens(label))) + r"(?![\w])", " ",
-                                    condition_text, flags=re.IGNORECASE)
+            condition_text = re.sub(
+                r"(?<![\w])" + r"\W+".join(map(re.escape, _tokens(label))) + r"(?![\w])",
+                " ",
+                condition_text,
+                flags=re.IGNORECASE,
+            )
         condition = _features(condition_text)
         if condition:
             rules.append((line, hits, sum(weight.get(f, 0.0) for f in condition) / len(condition)))
@@ -151,7 +192,9 @@ def advice_now(advice: str, observation: str, labels: list[str],
     return named, lines
 
 
-def advised_actions(advice: str, observation: str, labels: list[str], done: list[str] | None = None) -> dict[str, float]:
+def advised_actions(
+    advice: str, observation: str, labels: list[str], done: list[str] | None = None
+) -> dict[str, float]:
     """The actions part of ``advice_now``."""
     return advice_now(advice, observation, labels, done)[0]
 

@@ -60,16 +60,25 @@ def advice_block(advice: str, advice_chars: int) -> str:
     return ADVICE.format(advice=advice) + "\n" if advice else ""
 
 
-def first_message(goal: str, observation: str, actions: list[Action], advice: str, advice_chars: int) -> Message:
+def first_message(
+    goal: str, observation: str, actions: list[Action], advice: str, advice_chars: int
+) -> Message:
     head = advice_block(advice, advice_chars)
-    return {"role": "user", "content": f"{head}Goal: {goal}\n{observation}\nActions:\n{action_menu(actions)}\n{ASK}"}
+    return {
+        "role": "user",
+        "content": f"{head}Goal: {goal}\n{observation}\nActions:\n{action_menu(actions)}\n{ASK}",
+    }
 
 
-def turn_message(goal: str, observation: str, actions: list[Action], note: str = "", advice: str = "") -> Message:
+def turn_message(
+    goal: str, observation: str, actions: list[Action], note: str = "", advice: str = ""
+) -> Message:
     lead = f"{note}\n" if note else ""
     notes = f"Notes: {' '.join(advice.split())}\n" if advice.strip() else ""
-    return {"role": "user",
-            "content": f"{lead}{observation}\nGoal: {goal}\n{notes}Actions:\n{action_menu(actions)}\n{ASK}"}
+    return {
+        "role": "user",
+        "content": f"{lead}{observation}\nGoal: {goal}\n{notes}Actions:\n{action_menu(actions)}\n{ASK}",
+    }
 
 
 def fold(messages: list[Message], max_chars: int, keep_turns: int = 6) -> list[Message]:
@@ -86,5 +95,15 @@ def fold(messages: list[Message], max_chars: int, keep_turns: int = 6) -> list[M
     return [*messages[:2], *rest]
 
 
-__all__ = ["ADVICE", "SYSTEM", "action_menu", "advice_block", "first_message", "fold", "labels", "render_action",
-           "system_message", "turn_message"]
+__all__ = [
+    "ADVICE",
+    "SYSTEM",
+    "action_menu",
+    "advice_block",
+    "first_message",
+    "fold",
+    "labels",
+    "render_action",
+    "system_message",
+    "turn_message",
+]

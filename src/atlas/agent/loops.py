@@ -16,17 +16,22 @@ def loop_nudge(proposed: str, past: Past, *, repeats: int = 3, window: int = 6) 
     same action ``repeats`` times in a row, or would be taken a third time within ``window`` turns
     (a longer cycle: room D, B, D, C, D, ...; 0 turns that check off)."""
     if past and past[-1] == (proposed, True):
-        return f"Your last action {proposed} failed; doing it again will fail again. Choose a different action."
-    if (len(past) >= 3 and proposed == past[-2][0] and past[-1][0] == past[-3][0]
-            and proposed != past[-1][0]):
-        return (f"You are going back and forth between {proposed} and {past[-1][0]} without progress. "
-                "Choose a different action that moves you toward the goal.")
-    tail = [a for a, _ in past[-(repeats - 1):]] if repeats > 1 else []
+        return (
+            f"Your last action {proposed} failed; doing it again will fail again. Choose a different action."
+        )
+    if len(past) >= 3 and proposed == past[-2][0] and past[-1][0] == past[-3][0] and proposed != past[-1][0]:
+        return (
+            f"You are going back and forth between {proposed} and {past[-1][0]} without progress. "
+            "Choose a different action that moves you toward the goal."
+        )
+    tail = [a for a, _ in past[-(repeats - 1) :]] if repeats > 1 else []
     if len(tail) == repeats - 1 and all(a == proposed for a in tail):
         return f"You have done {proposed} {repeats - 1} times in a row already. Choose a different action."
     if window and sum(a == proposed for a, _ in past[-window:]) >= 2:
-        return (f"You have done {proposed} twice in your last {window} actions: you are going in circles. "
-                "Choose an action you have not tried recently.")
+        return (
+            f"You have done {proposed} twice in your last {window} actions: you are going in circles. "
+            "Choose an action you have not tried recently."
+        )
     return None
 
 

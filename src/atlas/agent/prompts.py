@@ -54,8 +54,9 @@ def example_args(spec: ToolSpec) -> str:
     return json.dumps(example)
 
 
-def system_prompt(env_name: str, tools: list[ToolSpec], advice: str, *, json_mode: bool,
-                  advice_chars: int = 2000) -> str:
+def system_prompt(
+    env_name: str, tools: list[ToolSpec], advice: str, *, json_mode: bool, advice_chars: int = 2000
+) -> str:
     parts = [SYSTEM.format(env=env_name, tools="\n".join(tool_signature(t) for t in tools))]
     if json_mode and tools:
         pick = next((t for t in tools if t.parameters.get("properties")), tools[0])
@@ -76,5 +77,13 @@ def turn_prompt(goal: str, history: list[str], omitted: int, observation: str) -
     return TURN.format(goal=goal, history=lines, observation=observation)
 
 
-__all__ = ["ADVICE", "JSON_FORMAT", "SYSTEM", "TURN", "example_args", "system_prompt", "tool_signature",
-           "turn_prompt"]
+__all__ = [
+    "ADVICE",
+    "JSON_FORMAT",
+    "SYSTEM",
+    "TURN",
+    "example_args",
+    "system_prompt",
+    "tool_signature",
+    "turn_prompt",
+]

@@ -183,26 +183,35 @@ class TaskAgent:
             # The loop guard, free in this format: actions that would repeat a failure, bounce
             # between two actions or repeat one three times are taken off the choices (the menu the
             # model reads is unchanged, so the conversation stays append-only).
-            looping = {label for a, label in zip(actions, labels, strict=True)
-                       if self.loop_guard and loop_nudge(action_text(a.tool, a.args), past) is not None}
+            looping = {
+                label
+                for a, label in zip(actions, labels, strict=True)
+                if self.loop_guard and loop_nudge(action_text(a.tool, a.args), past) is not None
+            }
             options = [label for label in labels if label not in looping] or labels
             nudges += len(options) < len(labels)
             messages, plain = ch.fold(messages, self.max_chars), ch.fold(plain, self.max_chars)
-            extra: dict[str, Any] = {"contrast": list(plain), "contrast_weight": self.contrast_weight} if contrast else {}
+            extra: dict[str, Any] = (
+                {"contrast": list(plain), "contrast_weight": self.contrast_weight} if contrast else {}
+            )
             if advice and self.advice_weight:
                 advised, _ = advice_now(advice, seen, options, done=chosen)
                 if advised:
                     extra["choice_bias"] = {label: self.advice_weight * m for label, m in advised.items()}
-            completion = await self.llm.acomplete(messages, choices=options, temperature=self.temperature,
-                                                  max_tokens=32, **extra)
+            completion = await self.llm.acomplete(
+                messages, choices=options, temperature=self.temperature, max_tokens=32, **extra
+            )
             usage.add(completion.usage)
             reply = completion.text.strip()
             messages.append({"role": "assistant", "content": reply})
             plain.append({"role": "assistant", "content": reply})
             if reply not in options:
                 invalid += 1
-                message = (f"{reply} would repeat a loop; choose a different action." if reply in looping else
-                           f"Invalid reply {_clip(reply, 40)!r}: answer with one of the listed actions, exactly.")
+                message = (
+                    f"{reply} would repeat a loop; choose a different action."
+                    if reply in looping
+                    else f"Invalid reply {_clip(reply, 40)!r}: answer with one of the listed actions, exactly."
+                )
                 rec.record(None, None, None, error=message, raw=_clip(reply, 200))
                 now = seen = env.summarize_observation(env.observe())
                 messages.append(ch.turn_message(goal, now, actions, message, advice=notes(now, actions)))
@@ -218,7 +227,9 @@ class TaskAgent:
             done = result.done
             observation_text = seen = _observation_text(env, result)
             actions = [] if done else candidates(result.observation)
-            messages.append(ch.turn_message(goal, observation_text, actions, advice=notes(observation_text, actions)))
+            messages.append(
+                ch.turn_message(goal, observation_text, actions, advice=notes(observation_text, actions))
+            )
             plain.append(ch.turn_message(goal, observation_text, actions))
         return rec.finish(
             turns=turns,
@@ -251,9 +262,16 @@ class TaskAgent:
             messages = [
                 # The advice is a memory design's text: data in the user turn, never the system role.
                 {"role": "system", "content": system_prompt(env.name, tools, "", json_mode=not native)},
-                {"role": "user", "content": notes + turn_prompt(goal, history[-self.history_window:],
-                                                                max(0, len(history) - self.history_window),
-                                                                observation_text)},
+                {
+                    "role": "user",
+                    "content": notes
+                    + turn_prompt(
+                        goal,
+                        history[-self.history_window :],
+                        max(0, len(history) - self.history_window),
+                        observation_text,
+                    ),
+                },
             ]
             kwargs: dict[str, Any] = {"temperature": self.temperature, "max_tokens": self.max_tokens}
             if native:
@@ -277,7 +295,10 @@ class TaskAgent:
             note = loop_nudge(action_text(parsed.tool, parsed.args), past) if self.loop_guard else None
             if note is not None:
                 nudges += 1
-                retry = [*messages[:-1], {"role": "user", "content": f"{messages[-1]['content']}\nNote: {note}"}]
+                retry = [
+                    *messages[:-1],
+                    {"role": "user", "content": f"{messages[-1]['content']}\nNote: {note}"},
+                ]
                 again = await self.llm.acomplete(retry, **{**kwargs, "temperature": self.nudge_temperature})
                 usage.add(again.usage)
                 with contextlib.suppress(InvalidAction):  # a bad retry keeps the first proposal

@@ -1,9 +1,9 @@
 """ALMA: an evolutionary search for memory designs (LLM-written Python modules).
 
-    from atlas.alma import run, Archive
-    archive, trace_path = run(llm=llm, meta_llm=meta_llm, env="graphworld", iterations=5)
-    best = archive.best()
-    archive = Archive.load("runs/graphworld-…/archive.json").hydrate()
+from atlas.alma import run, Archive
+archive, trace_path = run(llm=llm, meta_llm=meta_llm, env="graphworld", iterations=5)
+best = archive.best()
+archive = Archive.load("runs/graphworld-…/archive.json").hydrate()
 """
 
 from __future__ import annotations

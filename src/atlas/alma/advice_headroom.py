@@ -78,8 +78,11 @@ class HeadroomResult:
             "env": self.env,
             "tasks": len(self.tasks),
             "conditions": {c: self.condition_summary(c) for c in self.episodes},
-            "differences": {f"{a}-{b}": self.difference(a, b).to_dict() for a, b in CONTRASTS
-                            if a in self.episodes and b in self.episodes},
+            "differences": {
+                f"{a}-{b}": self.difference(a, b).to_dict()
+                for a, b in CONTRASTS
+                if a in self.episodes and b in self.episodes
+            },
             "settings": self.settings,
         }
 
@@ -96,21 +99,33 @@ def advice_for(env: Environment, task: Task, condition: str) -> str:
     return spec_of(env).oracle_advice(env, task, condition)
 
 
-def headroom_tasks(env: Environment, *, tasks: int, seed: int, family: int | None,
-                   deployment_seeds: list[int]) -> list[Task]:
+def headroom_tasks(
+    env: Environment, *, tasks: int, seed: int, family: int | None, deployment_seeds: list[int]
+) -> list[Task]:
     """``tasks`` deployment tasks as the search makes them: spread over the deployment seeds."""
     if tasks < 1:
         raise ConfigError(f"--tasks must be at least 1, got {tasks}")
     per_seed = math.ceil(tasks / len(deployment_seeds))
     out: list[Task] = []
     for s in deployment_seeds:
-        out += env.generate_tasks(per_seed, s) if family is None else env.generate_family_tasks(per_seed, family, s)
+        out += (
+            env.generate_tasks(per_seed, s)
+            if family is None
+            else env.generate_family_tasks(per_seed, family, s)
+        )
     return out[:tasks]
 
 
-async def aheadroom(env: Environment, agent: Any, tasks: list[Task], *, conditions: tuple[str, ...] = CONDITIONS,
-                    concurrency: int = 1, on_episode: Callable[[HeadroomEpisode], None] | None = None,
-                    settings: dict[str, Any] | None = None) -> HeadroomResult:
+async def aheadroom(
+    env: Environment,
+    agent: Any,
+    tasks: list[Task],
+    *,
+    conditions: tuple[str, ...] = CONDITIONS,
+    concurrency: int = 1,
+    on_episode: Callable[[HeadroomEpisode], None] | None = None,
+    settings: dict[str, Any] | None = None,
+) -> HeadroomResult:
     """Play every task under every condition with ``agent`` and return the paired results."""
     unknown = set(conditions) - set(CONDITIONS)
     if unknown:
@@ -125,11 +140,17 @@ async def aheadroom(env: Environment, agent: Any, tasks: list[Task], *, conditio
             traj = await agent.run(env.clone(), task, advice=text)
             meta = traj.metadata
             ep = HeadroomEpisode(
-                task_id=task.id, condition=condition, success=bool(traj.success), score=round(float(traj.score), 6),
-                steps=int(meta.get("steps_taken", len(traj.steps))), turns=int(meta.get("turns", 0) or 0),
+                task_id=task.id,
+                condition=condition,
+                success=bool(traj.success),
+                score=round(float(traj.score), 6),
+                steps=int(meta.get("steps_taken", len(traj.steps))),
+                turns=int(meta.get("turns", 0) or 0),
                 invalid_actions=int(meta.get("invalid_actions", 0) or 0),
-                duration_s=round(time.perf_counter() - t0, 3), advice=text,
-                actions=[s.action for s in traj.steps], usage=dict(meta.get("usage") or {}),
+                duration_s=round(time.perf_counter() - t0, 3),
+                advice=text,
+                actions=[s.action for s in traj.steps],
+                usage=dict(meta.get("usage") or {}),
             )
             if on_episode is not None:
                 on_episode(ep)
@@ -140,13 +161,26 @@ async def aheadroom(env: Environment, agent: Any, tasks: list[Task], *, conditio
     episodes: dict[str, list[HeadroomEpisode]] = {c: [] for c in conditions}
     for ep in played:
         episodes[ep.condition].append(ep)
-    return HeadroomResult(model=str(getattr(agent.llm, "model", "")), env=env.name, tasks=[t.id for t in tasks],
-                          episodes=episodes, settings=dict(settings or {}))
+    return HeadroomResult(
+        model=str(getattr(agent.llm, "model", "")),
+        env=env.name,
+        tasks=[t.id for t in tasks],
+        episodes=episodes,
+        settings=dict(settings or {}),
+    )
 
 
-def headroom(*, env: str | Environment = "graphworld", tasks: int = 12, llm: Any = None, agent: Any = None,
-             conditions: tuple[str, ...] = CONDITIONS, concurrency: int = 1,
-             on_episode: Callable[[HeadroomEpisode], None] | None = None, **settings: Any) -> HeadroomResult:
+def headroom(
+    *,
+    env: str | Environment = "graphworld",
+    tasks: int = 12,
+    llm: Any = None,
+    agent: Any = None,
+    conditions: tuple[str, ...] = CONDITIONS,
+    concurrency: int = 1,
+    on_episode: Callable[[HeadroomEpisode], None] | None = None,
+    **settings: Any,
+) -> HeadroomResult:
     """Measure the headroom of a configuration, from Python. ``settings`` are ``AlmaConfig`` fields
     (``seed``, ``family``, an environment parameter such as ``rooms``, ``deploy_seeds``, ``max_turns``, ``model`` …); the tasks are the
     deployment tasks a search with those settings would use, and the agent is built as the search
@@ -168,14 +202,42 @@ def headroom(*, env: str | Environment = "graphworld", tasks: int = 12, llm: Any
 
             llm = make_llm(config.model)
         agent = TaskAgent(llm, max_turns=config.max_turns)
-    task_list = headroom_tasks(env, tasks=tasks, seed=config.seed, family=config.family_seed,
-                               deployment_seeds=config.deployment_seeds())
+    task_list = headroom_tasks(
+        env,
+        tasks=tasks,
+        seed=config.seed,
+        family=config.family_seed,
+        deployment_seeds=config.deployment_seeds(),
+    )
     env_params = {k: v for k, v in config.env_kwargs().items() if k != "family_mode"}  # e.g. rooms
-    facts = {**env_params, "seed": config.seed,
-             "family": config.family_seed, "deploy_seeds": config.deploy_seeds, "max_turns": config.max_turns,
-             "action_format": getattr(agent, "action_format", None), "concurrency": concurrency}
-    return run_sync(aheadroom(env, agent, task_list, conditions=conditions, concurrency=concurrency,
-                              on_episode=on_episode, settings=facts))
+    facts = {
+        **env_params,
+        "seed": config.seed,
+        "family": config.family_seed,
+        "deploy_seeds": config.deploy_seeds,
+        "max_turns": config.max_turns,
+        "action_format": getattr(agent, "action_format", None),
+        "concurrency": concurrency,
+    }
+    return run_sync(
+        aheadroom(
+            env,
+            agent,
+            task_list,
+            conditions=conditions,
+            concurrency=concurrency,
+            on_episode=on_episode,
+            settings=facts,
+        )
+    )
 
 
-__all__ = ["CONDITIONS", "HeadroomEpisode", "HeadroomResult", "advice_for", "aheadroom", "headroom", "headroom_tasks"]
+__all__ = [
+    "CONDITIONS",
+    "HeadroomEpisode",
+    "HeadroomResult",
+    "advice_for",
+    "aheadroom",
+    "headroom",
+    "headroom_tasks",
+]

@@ -96,9 +96,14 @@ def advice_use(episode: dict[str, Any]) -> AdviceUse | None:
         followed += int(verdict)
         if not verdict and departure is None:
             after = _previous(actions, i)
-            departure = Departure(label=str(episode.get("label", "?")), step=i + 1, after=after,
-                                  advised=advised_line(advice, after), did=str(a.get("action", "")),
-                                  error=a.get("error"))
+            departure = Departure(
+                label=str(episode.get("label", "?")),
+                step=i + 1,
+                after=after,
+                advised=advised_line(advice, after),
+                did=str(a.get("action", "")),
+                error=a.get("error"),
+            )
     return AdviceUse(counted, followed, departure)
 
 
@@ -122,7 +127,7 @@ def advised_line(advice: str, after: str | None) -> str:
             if hits:
                 ln = min(hits, key=lambda h: h.lower().find(value.lower()) / len(h))
                 pos = ln.lower().find(value.lower())
-                return _one_line(ln[max(0, pos - 20):] if len(ln) > SNIPPET else ln, SNIPPET)
+                return _one_line(ln[max(0, pos - 20) :] if len(ln) > SNIPPET else ln, SNIPPET)
     return _one_line(lines[0] if lines else advice, SNIPPET)
 
 
@@ -144,4 +149,12 @@ def departure_lines(episodes: list[dict[str, Any]], limit: int = 4) -> list[str]
     return out
 
 
-__all__ = ["AdviceUse", "Departure", "action_values", "advice_use", "advised_line", "departure_lines", "follows"]
+__all__ = [
+    "AdviceUse",
+    "Departure",
+    "action_values",
+    "advice_use",
+    "advised_line",
+    "departure_lines",
+    "follows",
+]

@@ -48,7 +48,9 @@ def went_wrong(ep: dict[str, Any]) -> str | None:
     """Where a failed (or error-laden) episode went wrong: its first errors and how it ended."""
     actions = [a for a in ep.get("actions") or [] if isinstance(a, dict)]
     errors = [(i, a) for i, a in enumerate(actions, 1) if a.get("error")]
-    parts = [f"step {i} {_clip(a.get('action', ''), 60)} error: {_clip(a['error'], 90)}" for i, a in errors[:2]]
+    parts = [
+        f"step {i} {_clip(a.get('action', ''), 60)} error: {_clip(a['error'], 90)}" for i, a in errors[:2]
+    ]
     if len(errors) > 2:
         parts.append(f"{len(errors) - 2} more errors")
     if not ep.get("success"):
@@ -59,11 +61,17 @@ def went_wrong(ep: dict[str, Any]) -> str | None:
 def episode_summary(ep: dict[str, Any]) -> list[str]:
     """A few lines about one episode (an ``EpisodeRecord`` dict)."""
     status = "SOLVED" if ep.get("success") else "FAILED"
-    lines = [f"{ep.get('label', '?')} {status} score {float(ep.get('score') or 0.0):.2f} in {ep.get('steps', 0)} "
-             f"steps — {_clip(ep.get('goal', ''), 100)}"]
+    lines = [
+        f"{ep.get('label', '?')} {status} score {float(ep.get('score') or 0.0):.2f} in {ep.get('steps', 0)} "
+        f"steps — {_clip(ep.get('goal', ''), 100)}"
+    ]
     advice = str(ep.get("advice") or "")
-    lines.append(f"  advice ({len(advice)} chars): \"{_clip(advice, 160)}\"" if advice.strip() else "  advice: none")
-    lines.append(f"  actions: {compress_actions([a for a in ep.get('actions') or [] if isinstance(a, dict)])}")
+    lines.append(
+        f'  advice ({len(advice)} chars): "{_clip(advice, 160)}"' if advice.strip() else "  advice: none"
+    )
+    lines.append(
+        f"  actions: {compress_actions([a for a in ep.get('actions') or [] if isinstance(a, dict)])}"
+    )
     if wrong := went_wrong(ep):
         lines.append(f"  went wrong: {wrong}")
     if (use := advice_use(ep)) is not None:
@@ -81,19 +89,23 @@ def _order(episodes: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
-def parent_analysis(episodes: list[dict[str, Any]], *, max_episodes: int = MAX_EPISODES,
-                    max_chars: int = MAX_CHARS) -> str:
+def parent_analysis(
+    episodes: list[dict[str, Any]], *, max_episodes: int = MAX_EPISODES, max_chars: int = MAX_CHARS
+) -> str:
     """The Analysis text of one parent from its episode records (worst and best first, capped)."""
     if not episodes:
         return "(no episode records)"
     with_advice = [e for e in episodes if str(e.get("advice") or "").strip()]
     uses = [u for e in with_advice if (u := advice_use(e)) is not None]
     counted = sum(u.actions_with_args for u in uses)
-    head = (f"{sum(bool(e.get('success')) for e in episodes)}/{len(episodes)} episodes solved; advice given in "
-            f"{len(with_advice)}; actions that followed the advice: "
-            f"{sum(u.followed for u in uses)} of {counted}" if counted else
-            f"{sum(bool(e.get('success')) for e in episodes)}/{len(episodes)} episodes solved; advice given in "
-            f"{len(with_advice)}")
+    head = (
+        f"{sum(bool(e.get('success')) for e in episodes)}/{len(episodes)} episodes solved; advice given in "
+        f"{len(with_advice)}; actions that followed the advice: "
+        f"{sum(u.followed for u in uses)} of {counted}"
+        if counted
+        else f"{sum(bool(e.get('success')) for e in episodes)}/{len(episodes)} episodes solved; advice given in "
+        f"{len(with_advice)}"
+    )
     out = [head]
     size = len(head)
     for ep in _order(episodes)[:max_episodes]:

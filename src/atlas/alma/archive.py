@@ -110,13 +110,17 @@ class ArchiveEntry(BaseModel):
     @classmethod
     def _safe_id(cls, v: str) -> str:
         if not _SAFE_ID.fullmatch(v):
-            raise ValueError("an id is 1-100 letters, digits, '.', '_' or '-' (it names files in the run folder)")
+            raise ValueError(
+                "an id is 1-100 letters, digits, '.', '_' or '-' (it names files in the run folder)"
+            )
         return v
 
     @field_validator("source_path", "logs_dir", "memory_path")
     @classmethod
     def _relative_path(cls, v: str | None) -> str | None:
-        if v is not None and (not v or "\x00" in v or v.startswith(("/", "\\")) or ".." in re.split(r"[/\\]", v)):
+        if v is not None and (
+            not v or "\x00" in v or v.startswith(("/", "\\")) or ".." in re.split(r"[/\\]", v)
+        ):
             raise ValueError("must be a relative path inside the run folder (no '..', not absolute)")
         return v
 
@@ -185,7 +189,11 @@ class Archive:
         raise KeyError(design_id)
 
     def find(self, *, name: str | None = None, origin: str | None = None) -> list[ArchiveEntry]:
-        return [e for e in self.entries if (name is None or e.name == name) and (origin is None or e.origin == origin)]
+        return [
+            e
+            for e in self.entries
+            if (name is None or e.name == name) and (origin is None or e.origin == origin)
+        ]
 
     def next_id(self) -> str:
         """``d-0001``, ``d-0002``, … in insertion order (deterministic, so resumed runs match).
@@ -266,7 +274,9 @@ class Archive:
         if missing:
             self.hydrate()
         target = Path(path)
-        atomic_write_text(target, json.dumps(self.to_dict(with_sources=True), indent=2, ensure_ascii=False) + "\n")
+        atomic_write_text(
+            target, json.dumps(self.to_dict(with_sources=True), indent=2, ensure_ascii=False) + "\n"
+        )
         return target
 
     @classmethod
@@ -281,14 +291,22 @@ class Archive:
         if not isinstance(entries, list):
             raise ArchiveError(f"{where}: 'entries' must be a list, not {type(entries).__name__}{hint}")
         if baseline is not None and not isinstance(baseline, dict):
-            raise ArchiveError(f"{where}: 'baseline' must be an object or null, not {type(baseline).__name__}{hint}")
+            raise ArchiveError(
+                f"{where}: 'baseline' must be an object or null, not {type(baseline).__name__}{hint}"
+            )
         score = (baseline or {}).get("score")
-        if score is not None and (isinstance(score, bool) or not isinstance(score, int | float)
-                                  or not math.isfinite(score)):
-            raise ArchiveError(f"{where}: the baseline score must be a finite number or null, not {score!r}{hint}")
+        if score is not None and (
+            isinstance(score, bool) or not isinstance(score, int | float) or not math.isfinite(score)
+        ):
+            raise ArchiveError(
+                f"{where}: the baseline score must be a finite number or null, not {score!r}{hint}"
+            )
         if not isinstance(iterations, list) or not all(
-                isinstance(it, dict) and isinstance(it.get("generation"), int) for it in iterations):
-            raise ArchiveError(f"{where}: 'iterations' must be a list of objects with an integer 'generation'{hint}")
+            isinstance(it, dict) and isinstance(it.get("generation"), int) for it in iterations
+        ):
+            raise ArchiveError(
+                f"{where}: 'iterations' must be a list of objects with an integer 'generation'{hint}"
+            )
         arch = cls(path)
         arch.baseline = baseline
         arch.iterations = list(iterations)
@@ -296,7 +314,9 @@ class Archive:
             try:
                 entry = ArchiveEntry.model_validate(raw)
             except ValidationError as exc:
-                label = raw.get("id") if isinstance(raw, dict) and isinstance(raw.get("id"), str) else f"#{i + 1}"
+                label = (
+                    raw.get("id") if isinstance(raw, dict) and isinstance(raw.get("id"), str) else f"#{i + 1}"
+                )
                 raise ArchiveError(f"{where}: invalid entry {label}: {_problems(exc)}{hint}") from exc
             if isinstance(raw, dict) and isinstance(raw.get("source"), str):
                 entry.source = raw["source"]
@@ -314,7 +334,9 @@ class Archive:
         if p.is_dir():
             p = p / "archive.json"
         if not p.exists():
-            raise ArchiveError(f"no archive at {p}{_recovery_hint(p) if p.with_name(p.name + '.bak').exists() else ''}")
+            raise ArchiveError(
+                f"no archive at {p}{_recovery_hint(p) if p.with_name(p.name + '.bak').exists() else ''}"
+            )
         try:
             data = jsonsafe.loads(p.read_bytes(), what=str(p), max_bytes=MAX_ARCHIVE_BYTES)
         except InvalidInputError as exc:
@@ -337,15 +359,19 @@ class Archive:
             except (OSError, UnicodeDecodeError) as exc:
                 raise ArchiveError(
                     f"cannot read the source of {e.id} ({e.name}) at {f}: {exc}; restore that file (an "
-                    "`atlas archive export` file holds every source inline) and try again") from exc
+                    "`atlas archive export` file holds every source inline) and try again"
+                ) from exc
         for e in self.entries:
             if e.learned is None and e.memory_path and (wanted is None or e.id in wanted):
                 try:
-                    e.learned = read_learned(confined(root, e.memory_path, under="memory",
-                                                      what=f"memory_path of {e.id}"), e.id)
+                    e.learned = read_learned(
+                        confined(root, e.memory_path, under="memory", what=f"memory_path of {e.id}"), e.id
+                    )
                 except ArchiveError as exc:
-                    raise ArchiveError(f"{exc}; restore that file, or remove it and the entry's memory_path to go "
-                                       "on without it (scores and sources do not depend on it)") from exc
+                    raise ArchiveError(
+                        f"{exc}; restore that file, or remove it and the entry's memory_path to go "
+                        "on without it (scores and sources do not depend on it)"
+                    ) from exc
         self.refresh_novelty()
         return self
 
@@ -383,8 +409,9 @@ def _save_learned(root: Path, entry: ArchiveEntry) -> None:
         entry.metadata["learned_memory"] = f"not saved: not JSON-serializable ({exc})"
         return
     if len(text) > MAX_LEARNED_BYTES:
-        entry.metadata["learned_memory"] = (f"not saved: {len(text):,} bytes of JSON, over the cap of "
-                                            f"{MAX_LEARNED_BYTES:,}")
+        entry.metadata["learned_memory"] = (
+            f"not saved: {len(text):,} bytes of JSON, over the cap of {MAX_LEARNED_BYTES:,}"
+        )
         return
     rel = f"memory/{entry.id}.json"
     atomic_write_text(confined(root, rel, under="memory", what=f"memory of {entry.id}"), text + "\n")
@@ -396,7 +423,9 @@ def read_learned(path: Path, design_id: str = "") -> dict[str, Any]:
     who = f" of {design_id}" if design_id else ""
     try:
         if path.stat().st_size > MAX_LEARNED_BYTES + 1:
-            raise ArchiveError(f"the learned memory{who} at {path} is over the cap of {MAX_LEARNED_BYTES:,} bytes")
+            raise ArchiveError(
+                f"the learned memory{who} at {path} is over the cap of {MAX_LEARNED_BYTES:,} bytes"
+            )
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise ArchiveError(f"cannot read the learned memory{who} at {path}: {exc}") from exc
@@ -420,4 +449,12 @@ def _problems(exc: ValidationError) -> str:
     return "; ".join(f"{'.'.join(str(x) for x in e['loc']) or 'entry'}: {e['msg']}" for e in exc.errors()[:5])
 
 
-__all__ = ["ARCHIVE_VERSION", "MAX_LEARNED_BYTES", "Archive", "ArchiveEntry", "TaskResult", "empty_usage", "read_learned"]
+__all__ = [
+    "ARCHIVE_VERSION",
+    "MAX_LEARNED_BYTES",
+    "Archive",
+    "ArchiveEntry",
+    "TaskResult",
+    "empty_usage",
+    "read_learned",
+]

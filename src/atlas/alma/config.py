@@ -56,7 +56,9 @@ class AlmaConfig(BaseModel):
     baselines: list[str] | None = None  # library baselines seeded into the archive (None: all)
     env_params: dict[str, Any] = Field(default_factory=dict)  # the environment's own parameters (EnvParam)
     max_cost_usd: float | None = Field(None, gt=0)  # stop the search cleanly once the run has cost this much
-    max_minutes: float | None = Field(None, gt=0)  # stop cleanly before the first generation past this wall time
+    max_minutes: float | None = Field(
+        None, gt=0
+    )  # stop cleanly before the first generation past this wall time
     # Staged evaluation of new designs: deployment tasks played in batches of stage_tasks; after each
     # batch the design goes on only while it can still beat the best so far (0: always play them all).
     stage_tasks: int = Field(8, ge=0)
@@ -64,7 +66,8 @@ class AlmaConfig(BaseModel):
     # How the MetaAgent makes each generation's design, cycled by generation: "write" a new module,
     # "edit" one function of a parent, "crossover" two parents' update/recall (from code, no model).
     meta_operators: list[MetaOperator] = Field(
-        default_factory=lambda: list(get_args(MetaOperator)), min_length=1)
+        default_factory=lambda: list(get_args(MetaOperator)), min_length=1
+    )
     # Replay identical greedy (temperature 0) task-model prompts from an on-disk cache (local models).
     replay_cache: bool = True
 
@@ -163,8 +166,10 @@ class AlmaConfig(BaseModel):
     @classmethod
     def load(cls, path: str | Path) -> AlmaConfig:
         p = Path(path)
-        fix = ("it holds the run's settings: restore it from a backup, or start a new run with `atlas run` "
-               "(the run's archive.json stays readable with `atlas archive show`)")
+        fix = (
+            "it holds the run's settings: restore it from a backup, or start a new run with `atlas run` "
+            "(the run's archive.json stays readable with `atlas archive show`)"
+        )
         if not p.exists():
             raise ConfigError(f"no config file at {p}; {fix}")
         try:
@@ -176,7 +181,9 @@ class AlmaConfig(BaseModel):
         if not isinstance(data, dict):
             raise ConfigError(f"{p} must hold a JSON object of settings, not {type(data).__name__}; {fix}")
         # config.json carries a few run facts beside the settings (resolved model names, ...).
-        return cls.build(str(p), **{k: v for k, v in data.items() if k in cls.model_fields or k in _env_settings()})
+        return cls.build(
+            str(p), **{k: v for k, v in data.items() if k in cls.model_fields or k in _env_settings()}
+        )
 
 
 def _env_settings() -> set[str]:

@@ -24,8 +24,10 @@ MAX_TOOL_OUTPUT = 3000  # characters of one tool result shown to the model
 KEEP_EXCHANGES = 4  # tool exchanges kept in the prompt (older ones are dropped: small contexts)
 MAX_MATCHES = 40
 # A group holding a repeat (+, *, {n,}) that is itself repeated: catastrophic backtracking.
-_NESTED_REPEAT = re.compile(r"\((?:[^()\\]|\\.)*(?:[+*]|\{\d*,\d*\})(?:[^()\\]|\\.)*\)\s*(?:[+*]|\{\d*,\d*\})"
-                            r"|[+*}]\)+[+*{]")
+_NESTED_REPEAT = re.compile(
+    r"\((?:[^()\\]|\\.)*(?:[+*]|\{\d*,\d*\})(?:[^()\\]|\\.)*\)\s*(?:[+*]|\{\d*,\d*\})"
+    r"|[+*}]\)+[+*{]"
+)
 
 
 class Critique(BaseModel):
@@ -129,7 +131,9 @@ class LogTools:
     def call(self, tool: str, args: dict[str, Any]) -> str:
         try:
             if tool == "grep":
-                return self.grep(args.get("pattern", ""), args.get("context", 0), args.get("max_matches", MAX_MATCHES))
+                return self.grep(
+                    args.get("pattern", ""), args.get("context", 0), args.get("max_matches", MAX_MATCHES)
+                )
             if tool == "count":
                 return self.count(args.get("pattern", ""))
             if tool == "head":
@@ -142,7 +146,10 @@ class LogTools:
 def _cap(text: str) -> str:
     if len(text) <= MAX_TOOL_OUTPUT:
         return text
-    return text[:MAX_TOOL_OUTPUT] + f"\n... [{len(text) - MAX_TOOL_OUTPUT} more characters cut; narrow the pattern]"
+    return (
+        text[:MAX_TOOL_OUTPUT]
+        + f"\n... [{len(text) - MAX_TOOL_OUTPUT} more characters cut; narrow the pattern]"
+    )
 
 
 def log_stats(text: str) -> dict[str, Any]:
@@ -164,13 +171,21 @@ class DebugAgent:
         self.max_turns = max_turns
         self.head_lines = head_lines
 
-    async def analyze(self, log_text: str, parents: list[dict[str, Any]], *, informative: bool = True,
-                      advice_vs_actions: list[str] | None = None) -> DebugResult:
+    async def analyze(
+        self,
+        log_text: str,
+        parents: list[dict[str, Any]],
+        *,
+        informative: bool = True,
+        advice_vs_actions: list[str] | None = None,
+    ) -> DebugResult:
         """Investigate ``log_text`` (the DebugLog of ``parents``: dicts with id, name and scores).
         ``advice_vs_actions`` (``advice_use.departure_lines``): what the designs advised against what
         the agent then did; shown to the model and always the first lines of the critique's evidence."""
         if not informative or not log_text.strip():
-            return DebugResult(None, skipped=True, reason="the parents' logs record no tool calls, prints or errors")
+            return DebugResult(
+                None, skipped=True, reason="the parents' logs record no tool calls, prints or errors"
+            )
         tools = LogTools(log_text)
         system = DEBUG_SYSTEM.replace("{max_turns}", str(self.max_turns))
         compared = list(advice_vs_actions or [])
@@ -202,16 +217,25 @@ class DebugAgent:
             messages.append({"role": "assistant", "content": text})
             action = _parse_action(text)
             if action is None:
-                messages.append({"role": "user", "content":
-                                 "Reply with exactly one JSON object: a tool call or {\"final\": {...}}."})
+                messages.append(
+                    {
+                        "role": "user",
+                        "content": 'Reply with exactly one JSON object: a tool call or {"final": {...}}.',
+                    }
+                )
                 continue
             if "final" in action:
                 try:
                     result.critique = Critique.model_validate(action["final"])
                     return result
                 except ValidationError as exc:
-                    messages.append({"role": "user", "content": f"Your final answer is invalid: {_brief(exc)}. "
-                                     "Fix it and reply with {\"final\": {...}} again."})
+                    messages.append(
+                        {
+                            "role": "user",
+                            "content": f"Your final answer is invalid: {_brief(exc)}. "
+                            'Fix it and reply with {"final": {...}} again.',
+                        }
+                    )
                     continue
             tool, args = str(action.get("tool", "")), action.get("args") or {}
             if not isinstance(args, dict):
@@ -219,8 +243,12 @@ class DebugAgent:
             output = tools.call(tool, args)
             result.tool_calls.append({"tool": tool, "args": args, "output_chars": len(output)})
             left = self.max_turns - turn
-            messages.append({"role": "user", "content": f"{tool} result (log data):\n{untrusted(output)}\n\n"
-                             f"({left} turns left)"})
+            messages.append(
+                {
+                    "role": "user",
+                    "content": f"{tool} result (log data):\n{untrusted(output)}\n\n({left} turns left)",
+                }
+            )
         messages.append({"role": "user", "content": DEBUG_FINAL_REQUEST})
         try:
             final = await self.llm.astructured(messages, Critique)

@@ -118,9 +118,13 @@ def _rows(d: Path, name: str, damaged: list[str]) -> list[dict[str, Any]]:
 
 
 def _episode_ok(ep: dict[str, Any]) -> bool:
-    return (isinstance(ep.get("label"), str) and isinstance(ep.get("score", 0.0), int | float)
-            and isinstance(ep.get("steps", 0), int) and isinstance(ep.get("actions", []), list)
-            and all(isinstance(a, dict) for a in ep.get("actions", [])))
+    return (
+        isinstance(ep.get("label"), str)
+        and isinstance(ep.get("score", 0.0), int | float)
+        and isinstance(ep.get("steps", 0), int)
+        and isinstance(ep.get("actions", []), list)
+        and all(isinstance(a, dict) for a in ep.get("actions", []))
+    )
 
 
 def _call_ok(call: dict[str, Any]) -> bool:
@@ -139,8 +143,11 @@ def _stores_line(stores: dict[str, Any]) -> str:
     parts = []
     keys = stores.get("memory_keys") or {}
     if keys and isinstance(keys, dict):
-        parts.append("memory keys: " + ", ".join(f"{k}={v}" for k, v in keys.items())
-                     + f" ({stores.get('memory_bytes', 0)} bytes)")
+        parts.append(
+            "memory keys: "
+            + ", ".join(f"{k}={v}" for k, v in keys.items())
+            + f" ({stores.get('memory_bytes', 0)} bytes)"
+        )
     else:
         parts.append("memory: empty")
     colls = stores.get("collections")
@@ -168,8 +175,10 @@ def _order(episodes: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def episode_block(ep: dict[str, Any], calls: list[dict[str, Any]]) -> list[str]:
     label = ep["label"]
     status = "SUCCESS" if ep.get("success") else "FAILED"
-    lines = [f"--- EPISODE {label}: {status} score {ep.get('score', 0.0):.2f} ({ep.get('steps', 0)} steps) "
-             f"— {_one_line(ep.get('goal', ''), 160)} ---"]
+    lines = [
+        f"--- EPISODE {label}: {status} score {ep.get('score', 0.0):.2f} ({ep.get('steps', 0)} steps) "
+        f"— {_one_line(ep.get('goal', ''), 160)} ---"
+    ]
     for call in calls:
         lines.extend(call_lines(call, label))
     if (use := advice_use(ep)) is not None:
@@ -247,8 +256,10 @@ def _calls_line(body: list[str], episodes: list[dict[str, Any]]) -> str:
     tools = sum(1 for line in body if re.match(r"^\[[^\]]+\] TOOL\b", line))
     prints = sum(1 for line in body if re.match(r"^\[[^\]]+\] PRINT\b", line))
     empty = sum(1 for ep in episodes if not (ep.get("advice") or "").strip())
-    return (f"CALLS: {tools} tool calls, {prints} prints, {errors} errors; "
-            f"advice empty in {empty} of {len(episodes)} episodes")
+    return (
+        f"CALLS: {tools} tool calls, {prints} prints, {errors} errors; "
+        f"advice empty in {empty} of {len(episodes)} episodes"
+    )
 
 
 @dataclass
@@ -283,4 +294,12 @@ def is_informative(text: str) -> bool:
     return False
 
 
-__all__ = ["DEFAULT_CAP", "DebugLog", "DesignLogs", "call_lines", "episode_block", "is_informative", "render_design"]
+__all__ = [
+    "DEFAULT_CAP",
+    "DebugLog",
+    "DesignLogs",
+    "call_lines",
+    "episode_block",
+    "is_informative",
+    "render_design",
+]

@@ -29,8 +29,23 @@ ALLOWED_IMPORTS: frozenset[str] = frozenset(
 #: Builtins a design may not name at all.
 FORBIDDEN_NAMES: frozenset[str] = frozenset(
     {
-        "exec", "eval", "compile", "open", "input", "globals", "locals", "vars", "getattr", "setattr",
-        "delattr", "__import__", "breakpoint", "help", "exit", "quit", "memoryview",
+        "exec",
+        "eval",
+        "compile",
+        "open",
+        "input",
+        "globals",
+        "locals",
+        "vars",
+        "getattr",
+        "setattr",
+        "delattr",
+        "__import__",
+        "breakpoint",
+        "help",
+        "exit",
+        "quit",
+        "memoryview",
     }
 )
 
@@ -38,13 +53,36 @@ FORBIDDEN_NAMES: frozenset[str] = frozenset(
 #: (the classic escapes: ``exc.__traceback__.tb_frame.f_back.f_globals``, ``gen.gi_frame``).
 FORBIDDEN_ATTRIBUTES: frozenset[str] = frozenset(
     {
-        "tb_frame", "tb_next", "tb_lasti", "tb_lineno",
-        "f_back", "f_globals", "f_locals", "f_builtins", "f_code", "f_trace", "f_lasti",
-        "gi_frame", "gi_code", "gi_yieldfrom", "gi_running",
-        "cr_frame", "cr_code", "cr_await", "cr_origin",
-        "ag_frame", "ag_code", "ag_await",
-        "co_code", "co_consts", "co_names", "co_filename",
-        "func_globals", "func_code", "mro", "format_map",
+        "tb_frame",
+        "tb_next",
+        "tb_lasti",
+        "tb_lineno",
+        "f_back",
+        "f_globals",
+        "f_locals",
+        "f_builtins",
+        "f_code",
+        "f_trace",
+        "f_lasti",
+        "gi_frame",
+        "gi_code",
+        "gi_yieldfrom",
+        "gi_running",
+        "cr_frame",
+        "cr_code",
+        "cr_await",
+        "cr_origin",
+        "ag_frame",
+        "ag_code",
+        "ag_await",
+        "co_code",
+        "co_consts",
+        "co_names",
+        "co_filename",
+        "func_globals",
+        "func_code",
+        "mro",
+        "format_map",
     }
 )
 
@@ -216,13 +254,18 @@ def _signature_problems(tree: ast.Module) -> list[DesignProblem]:
             problems.append(DesignProblem(line=0, message=f"missing top-level function: {wanted}"))
             continue
         if isinstance(fn, ast.AsyncFunctionDef):
-            problems.append(DesignProblem(line=fn.lineno, message=f"{name} must be a plain function, not async"))
+            problems.append(
+                DesignProblem(line=fn.lineno, message=f"{name} must be a plain function, not async")
+            )
         elif (found := _own_yield(fn)) is not None:
             returns = "a str" if name == "recall" else "None"
-            problems.append(DesignProblem(
-                line=getattr(found, "lineno", fn.lineno),
-                message=f"{name} must return {returns}, but 'yield' makes it a generator; collect the "
-                        "values in a list (or move the yield into a helper function)"))
+            problems.append(
+                DesignProblem(
+                    line=getattr(found, "lineno", fn.lineno),
+                    message=f"{name} must return {returns}, but 'yield' makes it a generator; collect the "
+                    "values in a list (or move the yield into a helper function)",
+                )
+            )
         got = tuple(a.arg for a in [*fn.args.posonlyargs, *fn.args.args])
         required = len(got) - len(fn.args.defaults)
         if got[: len(params)] != params or required > len(params):

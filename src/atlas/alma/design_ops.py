@@ -24,8 +24,10 @@ def _parse(source: str, what: str) -> ast.Module:
     try:
         return ast.parse(source)
     except SyntaxError as exc:
-        raise DesignError(f"{what} is not valid Python (line {exc.lineno}: {exc.msg}); reply with the whole "
-                          "function, from its `def` line to its last line, in one ```python fence") from exc
+        raise DesignError(
+            f"{what} is not valid Python (line {exc.lineno}: {exc.msg}); reply with the whole "
+            "function, from its `def` line to its last line, in one ```python fence"
+        ) from exc
 
 
 def _defined(node: ast.stmt) -> list[str]:
@@ -42,8 +44,11 @@ def _defined(node: ast.stmt) -> list[str]:
 
 def functions(source: str) -> dict[str, ast.FunctionDef | ast.AsyncFunctionDef]:
     """The module's top-level functions by name."""
-    return {n.name: n for n in _parse(source, "the design").body
-            if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)}
+    return {
+        n.name: n
+        for n in _parse(source, "the design").body
+        if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)
+    }
 
 
 def splice(parent: str, replacement: str) -> str:
@@ -52,24 +57,32 @@ def splice(parent: str, replacement: str) -> str:
     new = _parse(replacement, "the replacement")
     defs = [n for n in new.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)]
     if not defs:
-        raise DesignError("the reply holds no function to put into the parent: reply with one complete "
-                          "`def update(...)`, `def recall(...)` or helper function in a ```python fence")
+        raise DesignError(
+            "the reply holds no function to put into the parent: reply with one complete "
+            "`def update(...)`, `def recall(...)` or helper function in a ```python fence"
+        )
     rep_lines = replacement.splitlines()
     lines = parent.splitlines()
     current = functions(parent)
     appended: list[str] = []
     # Replace from the bottom up so earlier line numbers stay valid.
     for node in sorted(defs, key=lambda n: -(current[n.name].lineno if n.name in current else 0)):
-        text = rep_lines[_start(node) - 1: node.end_lineno]
+        text = rep_lines[_start(node) - 1 : node.end_lineno]
         if node.name in current:
             old = current[node.name]
-            lines[_start(old) - 1: old.end_lineno] = text
+            lines[_start(old) - 1 : old.end_lineno] = text
         else:
             appended += ["", "", *text]
-    imports = [ast.get_source_segment(replacement, n) or "" for n in new.body
-               if isinstance(n, ast.Import | ast.ImportFrom)]
-    have = {ast.get_source_segment(parent, n) for n in _parse(parent, "the parent").body
-            if isinstance(n, ast.Import | ast.ImportFrom)}
+    imports = [
+        ast.get_source_segment(replacement, n) or ""
+        for n in new.body
+        if isinstance(n, ast.Import | ast.ImportFrom)
+    ]
+    have = {
+        ast.get_source_segment(parent, n)
+        for n in _parse(parent, "the parent").body
+        if isinstance(n, ast.Import | ast.ImportFrom)
+    }
     head = [imp for imp in imports if imp not in have]
     out = "\n".join([*head, *lines, *appended]).strip("\n") + "\n"
     _parse(out, "the edited design")
@@ -118,7 +131,9 @@ def crossover(a: str, b: str, *, suffix: str = "_b") -> str:
     """A child with ``update`` from ``a`` and ``recall`` from ``b``, each with what it needs."""
     mod_a, mod_b = _parse(a, "parent A"), _parse(b, "parent B")
     for mod, label in ((mod_a, "A"), (mod_b, "B")):
-        missing = [f for f in REQUIRED if f not in {n.name for n in mod.body if isinstance(n, ast.FunctionDef)}]
+        missing = [
+            f for f in REQUIRED if f not in {n.name for n in mod.body if isinstance(n, ast.FunctionDef)}
+        ]
         if missing:
             raise DesignError(f"parent {label} has no top-level {', '.join(missing)}(): cannot cross it")
     part_a = _needs(mod_a, "update")

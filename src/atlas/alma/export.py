@@ -51,8 +51,14 @@ class ExportedDesign:
         from atlas.alma.design import Design
 
         d = self.manifest["design"]
-        return Design(id=d["id"], name=d["name"], source=self.source, origin=d.get("origin", "meta"),
-                      parent_ids=list(d.get("parent_ids", [])), metadata={"generation": d.get("generation", 0)})
+        return Design(
+            id=d["id"],
+            name=d["name"],
+            source=self.source,
+            origin=d.get("origin", "meta"),
+            parent_ids=list(d.get("parent_ids", [])),
+            metadata={"generation": d.get("generation", 0)},
+        )
 
 
 def mean_interval(xs: list[float], *, level: float = 0.95, resamples: int = 2000) -> dict[str, Any] | None:
@@ -63,8 +69,14 @@ def mean_interval(xs: list[float], *, level: float = 0.95, resamples: int = 2000
     n = len(xs)
     means = sorted(sum(rng.choice(xs) for _ in range(n)) / n for _ in range(resamples))
     lo, hi = means[int((1 - level) / 2 * resamples)], means[int((1 + level) / 2 * resamples) - 1]
-    return {"mean": round(sum(xs) / n, 6), "low": round(lo, 6), "high": round(hi, 6), "n": n, "level": level,
-            "method": "percentile bootstrap over tasks"}
+    return {
+        "mean": round(sum(xs) / n, 6),
+        "low": round(lo, 6),
+        "high": round(hi, 6),
+        "n": n,
+        "level": level,
+        "method": "percentile bootstrap over tasks",
+    }
 
 
 def _scores(entry: ArchiveEntry, baseline: dict[str, Any] | None) -> dict[str, Any]:
@@ -76,8 +88,10 @@ def _scores(entry: ArchiveEntry, baseline: dict[str, Any] | None) -> dict[str, A
         "deployment": mean_interval(dep),
         "baseline_deployment": mean_interval(base),
         "normalized": entry.normalized_score,
-        "solved": {"collection": f"{sum(t.success for t in entry.per_task if t.phase == 'collection')}/{len(col)}",
-                   "deployment": f"{sum(t.success for t in entry.per_task if t.phase == 'deployment')}/{len(dep)}"},
+        "solved": {
+            "collection": f"{sum(t.success for t in entry.per_task if t.phase == 'collection')}/{len(col)}",
+            "deployment": f"{sum(t.success for t in entry.per_task if t.phase == 'deployment')}/{len(dep)}",
+        },
     }
 
 
@@ -90,8 +104,10 @@ def _advice_lines(run: Path, entry: ArchiveEntry) -> list[dict[str, Any]]:
     out = []
     for ep in episodes:
         if not isinstance(ep.get("task"), dict):
-            raise ArchiveError(f"{logs / 'episodes.jsonl'} does not record the task view of {ep.get('label')} "
-                               "(a run made before exports existed): re-run the search to export this design")
+            raise ArchiveError(
+                f"{logs / 'episodes.jsonl'} does not record the task view of {ep.get('label')} "
+                "(a run made before exports existed): re-run the search to export this design"
+            )
         call = recalls.get(ep.get("label"), {})
         advice = (call.get("return_value") or "") if call.get("error") is None else ""
         line = {"task": ep["task"], "advice": advice}
@@ -111,8 +127,9 @@ def pick_entry(archive: Archive, design_id: str | None) -> ArchiveEntry:
         try:
             return archive.get(design_id)
         except KeyError:
-            raise ArchiveError(f"no design {design_id!r} in {archive.path}; ids: "
-                               f"{', '.join(e.id for e in archive)}") from None
+            raise ArchiveError(
+                f"no design {design_id!r} in {archive.path}; ids: {', '.join(e.id for e in archive)}"
+            ) from None
     best = archive.best()
     if best is None:
         raise ArchiveError(f"{archive.path} has no scored design to export")
@@ -131,12 +148,15 @@ def export_design(run_dir: str | Path, out: str | Path, *, design_id: str | None
     if entry.learned is None:
         why = entry.metadata.get("learned_memory") or (
             "the run was made before learned memory was kept: `atlas archive relearn RUN_DIR` rebuilds it by "
-            "replaying the recorded episodes where it can, or re-run the search with this version")
+            "replaying the recorded episodes where it can, or re-run the search with this version"
+        )
         raise ArchiveError(f"{entry.id} ({entry.name}) in {run} has no learned memory: {why}")
     host = entry.learned.get("host")
     if isinstance(host, dict) and host.get("supported") is False:
-        raise ArchiveError(f"{entry.id} ({entry.name}) is a host-side adapter whose memory lives in its own stores "
-                           f"({host.get('reason', 'not in the snapshot')}): it cannot be exported")
+        raise ArchiveError(
+            f"{entry.id} ({entry.name}) is a host-side adapter whose memory lives in its own stores "
+            f"({host.get('reason', 'not in the snapshot')}): it cannot be exported"
+        )
     out_dir = Path(out)
     if out_dir.exists() and any(out_dir.iterdir()) and not (out_dir / "design.json").exists():
         raise ArchiveError(f"{out_dir} exists and is not an export: choose an empty or new folder")
@@ -154,18 +174,43 @@ def export_design(run_dir: str | Path, out: str | Path, *, design_id: str | None
         "version": EXPORT_VERSION,
         "exported_at": datetime.now(UTC).isoformat(),
         "from_run": str(run),
-        "design": {"id": entry.id, "name": entry.name, "origin": entry.origin, "generation": entry.generation,
-                   "parent_ids": entry.parent_ids, "source_sha256": _sha(texts["design.py"])},
+        "design": {
+            "id": entry.id,
+            "name": entry.name,
+            "origin": entry.origin,
+            "generation": entry.generation,
+            "parent_ids": entry.parent_ids,
+            "source_sha256": _sha(texts["design.py"]),
+        },
         "embedder": {"name": embedder, "dims": _dims(entry.learned)},
-        "environment": {**(config.get("env_params") or {}),  # the environment's own parameters (rooms, ...)
-                        **{k: config.get(k) for k in ("env", "env_params", "rooms", "episodes", "seed", "family",
-                                                      "use_family", "deploy_seeds", "max_turns") if k in config}},
-        "models": {"task_model": config.get("task_model"),
-                   "tools_llm": config.get("task_model"),  # the run backs summarize/analyze with the task model
-                   "meta_model": config.get("meta_model_resolved")},
+        "environment": {
+            **(config.get("env_params") or {}),  # the environment's own parameters (rooms, ...)
+            **{
+                k: config.get(k)
+                for k in (
+                    "env",
+                    "env_params",
+                    "rooms",
+                    "episodes",
+                    "seed",
+                    "family",
+                    "use_family",
+                    "deploy_seeds",
+                    "max_turns",
+                )
+                if k in config
+            },
+        },
+        "models": {
+            "task_model": config.get("task_model"),
+            "tools_llm": config.get("task_model"),  # the run backs summarize/analyze with the task model
+            "meta_model": config.get("meta_model_resolved"),
+        },
         "sandbox_limits": SandboxLimits().to_dict(),
         "scores": _scores(entry, archive.baseline),
-        "files": {name: {"sha256": _sha(text), "bytes": len(text.encode("utf-8"))} for name, text in texts.items()},
+        "files": {
+            name: {"sha256": _sha(text), "bytes": len(text.encode("utf-8"))} for name, text in texts.items()
+        },
     }
     texts["design.json"] = json.dumps(manifest, indent=2, ensure_ascii=False, default=str) + "\n"
     texts["README.md"] = _readme(manifest, entry, len(texts["advice.jsonl"].splitlines()))
@@ -186,19 +231,21 @@ def _fmt_iv(iv: dict[str, Any] | None) -> str:
 def _readme(m: dict[str, Any], entry: ArchiveEntry, n_advice: int) -> str:
     s, d = m["scores"], m["design"]
     norm = "—" if s["normalized"] is None else f"{s['normalized']:+.3f}"
-    return (f"# {d['name']} ({d['id']})\n\nA memory design exported by ATLAS from `{m['from_run']}` "
-            f"({d['origin']}, generation {d['generation']}).\n\n"
-            f"| | mean [95% interval] |\n|---|---|\n| collection | {_fmt_iv(s['collection'])} |\n"
-            f"| deployment | {_fmt_iv(s['deployment'])} |\n| no-memory baseline | {_fmt_iv(s['baseline_deployment'])} |\n"
-            f"| normalized (deployment − baseline) | {norm} |\n\n"
-            f"Environment: {', '.join(f'{k} {v}' for k, v in m['environment'].items() if v not in (None, {}))}. "
-            f"Task model: {m['models']['task_model']}. "
-            f"Embedder: {m['embedder']['name']}.\n\n"
-            "Files: `design.py` (source), `memory.json` (what it learned), `advice.jsonl` "
-            f"({n_advice} deployment tasks with the advice it gave), `design.json` (manifest).\n\n"
-            "Use it:\n\n```bash\natlas mcp --design .            # MCP tools recall / update / memory_info\n```\n\n"
-            "```python\nfrom atlas.alma.served import ServedDesign\n"
-            "with ServedDesign.open('.') as memory:\n    print(memory.recall({'goal': '...', 'observation': {}}))\n```\n")
+    return (
+        f"# {d['name']} ({d['id']})\n\nA memory design exported by ATLAS from `{m['from_run']}` "
+        f"({d['origin']}, generation {d['generation']}).\n\n"
+        f"| | mean [95% interval] |\n|---|---|\n| collection | {_fmt_iv(s['collection'])} |\n"
+        f"| deployment | {_fmt_iv(s['deployment'])} |\n| no-memory baseline | {_fmt_iv(s['baseline_deployment'])} |\n"
+        f"| normalized (deployment − baseline) | {norm} |\n\n"
+        f"Environment: {', '.join(f'{k} {v}' for k, v in m['environment'].items() if v not in (None, {}))}. "
+        f"Task model: {m['models']['task_model']}. "
+        f"Embedder: {m['embedder']['name']}.\n\n"
+        "Files: `design.py` (source), `memory.json` (what it learned), `advice.jsonl` "
+        f"({n_advice} deployment tasks with the advice it gave), `design.json` (manifest).\n\n"
+        "Use it:\n\n```bash\natlas mcp --design .            # MCP tools recall / update / memory_info\n```\n\n"
+        "```python\nfrom atlas.alma.served import ServedDesign\n"
+        "with ServedDesign.open('.') as memory:\n    print(memory.recall({'goal': '...', 'observation': {}}))\n```\n"
+    )
 
 
 def load_export(path: str | Path) -> ExportedDesign:
@@ -206,8 +253,10 @@ def load_export(path: str | Path) -> ExportedDesign:
     root = Path(path)
     manifest_path = root / "design.json"
     if not manifest_path.is_file():
-        raise ArchiveError(f"{root} is not a design export (no design.json): make one with "
-                           "`atlas archive export RUN_DIR --best --out DIR`")
+        raise ArchiveError(
+            f"{root} is not a design export (no design.json): make one with "
+            "`atlas archive export RUN_DIR --best --out DIR`"
+        )
     try:
         manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
@@ -225,8 +274,10 @@ def load_export(path: str | Path) -> ExportedDesign:
             raise ArchiveError(f"{root}: cannot read {name} ({exc}): export the design again") from exc
         want = (manifest.get("files") or {}).get(name, {}).get("sha256")
         if want != _sha(texts[name]):
-            raise ArchiveError(f"{f} does not match its checksum in design.json (corrupted or edited): "
-                               "export the design again")
+            raise ArchiveError(
+                f"{f} does not match its checksum in design.json (corrupted or edited): "
+                "export the design again"
+            )
     try:
         learned = json.loads(texts["memory.json"])
         advice = [json.loads(line) for line in texts["advice.jsonl"].splitlines() if line.strip()]
@@ -234,8 +285,17 @@ def load_export(path: str | Path) -> ExportedDesign:
         raise ArchiveError(f"{root}: corrupt JSON in the export ({exc})") from exc
     if not isinstance(learned, dict) or not isinstance(learned.get("memory"), dict):
         raise ArchiveError(f"{root / 'memory.json'} is not a learned memory (no 'memory' object)")
-    return ExportedDesign(path=root, manifest=manifest, source=texts["design.py"], learned=learned, advice=advice)
+    return ExportedDesign(
+        path=root, manifest=manifest, source=texts["design.py"], learned=learned, advice=advice
+    )
 
 
-__all__ = ["EXPORT_FORMAT", "EXPORT_VERSION", "ExportedDesign", "export_design", "load_export", "mean_interval",
-           "pick_entry"]
+__all__ = [
+    "EXPORT_FORMAT",
+    "EXPORT_VERSION",
+    "ExportedDesign",
+    "export_design",
+    "load_export",
+    "mean_interval",
+    "pick_entry",
+]

@@ -34,7 +34,9 @@ def add_usage(total: dict[str, Any], part: dict[str, Any] | None) -> dict[str, A
     if part:
         for k in ("prompt_tokens", "completion_tokens", "total_tokens", "calls"):
             total[k] = int(total.get(k, 0)) + int(part.get(k, 0) or 0)
-        total["cost_usd"] = round(float(total.get("cost_usd", 0.0)) + float(part.get("cost_usd", 0.0) or 0.0), 6)
+        total["cost_usd"] = round(
+            float(total.get("cost_usd", 0.0)) + float(part.get("cost_usd", 0.0) or 0.0), 6
+        )
     return total
 
 
@@ -65,8 +67,14 @@ class EpisodeRecord:
         return d
 
     def task_result(self) -> TaskResult:
-        return TaskResult(task_id=self.task_id, phase=self.phase, success=self.success, score=self.score,
-                          steps=self.steps, label=self.label)
+        return TaskResult(
+            task_id=self.task_id,
+            phase=self.phase,
+            success=self.success,
+            score=self.score,
+            steps=self.steps,
+            label=self.label,
+        )
 
 
 @dataclass
@@ -136,10 +144,18 @@ class Evaluation:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Evaluation:
-        ev = cls(design_id=d["design_id"], name=d["name"], status=d.get("status", "ok"),
-                 errors=list(d.get("errors", [])), stores=d.get("stores", {}), learned=d.get("learned"),
-                 protections=d.get("protections", {}), duration_s=float(d.get("duration_s", 0.0)),
-                 stage=d.get("stage", "full"), stop_reason=d.get("stop_reason", ""))
+        ev = cls(
+            design_id=d["design_id"],
+            name=d["name"],
+            status=d.get("status", "ok"),
+            errors=list(d.get("errors", [])),
+            stores=d.get("stores", {}),
+            learned=d.get("learned"),
+            protections=d.get("protections", {}),
+            duration_s=float(d.get("duration_s", 0.0)),
+            stage=d.get("stage", "full"),
+            stop_reason=d.get("stop_reason", ""),
+        )
         for raw in d.get("episodes", []):
             rec = EpisodeRecord(**{k: v for k, v in raw.items() if k in EpisodeRecord.__dataclass_fields__})
             (ev.collection if rec.phase == "collection" else ev.deployment).append(rec)
@@ -224,7 +240,9 @@ class Harness:
         self.on_episode = on_episode
 
     # ---- one episode ---------------------------------------------------------------------------
-    async def _episode(self, runner: Any, task: Task, label: str, phase: str, *, learn: bool) -> EpisodeRecord:
+    async def _episode(
+        self, runner: Any, task: Task, label: str, phase: str, *, learn: bool
+    ) -> EpisodeRecord:
         t0 = time.perf_counter()
         env = self.env.clone()
         first = await asyncio.to_thread(env.reset, task)
@@ -261,7 +279,9 @@ class Harness:
     # ---- phases --------------------------------------------------------------------------------
     async def collect(self, runner: Any, tasks: list[Task]) -> list[EpisodeRecord]:
         """Sequential: each episode's ``update`` must land before the next ``recall``."""
-        return [await self._episode(runner, t, f"C{i}", "collection", learn=True) for i, t in enumerate(tasks, 1)]
+        return [
+            await self._episode(runner, t, f"C{i}", "collection", learn=True) for i, t in enumerate(tasks, 1)
+        ]
 
     async def deploy(self, runner: Any, tasks: list[Task], *, start: int = 1) -> list[EpisodeRecord]:
         """Concurrent (at most ``concurrency`` at once) against the runner's frozen memory; labels
@@ -274,12 +294,18 @@ class Harness:
 
         return list(await asyncio.gather(*(one(i, t) for i, t in enumerate(tasks, start))))
 
-    async def _deploy_staged(self, runner: Any, tasks: list[Task], ev: Evaluation, stage_tasks: int,
-                             go_on: Callable[[list[EpisodeRecord]], Verdict] | None) -> None:
+    async def _deploy_staged(
+        self,
+        runner: Any,
+        tasks: list[Task],
+        ev: Evaluation,
+        stage_tasks: int,
+        go_on: Callable[[list[EpisodeRecord]], Verdict] | None,
+    ) -> None:
         """Deployment in batches of ``stage_tasks``; after each batch but the last, ``go_on`` decides."""
         stages = batches(len(tasks), stage_tasks if go_on is not None else 0)
         for k, idx in enumerate(stages):
-            ev.deployment += await self.deploy(runner, tasks[idx.start:idx.stop], start=idx.start + 1)
+            ev.deployment += await self.deploy(runner, tasks[idx.start : idx.stop], start=idx.start + 1)
             if go_on is not None and k < len(stages) - 1:
                 verdict = go_on(ev.deployment)
                 ev.stop_reason = verdict.reason
@@ -287,9 +313,15 @@ class Harness:
                     ev.stage = "minibatch"
                     return
 
-    async def evaluate(self, design: Design, collection_tasks: list[Task], deployment_tasks: list[Task], *,
-                       stage_tasks: int = 0,
-                       go_on: Callable[[list[EpisodeRecord]], Verdict] | None = None) -> Evaluation:
+    async def evaluate(
+        self,
+        design: Design,
+        collection_tasks: list[Task],
+        deployment_tasks: list[Task],
+        *,
+        stage_tasks: int = 0,
+        go_on: Callable[[list[EpisodeRecord]], Verdict] | None = None,
+    ) -> Evaluation:
         """Collection then deployment. A design that crashes gets logs and scores (its recall
         returns ""); a sandbox that cannot run at all, or a task model that keeps failing, gives
         ``status == "error"`` with the reason in ``errors`` (and no scores).
@@ -303,8 +335,9 @@ class Harness:
         ev = Evaluation(design_id=design.id, name=design.name, deployment_total=len(deployment_tasks))
         runner = None
         try:
-            runner = DesignRunner(design, embedder=self.embedder, llm=self.design_llm, pool=self.pool,
-                                  limits=self.limits)
+            runner = DesignRunner(
+                design, embedder=self.embedder, llm=self.design_llm, pool=self.pool, limits=self.limits
+            )
             ev.collection = await self.collect(runner, collection_tasks)
             snapshot = runner.snapshot()
             ev.stores = summarize_snapshot(snapshot)
@@ -340,12 +373,14 @@ def check_disjoint(collection: list[Task], deployment: list[Task]) -> None:
     overlap = _seeds(collection) & _seeds(deployment)
     ids = {t.id for t in collection} & {t.id for t in deployment}
     if overlap or ids:
-        raise ConfigError(f"collection and deployment tasks overlap: seeds {sorted(map(str, overlap))}, "
-                          f"ids {sorted(ids)}")
+        raise ConfigError(
+            f"collection and deployment tasks overlap: seeds {sorted(map(str, overlap))}, ids {sorted(ids)}"
+        )
 
 
-def make_tasks(env: Environment, *, episodes: int, seed: int, family: int | None,
-               deployment_seeds: list[int]) -> tuple[list[Task], list[Task]]:
+def make_tasks(
+    env: Environment, *, episodes: int, seed: int, family: int | None, deployment_seeds: list[int]
+) -> tuple[list[Task], list[Task]]:
     """Collection tasks (``episodes`` from ``seed``) and deployment tasks (``episodes`` from each
     deployment seed), all in one family when ``family`` is set; never overlapping."""
 
@@ -360,4 +395,12 @@ def make_tasks(env: Environment, *, episodes: int, seed: int, family: int | None
     return collection, deployment
 
 
-__all__ = ["EpisodeRecord", "Evaluation", "Harness", "add_usage", "check_disjoint", "make_tasks", "summarize_snapshot"]
+__all__ = [
+    "EpisodeRecord",
+    "Evaluation",
+    "Harness",
+    "add_usage",
+    "check_disjoint",
+    "make_tasks",
+    "summarize_snapshot",
+]

@@ -58,7 +58,10 @@ def _usage_of(client: Any) -> dict[str, Any]:
 
 
 def _delta(after: dict[str, Any], before: dict[str, Any]) -> dict[str, Any]:
-    out = {k: after.get(k, 0) - before.get(k, 0) for k in ("prompt_tokens", "completion_tokens", "total_tokens", "calls")}
+    out = {
+        k: after.get(k, 0) - before.get(k, 0)
+        for k in ("prompt_tokens", "completion_tokens", "total_tokens", "calls")
+    }
     out["cost_usd"] = round(float(after.get("cost_usd", 0.0)) - float(before.get("cost_usd", 0.0)), 6)
     return out
 
@@ -67,7 +70,8 @@ def default_cache_dir() -> Path:
     import os
 
     root = os.environ.get("ATLAS_CACHE_DIR") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "atlas")
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "atlas"
+    )
     return Path(root) / "baselines"
 
 
@@ -87,8 +91,14 @@ class Progress:
         from rich.progress import Progress as RichProgress
 
         self.console = console or Console(stderr=True)
-        self._bar = RichProgress(TextColumn("{task.description:<28}"), BarColumn(), MofNCompleteColumn(),
-                                 TimeElapsedColumn(), console=self.console, transient=True)
+        self._bar = RichProgress(
+            TextColumn("{task.description:<28}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            console=self.console,
+            transient=True,
+        )
 
     def start(self, iterations: int) -> None:
         if self._bar is None:
@@ -209,8 +219,10 @@ class Search:
             try:
                 self.env = get_env(cfg.env, **cfg.env_kwargs())
             except (TypeError, ValueError) as exc:  # env_params from a (maybe edited) config.json
-                raise ConfigError(f"cannot build the environment {cfg.env!r} from the run's settings "
-                                  f"{cfg.env_kwargs()}: {exc}; fix env_params/rooms in config.json") from exc
+                raise ConfigError(
+                    f"cannot build the environment {cfg.env!r} from the run's settings "
+                    f"{cfg.env_kwargs()}: {exc}; fix env_params/rooms in config.json"
+                ) from exc
         if self.embedder is None:
             from atlas.infra.embeddings import make_embedder
 
@@ -230,11 +242,22 @@ class Search:
         if cfg.replay_cache and self.baseline_cache is not None:
             use_replay_cache(self.llm, self.baseline_cache.parent / "replay")
         self.collection_tasks, self.deployment_tasks = make_tasks(
-            self.env, episodes=cfg.episodes, seed=cfg.collection_seed(), family=cfg.family_seed,
-            deployment_seeds=cfg.deployment_seeds())
-        self.harness = Harness(self.env, self.agent, embedder=self.embedder, design_llm=self.llm,
-                               concurrency=cfg.concurrency, pool=self.pool, limits=self.limits,
-                               on_episode=self.progress.episode)
+            self.env,
+            episodes=cfg.episodes,
+            seed=cfg.collection_seed(),
+            family=cfg.family_seed,
+            deployment_seeds=cfg.deployment_seeds(),
+        )
+        self.harness = Harness(
+            self.env,
+            self.agent,
+            embedder=self.embedder,
+            design_llm=self.llm,
+            concurrency=cfg.concurrency,
+            pool=self.pool,
+            limits=self.limits,
+            on_episode=self.progress.episode,
+        )
         if resume:
             self.run_dir.remove_stale_tmp()
             if self.run_dir.archive_path.exists():
@@ -244,11 +267,15 @@ class Search:
                 raise ArchiveError(
                     f"{self.run_dir.archive_path} is missing but {self.run_dir.designs_dir} holds designs: "
                     + (f"copy {bak} to archive.json to recover" if bak.exists() else "restore archive.json")
-                    + " (resuming without it would start over and overwrite them)")
+                    + " (resuming without it would start over and overwrite them)"
+                )
             facts = self.run_dir.read_config()
             facts["iterations"] = cfg.iterations
             resumed = facts.get("resumed_at")
-            facts["resumed_at"] = [*(resumed if isinstance(resumed, list) else []), datetime.now(UTC).isoformat()]
+            facts["resumed_at"] = [
+                *(resumed if isinstance(resumed, list) else []),
+                datetime.now(UTC).isoformat(),
+            ]
             self.run_dir.write_config(facts)
         else:
             facts = {
@@ -274,8 +301,13 @@ class Search:
         assert self.harness is not None
         self.progress.design(design.name, len(self.collection_tasks) + len(self.deployment_tasks))
         go_on = self._stage_check() if staged else None
-        return await self.harness.evaluate(design, self.collection_tasks, self.deployment_tasks,
-                                           stage_tasks=self.config.stage_tasks, go_on=go_on)
+        return await self.harness.evaluate(
+            design,
+            self.collection_tasks,
+            self.deployment_tasks,
+            stage_tasks=self.config.stage_tasks,
+            go_on=go_on,
+        )
 
     def _stage_check(self) -> Callable[[list[Any]], Verdict] | None:
         """The staged-evaluation rule against the best fully evaluated design (None: play everything)."""
@@ -289,30 +321,58 @@ class Search:
     def _write_logs(self, entry: ArchiveEntry, ev: Evaluation) -> None:
         episodes = [e.to_dict() for e in ev.episodes]
         calls = ev.calls()
-        text = render_design(DesignLogs(entry=entry.model_dump(mode="json"), episodes=episodes, calls=calls,
-                                        stores=ev.stores))
+        text = render_design(
+            DesignLogs(entry=entry.model_dump(mode="json"), episodes=episodes, calls=calls, stores=ev.stores)
+        )
         entry.logs_dir = self.run_dir.write_logs(
-            entry.id, calls=calls, episodes=episodes, debug_log=text,
-            extra={"status": ev.status, "errors": ev.errors, "stores": ev.stores, "protections": ev.protections,
-                   "duration_s": ev.duration_s},
+            entry.id,
+            calls=calls,
+            episodes=episodes,
+            debug_log=text,
+            extra={
+                "status": ev.status,
+                "errors": ev.errors,
+                "stores": ev.stores,
+                "protections": ev.protections,
+                "duration_s": ev.duration_s,
+            },
         )
 
-    def _entry(self, ev: Evaluation, *, design: Any, generation: int, critique: str | None = None,
-               metadata: dict[str, Any] | None = None) -> ArchiveEntry:
+    def _entry(
+        self,
+        ev: Evaluation,
+        *,
+        design: Any,
+        generation: int,
+        critique: str | None = None,
+        metadata: dict[str, Any] | None = None,
+    ) -> ArchiveEntry:
         baseline = (self.archive.baseline or {}).get("score")
         ok = ev.status == "ok"
         dep = ev.deployment_score if ok else None
         entry = ArchiveEntry(
-            id=design.id, name=design.name, origin=design.origin, generation=generation,
-            parent_ids=list(design.parent_ids), status=ev.status, errors=list(ev.errors),
-            collection_score=ev.collection_score if ok else None, deployment_score=dep,
+            id=design.id,
+            name=design.name,
+            origin=design.origin,
+            generation=generation,
+            parent_ids=list(design.parent_ids),
+            status=ev.status,
+            errors=list(ev.errors),
+            collection_score=ev.collection_score if ok else None,
+            deployment_score=dep,
             normalized_score=(round(dep - baseline, 6) if dep is not None and baseline is not None else None),
-            per_task=ev.per_task(), critique=critique, metadata=dict(metadata or {}),
+            per_task=ev.per_task(),
+            critique=critique,
+            metadata=dict(metadata or {}),
         )
         entry.metadata.setdefault("eval_duration_s", ev.duration_s)
         if ev.stop_reason:
-            entry.metadata["staged"] = {"played": len(ev.deployment), "of": ev.deployment_total,
-                                        "saved": ev.episodes_saved, "reason": ev.stop_reason}
+            entry.metadata["staged"] = {
+                "played": len(ev.deployment),
+                "of": ev.deployment_total,
+                "saved": ev.episodes_saved,
+                "reason": ev.stop_reason,
+            }
         if ok and ev.stage == "minibatch":
             # Scored on the tasks it played only: comparable for parent sampling, claims nothing.
             entry.stage = "minibatch"
@@ -326,9 +386,17 @@ class Search:
         return entry
 
     def _announce(self, entry: ArchiveEntry) -> None:
-        self.emit("design.evaluated", id=entry.id, name=entry.name, origin=entry.origin, status=entry.status,
-                  generation=entry.generation, collection_score=entry.collection_score,
-                  deployment_score=entry.deployment_score, normalized_score=entry.normalized_score)
+        self.emit(
+            "design.evaluated",
+            id=entry.id,
+            name=entry.name,
+            origin=entry.origin,
+            status=entry.status,
+            generation=entry.generation,
+            collection_score=entry.collection_score,
+            deployment_score=entry.deployment_score,
+            normalized_score=entry.normalized_score,
+        )
 
     # ---- baseline and seeds --------------------------------------------------------------------
     def _cache_file(self) -> Path | None:
@@ -361,8 +429,16 @@ class Search:
         self.archive.baseline = {
             "score": ev.deployment_score,
             "collection_score": ev.collection_score,
-            "per_task": [{"task_id": e.task_id, "success": e.success, "score": e.score, "steps": e.steps,
-                          "label": e.label} for e in ev.deployment],
+            "per_task": [
+                {
+                    "task_id": e.task_id,
+                    "success": e.success,
+                    "score": e.score,
+                    "steps": e.steps,
+                    "label": e.label,
+                }
+                for e in ev.deployment
+            ],
             "cached": cached,
             "key": self.config.evaluation_key(getattr(self.llm, "model", "")),
         }
@@ -371,11 +447,18 @@ class Search:
         entry.usage = _delta(self._usage_now(), before)
         self.archive.add(entry, design.source)
         self.archive.save()
-        self.emit("baseline.done", score=ev.deployment_score, collection_score=ev.collection_score,
-                  cached=cached, duration_s=round(time.perf_counter() - t0, 3))
+        self.emit(
+            "baseline.done",
+            score=ev.deployment_score,
+            collection_score=ev.collection_score,
+            cached=cached,
+            duration_s=round(time.perf_counter() - t0, 3),
+        )
         self._announce(entry)
-        self.progress.line(f"baseline  no_memory      deployment {fmt(ev.deployment_score)}  "
-                           f"collection {fmt(ev.collection_score)}{'  (cached)' if cached else ''}")
+        self.progress.line(
+            f"baseline  no_memory      deployment {fmt(ev.deployment_score)}  "
+            f"collection {fmt(ev.collection_score)}{'  (cached)' if cached else ''}"
+        )
 
     def _no_memory_design(self) -> Any:
         base = get_baseline(NO_MEMORY_NAME)
@@ -412,15 +495,22 @@ class Search:
 
     # ---- one iteration -------------------------------------------------------------------------
     def _brief(self, e: ArchiveEntry, with_source: bool) -> dict[str, Any]:
-        d: dict[str, Any] = {"id": e.id, "name": e.name, "collection_score": e.collection_score,
-                             "deployment_score": e.deployment_score, "normalized_score": e.normalized_score}
+        d: dict[str, Any] = {
+            "id": e.id,
+            "name": e.name,
+            "collection_score": e.collection_score,
+            "deployment_score": e.deployment_score,
+            "normalized_score": e.normalized_score,
+        }
         if with_source:
             d["source"] = e.source
             col = [t for t in e.per_task if t.phase == "collection"]
             dep = [t for t in e.per_task if t.phase == "deployment"]
-            d["outcomes"] = (f"collection {sum(t.success for t in col)}/{len(col)} solved, "
-                             f"deployment {sum(t.success for t in dep)}/{len(dep)} solved, "
-                             f"mean deployment steps {sum(t.steps for t in dep) / max(1, len(dep)):.1f}")
+            d["outcomes"] = (
+                f"collection {sum(t.success for t in col)}/{len(col)} solved, "
+                f"deployment {sum(t.success for t in dep)}/{len(dep)} solved, "
+                f"mean deployment steps {sum(t.steps for t in dep) / max(1, len(dep)):.1f}"
+            )
         return d
 
     def _advice_example(self) -> str | None:
@@ -445,81 +535,140 @@ class Search:
             raise ArchiveError(
                 f"no design in {self.run_dir.archive_path} has a score to sample parents from (every entry "
                 "is invalid or failed, and the no-memory baseline is missing): start a new run, or restore a "
-                "good archive.json (archive.json.bak) and resume")
+                "good archive.json (archive.json.bak) and resume"
+            )
         for p in parents:
             p.times_sampled += 1
         parent_ids = [p.id for p in parents]
         self.emit("iteration.start", generation=generation, parent_ids=parent_ids)
 
-        logs = [DesignLogs.from_dir(self.run_dir.entry_logs(p.logs_dir, p.id), p.model_dump(mode="json"))
-                for p in parents]
+        logs = [
+            DesignLogs.from_dir(self.run_dir.entry_logs(p.logs_dir, p.id), p.model_dump(mode="json"))
+            for p in parents
+        ]
         dlog = DebugLog.build(logs)
         debug = await DebugAgent(self.debug_llm, max_turns=cfg.debug_turns).analyze(
-            dlog.text, [self._brief(p, False) for p in parents], informative=dlog.informative,
-            advice_vs_actions=departure_lines([ep for lg in logs for ep in lg.episodes]))
+            dlog.text,
+            [self._brief(p, False) for p in parents],
+            informative=dlog.informative,
+            advice_vs_actions=departure_lines([ep for lg in logs for ep in lg.episodes]),
+        )
         critique = debug.text
 
         child_id = self.archive.next_id()
-        briefs = [{**self._brief(p, True), "analysis": parent_analysis(lg.episodes)}
-                  for p, lg in zip(parents, logs, strict=True)]
+        briefs = [
+            {**self._brief(p, True), "analysis": parent_analysis(lg.episodes)}
+            for p, lg in zip(parents, logs, strict=True)
+        ]
         operator = cfg.meta_operators[(generation - 1) % len(cfg.meta_operators)]
-        agent = MetaAgent(self.meta_llm, env=self.env, embedder=self.embedder, pool=self.pool,
-                          max_turns=cfg.meta_turns, smoke_episodes=cfg.smoke_episodes)
+        agent = MetaAgent(
+            self.meta_llm,
+            env=self.env,
+            embedder=self.embedder,
+            pool=self.pool,
+            max_turns=cfg.meta_turns,
+            smoke_episodes=cfg.smoke_episodes,
+        )
         crossed = None
         if operator == "crossover" and len(briefs) >= 2:
             crossed = await agent.crossover(briefs, generation=generation, design_id=child_id)
         if crossed is not None and crossed.status == "ok":
             meta = crossed
         else:  # write (or edit); a crossover whose child fails the check falls back to writing
-            meta = await agent.generate(briefs, critique, generation=generation,
-                                        baseline=(self.archive.baseline or {}).get("score"), design_id=child_id,
-                                        mode="edit" if operator == "edit" else "write",
-                                        example=self._advice_example())
+            meta = await agent.generate(
+                briefs,
+                critique,
+                generation=generation,
+                baseline=(self.archive.baseline or {}).get("score"),
+                design_id=child_id,
+                mode="edit" if operator == "edit" else "write",
+                example=self._advice_example(),
+            )
             operator = "edit" if operator == "edit" else "write"
-        meta_info = {"meta_turns": meta.turns, "meta_attempts": meta.attempts, "operator": operator,
-                     "debug": {"skipped": debug.skipped, "reason": debug.reason, "turns": debug.turns,
-                               "tool_calls": debug.tool_calls}}
+        meta_info = {
+            "meta_turns": meta.turns,
+            "meta_attempts": meta.attempts,
+            "operator": operator,
+            "debug": {
+                "skipped": debug.skipped,
+                "reason": debug.reason,
+                "turns": debug.turns,
+                "tool_calls": debug.tool_calls,
+            },
+        }
         if crossed is not None and crossed.status != "ok":
             meta_info["crossover_errors"] = crossed.errors
         if meta.status == "ok" and meta.source is not None:
-            design = Design(id=child_id, name=meta.name, source=meta.source, parent_ids=parent_ids, origin="meta")
+            design = Design(
+                id=child_id, name=meta.name, source=meta.source, parent_ids=parent_ids, origin="meta"
+            )
             ev = await self._evaluate(design, staged=True)
             if meta.errors:
                 meta_info["meta_errors"] = meta.errors
-            entry = self._entry(ev, design=design, generation=generation, critique=critique, metadata=meta_info)
+            entry = self._entry(
+                ev, design=design, generation=generation, critique=critique, metadata=meta_info
+            )
             source = meta.source
         else:
-            entry = ArchiveEntry(id=child_id, name=meta.name, origin="meta", generation=generation,
-                                 parent_ids=parent_ids, status="error" if meta.status == "error" else "invalid",
-                                 errors=meta.errors, critique=critique, metadata=meta_info)
+            entry = ArchiveEntry(
+                id=child_id,
+                name=meta.name,
+                origin="meta",
+                generation=generation,
+                parent_ids=parent_ids,
+                status="error" if meta.status == "error" else "invalid",
+                errors=meta.errors,
+                critique=critique,
+                metadata=meta_info,
+            )
             source = meta.source or "# The MetaAgent produced no code.\n"
         usage = _delta(self._usage_now(), before)
         entry.usage = usage
         self.archive.add(entry, source)
         duration = round(time.perf_counter() - t0, 3)
-        record = {"generation": generation, "parent_ids": parent_ids, "child_id": child_id,
-                  "duration_s": duration, "usage": usage, "status": entry.status, "critique_skipped": debug.skipped}
+        record = {
+            "generation": generation,
+            "parent_ids": parent_ids,
+            "child_id": child_id,
+            "duration_s": duration,
+            "usage": usage,
+            "status": entry.status,
+            "critique_skipped": debug.skipped,
+        }
         if entry.status == "error":
             record["error"] = (entry.errors or ["unknown error"])[-1]
         self.archive.iterations.append(record)
         self.archive.save()
         self._announce(entry)
         baseline = (self.archive.baseline or {}).get("score")
-        self.emit("iteration.stop", generation=generation, duration_s=duration,
-                  collection_score=entry.collection_score, deployment_score=entry.deployment_score,
-                  normalized_score=entry.normalized_score, baseline_score=baseline, design_name=entry.name,
-                  design_id=entry.id, status=entry.status, archive_size=len(self.archive), usage=usage)
+        self.emit(
+            "iteration.stop",
+            generation=generation,
+            duration_s=duration,
+            collection_score=entry.collection_score,
+            deployment_score=entry.deployment_score,
+            normalized_score=entry.normalized_score,
+            baseline_score=baseline,
+            design_name=entry.name,
+            design_id=entry.id,
+            status=entry.status,
+            archive_size=len(self.archive),
+            usage=usage,
+        )
         self.progress.iteration_done()
         self.progress.line(self._design_line(f"gen {generation}", entry, duration=duration, usage=usage))
         return entry
 
-    def _design_line(self, tag: str, e: ArchiveEntry, *, duration: float | None = None,
-                     usage: dict[str, Any] | None = None) -> str:
+    def _design_line(
+        self, tag: str, e: ArchiveEntry, *, duration: float | None = None, usage: dict[str, Any] | None = None
+    ) -> str:
         if e.status != "ok":
             detail = f"{e.status}: {(e.errors or ['?'])[-1].splitlines()[0][:90]}"
         else:
-            detail = (f"collection {fmt(e.collection_score)}  deployment {fmt(e.deployment_score)}  "
-                      f"normalized {fmt(e.normalized_score, signed=True)}")
+            detail = (
+                f"collection {fmt(e.collection_score)}  deployment {fmt(e.deployment_score)}  "
+                f"normalized {fmt(e.normalized_score, signed=True)}"
+            )
             if e.stage == "minibatch":
                 staged = e.metadata["staged"]
                 detail += f"  stopped after {staged['played']}/{staged['of']} tasks (cannot win)"
@@ -539,10 +688,17 @@ class Search:
         # so a hand-edited archive never gets a second design for one generation).
         done = {int(it["generation"]) for it in self.archive.iterations}
         done |= {e.generation for e in self.archive if e.origin == "meta"}
-        self.emit("run.resume" if resume else "run.start", env=cfg.env, iterations=cfg.iterations,
-                  episodes=cfg.episodes, seed=cfg.seed, run_dir=str(self.run_dir.path),
-                  model=getattr(self.llm, "model", None), meta_model=getattr(self.meta_llm, "model", None),
-                  completed_generations=sorted(done))
+        self.emit(
+            "run.resume" if resume else "run.start",
+            env=cfg.env,
+            iterations=cfg.iterations,
+            episodes=cfg.episodes,
+            seed=cfg.seed,
+            run_dir=str(self.run_dir.path),
+            model=getattr(self.llm, "model", None),
+            meta_model=getattr(self.meta_llm, "model", None),
+            completed_generations=sorted(done),
+        )
         self.progress.start(cfg.iterations)
         t0 = time.perf_counter()
         try:
@@ -556,19 +712,30 @@ class Search:
                 self._check_cost(g)
                 self._check_time(g, time.perf_counter() - t0)
                 entry = await self.iteration(g)
-                failed = [*failed, f"generation {g} ({entry.id}): {(entry.errors or ['?'])[-1]}"] \
-                    if entry.status == "error" else []
+                failed = (
+                    [*failed, f"generation {g} ({entry.id}): {(entry.errors or ['?'])[-1]}"]
+                    if entry.status == "error"
+                    else []
+                )
                 if len(failed) >= MAX_FAILED_ITERATIONS:
                     self._stop(failed)
             best = self.archive.best()
-            self.emit("run.stop", duration_s=round(time.perf_counter() - t0, 3), archive_size=len(self.archive),
-                      best_id=best.id if best else None, best_name=best.name if best else None,
-                      best_normalized_score=best.normalized_score if best else None,
-                      usage=_delta(self._usage_now(), start), total_usage=self._total_usage(),
-                      **self._savings())
+            self.emit(
+                "run.stop",
+                duration_s=round(time.perf_counter() - t0, 3),
+                archive_size=len(self.archive),
+                best_id=best.id if best else None,
+                best_name=best.name if best else None,
+                best_normalized_score=best.normalized_score if best else None,
+                usage=_delta(self._usage_now(), start),
+                total_usage=self._total_usage(),
+                **self._savings(),
+            )
             saved = self._savings()
-            self.progress.line(f"saved     {saved['episodes_saved']} deployment episodes by staged evaluation, "
-                               f"{saved['replayed_calls']} task-model calls replayed from the cache")
+            self.progress.line(
+                f"saved     {saved['episodes_saved']} deployment episodes by staged evaluation, "
+                f"{saved['replayed_calls']} task-model calls replayed from the cache"
+            )
         finally:
             self.progress.stop()
             self.close()
@@ -576,8 +743,10 @@ class Search:
 
     def _savings(self) -> dict[str, int]:
         """What the search did not pay for: episodes staged evaluation skipped, replayed model calls."""
-        return {"episodes_saved": self.archive.episodes_saved(),
-                "replayed_calls": int(getattr(self.llm, "cache_hits", 0) or 0)}
+        return {
+            "episodes_saved": self.archive.episodes_saved(),
+            "replayed_calls": int(getattr(self.llm, "cache_hits", 0) or 0),
+        }
 
     def _check_cost(self, generation: int) -> None:
         """Stop before ``generation`` once the run (resumed parts included) has cost ``max_cost_usd``."""
@@ -585,9 +754,11 @@ class Search:
         spent = self._total_usage()["cost_usd"]
         if cap is None or spent < cap:
             return
-        reason = (f"stopped before generation {generation}: the run has cost ${spent:.4f}, reaching --max-cost "
-                  f"${cap:g}. The archive is saved in {self.run_dir.path}; to continue, raise the budget: "
-                  f"atlas run --resume {self.run_dir.path} --max-cost <dollars>")
+        reason = (
+            f"stopped before generation {generation}: the run has cost ${spent:.4f}, reaching --max-cost "
+            f"${cap:g}. The archive is saved in {self.run_dir.path}; to continue, raise the budget: "
+            f"atlas run --resume {self.run_dir.path} --max-cost <dollars>"
+        )
         self.emit("run.stopped", reason=reason, failed=[], archive_size=len(self.archive))
         raise SearchStopped(reason)
 
@@ -597,17 +768,22 @@ class Search:
         cap = self.config.max_minutes
         if cap is None or elapsed_s < cap * 60:
             return
-        reason = (f"stopped before generation {generation}: {elapsed_s / 60:.1f} minutes reached --max-minutes "
-                  f"{cap:g}. The archive is saved in {self.run_dir.path}; to continue: "
-                  f"atlas run --resume {self.run_dir.path} --max-minutes <minutes>")
+        reason = (
+            f"stopped before generation {generation}: {elapsed_s / 60:.1f} minutes reached --max-minutes "
+            f"{cap:g}. The archive is saved in {self.run_dir.path}; to continue: "
+            f"atlas run --resume {self.run_dir.path} --max-minutes <minutes>"
+        )
         self.emit("run.stopped", reason=reason, failed=[], archive_size=len(self.archive))
         raise SearchStopped(reason)
 
     def _stop(self, failed: list[str]) -> None:
         """Stop the search after iterations that could not run: the archive is already saved."""
-        reason = (f"stopped after {len(failed)} iterations in a row could not run:\n  " + "\n  ".join(failed)
-                  + f"\nThe archive is saved in {self.run_dir.path}. Once the model (or sandbox) works again, "
-                  f"continue with: atlas run --resume {self.run_dir.path}")
+        reason = (
+            f"stopped after {len(failed)} iterations in a row could not run:\n  "
+            + "\n  ".join(failed)
+            + f"\nThe archive is saved in {self.run_dir.path}. Once the model (or sandbox) works again, "
+            f"continue with: atlas run --resume {self.run_dir.path}"
+        )
         self.emit("run.stopped", reason=reason, failed=failed, archive_size=len(self.archive))
         raise SearchStopped(reason)
 
@@ -653,18 +829,23 @@ def paired_vs_baseline(ev: Evaluation, baseline: dict[str, Any] | None) -> dict[
     from atlas.alma.stats import paired_difference
 
     base = {t.get("task_id"): t.get("score") for t in (baseline or {}).get("per_task") or []}
-    pairs = [(e.score, base[e.task_id]) for e in ev.deployment if isinstance(base.get(e.task_id), int | float)]
+    pairs = [
+        (e.score, base[e.task_id]) for e in ev.deployment if isinstance(base.get(e.task_id), int | float)
+    ]
     if not pairs:
         return None
     return paired_difference([a for a, _ in pairs], [b for _, b in pairs]).to_dict()
 
 
-
-
-
 # ---- the public entry point -------------------------------------------------------------------
 
-RUNTIME_FIELDS = ("quiet", "concurrency", "trace", "max_cost_usd", "max_minutes")  # may change when a run is resumed
+RUNTIME_FIELDS = (
+    "quiet",
+    "concurrency",
+    "trace",
+    "max_cost_usd",
+    "max_minutes",
+)  # may change when a run is resumed
 
 
 async def arun(
@@ -701,8 +882,9 @@ async def arun(
         config = AlmaConfig.build("--resume", **{**config.model_dump(), **updates})
     else:
         env_name = env if isinstance(env, str) else getattr(env, "name", "custom")
-        config = AlmaConfig.build(env=env_name, **({"iterations": iterations} if iterations is not None else {}),
-                                  **settings)
+        config = AlmaConfig.build(
+            env=env_name, **({"iterations": iterations} if iterations is not None else {}), **settings
+        )
         rd = RunDir.create(run_dir, env=config.env, root=runs_root)
     if llm is None:
         from atlas.infra.llm import make_llm
@@ -717,9 +899,23 @@ async def arun(
             meta_llm = llm
     if resume is not None:
         _check_same_task_model(rd, llm)
-    search = Search(config, llm=llm, meta_llm=meta_llm, debug_llm=debug_llm, run_dir=rd, env=env_obj,
-                    embedder=embedder, agent=agent, trace=trace if config.trace else False, callbacks=callbacks,
-                    console=console, baseline_cache=baseline_cache, pool=pool, limits=limits, run_facts=run_facts)
+    search = Search(
+        config,
+        llm=llm,
+        meta_llm=meta_llm,
+        debug_llm=debug_llm,
+        run_dir=rd,
+        env=env_obj,
+        embedder=embedder,
+        agent=agent,
+        trace=trace if config.trace else False,
+        callbacks=callbacks,
+        console=console,
+        baseline_cache=baseline_cache,
+        pool=pool,
+        limits=limits,
+        run_facts=run_facts,
+    )
     archive = await search.arun(resume=resume is not None)
     return archive, search.trace_path
 
@@ -730,10 +926,12 @@ def _check_same_task_model(rd: RunDir, llm: Any) -> None:
     started = rd.read_config().get("task_model")
     now = getattr(llm, "model", None)
     if started and now and started != now:
-        raise ConfigError(f"{rd.path} was started with the task model {started!r}; resuming with {now!r} would "
-                          "score new designs with another agent than the baseline and the archive. Resume with "
-                          f"the task model {started!r} (--model on the command line, or the same client from Python: "
-                          "atlas.alma.run(resume=..., llm=...)), or start a new run.")
+        raise ConfigError(
+            f"{rd.path} was started with the task model {started!r}; resuming with {now!r} would "
+            "score new designs with another agent than the baseline and the archive. Resume with "
+            f"the task model {started!r} (--model on the command line, or the same client from Python: "
+            "atlas.alma.run(resume=..., llm=...)), or start a new run."
+        )
 
 
 def load_design(ref: str) -> Any:
@@ -766,8 +964,17 @@ async def aevaluate(
     env_name = env if isinstance(env, str) else getattr(env, "name", "custom")
     config = AlmaConfig.build(env=env_name, iterations=0, **settings)
     rd = RunDir.create(run_dir, env=f"eval-{config.env}", root=runs_root)
-    search = Search(config, llm=llm, run_dir=rd, env=env_obj, embedder=embedder, agent=agent, trace=trace,
-                    console=console, baseline_cache=baseline_cache)
+    search = Search(
+        config,
+        llm=llm,
+        run_dir=rd,
+        env=env_obj,
+        embedder=embedder,
+        agent=agent,
+        trace=trace,
+        console=console,
+        baseline_cache=baseline_cache,
+    )
     entry = await search.evaluate_only(design)
     return entry, search.archive
 

@@ -85,8 +85,10 @@ def no_code_problem(text: str) -> str:
     """Why no module was found in ``text`` (fed back to the model)."""
     langs = sorted({lang for lang, _ in fenced_blocks(text) if lang not in PYTHON_TAGS})
     if langs:
-        return (f"the reply's code is in {', '.join(langs)}, not Python: write the module in Python, in one "
-                "```python fence defining update() and recall()")
+        return (
+            f"the reply's code is in {', '.join(langs)}, not Python: write the module in Python, in one "
+            "```python fence defining update() and recall()"
+        )
     return "no ```python fence with a module defining update() and recall() found in the reply"
 
 
@@ -184,8 +186,10 @@ class MetaAgent:
         default_name = f"design_g{generation}"
         messages: list[Message] = [
             {"role": "system", "content": self.system_prompt()},
-            {"role": "user", "content": meta_request(parents, critique, baseline, generation, mode=mode,
-                                                     example=example)},
+            {
+                "role": "user",
+                "content": meta_request(parents, critique, baseline, generation, mode=mode, example=example),
+            },
         ]
         result = MetaResult(name=default_name, source=None, status="invalid")
         for turn in range(1, self.max_turns + 1):
@@ -220,8 +224,10 @@ class MetaAgent:
                 messages.append({"role": "user", "content": meta_feedback([problem], None)})
                 continue
             if len(source) > MAX_SOURCE_CHARS:
-                problem = (f"the module is {len(source):,} characters; keep it under {MAX_SOURCE_CHARS:,} "
-                           "(store data in memory or the tools, not in the source)")
+                problem = (
+                    f"the module is {len(source):,} characters; keep it under {MAX_SOURCE_CHARS:,} "
+                    "(store data in memory or the tools, not in the source)"
+                )
                 result.source = source[:MAX_SOURCE_CHARS] + "\n# [... cut: the module was too long]\n"
                 result.errors.append(f"turn {turn}: {problem}")
                 result.attempts.append({"turn": turn, "problems": [problem], "smoke_ok": None})
@@ -252,8 +258,9 @@ class MetaAgent:
         ok, feedback = await self._smoke_check(Design(id=design_id, name=name, source=source, origin="meta"))
         return [], ok, feedback
 
-    async def crossover(self, parents: list[dict[str, Any]], *, generation: int,
-                        design_id: str = "candidate") -> MetaResult:
+    async def crossover(
+        self, parents: list[dict[str, Any]], *, generation: int, design_id: str = "candidate"
+    ) -> MetaResult:
         """A child with ``update`` from the first parent and ``recall`` from the second, made from
         code (no model call) and put through the same design check as a written design."""
         a, b = parents[0], parents[1]
@@ -263,10 +270,18 @@ class MetaAgent:
         except DesignError as exc:
             return MetaResult(name=name, source=None, status="invalid", errors=[f"crossover: {exc}"])
         problems, ok, feedback = await self.validate(source, name, design_id)
-        errors = [*problems, *([f"smoke run failed:\n{(feedback or '').strip()}"] if not problems and not ok else [])]
-        return MetaResult(name=name, source=source, status="invalid" if errors else "ok", errors=errors,
-                          smoke_feedback=feedback, attempts=[{"turn": 0, "operator": "crossover", "problems":
-                                                              problems, "smoke_ok": not errors}])
+        errors = [
+            *problems,
+            *([f"smoke run failed:\n{(feedback or '').strip()}"] if not problems and not ok else []),
+        ]
+        return MetaResult(
+            name=name,
+            source=source,
+            status="invalid" if errors else "ok",
+            errors=errors,
+            smoke_feedback=feedback,
+            attempts=[{"turn": 0, "operator": "crossover", "problems": problems, "smoke_ok": not errors}],
+        )
 
 
 def _whole_module(source: str) -> bool:

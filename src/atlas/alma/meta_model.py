@@ -12,17 +12,24 @@ from atlas.infra.local_models import is_verified
 STRONGER_LOCAL = "qwen2.5-coder-1.5b"
 
 
-def default_meta_model(task_model: str | None, env: Mapping[str, str] | None = None) -> tuple[str | None, str]:
+def default_meta_model(
+    task_model: str | None, env: Mapping[str, str] | None = None
+) -> tuple[str | None, str]:
     """``(meta_model, reason)``; ``None`` means "the task model"."""
     resolved, _ = resolve_default_model(task_model, env)
     stronger = f"local:{STRONGER_LOCAL}"
     if not resolved.startswith("local:") or resolved == stronger:
         return None, "same as the task model"
     if is_verified(STRONGER_LOCAL, env):
-        return stronger, f"no --meta-model given and {STRONGER_LOCAL} is installed: a stronger local model " \
-                         "than the task model writes the designs"
-    return None, (f"same as the task model; `atlas models pull {STRONGER_LOCAL}` installs a stronger local "
-                  "meta model, used automatically")
+        return (
+            stronger,
+            f"no --meta-model given and {STRONGER_LOCAL} is installed: a stronger local model "
+            "than the task model writes the designs",
+        )
+    return None, (
+        f"same as the task model; `atlas models pull {STRONGER_LOCAL}` installs a stronger local "
+        "meta model, used automatically"
+    )
 
 
 __all__ = ["STRONGER_LOCAL", "default_meta_model"]

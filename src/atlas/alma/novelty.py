@@ -38,7 +38,11 @@ def ast_tokens(source: str) -> tuple[str, ...]:
     out: list[str] = []
     for stmt in tree.body:
         # A module docstring says nothing about the design's behaviour.
-        if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant) and isinstance(stmt.value.value, str):
+        if (
+            isinstance(stmt, ast.Expr)
+            and isinstance(stmt.value, ast.Constant)
+            and isinstance(stmt.value.value, str)
+        ):
             continue
         _tokens(stmt, out)
     return tuple(out)

@@ -66,8 +66,11 @@ def parse_action(text: str, tool_names: set[str]) -> tuple[str, dict[str, Any]] 
 
 def _recorded_recalls(calls: list[dict[str, Any]]) -> dict[str, str]:
     """What each episode's recall returned in the run ("" when it failed: what the agent saw)."""
-    return {c.get("episode", ""): ((c.get("return_value") or "") if c.get("error") is None else "")
-            for c in calls if c.get("phase") == "recall"}
+    return {
+        c.get("episode", ""): ((c.get("return_value") or "") if c.get("error") is None else "")
+        for c in calls
+        if c.get("phase") == "recall"
+    }
 
 
 class Replayer:
@@ -86,19 +89,27 @@ class Replayer:
             env = get_env(config.env, **config.env_kwargs())
         self.env = env
         self.collection, self.deployment = make_tasks(
-            env, episodes=config.episodes, seed=config.collection_seed(), family=config.family_seed,
-            deployment_seeds=config.deployment_seeds())
+            env,
+            episodes=config.episodes,
+            seed=config.collection_seed(),
+            family=config.family_seed,
+            deployment_seeds=config.deployment_seeds(),
+        )
         for phase, tasks in (("collection", self.collection), ("deployment", self.deployment)):
             recorded = facts.get(f"{phase}_tasks")
             if recorded is not None and recorded != [t.id for t in tasks]:
-                raise ArchiveError(f"{self.run.path}: the {phase} tasks rebuilt from config.json are not the ones "
-                                   "the run recorded; this version cannot replay that run")
+                raise ArchiveError(
+                    f"{self.run.path}: the {phase} tasks rebuilt from config.json are not the ones "
+                    "the run recorded; this version cannot replay that run"
+                )
         if embedder is None:
             from atlas.infra.embeddings import make_embedder
 
             embedder = make_embedder(config.embedder_name)
         if facts.get("embedder") and getattr(embedder, "name", None) != facts["embedder"]:
-            raise ArchiveError(f"the run used the embedder {facts['embedder']!r}, not {getattr(embedder, 'name', '?')!r}")
+            raise ArchiveError(
+                f"the run used the embedder {facts['embedder']!r}, not {getattr(embedder, 'name', '?')!r}"
+            )
         self.embedder = embedder
         self.tool_names = {t.name for t in env.tools()}
 
@@ -114,14 +125,18 @@ class Replayer:
                 continue
             result = env.step(Action(*parsed))
             if (result.error or None) != (a.get("error") or None):
-                raise _Mismatch(f"{ep['label']}: replaying {a['action']} gave error {result.error!r}, the run "
-                                f"recorded {a.get('error')!r}")
+                raise _Mismatch(
+                    f"{ep['label']}: replaying {a['action']} gave error {result.error!r}, the run "
+                    f"recorded {a.get('error')!r}"
+                )
             recorder.record(*parsed, result)
         traj = recorder.finish()
         got = (bool(traj.success), round(float(traj.score), 6))
         if got != (bool(ep.get("success")), round(float(ep.get("score", 0.0)), 6)):
-            raise _Mismatch(f"{ep['label']}: the replayed episode ends with success/score {got}, the run recorded "
-                            f"{(ep.get('success'), ep.get('score'))}")
+            raise _Mismatch(
+                f"{ep['label']}: the replayed episode ends with success/score {got}, the run recorded "
+                f"{(ep.get('success'), ep.get('score'))}"
+            )
         return traj
 
     def replay(self, entry: ArchiveEntry, pool: Any = None) -> tuple[Relearned, dict[str, Any] | None]:
@@ -137,7 +152,9 @@ class Replayer:
         episodes = {e.get("label"): e for e in read_jsonl(logs / "episodes.jsonl")}
         calls = read_jsonl(logs / "calls.jsonl")
         recalls = _recorded_recalls(calls)
-        update_failed = {c.get("episode"): c.get("error") is not None for c in calls if c.get("phase") == "update"}
+        update_failed = {
+            c.get("episode"): c.get("error") is not None for c in calls if c.get("phase") == "update"
+        }
         plan = [(f"C{i}", t, True) for i, t in enumerate(self.collection, 1)]
         plan += [(f"D{i}", t, False) for i, t in enumerate(self.deployment, 1)]
         runner = None
@@ -159,16 +176,22 @@ class Replayer:
                 seen.append(log)
                 if advice != recalls[label]:
                     why = f" ({log.error})" if log.error else ""
-                    raise _Mismatch(f"{label}: recall returned {advice[:80]!r}{why}, the run recorded "
-                                    f"{recalls[label][:80]!r}")
+                    raise _Mismatch(
+                        f"{label}: recall returned {advice[:80]!r}{why}, the run recorded "
+                        f"{recalls[label][:80]!r}"
+                    )
                 out.recalls_matched += 1
                 out.views[label] = view
                 if learn:
-                    log = runner.update_sync(episode_view(env, self._trajectory(env, task, first, ep)), label=label)
+                    log = runner.update_sync(
+                        episode_view(env, self._trajectory(env, task, first, ep)), label=label
+                    )
                     seen.append(log)
                     if (log.error is not None) != update_failed.get(label, False):
-                        raise _Mismatch(f"{label}: update {'failed: ' + log.error if log.error else 'succeeded'}, "
-                                        "unlike in the run")
+                        raise _Mismatch(
+                            f"{label}: update {'failed: ' + log.error if log.error else 'succeeded'}, "
+                            "unlike in the run"
+                        )
             if learned is None:  # no deployment tasks
                 learned = {**runner.snapshot(), "embedder": getattr(self.embedder, "name", None)}
             _check_stores(logs / "evaluation.json", learned)
@@ -177,7 +200,9 @@ class Replayer:
         except _Mismatch as exc:
             out.reason = f"the replay differs from the run: {exc}"
             if any(t.name in ("summarize", "analyze") and t.error for log in seen for t in log.tool_calls):
-                out.reason += " (the design calls summarize/analyze, which need the run's model; a replay has none)"
+                out.reason += (
+                    " (the design calls summarize/analyze, which need the run's model; a replay has none)"
+                )
         except AtlasError as exc:
             out.reason = f"cannot replay: {type(exc).__name__}: {exc}"
         finally:
@@ -198,13 +223,16 @@ def _check_stores(path: Path, learned: dict[str, Any]) -> None:
         raise _Mismatch(f"cannot read {path}: {exc}") from exc
     rebuilt = summarize_snapshot(learned)
     if isinstance(recorded, dict):
-        recorded = {k: v for k, v in recorded.items() if k != "tool_usage"}  # what the calls cost, not the stores
+        recorded = {
+            k: v for k, v in recorded.items() if k != "tool_usage"
+        }  # what the calls cost, not the stores
     if recorded and recorded != rebuilt:
         raise _Mismatch(f"the rebuilt stores {rebuilt} differ from the run's summary {recorded}")
 
 
-def relearn(run_dir: str | Path, *, design_ids: list[str] | None = None, embedder: Any = None,
-            env: Any = None) -> list[Relearned]:
+def relearn(
+    run_dir: str | Path, *, design_ids: list[str] | None = None, embedder: Any = None, env: Any = None
+) -> list[Relearned]:
     """Rebuild and prove the learned memory of every design of ``run_dir`` that ran and has none
     (or of ``design_ids``); saves the proved ones with the archive, adds the task views to their
     ``episodes.jsonl``, and records why the others could not be."""
@@ -216,16 +244,24 @@ def relearn(run_dir: str | Path, *, design_ids: list[str] | None = None, embedde
     pool = WorkerPool(SandboxLimits(), max_workers=2)
     try:
         for entry in archive:
-            if (design_ids is not None and entry.id not in design_ids) or entry.status != "ok" or entry.learned:
+            if (
+                (design_ids is not None and entry.id not in design_ids)
+                or entry.status != "ok"
+                or entry.learned
+            ):
                 continue
             result, learned = replayer.replay(entry, pool)
             results.append(result)
             if learned is not None:
                 entry.learned = learned
-                entry.metadata["learned_memory"] = (f"rebuilt by replaying the run's recorded episodes; "
-                                                    f"{result.recalls_matched} recalls matched the run")
-                _add_views(replayer.run.path / (entry.logs_dir or f"logs/{entry.id}") / "episodes.jsonl",
-                           result.views)
+                entry.metadata["learned_memory"] = (
+                    f"rebuilt by replaying the run's recorded episodes; "
+                    f"{result.recalls_matched} recalls matched the run"
+                )
+                _add_views(
+                    replayer.run.path / (entry.logs_dir or f"logs/{entry.id}") / "episodes.jsonl",
+                    result.views,
+                )
             else:
                 entry.metadata["learned_memory"] = f"not rebuilt: {result.reason}"
     finally:

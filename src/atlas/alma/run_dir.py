@@ -1,10 +1,10 @@
 """The run folder: where a search keeps everything (the viewer reads exactly these files).
 
-    runs/<name>/config.json        settings + resolved model names
-    runs/<name>/archive.json       the archive, written atomically after every change
-    runs/<name>/trace.jsonl        telemetry events
-    runs/<name>/designs/<id>.py    each design's source
-    runs/<name>/logs/<id>/         debug_log.txt, calls.jsonl, episodes.jsonl
+runs/<name>/config.json        settings + resolved model names
+runs/<name>/archive.json       the archive, written atomically after every change
+runs/<name>/trace.jsonl        telemetry events
+runs/<name>/designs/<id>.py    each design's source
+runs/<name>/logs/<id>/         debug_log.txt, calls.jsonl, episodes.jsonl
 """
 
 from __future__ import annotations
@@ -45,15 +45,19 @@ def confined(root: str | Path, rel: Any, *, under: str = "", what: str = "path")
     top = Path(root).resolve()
     base = (top / under).resolve()
     if not isinstance(rel, str) or not rel or "\x00" in rel or Path(rel).is_absolute():
-        raise ArchiveError(f"{what} {rel!r} is not a relative path inside {base}: a run folder may only "
-                           "point at its own files; fix or remove that entry")
+        raise ArchiveError(
+            f"{what} {rel!r} is not a relative path inside {base}: a run folder may only "
+            "point at its own files; fix or remove that entry"
+        )
     try:
         path = (Path(root) / rel).resolve()
     except (OSError, RuntimeError, ValueError) as exc:
         raise ArchiveError(f"{what} {rel!r} cannot be resolved: {exc}") from exc
     if not (path.is_relative_to(base) and base.is_relative_to(top)):
-        raise ArchiveError(f"{what} {rel!r} points outside {base} (to {path}): a run folder may only point at "
-                           "its own files; fix or remove that entry")
+        raise ArchiveError(
+            f"{what} {rel!r} points outside {base} (to {path}): a run folder may only point at "
+            "its own files; fix or remove that entry"
+        )
     return path
 
 
@@ -88,13 +92,19 @@ class RunDir:
         rd = cls(path)
         if not rd.config_path.exists():
             if rd.archive_path.exists():
-                raise ArchiveError(f"{rd.path} has lost its config.json (the run's settings): restore it to resume; "
-                                   "the archive stays readable with `atlas archive show`")
-            raise ArchiveError(f"{rd.path} is not a run folder (no config.json): give the folder `atlas run` "
-                               "created (runs/<name>)")
+                raise ArchiveError(
+                    f"{rd.path} has lost its config.json (the run's settings): restore it to resume; "
+                    "the archive stays readable with `atlas archive show`"
+                )
+            raise ArchiveError(
+                f"{rd.path} is not a run folder (no config.json): give the folder `atlas run` "
+                "created (runs/<name>)"
+            )
         for d in (rd.designs_dir, rd.logs_root):
             if d.is_symlink() or (d.exists() and not d.is_dir()):
-                raise ArchiveError(f"{d} must be a folder inside the run (it is a file or a link); restore it")
+                raise ArchiveError(
+                    f"{d} must be a folder inside the run (it is a file or a link); restore it"
+                )
             d.mkdir(exist_ok=True)
         return rd
 
@@ -124,7 +134,9 @@ class RunDir:
 
     def entry_logs(self, logs_dir: str | None, design_id: str) -> Path:
         """An archive entry's logs folder, confined to ``logs/`` (ArchiveError if it points elsewhere)."""
-        return confined(self.path, logs_dir or f"logs/{design_id}", under="logs", what=f"logs_dir of {design_id}")
+        return confined(
+            self.path, logs_dir or f"logs/{design_id}", under="logs", what=f"logs_dir of {design_id}"
+        )
 
     def design_path(self, design_id: str) -> Path:
         return self.designs_dir / f"{design_id}.py"
@@ -143,8 +155,11 @@ class RunDir:
         """True when no archive.json was ever completed here: no archive, no ``.bak``, and at most the
         one design source a first save writes before its archive.json (a kill between the two)."""
         bak = self.archive_path.with_name(self.archive_path.name + ".bak")
-        return (not self.archive_path.exists() and not bak.exists()
-                and len(list(self.designs_dir.glob("*.py"))) <= 1)
+        return (
+            not self.archive_path.exists()
+            and not bak.exists()
+            and len(list(self.designs_dir.glob("*.py"))) <= 1
+        )
 
     # ---- writers -------------------------------------------------------------------------------
     def write_config(self, config: dict[str, Any]) -> None:
@@ -154,14 +169,18 @@ class RunDir:
         try:
             data = jsonsafe.loads(self.config_path.read_bytes(), what=str(self.config_path))
         except (OSError, InvalidInputError) as exc:
-            raise ArchiveError(f"cannot read {self.config_path}: {exc}; restore it (or start a new run)") from exc
+            raise ArchiveError(
+                f"cannot read {self.config_path}: {exc}; restore it (or start a new run)"
+            ) from exc
         if not isinstance(data, dict):
             raise ArchiveError(f"{self.config_path} is not a JSON object; restore it (or start a new run)")
         return data
 
     def write_design(self, design_id: str, source: str) -> str:
         """Write a design's source; returns its path relative to the run folder."""
-        atomic_write_text(confined(self.path, f"designs/{design_id}.py", under="designs", what="design file"), source)
+        atomic_write_text(
+            confined(self.path, f"designs/{design_id}.py", under="designs", what="design file"), source
+        )
         return f"designs/{design_id}.py"
 
     def write_logs(

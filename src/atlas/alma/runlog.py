@@ -63,8 +63,13 @@ class SimilarityStats:
     query: str = ""
 
     @classmethod
-    def of(cls, scores: list[float], k: int, query: str = "",
-           thresholds: SimilarityThresholds = DEFAULT_THRESHOLDS) -> SimilarityStats:
+    def of(
+        cls,
+        scores: list[float],
+        k: int,
+        query: str = "",
+        thresholds: SimilarityThresholds = DEFAULT_THRESHOLDS,
+    ) -> SimilarityStats:
         if not scores:
             return cls(k=k, n=0, top=None, spread=None, label="NO_RESULTS", query=query)
         top = max(scores)
@@ -184,7 +189,9 @@ class CallLog:
                     f"query={_short(s.query, ARG_CHARS)}"
                 )
         if self.tool_calls_dropped:
-            lines.append(f"{prefix} TOOL [... {self.tool_calls_dropped} more tool calls not recorded (log budget)]")
+            lines.append(
+                f"{prefix} TOOL [... {self.tool_calls_dropped} more tool calls not recorded (log budget)]"
+            )
         for p in self.prints:
             lines.append(f"{prefix} PRINT: {safe_text(p)}")
         if self.prints_dropped:

@@ -35,9 +35,18 @@ RECORD_CHARS = 600  # JSON characters of a record's arguments, and of its result
 class DesignRunner:
     """Runs one design's ``update``/``recall`` with its tools, state and runtime logs."""
 
-    def __init__(self, design: Design, *, embedder: Any, llm: Any = None, pool: WorkerPool | None = None,
-                 limits: SandboxLimits | None = None, thresholds: SimilarityThresholds = DEFAULT_THRESHOLDS,
-                 tool_settings: ToolSettings | None = None, skip_static_check: bool = False) -> None:
+    def __init__(
+        self,
+        design: Design,
+        *,
+        embedder: Any,
+        llm: Any = None,
+        pool: WorkerPool | None = None,
+        limits: SandboxLimits | None = None,
+        thresholds: SimilarityThresholds = DEFAULT_THRESHOLDS,
+        tool_settings: ToolSettings | None = None,
+        skip_static_check: bool = False,
+    ) -> None:
         """``skip_static_check`` exists for tests that prove the sandbox contains code the checker
         would have rejected; never set it for real designs."""
         self.design = design
@@ -95,8 +104,11 @@ class DesignRunner:
     def protections(self) -> dict[str, Any]:
         """Which protections run this design: the worker's own report plus what the host enforces."""
         if self.host is not None:
-            return {"sandbox": False, "reason": "trusted host-side adapter (origin 'host'); runs in process",
-                    "summary": "none (trusted code)"}
+            return {
+                "sandbox": False,
+                "reason": "trusted host-side adapter (origin 'host'); runs in process",
+                "summary": "none (trusted code)",
+            }
         return describe_protections(self.pool.protections, self.limits, static_check=self._static_checked)
 
     def snapshot(self) -> dict[str, Any]:
@@ -125,9 +137,13 @@ class DesignRunner:
         if not isinstance(memory, dict):
             raise InvalidInputError("snapshot memory must be a dict")
         runner.memory = memory
-        runner.tools = DesignTools.from_snapshot(snapshot.get("tools") or {}, runner.embedder, runner.llm,
-                                                 thresholds=runner.tools.thresholds,
-                                                 settings=runner.tools.settings)
+        runner.tools = DesignTools.from_snapshot(
+            snapshot.get("tools") or {},
+            runner.embedder,
+            runner.llm,
+            thresholds=runner.tools.thresholds,
+            settings=runner.tools.settings,
+        )
         if runner.host is not None and snapshot.get("host") is not None:
             runner.host.restore(snapshot["host"])
         if snapshot.get("frozen"):
@@ -222,10 +238,14 @@ class DesignRunner:
         worker = self.pool.acquire(design.source_hash, fresh=frozen)  # see WorkerPool: no state carries over
         try:
             outcome = worker.run_call(
-                design_hash=design.source_hash, source=design.source, function=function,
+                design_hash=design.source_hash,
+                source=design.source,
+                function=function,
                 memory=self._frozen_memory if frozen and self._frozen_memory else self.memory,
-                arg=arg, return_memory=not frozen,
-                tool_handler=self._tool_handler(log), limits=self.limits,
+                arg=arg,
+                return_memory=not frozen,
+                tool_handler=self._tool_handler(log),
+                limits=self.limits,
             )
         finally:
             self.pool.release(worker, discard=frozen)
@@ -273,19 +293,24 @@ def _warm(embedder: Any) -> None:
         return
 
 
-def describe_protections(worker_report: dict[str, Any], limits: SandboxLimits, *,
-                         static_check: bool = True) -> dict[str, Any]:
+def describe_protections(
+    worker_report: dict[str, Any], limits: SandboxLimits, *, static_check: bool = True
+) -> dict[str, Any]:
     """The full protections dict: what the worker applied to itself and what the host enforces,
     with a one-line ``summary`` and ``degraded`` explaining any missing layer."""
     landlock = worker_report.get("landlock", {})
     seccomp = worker_report.get("seccomp", {})
     degraded = []
     if not landlock.get("active"):
-        degraded.append(f"Landlock unavailable ({landlock.get('reason', 'unknown')}): file reads are not "
-                        "confined; seccomp still refuses opening files for writing")
+        degraded.append(
+            f"Landlock unavailable ({landlock.get('reason', 'unknown')}): file reads are not "
+            "confined; seccomp still refuses opening files for writing"
+        )
     if not seccomp.get("active"):
-        degraded.append(f"seccomp unavailable ({seccomp.get('reason', 'unknown')}): sockets, exec and fork "
-                        "are only blocked by the restricted builtins and the process limits")
+        degraded.append(
+            f"seccomp unavailable ({seccomp.get('reason', 'unknown')}): sockets, exec and fork "
+            "are only blocked by the restricted builtins and the process limits"
+        )
     active = ["rlimits"] + [n for n, r in (("landlock", landlock), ("seccomp", seccomp)) if r.get("active")]
     active += ["restricted-builtins", "wall-clock-timeout", "caps"]
     if static_check:

@@ -36,8 +36,10 @@ def raw_weight(score: float, novelty: float, times_sampled: int) -> float:
 
 def weights(entries: Sequence[Sampleable]) -> list[float]:
     """Sampling weights of ``entries`` (same order), all > 0."""
-    raws = [raw_weight(e.normalized_score or 0.0, e.novelty if e.novelty is not None else 1.0, e.times_sampled)
-            for e in entries]
+    raws = [
+        raw_weight(e.normalized_score or 0.0, e.novelty if e.novelty is not None else 1.0, e.times_sampled)
+        for e in entries
+    ]
     if not raws:
         return []
     shift = min(0.0, min(raws))
@@ -60,4 +62,13 @@ def seeded_rng(seed: int, generation: int) -> random.Random:
     return random.Random(f"alma:{seed}:{generation}")
 
 
-__all__ = ["FLOOR", "W_EXPLORE", "W_NOVELTY", "W_SCORE", "raw_weight", "sample_parents", "seeded_rng", "weights"]
+__all__ = [
+    "FLOOR",
+    "W_EXPLORE",
+    "W_NOVELTY",
+    "W_SCORE",
+    "raw_weight",
+    "sample_parents",
+    "seeded_rng",
+    "weights",
+]

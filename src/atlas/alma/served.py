@@ -33,11 +33,15 @@ def embedder_for(exported: ExportedDesign, embedder: Any = None) -> Any:
         try:
             embedder = make_embedder(spec)
         except (ConfigError, EmbeddingError) as exc:
-            raise ConfigError(f"the export needs the embedder {name!r}, which cannot be loaded here: {exc}") from exc
+            raise ConfigError(
+                f"the export needs the embedder {name!r}, which cannot be loaded here: {exc}"
+            ) from exc
     got = getattr(embedder, "name", None)
     if name is not None and got is not None and got != name:
-        raise ConfigError(f"the export's vectors were made with the embedder {name!r}, not {got!r}: "
-                          "recall would compare vectors of different models")
+        raise ConfigError(
+            f"the export's vectors were made with the embedder {name!r}, not {got!r}: "
+            "recall would compare vectors of different models"
+        )
     if dims:
         try:
             dim = len(embedder.embed(["dimension check"])[0])
@@ -51,8 +55,17 @@ def embedder_for(exported: ExportedDesign, embedder: Any = None) -> Any:
 class ServedDesign:
     """One exported design with its learned memory, ready to advise an agent."""
 
-    def __init__(self, exported: ExportedDesign, *, embedder: Any = None, llm: Any = None, learn: bool = False,
-                 pool: Any = None, limits: Any = None, learned: dict[str, Any] | None = None) -> None:
+    def __init__(
+        self,
+        exported: ExportedDesign,
+        *,
+        embedder: Any = None,
+        llm: Any = None,
+        learn: bool = False,
+        pool: Any = None,
+        limits: Any = None,
+        learned: dict[str, Any] | None = None,
+    ) -> None:
         """``llm`` backs the design's summarize/analyze tools (the run used its task model, named in
         ``design.json``); without one those tools are refused, as in a run without an LLM.
         ``learned`` starts from another state of this design (a ``snapshot()`` saved earlier)
@@ -67,13 +80,16 @@ class ServedDesign:
             raise DesignError("the learned state given belongs to another design (its design_hash differs)")
         snapshot = {**(learned if learned is not None else exported.learned), "frozen": not learn}
         try:
-            self.runner = DesignRunner.restore(design, snapshot, embedder=self.embedder, llm=llm,
-                                               pool=pool, limits=limits)
+            self.runner = DesignRunner.restore(
+                design, snapshot, embedder=self.embedder, llm=llm, pool=pool, limits=limits
+            )
         except InvalidInputError as exc:
             raise DesignError(f"{exported.path}/memory.json cannot be restored: {exc}") from exc
         if self.runner.problems:
-            raise DesignError(f"{exported.path}/design.py fails the static check: "
-                              + "; ".join(str(p) for p in self.runner.problems))
+            raise DesignError(
+                f"{exported.path}/design.py fails the static check: "
+                + "; ".join(str(p) for p in self.runner.problems)
+            )
 
     @classmethod
     def open(cls, path: str | Path, **kwargs: Any) -> ServedDesign:
@@ -90,20 +106,26 @@ class ServedDesign:
         view = task_view_of(task)
         advice, log = self.runner.recall_sync(view, label="served")
         if log.error is not None:
-            raise DesignError(f"the design's recall failed: {log.error}" + (f"\n{log.traceback}" if log.traceback
-                                                                            else ""))
+            raise DesignError(
+                f"the design's recall failed: {log.error}" + (f"\n{log.traceback}" if log.traceback else "")
+            )
         return advice
 
     def update(self, episode: dict[str, Any]) -> None:
         """Let the design learn from a finished episode (``learn=True`` only)."""
         if not self.learn:
-            raise DesignError("update refused: this design is served frozen (open it with learn=True to learn)")
+            raise DesignError(
+                "update refused: this design is served frozen (open it with learn=True to learn)"
+            )
         if not isinstance(episode, dict) or not isinstance(episode.get("task"), dict):
-            raise InvalidInputError("episode must be a dict with a 'task' view, 'steps', 'success' and 'score'")
+            raise InvalidInputError(
+                "episode must be a dict with a 'task' view, 'steps', 'success' and 'score'"
+            )
         log = self.runner.update_sync(episode, label="served")
         if log.error is not None:
-            raise DesignError(f"the design's update failed: {log.error}" + (f"\n{log.traceback}" if log.traceback
-                                                                            else ""))
+            raise DesignError(
+                f"the design's update failed: {log.error}" + (f"\n{log.traceback}" if log.traceback else "")
+            )
 
     def snapshot(self) -> dict[str, Any]:
         """The learned memory now (the same shape as the export's memory.json)."""
@@ -114,8 +136,13 @@ class ServedDesign:
         from atlas.alma.harness import summarize_snapshot
 
         m = self.exported.manifest
-        return {"design": m["design"], "embedder": m.get("embedder"), "learn": self.learn,
-                "scores": m.get("scores"), "holds": summarize_snapshot(self.runner.snapshot())}
+        return {
+            "design": m["design"],
+            "embedder": m.get("embedder"),
+            "learn": self.learn,
+            "scores": m.get("scores"),
+            "holds": summarize_snapshot(self.runner.snapshot()),
+        }
 
     def close(self) -> None:
         self.runner.close()
@@ -134,8 +161,10 @@ def task_view_of(task: dict[str, Any] | str) -> dict[str, Any]:
             raise InvalidInputError("task: must be a non-empty goal or a task view object")
         return {"goal": task, "observation": {}, "domain": ""}
     if not isinstance(task, dict) or not isinstance(task.get("goal"), str):
-        raise InvalidInputError("task: must be a goal string or an object with a string 'goal' "
-                                "(and optionally 'observation', 'domain')")
+        raise InvalidInputError(
+            "task: must be a goal string or an object with a string 'goal' "
+            "(and optionally 'observation', 'domain')"
+        )
     return task
 
 

@@ -25,8 +25,10 @@ from atlas.alma.sandbox.pool import SandboxLimits, WorkerPool
 from atlas.infra.aio import run_sync
 
 STUB_TEXT = "- (smoke-run stub model) Explore systematically and remember what you saw."
-STUB_JSON = {"insights": [{"title": "stub insight", "content": "smoke-run stub model reply"}],
-             "summary": "smoke-run stub model reply"}
+STUB_JSON = {
+    "insights": [{"title": "stub insight", "content": "smoke-run stub model reply"}],
+    "summary": "smoke-run stub model reply",
+}
 
 
 def stub_llm() -> Any:
@@ -91,10 +93,15 @@ class SmokeReport:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "design_name": self.design_name, "design_id": self.design_id, "env": self.env,
-            "ok": self.ok, "verdict": self.verdict(), "stopped_early": self.stopped_early,
+            "design_name": self.design_name,
+            "design_id": self.design_id,
+            "env": self.env,
+            "ok": self.ok,
+            "verdict": self.verdict(),
+            "stopped_early": self.stopped_early,
             "problems": [p.model_dump() for p in self.problems],
-            "protections": self.protections, "duration_s": round(self.duration_s, 3),
+            "protections": self.protections,
+            "duration_s": round(self.duration_s, 3),
             "episodes": self.episode_results,
             "calls": [c.to_dict() for c in self.calls],
         }
@@ -111,7 +118,9 @@ class SmokeReport:
             out.append(f"[{c.episode}:{c.phase}] {c.error_kind} error: {c.error}")
             if c.traceback:
                 out += ["    " + line for line in c.traceback.splitlines()[-6:]]
-            out += ["    " + line for line in c.format_lines()[:8] if " TOOL " in line or " PRINT" in line][:6]
+            out += ["    " + line for line in c.format_lines()[:8] if " TOOL " in line or " PRINT" in line][
+                :6
+            ]
         if len(self.errors) > 3:
             out.append(f"... and {len(self.errors) - 3} more failing calls")
         quality = [s.label for c in self.calls for s in c.similarity]
@@ -127,7 +136,9 @@ class SmokeReport:
             out.append(f"tool error: {t.name}: {t.error}")
         times = [c.duration_s for c in self.calls]
         if times:
-            out.append(f"call time: max {max(times) * 1000:.0f} ms, mean {sum(times) / len(times) * 1000:.0f} ms")
+            out.append(
+                f"call time: max {max(times) * 1000:.0f} ms, mean {sum(times) / len(times) * 1000:.0f} ms"
+            )
         sample = next((a for a in self.advice if a.strip()), "")
         out.append("advice sample: " + (json.dumps(sample[:600]) if sample else "(empty)"))
         return _clip("\n".join(out), max_chars)
@@ -145,8 +156,12 @@ class SmokeReport:
             return escape(_visible(str(text)))
 
         style = "green" if self.ok else "red"
-        console.print(Panel(f"[bold]{safe(self.design_name)}[/] on {self.env}: [{style}]{self.verdict()}[/]",
-                            title="design check"))
+        console.print(
+            Panel(
+                f"[bold]{safe(self.design_name)}[/] on {self.env}: [{style}]{self.verdict()}[/]",
+                title="design check",
+            )
+        )
         if self.protections:
             console.print(f"[bold]protections:[/] {self.protections.get('summary', '?')}")
             for d in self.protections.get("degraded", []):
@@ -165,8 +180,13 @@ class SmokeReport:
                 result = safe(repr((c.return_value or "")[:60]))
             else:
                 result = "ok"
-            table.add_row(f"{c.episode}:{c.phase}", f"{c.duration_s * 1000:.1f}", str(len(c.tool_calls)),
-                          str(len(c.prints)), result)
+            table.add_row(
+                f"{c.episode}:{c.phase}",
+                f"{c.duration_s * 1000:.1f}",
+                str(len(c.tool_calls)),
+                str(len(c.prints)),
+                result,
+            )
         console.print(table)
         for c in self.errors[:3]:
             console.print(f"[red]{c.episode}:{c.phase}[/] {safe(c.error)}")
@@ -183,18 +203,29 @@ _CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 def _visible(text: str) -> str:
     """``text`` with control characters (terminal escape sequences, bidi overrides) shown as
     ``\\x1b``-style escapes instead of being sent to the terminal."""
-    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100
-                        else f"\\u{ord(m.group()):04x}", text)
+    return _CONTROL.sub(
+        lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100 else f"\\u{ord(m.group()):04x}", text
+    )
 
 
 def _clip(text: str, n: int) -> str:
     return text if len(text) <= n else text[: n - 20] + "\n...[truncated]"
 
 
-async def asmoke_run(design: Design | str, env: Any = "graphworld", episodes: int = 3, *, recall_tasks: int = 2,
-                     llm: Any = None, embedder: Any = None, pool: WorkerPool | None = None,
-                     limits: SandboxLimits | None = None, seed: int = 0,
-                     skip_static_check: bool = False, max_timeouts: int = 2) -> SmokeReport:
+async def asmoke_run(
+    design: Design | str,
+    env: Any = "graphworld",
+    episodes: int = 3,
+    *,
+    recall_tasks: int = 2,
+    llm: Any = None,
+    embedder: Any = None,
+    pool: WorkerPool | None = None,
+    limits: SandboxLimits | None = None,
+    seed: int = 0,
+    skip_static_check: bool = False,
+    max_timeouts: int = 2,
+) -> SmokeReport:
     """Async smoke run (see the module docstring). ``design`` may be a Design or source text;
     ``env`` an environment name or instance."""
     from atlas.alma.runner import DesignRunner
@@ -215,8 +246,15 @@ async def asmoke_run(design: Design | str, env: Any = "graphworld", episodes: in
         from atlas.infra.embeddings import default_embedder
 
         embedder = default_embedder()
-    runner = DesignRunner(design, embedder=embedder, llm=llm if llm is not None else stub_llm(), pool=pool,
-                          limits=limits, skip_static_check=skip_static_check)
+    runner = DesignRunner(
+        design,
+        embedder=embedder,
+        llm=llm if llm is not None else stub_llm(),
+        pool=pool,
+        limits=limits,
+        skip_static_check=skip_static_check,
+    )
+
     def too_slow() -> bool:
         # a design that hangs would cost a full timeout per call: two timeouts are evidence enough
         if sum(1 for c in report.calls if c.error_kind == "timeout") >= max_timeouts:
@@ -234,8 +272,14 @@ async def asmoke_run(design: Design | str, env: Any = "graphworld", episodes: in
             _, log = await runner.recall(task_view(play, task, first), label=f"C{i}")
             report.calls.append(log)
             trajectory = policy.run(play, task)
-            report.episode_results.append({"label": f"C{i}", "success": trajectory.success,
-                                           "score": trajectory.score, "steps": len(trajectory.steps)})
+            report.episode_results.append(
+                {
+                    "label": f"C{i}",
+                    "success": trajectory.success,
+                    "score": trajectory.score,
+                    "steps": len(trajectory.steps),
+                }
+            )
             report.calls.append(await runner.update(episode_view(play, trajectory), label=f"C{i}"))
             if too_slow():
                 return report

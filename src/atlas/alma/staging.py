@@ -37,23 +37,38 @@ def optimistic_mean(played: Mapping[str, float], total: int, max_score: float = 
     return (sum(played.values()) + max_score * (total - len(played))) / total
 
 
-def can_still_beat(played: Mapping[str, float], best: Mapping[str, float], total: int, *,
-                   rule: Rule = "ci", max_score: float = MAX_SCORE) -> Verdict:
+def can_still_beat(
+    played: Mapping[str, float],
+    best: Mapping[str, float],
+    total: int,
+    *,
+    rule: Rule = "ci",
+    max_score: float = MAX_SCORE,
+) -> Verdict:
     """``played``: the design's scores by task id so far; ``best``: the best design's scores on all
     ``total`` deployment tasks (same ids)."""
     best_mean = sum(best.values()) / len(best)
     reach = optimistic_mean(played, total, max_score)
     if reach <= best_mean:
-        return Verdict(False, f"after {len(played)} of {total} tasks its best reachable mean is {reach:.3f}, "
-                       f"not above the best design's {best_mean:.3f}")
+        return Verdict(
+            False,
+            f"after {len(played)} of {total} tasks its best reachable mean is {reach:.3f}, "
+            f"not above the best design's {best_mean:.3f}",
+        )
     if rule == "ci":
         ids = [t for t in played if t in best]
         diff = paired_difference([played[t] for t in ids], [best[t] for t in ids])
         if diff.n and diff.ci95[1] < 0:
-            return Verdict(False, f"after {len(played)} of {total} tasks it is worse than the best design: "
-                           f"paired difference {diff.mean:+.3f}, 95% CI [{diff.ci95[0]:+.3f}, {diff.ci95[1]:+.3f}]")
-    return Verdict(True, f"after {len(played)} of {total} tasks it can still beat the best design "
-                   f"(reachable mean {reach:.3f} > {best_mean:.3f})")
+            return Verdict(
+                False,
+                f"after {len(played)} of {total} tasks it is worse than the best design: "
+                f"paired difference {diff.mean:+.3f}, 95% CI [{diff.ci95[0]:+.3f}, {diff.ci95[1]:+.3f}]",
+            )
+    return Verdict(
+        True,
+        f"after {len(played)} of {total} tasks it can still beat the best design "
+        f"(reachable mean {reach:.3f} > {best_mean:.3f})",
+    )
 
 
 def batches(n: int, size: int) -> list[range]:

@@ -41,11 +41,16 @@ class PairedDifference:
         return f"cannot tell {a} from {b} on {self.n} tasks"
 
     def to_dict(self) -> dict[str, object]:
-        return {"mean": round(self.mean, 6), "ci95": [round(self.ci95[0], 6), round(self.ci95[1], 6)], "n": self.n}
+        return {
+            "mean": round(self.mean, 6),
+            "ci95": [round(self.ci95[0], 6), round(self.ci95[1], 6)],
+            "n": self.n,
+        }
 
 
-def paired_difference(a: Sequence[float], b: Sequence[float], *, resamples: int = RESAMPLES,
-                      seed: int = 0, level: float = 0.95) -> PairedDifference:
+def paired_difference(
+    a: Sequence[float], b: Sequence[float], *, resamples: int = RESAMPLES, seed: int = 0, level: float = 0.95
+) -> PairedDifference:
     """Mean of ``a - b`` (same tasks, same order) with a percentile bootstrap interval."""
     if len(a) != len(b):
         raise ConfigError(f"paired scores need the same tasks: {len(a)} vs {len(b)} values")

@@ -26,8 +26,15 @@ from atlas.infra.graph import GraphStore
 from atlas.infra.vector_index import InMemoryVectorStore
 from atlas.protocols.embed import Embedder
 
-TOOL_NAMES = ("store_obs", "find_similar", "graph_update", "graph_neighbors", "graph_path", "summarize",
-              "analyze")
+TOOL_NAMES = (
+    "store_obs",
+    "find_similar",
+    "graph_update",
+    "graph_neighbors",
+    "graph_path",
+    "summarize",
+    "analyze",
+)
 WRITE_TOOLS = frozenset({"store_obs", "graph_update"})
 
 SUMMARIZE_SYSTEM = (
@@ -35,10 +42,11 @@ SUMMARIZE_SYSTEM = (
     "result only, no preamble."
 )
 ANALYZE_SYSTEM = (
-    "You analyse an agent's experience for its memory. Follow the instruction and reply with the "
-    "result only."
+    "You analyse an agent's experience for its memory. Follow the instruction and reply with the result only."
 )
-JSON_INSTRUCTION = "Reply with one JSON value only (an object unless the instruction says otherwise), no prose."
+JSON_INSTRUCTION = (
+    "Reply with one JSON value only (an object unless the instruction says otherwise), no prose."
+)
 
 
 @dataclass(frozen=True)
@@ -110,9 +118,14 @@ def _text(args: dict[str, Any], key: str, *, limit: int, required: bool = True, 
 class DesignTools:
     """The state behind one design's tools: named vector collections, one graph, the LLM."""
 
-    def __init__(self, embedder: Embedder, llm: Any = None, *,
-                 thresholds: SimilarityThresholds = DEFAULT_THRESHOLDS,
-                 settings: ToolSettings | None = None) -> None:
+    def __init__(
+        self,
+        embedder: Embedder,
+        llm: Any = None,
+        *,
+        thresholds: SimilarityThresholds = DEFAULT_THRESHOLDS,
+        settings: ToolSettings | None = None,
+    ) -> None:
         self.embedder = embedder
         self.llm = llm
         self.thresholds = thresholds
@@ -133,8 +146,10 @@ class DesignTools:
         if name not in TOOL_NAMES:
             raise ToolRefusal(f"unknown tool {name!r} (tools: {', '.join(TOOL_NAMES)})")
         if self.frozen and name in WRITE_TOOLS:
-            raise ToolRefusal(f"{name} refused: memory is frozen for deployment (write tools are disabled; "
-                              "recall may only read)")
+            raise ToolRefusal(
+                f"{name} refused: memory is frozen for deployment (write tools are disabled; "
+                "recall may only read)"
+            )
         try:
             self._charge(name, args, per_call if per_call is not None else ToolUsage())
             return getattr(self, "_" + name)(args)
@@ -157,24 +172,36 @@ class DesignTools:
         with self._lock:
             u = self.usage
             if per_call.chars + chars > s.max_tool_chars_per_call:
-                raise ToolRefusal(f"{name} refused: the tool calls of this update/recall call "
-                                  f"would pass {s.max_tool_chars_per_call} characters of arguments (budget per call)")
+                raise ToolRefusal(
+                    f"{name} refused: the tool calls of this update/recall call "
+                    f"would pass {s.max_tool_chars_per_call} characters of arguments (budget per call)"
+                )
             if u.chars + chars > s.max_tool_chars:
-                raise ToolRefusal(f"{name} refused: this evaluation's tool calls passed {s.max_tool_chars} "
-                                  "characters of arguments (budget per evaluation)")
+                raise ToolRefusal(
+                    f"{name} refused: this evaluation's tool calls passed {s.max_tool_chars} "
+                    "characters of arguments (budget per evaluation)"
+                )
             if llm:
                 if per_call.llm_calls >= s.max_llm_calls_per_call:
-                    raise ToolRefusal(f"{name} refused: at most {s.max_llm_calls_per_call} summarize/analyze calls "
-                                      "per update/recall call")
+                    raise ToolRefusal(
+                        f"{name} refused: at most {s.max_llm_calls_per_call} summarize/analyze calls "
+                        "per update/recall call"
+                    )
                 if u.llm_calls >= s.max_llm_calls:
-                    raise ToolRefusal(f"{name} refused: the budget of {s.max_llm_calls} summarize/analyze calls per "
-                                      "evaluation is spent")
+                    raise ToolRefusal(
+                        f"{name} refused: the budget of {s.max_llm_calls} summarize/analyze calls per "
+                        "evaluation is spent"
+                    )
                 if u.llm_tokens >= s.max_llm_tokens:
-                    raise ToolRefusal(f"{name} refused: the budget of {s.max_llm_tokens} model tokens per evaluation "
-                                      "is spent")
+                    raise ToolRefusal(
+                        f"{name} refused: the budget of {s.max_llm_tokens} model tokens per evaluation "
+                        "is spent"
+                    )
                 if u.llm_cost_usd >= s.max_llm_cost_usd:
-                    raise ToolRefusal(f"{name} refused: the budget of ${s.max_llm_cost_usd} of model cost per "
-                                      "evaluation is spent")
+                    raise ToolRefusal(
+                        f"{name} refused: the budget of ${s.max_llm_cost_usd} of model cost per "
+                        "evaluation is spent"
+                    )
             for usage in (u, per_call):
                 usage.tool_calls += 1
                 usage.chars += chars
@@ -207,8 +234,10 @@ class DesignTools:
             raise ToolRefusal(f"metadata is {size} bytes of JSON, over the limit of {s.max_metadata_bytes}")
         with self._lock:
             if self.usage.items >= s.max_items:
-                raise ToolRefusal(f"store_obs refused: the budget of {s.max_items} stored items per evaluation "
-                                  "is spent (store less, or summarize before storing)")
+                raise ToolRefusal(
+                    f"store_obs refused: the budget of {s.max_items} stored items per evaluation "
+                    "is spent (store less, or summarize before storing)"
+                )
             self.usage.items += 1
         vector = self._embed(text)
         with self._lock:
@@ -228,15 +257,20 @@ class DesignTools:
         if collection is not None and not isinstance(collection, str):
             raise ToolRefusal(f"collection must be a string or None, got {type(collection).__name__}")
         with self._lock:
-            stores = list(self.collections.values()) if collection is None else (
-                [self.collections[collection]] if collection in self.collections else [])
+            stores = (
+                list(self.collections.values())
+                if collection is None
+                else ([self.collections[collection]] if collection in self.collections else [])
+            )
         rows: list[dict[str, Any]] = []
         if stores and any(len(st) for st in stores):
             vector = self._embed(query)
             for st in stores:
                 found = st.query_sync(vector, k)
-                rows += [{"score": round(float(sc), 4), "text": doc, "metadata": meta}
-                         for sc, doc, meta in zip(found.scores, found.documents, found.metadatas, strict=True)]
+                rows += [
+                    {"score": round(float(sc), 4), "text": doc, "metadata": meta}
+                    for sc, doc, meta in zip(found.scores, found.documents, found.metadatas, strict=True)
+                ]
             rows.sort(key=lambda r: -r["score"])
             rows = rows[:k]
         stats = SimilarityStats.of([r["score"] for r in rows], k, query, self.thresholds)
@@ -290,13 +324,17 @@ class DesignTools:
         instruction = _text(args, "instruction", limit=2_000, required=False) or default
         limit = self.settings.max_llm_input_chars
         if len(text) + len(instruction) > limit:
-            raise ToolRefusal(f"{tool} refused: text and instruction are {len(text) + len(instruction)} characters, "
-                              f"over the limit of {limit} per model call (shorten or split the text)")
+            raise ToolRefusal(
+                f"{tool} refused: text and instruction are {len(text) + len(instruction)} characters, "
+                f"over the limit of {limit} per model call (shorten or split the text)"
+            )
         return text, instruction
 
     def _summarize(self, args: dict[str, Any]) -> ToolResult:
         text, instruction = self._llm_input("summarize", args, "Summarize concisely.")
-        reply, waited = self._complete("summarize", SUMMARIZE_SYSTEM, f"Instruction: {instruction}\n\nText:\n{text}")
+        reply, waited = self._complete(
+            "summarize", SUMMARIZE_SYSTEM, f"Instruction: {instruction}\n\nText:\n{text}"
+        )
         return ToolResult(reply.strip(), llm_s=waited)
 
     def _analyze(self, args: dict[str, Any]) -> ToolResult:
@@ -315,8 +353,9 @@ class DesignTools:
         try:
             return ToolResult(parse_json_reply(reply), llm_s=waited)
         except LLMError as exc:
-            raise ToolRefusal(f"analyze: the model's reply was not valid JSON ({exc}); reply began "
-                              f"{reply[:120]!r}") from exc
+            raise ToolRefusal(
+                f"analyze: the model's reply was not valid JSON ({exc}); reply began {reply[:120]!r}"
+            ) from exc
 
     # -- state ---------------------------------------------------------------------------------
 
@@ -329,7 +368,9 @@ class DesignTools:
         }
 
     @classmethod
-    def from_snapshot(cls, data: dict[str, Any], embedder: Embedder, llm: Any = None, **kwargs: Any) -> DesignTools:
+    def from_snapshot(
+        cls, data: dict[str, Any], embedder: Embedder, llm: Any = None, **kwargs: Any
+    ) -> DesignTools:
         tools = cls(embedder, llm, **kwargs)
         if data.get("graph"):
             tools.graph = GraphStore.from_snapshot(data["graph"])
@@ -340,5 +381,13 @@ class DesignTools:
         return tools
 
 
-__all__ = ["LLM_TOOLS", "TOOL_NAMES", "WRITE_TOOLS", "DesignTools", "ToolRefusal", "ToolResult", "ToolSettings",
-           "ToolUsage"]
+__all__ = [
+    "LLM_TOOLS",
+    "TOOL_NAMES",
+    "WRITE_TOOLS",
+    "DesignTools",
+    "ToolRefusal",
+    "ToolResult",
+    "ToolSettings",
+    "ToolUsage",
+]

@@ -17,8 +17,9 @@ import typer
 
 from atlas.envs.registry import EnvParam, env_specs
 
-archive_app = typer.Typer(help="Inspect a run's archive: show the table, the best design, export it.",
-                          no_args_is_help=True)
+archive_app = typer.Typer(
+    help="Inspect a run's archive: show the table, the best design, export it.", no_args_is_help=True
+)
 
 ENV_HELP = "Environment: " + " | ".join(s.name for s in env_specs()) + "."
 DEMO_BASELINES = "trajectory_retrieval,spatial_graph"
@@ -76,19 +77,35 @@ def results_table(archive: Any, title: str = "Results") -> Any:
 
     table = Table(title=title)
     for col in ("design", "origin", "status", "collection", "deployment", "normalized"):
-        table.add_column(col, justify="right" if col in ("collection", "deployment", "normalized") else "left")
+        table.add_column(
+            col, justify="right" if col in ("collection", "deployment", "normalized") else "left"
+        )
     hand = [e for e in archive if e.origin != "meta"]
     evolved = [e for e in archive if e.origin == "meta"]
     for e in hand:
-        table.add_row(f"{_shown(e.name)} ({e.id})", e.origin, e.status, _fmt(e.collection_score),
-                      _fmt(e.deployment_score), _fmt(e.normalized_score, True))
+        table.add_row(
+            f"{_shown(e.name)} ({e.id})",
+            e.origin,
+            e.status,
+            _fmt(e.collection_score),
+            _fmt(e.deployment_score),
+            _fmt(e.normalized_score, True),
+        )
     best = archive.best(origin="meta")
     if best is not None:
-        table.add_row(f"[bold]best evolved: {_shown(best.name)} ({best.id})[/bold]", "meta", best.status,
-                      _fmt(best.collection_score), _fmt(best.deployment_score), _fmt(best.normalized_score, True))
+        table.add_row(
+            f"[bold]best evolved: {_shown(best.name)} ({best.id})[/bold]",
+            "meta",
+            best.status,
+            _fmt(best.collection_score),
+            _fmt(best.deployment_score),
+            _fmt(best.normalized_score, True),
+        )
     failed = sum(1 for e in evolved if e.status != "ok")
-    table.caption = (f"{len(evolved)} evolved designs ({failed} invalid or failed); "
-                     "normalized = deployment − no-memory baseline on the same held-out tasks")
+    table.caption = (
+        f"{len(evolved)} evolved designs ({failed} invalid or failed); "
+        "normalized = deployment − no-memory baseline on the same held-out tasks"
+    )
     return table
 
 
@@ -96,7 +113,9 @@ def _ci_text(diff: dict[str, Any] | None) -> str:
     if not diff:
         return ""
     lo, hi = diff["ci95"]
-    verdict = "beats no memory" if lo > 0 else "worse than no memory" if hi < 0 else "cannot tell from no memory"
+    verdict = (
+        "beats no memory" if lo > 0 else "worse than no memory" if hi < 0 else "cannot tell from no memory"
+    )
     return f"  95% CI [{lo:+.3f}, {hi:+.3f}] over {diff['n']} tasks: {verdict}"
 
 
@@ -112,12 +131,18 @@ def eval_json(entry: Any, archive: Any) -> dict[str, Any]:
 
             settings = json.loads(cfg.read_text(encoding="utf-8"))
     return {
-        "design": entry.name, "status": entry.status, "errors": entry.errors,
+        "design": entry.name,
+        "status": entry.status,
+        "errors": entry.errors,
         "scores": {t.task_id: t.score for t in entry.per_task if t.phase == "deployment"},
         "no_memory_scores": {t["task_id"]: t["score"] for t in base.get("per_task") or []},
-        "deployment_score": entry.deployment_score, "no_memory_score": base.get("score"),
-        "normalized": {"mean": diff.get("mean", entry.normalized_score), "ci95": diff.get("ci95"),
-                       "n": diff.get("n", 0)},
+        "deployment_score": entry.deployment_score,
+        "no_memory_score": base.get("score"),
+        "normalized": {
+            "mean": diff.get("mean", entry.normalized_score),
+            "ci95": diff.get("ci95"),
+            "n": diff.get("n", 0),
+        },
         "settings": settings,
     }
 
@@ -134,8 +159,14 @@ def headroom_table(result: Any) -> Any:
     for name, c in data["conditions"].items():
         d = diffs.get(f"{name}-none")
         vs = f"{d['mean']:+.3f} [{d['ci95'][0]:+.3f}, {d['ci95'][1]:+.3f}]" if d else "—"
-        table.add_row(name, f"{c['success_rate']:.0%}", f"{c['mean_score']:.3f}", f"{c['mean_steps']:.1f}",
-                      f"{c['seconds_per_episode']:.1f}", vs)
+        table.add_row(
+            name,
+            f"{c['success_rate']:.0%}",
+            f"{c['mean_score']:.3f}",
+            f"{c['mean_steps']:.1f}",
+            f"{c['seconds_per_episode']:.1f}",
+            vs,
+        )
     return table
 
 
@@ -145,8 +176,15 @@ def _episode_progress(console: Any, total: int, *, quiet: bool) -> Any:
 
     class _Bar:
         def __init__(self) -> None:
-            self.bar = Progress(TextColumn("episodes"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                                console=console, disable=quiet, transient=False)
+            self.bar = Progress(
+                TextColumn("episodes"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TimeElapsedColumn(),
+                console=console,
+                disable=quiet,
+                transient=False,
+            )
             self.task = self.bar.add_task("episodes", total=total)
 
         def __enter__(self) -> _Bar:
@@ -168,9 +206,11 @@ def nothing_solved_hint(archive: Any) -> str | None:
     if not tasks or any(t.success for t in tasks):
         return None
     model = (archive.path and _config_value(archive.path.parent, "task_model")) or "the task model"
-    return (f"No episode was solved by any design, so these scores cannot tell designs apart: {model} is too "
-            "weak for these tasks. A larger model helps: `atlas models pull qwen2.5-coder-1.5b` then "
-            "`--model local:qwen2.5-coder-1.5b`, or a hosted model (`--model openai/gpt-4.1-mini`).")
+    return (
+        f"No episode was solved by any design, so these scores cannot tell designs apart: {model} is too "
+        "weak for these tasks. A larger model helps: `atlas models pull qwen2.5-coder-1.5b` then "
+        "`--model local:qwen2.5-coder-1.5b`, or a hosted model (`--model openai/gpt-4.1-mini`)."
+    )
 
 
 def _config_value(run_dir: Path, key: str) -> Any:
@@ -205,15 +245,18 @@ def usage_line(archive: Any) -> str:
     keys = ("prompt_tokens", "completion_tokens", "calls")
     tot = {k: sum(int(e.usage.get(k, 0) or 0) for e in archive) for k in keys}
     cost = sum(float(e.usage.get("cost_usd", 0.0) or 0.0) for e in archive)
-    line = (f"tokens: {tot['prompt_tokens'] + tot['completion_tokens']:,} (prompt {tot['prompt_tokens']:,}, "
-            f"completion {tot['completion_tokens']:,}) in {tot['calls']:,} LLM calls; cost ${cost:.4f}")
+    line = (
+        f"tokens: {tot['prompt_tokens'] + tot['completion_tokens']:,} (prompt {tot['prompt_tokens']:,}, "
+        f"completion {tot['completion_tokens']:,}) in {tot['calls']:,} LLM calls; cost ${cost:.4f}"
+    )
     if saved := archive.episodes_saved():
         line += f"; staged evaluation saved {saved} deployment episodes"
     return line
 
 
-def _run_search(console: Any, *, model: str | None, meta_model: str | None, resume: Path | None,
-                **kwargs: Any) -> tuple[Any, Path | None]:
+def _run_search(
+    console: Any, *, model: str | None, meta_model: str | None, resume: Path | None, **kwargs: Any
+) -> tuple[Any, Path | None]:
     from atlas.alma.loop import run
     from atlas.errors import AtlasError
 
@@ -223,8 +266,11 @@ def _run_search(console: Any, *, model: str | None, meta_model: str | None, resu
         from atlas.alma.meta_model import default_meta_model
 
         meta_model, why = default_meta_model(model)
-    meta_llm = (llm if not meta_model or meta_model == model
-                else _make_client(meta_model, "meta model", console, why=why))
+    meta_llm = (
+        llm
+        if not meta_model or meta_model == model
+        else _make_client(meta_model, "meta model", console, why=why)
+    )
     if meta_llm is llm:
         console.print("meta model: same as the task model")
     if resume is None:  # a new run saves the model names in its settings; a resumed run has them
@@ -260,14 +306,20 @@ def with_env_options(func: Callable[..., None]) -> Callable[..., None]:
     sig = inspect.signature(func)
     own = [q for q in sig.parameters.values() if q.name != "env_settings"]
     extra = [
-        inspect.Parameter(p.key, inspect.Parameter.KEYWORD_ONLY,
-                          default=typer.Option(p.default, p.cli_flag, help=p.help),
-                          annotation=p.type if p.default is not None else Optional[p.type])  # noqa: UP045
+        inspect.Parameter(
+            p.key,
+            inspect.Parameter.KEYWORD_ONLY,
+            default=typer.Option(p.default, p.cli_flag, help=p.help),
+            annotation=p.type if p.default is not None else Optional[p.type],  # noqa: UP045
+        )
         for p in params
     ]
     at = next((i + 1 for i, q in enumerate(own) if q.name == "episodes"), len(own))
-    ordered = [q.replace(kind=inspect.Parameter.KEYWORD_ONLY) for q in own[:at]] + extra + [
-        q.replace(kind=inspect.Parameter.KEYWORD_ONLY) for q in own[at:]]
+    ordered = (
+        [q.replace(kind=inspect.Parameter.KEYWORD_ONLY) for q in own[:at]]
+        + extra
+        + [q.replace(kind=inspect.Parameter.KEYWORD_ONLY) for q in own[at:]]
+    )
 
     @functools.wraps(func)
     def command(**kwargs: Any) -> None:
@@ -275,7 +327,10 @@ def with_env_options(func: Callable[..., None]) -> Callable[..., None]:
         return func(env_settings=settings, **kwargs)
 
     command.__signature__ = sig.replace(parameters=ordered)  # type: ignore[attr-defined]
-    command.__annotations__ = {**func.__annotations__, **{p.key: q.annotation for p, q in zip(params, extra, strict=True)}}
+    command.__annotations__ = {
+        **func.__annotations__,
+        **{p.key: q.annotation for p, q in zip(params, extra, strict=True)},
+    }
     return command
 
 
@@ -286,56 +341,111 @@ def register(app: typer.Typer) -> None:
     @with_env_options
     def run_cmd(
         env: str = typer.Option("graphworld", "--env", help=ENV_HELP),
-        iterations: int | None = typer.Option(None, "--iterations", help="Evolutionary iterations (default 5; "
-                                              "with --resume: raise the total)."),
-        episodes: int = typer.Option(3, "--episodes", help="Tasks per collection phase and per deployment seed."),
+        iterations: int | None = typer.Option(
+            None, "--iterations", help="Evolutionary iterations (default 5; with --resume: raise the total)."
+        ),
+        episodes: int = typer.Option(
+            3, "--episodes", help="Tasks per collection phase and per deployment seed."
+        ),
         seed: int = typer.Option(42, "--seed", help="Random seed (tasks, sampling)."),
-        family: int | None = typer.Option(None, "--family", help="Family seed shared by all tasks "
-                                          "(default: same as --seed)."),
-        no_family: bool = typer.Option(False, "--no-family", help="Disable family mode: every task its own layout."),
-        deploy_seeds: int = typer.Option(8, "--deploy-seeds", help="Seed offsets for deployment scoring: "
-                                         "deployment tasks = --episodes × --deploy-seeds (default 3 × 8 = 24, "
-                                         "enough for a paired 95% interval to show a +0.15 gain; fewer for a "
-                                         "quick run)."),
-        model: str | None = typer.Option(None, "--model", help="Task model (default: provider key in the "
-                                         "environment, else the local model)."),
-        meta_model: str | None = typer.Option(None, "--meta-model", help="Model of the meta and debug agents "
-                                              "(default: local:qwen2.5-coder-1.5b when the task model is "
-                                              "local and that model is installed, else --model)."),
-        embed_model: str | None = typer.Option(None, "--embed-model", help="Embedding model for designs' vector "
-                                               "store (default: local MiniLM)."),
+        family: int | None = typer.Option(
+            None, "--family", help="Family seed shared by all tasks (default: same as --seed)."
+        ),
+        no_family: bool = typer.Option(
+            False, "--no-family", help="Disable family mode: every task its own layout."
+        ),
+        deploy_seeds: int = typer.Option(
+            8,
+            "--deploy-seeds",
+            help="Seed offsets for deployment scoring: "
+            "deployment tasks = --episodes × --deploy-seeds (default 3 × 8 = 24, "
+            "enough for a paired 95% interval to show a +0.15 gain; fewer for a "
+            "quick run).",
+        ),
+        model: str | None = typer.Option(
+            None,
+            "--model",
+            help="Task model (default: provider key in the environment, else the local model).",
+        ),
+        meta_model: str | None = typer.Option(
+            None,
+            "--meta-model",
+            help="Model of the meta and debug agents "
+            "(default: local:qwen2.5-coder-1.5b when the task model is "
+            "local and that model is installed, else --model).",
+        ),
+        embed_model: str | None = typer.Option(
+            None, "--embed-model", help="Embedding model for designs' vector store (default: local MiniLM)."
+        ),
         no_embed: bool = typer.Option(False, "--no-embed", help="No embedding model: n-gram vectors."),
         no_trace: bool = typer.Option(False, "--no-trace", help="Do not write trace.jsonl."),
         quiet: bool = typer.Option(False, "--quiet", help="No progress bars or per-iteration lines."),
-        run_dir: Path | None = typer.Option(None, "--run-dir", help="Run folder (default runs/<env>-<time>)."),
-        resume: Path | None = typer.Option(None, "--resume", help="Continue a stopped run from its folder "
-                                           "(its saved settings are used)."),
+        run_dir: Path | None = typer.Option(
+            None, "--run-dir", help="Run folder (default runs/<env>-<time>)."
+        ),
+        resume: Path | None = typer.Option(
+            None, "--resume", help="Continue a stopped run from its folder (its saved settings are used)."
+        ),
         concurrency: int = typer.Option(4, "--concurrency", help="Deployment episodes run at once."),
-        baselines: str = typer.Option("all", "--baselines", help="Library baselines seeded into the archive: "
-                                      "comma-separated names, 'all' or 'none' (no_memory is always there)."),
-        max_turns: int | None = typer.Option(None, "--max-turns", help="Task agent turns per episode "
-                                             "(default: the environment's step limit + 8)."),
-        max_cost: float | None = typer.Option(None, "--max-cost", min=0.0, help="Stop the search cleanly once "
-                                              "the run has cost this many dollars (providers that report a "
-                                              "cost); --resume with a higher value continues."),
-        max_minutes: float | None = typer.Option(None, "--max-minutes", min=0.0, help="Stop the search cleanly "
-                                                 "before the first generation that starts after this many "
-                                                 "minutes (the archive is saved; --resume continues)."),
-        stage_tasks: int = typer.Option(8, "--stage-tasks", min=0, help="Staged evaluation: a new design plays "
-                                        "the deployment tasks in batches of this many and goes on only while "
-                                        "it can still beat the best design so far; a design stopped early is "
-                                        "marked 'minibatch' and claims nothing (0: play every task)."),
-        stage_rule: str = typer.Option("ci", "--stage-rule", help="When to stop a staged design: 'bound' (only "
-                                       "when even perfect scores on the remaining tasks could not beat the "
-                                       "best) or 'ci' (also when its paired 95% interval against the best "
-                                       "on the tasks played is below 0)."),
-        meta_operators: str = typer.Option("write,edit,crossover", "--meta-operators", help="How each "
-                                           "generation's design is made, cycled by generation: 'write' a new "
-                                           "module, 'edit' one function of a parent, 'crossover' two parents' "
-                                           "update and recall (from code, no model call; falls back to write "
-                                           "when the child fails the design check)."),
-        no_replay: bool = typer.Option(False, "--no-replay", help="Do not replay identical greedy task-model "
-                                       "prompts from the on-disk cache (local models; on by default)."),
+        baselines: str = typer.Option(
+            "all",
+            "--baselines",
+            help="Library baselines seeded into the archive: "
+            "comma-separated names, 'all' or 'none' (no_memory is always there).",
+        ),
+        max_turns: int | None = typer.Option(
+            None,
+            "--max-turns",
+            help="Task agent turns per episode (default: the environment's step limit + 8).",
+        ),
+        max_cost: float | None = typer.Option(
+            None,
+            "--max-cost",
+            min=0.0,
+            help="Stop the search cleanly once "
+            "the run has cost this many dollars (providers that report a "
+            "cost); --resume with a higher value continues.",
+        ),
+        max_minutes: float | None = typer.Option(
+            None,
+            "--max-minutes",
+            min=0.0,
+            help="Stop the search cleanly "
+            "before the first generation that starts after this many "
+            "minutes (the archive is saved; --resume continues).",
+        ),
+        stage_tasks: int = typer.Option(
+            8,
+            "--stage-tasks",
+            min=0,
+            help="Staged evaluation: a new design plays "
+            "the deployment tasks in batches of this many and goes on only while "
+            "it can still beat the best design so far; a design stopped early is "
+            "marked 'minibatch' and claims nothing (0: play every task).",
+        ),
+        stage_rule: str = typer.Option(
+            "ci",
+            "--stage-rule",
+            help="When to stop a staged design: 'bound' (only "
+            "when even perfect scores on the remaining tasks could not beat the "
+            "best) or 'ci' (also when its paired 95% interval against the best "
+            "on the tasks played is below 0).",
+        ),
+        meta_operators: str = typer.Option(
+            "write,edit,crossover",
+            "--meta-operators",
+            help="How each "
+            "generation's design is made, cycled by generation: 'write' a new "
+            "module, 'edit' one function of a parent, 'crossover' two parents' "
+            "update and recall (from code, no model call; falls back to write "
+            "when the child fails the design check).",
+        ),
+        no_replay: bool = typer.Option(
+            False,
+            "--no-replay",
+            help="Do not replay identical greedy task-model "
+            "prompts from the on-disk cache (local models; on by default).",
+        ),
         env_settings: dict[str, Any] | None = None,
     ) -> None:
         """Run an ALMA search: evolve memory designs, scored on held-out deployment tasks."""
@@ -346,12 +456,24 @@ def register(app: typer.Typer) -> None:
         if max_minutes is not None:
             kwargs["max_minutes"] = max_minutes
         if resume is None:
-            kwargs.update(env=env, episodes=episodes, seed=seed, family=family,
-                          use_family=not no_family, deploy_seeds=deploy_seeds,
-                          embed_model=embed_model, no_embed=no_embed, **(env_settings or {}),
-                          run_dir=run_dir, baselines=parse_baselines(baselines), max_turns=max_turns,
-                          stage_tasks=stage_tasks, stage_rule=stage_rule, replay_cache=not no_replay,
-                          meta_operators=[o.strip() for o in meta_operators.split(",") if o.strip()])
+            kwargs.update(
+                env=env,
+                episodes=episodes,
+                seed=seed,
+                family=family,
+                use_family=not no_family,
+                deploy_seeds=deploy_seeds,
+                embed_model=embed_model,
+                no_embed=no_embed,
+                **(env_settings or {}),
+                run_dir=run_dir,
+                baselines=parse_baselines(baselines),
+                max_turns=max_turns,
+                stage_tasks=stage_tasks,
+                stage_rule=stage_rule,
+                replay_cache=not no_replay,
+                meta_operators=[o.strip() for o in meta_operators.split(",") if o.strip()],
+            )
         else:
             from atlas.alma.config import AlmaConfig
             from atlas.errors import ConfigError
@@ -365,7 +487,9 @@ def register(app: typer.Typer) -> None:
             meta_model = meta_model or saved.meta_model
         if iterations is not None:
             kwargs["iterations"] = iterations
-        archive, trace_path = _run_search(console, model=model, meta_model=meta_model, resume=resume, **kwargs)
+        archive, trace_path = _run_search(
+            console, model=model, meta_model=meta_model, resume=resume, **kwargs
+        )
         console.print(results_table(archive))
         console.print(usage_line(archive))
         if hint := nothing_solved_hint(archive):
@@ -377,25 +501,47 @@ def register(app: typer.Typer) -> None:
     @app.command("eval")
     @with_env_options
     def eval_cmd(
-        design: str = typer.Argument(..., help="A design file (.py) or a library baseline name (e.g. no_memory)."),
+        design: str = typer.Argument(
+            ..., help="A design file (.py) or a library baseline name (e.g. no_memory)."
+        ),
         env: str = typer.Option("graphworld", "--env", help=ENV_HELP),
-        episodes: int = typer.Option(3, "--episodes", help="Tasks per collection phase and per deployment seed."),
+        episodes: int = typer.Option(
+            3, "--episodes", help="Tasks per collection phase and per deployment seed."
+        ),
         seed: int = typer.Option(42, "--seed", help="Random seed of the tasks."),
         family: int | None = typer.Option(None, "--family", help="Family seed (default: --seed)."),
         no_family: bool = typer.Option(False, "--no-family", help="Disable family mode."),
-        deploy_seeds: int = typer.Option(8, "--deploy-seeds", help="Seed offsets for deployment scoring "
-                                         "(deployment tasks = --episodes × --deploy-seeds)."),
-        model: str | None = typer.Option(None, "--model", help="Task model (default resolution as in `atlas run`)."),
-        embed_model: str | None = typer.Option(None, "--embed-model", help="Embedding model (default local MiniLM)."),
-        no_embed: bool = typer.Option(False, "--no-embed", help="n-gram vectors instead of an embedding model."),
-        run_dir: Path | None = typer.Option(None, "--run-dir", help="Where to write logs (default runs/eval-…)."),
+        deploy_seeds: int = typer.Option(
+            8,
+            "--deploy-seeds",
+            help="Seed offsets for deployment scoring (deployment tasks = --episodes × --deploy-seeds).",
+        ),
+        model: str | None = typer.Option(
+            None, "--model", help="Task model (default resolution as in `atlas run`)."
+        ),
+        embed_model: str | None = typer.Option(
+            None, "--embed-model", help="Embedding model (default local MiniLM)."
+        ),
+        no_embed: bool = typer.Option(
+            False, "--no-embed", help="n-gram vectors instead of an embedding model."
+        ),
+        run_dir: Path | None = typer.Option(
+            None, "--run-dir", help="Where to write logs (default runs/eval-…)."
+        ),
         concurrency: int = typer.Option(4, "--concurrency", help="Deployment episodes run at once."),
         quiet: bool = typer.Option(False, "--quiet", help="No progress bars."),
-        max_turns: int | None = typer.Option(None, "--max-turns", help="Task agent turns per episode "
-                                             "(default: the environment's step limit + 8)."),
-        as_json: bool = typer.Option(False, "--json", help="Print one JSON object: per-task scores of the "
-                                     "design and of no memory, the paired difference with its 95% interval, "
-                                     "the settings."),
+        max_turns: int | None = typer.Option(
+            None,
+            "--max-turns",
+            help="Task agent turns per episode (default: the environment's step limit + 8).",
+        ),
+        as_json: bool = typer.Option(
+            False,
+            "--json",
+            help="Print one JSON object: per-task scores of the "
+            "design and of no memory, the paired difference with its 95% interval, "
+            "the settings.",
+        ),
         env_settings: dict[str, Any] | None = None,
     ) -> None:
         """Score one design: collection, deployment, the no-memory baseline on the same tasks, and the
@@ -416,11 +562,26 @@ def register(app: typer.Typer) -> None:
             _fail("the design fails the static check:\n" + "\n".join(f"  {p}" for p in problems))
         llm = _make_client(model, "task model", console)
         try:
-            entry, archive = run_sync(aevaluate(
-                d, llm=llm, env=env, run_dir=run_dir, episodes=episodes, seed=seed, family=family,
-                use_family=not no_family, deploy_seeds=deploy_seeds, model=model, embed_model=embed_model,
-                no_embed=no_embed, concurrency=concurrency, quiet=quiet,
-                max_turns=max_turns, **(env_settings or {})))
+            entry, archive = run_sync(
+                aevaluate(
+                    d,
+                    llm=llm,
+                    env=env,
+                    run_dir=run_dir,
+                    episodes=episodes,
+                    seed=seed,
+                    family=family,
+                    use_family=not no_family,
+                    deploy_seeds=deploy_seeds,
+                    model=model,
+                    embed_model=embed_model,
+                    no_embed=no_embed,
+                    concurrency=concurrency,
+                    quiet=quiet,
+                    max_turns=max_turns,
+                    **(env_settings or {}),
+                )
+            )
         except AtlasError as exc:
             _fail(exc)
             raise
@@ -444,21 +605,35 @@ def register(app: typer.Typer) -> None:
     def headroom_cmd(
         env: str = typer.Option("graphworld", "--env", help=ENV_HELP),
         tasks: int = typer.Option(12, "--tasks", help="Deployment tasks played under each condition."),
-        episodes: int = typer.Option(3, "--episodes", help="Tasks per deployment seed in a search (sets which "
-                                     "tasks are used, as in `atlas run`)."),
+        episodes: int = typer.Option(
+            3,
+            "--episodes",
+            help="Tasks per deployment seed in a search (sets which tasks are used, as in `atlas run`).",
+        ),
         seed: int = typer.Option(42, "--seed", help="Random seed of the tasks (as in `atlas run`)."),
         family: int | None = typer.Option(None, "--family", help="Family seed (default: --seed)."),
         no_family: bool = typer.Option(False, "--no-family", help="Disable family mode."),
-        deploy_seeds: int = typer.Option(3, "--deploy-seeds", help="Deployment seed offsets the tasks come from."),
-        model: str | None = typer.Option(None, "--model", help="Task model (default resolution as in `atlas run`)."),
+        deploy_seeds: int = typer.Option(
+            3, "--deploy-seeds", help="Deployment seed offsets the tasks come from."
+        ),
+        model: str | None = typer.Option(
+            None, "--model", help="Task model (default resolution as in `atlas run`)."
+        ),
         concurrency: int = typer.Option(1, "--concurrency", help="Episodes played at once."),
-        max_turns: int | None = typer.Option(None, "--max-turns", help="Task agent turns per episode "
-                                             "(default: the environment's step limit + 8)."),
-        conditions: str = typer.Option("none,learnable,full", "--conditions",
-                                       help="Comma-separated subset of none, learnable, full."),
+        max_turns: int | None = typer.Option(
+            None,
+            "--max-turns",
+            help="Task agent turns per episode (default: the environment's step limit + 8).",
+        ),
+        conditions: str = typer.Option(
+            "none,learnable,full", "--conditions", help="Comma-separated subset of none, learnable, full."
+        ),
         as_json: bool = typer.Option(False, "--json", help="Print one JSON object instead of tables."),
-        episodes_out: Path | None = typer.Option(None, "--episodes-out", help="Also write every episode "
-                                                 "(advice, actions, outcome) to this JSONL file."),
+        episodes_out: Path | None = typer.Option(
+            None,
+            "--episodes-out",
+            help="Also write every episode (advice, actions, outcome) to this JSONL file.",
+        ),
         env_settings: dict[str, Any] | None = None,
     ) -> None:
         """Measure how much any memory could help: the same deployment tasks played with no advice, with
@@ -475,10 +650,22 @@ def register(app: typer.Typer) -> None:
         progress = _episode_progress(console, tasks * len(wanted), quiet=as_json)
         try:
             with progress:
-                result = headroom(env=env, tasks=tasks, llm=llm, conditions=wanted, concurrency=concurrency,
-                                  on_episode=lambda _ep: progress.advance(), episodes=episodes,
-                                  seed=seed, family=family, use_family=not no_family, deploy_seeds=deploy_seeds,
-                                  model=model, max_turns=max_turns, **(env_settings or {}))
+                result = headroom(
+                    env=env,
+                    tasks=tasks,
+                    llm=llm,
+                    conditions=wanted,
+                    concurrency=concurrency,
+                    on_episode=lambda _ep: progress.advance(),
+                    episodes=episodes,
+                    seed=seed,
+                    family=family,
+                    use_family=not no_family,
+                    deploy_seeds=deploy_seeds,
+                    model=model,
+                    max_turns=max_turns,
+                    **(env_settings or {}),
+                )
         except AtlasError as exc:
             _fail(str(exc))
             raise
@@ -494,27 +681,51 @@ def register(app: typer.Typer) -> None:
     @app.command("demo")
     def demo_cmd(
         iterations: int = typer.Option(1, "--iterations", help="Evolutionary iterations (small on purpose)."),
-        model: str | None = typer.Option(None, "--model", help="Model for everything (default: provider key, "
-                                         "else the local model)."),
-        run_dir: Path | None = typer.Option(None, "--run-dir", help="Run folder (default runs/graphworld-<time>)."),
+        model: str | None = typer.Option(
+            None, "--model", help="Model for everything (default: provider key, else the local model)."
+        ),
+        run_dir: Path | None = typer.Option(
+            None, "--run-dir", help="Run folder (default runs/graphworld-<time>)."
+        ),
         quiet: bool = typer.Option(False, "--quiet", help="No progress bars."),
-        baselines: str = typer.Option(DEMO_BASELINES, "--baselines", help="Library baselines in the table "
-                                      "(comma-separated, 'all' or 'none'); few by default to keep the demo short."),
-        max_turns: int = typer.Option(12, "--max-turns", help="Task agent turns per episode (5 rooms need few)."),
+        baselines: str = typer.Option(
+            DEMO_BASELINES,
+            "--baselines",
+            help="Library baselines in the table "
+            "(comma-separated, 'all' or 'none'); few by default to keep the demo short.",
+        ),
+        max_turns: int = typer.Option(
+            12, "--max-turns", help="Task agent turns per episode (5 rooms need few)."
+        ),
     ) -> None:
         """The main job, small: a short real search on GraphWorld (5 rooms, 2 episodes, 1 deployment seed)
         with the default model and the local embedder, then the results table."""
         import time
 
         console = _console()
-        console.print("[bold]ATLAS demo[/bold]: evolving memory designs on GraphWorld "
-                      "(rooms 5, episodes 2, deploy-seeds 1, iterations "
-                      f"{iterations}); the local model takes a while on 2 cores.")
+        console.print(
+            "[bold]ATLAS demo[/bold]: evolving memory designs on GraphWorld "
+            "(rooms 5, episodes 2, deploy-seeds 1, iterations "
+            f"{iterations}); the local model takes a while on 2 cores."
+        )
         t0 = time.perf_counter()
-        archive, _trace = _run_search(console, model=model, meta_model=None, resume=None, env="graphworld",
-                                          iterations=iterations, episodes=2, rooms=5, deploy_seeds=1, seed=42,
-                                          run_dir=run_dir, quiet=quiet, concurrency=1, max_turns=max_turns,
-                                          baselines=parse_baselines(baselines))
+        archive, _trace = _run_search(
+            console,
+            model=model,
+            meta_model=None,
+            resume=None,
+            env="graphworld",
+            iterations=iterations,
+            episodes=2,
+            rooms=5,
+            deploy_seeds=1,
+            seed=42,
+            run_dir=run_dir,
+            quiet=quiet,
+            concurrency=1,
+            max_turns=max_turns,
+            baselines=parse_baselines(baselines),
+        )
         console.print(results_table(archive, title="ATLAS demo — GraphWorld"))
         console.print(usage_line(archive))
         if hint := nothing_solved_hint(archive):
@@ -548,18 +759,41 @@ def show_cmd(run_dir: Path = typer.Argument(..., help="Run folder (or an archive
     arch = _load(run_dir)
     base = (arch.baseline or {}).get("score")
     table = Table(title=f"{run_dir} — baseline {_fmt(base)}")
-    for col in ("id", "name", "origin", "gen", "status", "parents", "collection", "deployment", "normalized",
-                "novelty", "sampled"):
+    for col in (
+        "id",
+        "name",
+        "origin",
+        "gen",
+        "status",
+        "parents",
+        "collection",
+        "deployment",
+        "normalized",
+        "novelty",
+        "sampled",
+    ):
         table.add_column(col)
     for e in arch:
         status = e.status if e.stage == "full" else f"{e.status} (stopped {_staged(e)})"
-        table.add_row(e.id, _shown(e.name), e.origin, str(e.generation), status, ",".join(e.parent_ids),
-                      _fmt(e.collection_score), _fmt(e.deployment_score), _fmt(e.normalized_score, True),
-                      _fmt(e.novelty), str(e.times_sampled))
+        table.add_row(
+            e.id,
+            _shown(e.name),
+            e.origin,
+            str(e.generation),
+            status,
+            ",".join(e.parent_ids),
+            _fmt(e.collection_score),
+            _fmt(e.deployment_score),
+            _fmt(e.normalized_score, True),
+            _fmt(e.novelty),
+            str(e.times_sampled),
+        )
     saved = arch.episodes_saved()
     if saved or any(e.stage != "full" for e in arch):
-        table.caption = (f"staged evaluation saved {saved} deployment episodes; a design 'stopped' after a "
-                         "minibatch could not beat the best so far, and its scores cover only the tasks it played")
+        table.caption = (
+            f"staged evaluation saved {saved} deployment episodes; a design 'stopped' after a "
+            "minibatch could not beat the best so far, and its scores cover only the tasks it played"
+        )
     _console().print(table)
 
 
@@ -580,9 +814,11 @@ def best_cmd(
     if source:
         best = _load(run_dir, hydrate=[best.id]).get(best.id)
     c = _console()
-    c.print(f"{best.id} {_shown(best.name)} ({best.origin}, generation {best.generation}): collection "
-            f"{_fmt(best.collection_score)}, deployment {_fmt(best.deployment_score)}, normalized "
-            f"{_fmt(best.normalized_score, True)}")
+    c.print(
+        f"{best.id} {_shown(best.name)} ({best.origin}, generation {best.generation}): collection "
+        f"{_fmt(best.collection_score)}, deployment {_fmt(best.deployment_score)}, normalized "
+        f"{_fmt(best.normalized_score, True)}"
+    )
     if source and best.source:
         from atlas.core.safetext import safe_text
 
@@ -592,13 +828,24 @@ def best_cmd(
 @archive_app.command("export")
 def export_cmd(
     run_dir: Path = typer.Argument(..., help="Run folder (or an archive.json)."),
-    best: bool = typer.Option(False, "--best", help="Export the best design as a self-contained folder (--out)."),
-    design: str | None = typer.Option(None, "--design", help="Export this design id (e.g. d-0009) as a folder."),
-    out: Path | None = typer.Option(None, "--out", help="With --best/--design: the folder to write (design "
-                                    "source, learned memory, advice.jsonl, manifest, README)."),
-    output: Path = typer.Option(Path("archive-export.json"), "--output", "-o",
-                                help="Without --best/--design: where to write the whole archive as one JSON "
-                                "(sources inline)."),
+    best: bool = typer.Option(
+        False, "--best", help="Export the best design as a self-contained folder (--out)."
+    ),
+    design: str | None = typer.Option(
+        None, "--design", help="Export this design id (e.g. d-0009) as a folder."
+    ),
+    out: Path | None = typer.Option(
+        None,
+        "--out",
+        help="With --best/--design: the folder to write (design "
+        "source, learned memory, advice.jsonl, manifest, README).",
+    ),
+    output: Path = typer.Option(
+        Path("archive-export.json"),
+        "--output",
+        "-o",
+        help="Without --best/--design: where to write the whole archive as one JSON (sources inline).",
+    ),
 ) -> None:
     """Export one design with what it learned (--best | --design ID, --out DIR), or the whole archive as
     one JSON file (-o FILE)."""
@@ -649,8 +896,16 @@ def relearn_cmd(
         raise
     c = _console()
     for r in results:
-        c.print(f"{r.design_id} {r.name}: " + (f"rebuilt ({r.recalls_matched} recalls matched the run)" if r.ok
-                                                else f"not rebuilt: {r.reason}"), highlight=False, markup=False)
+        c.print(
+            f"{r.design_id} {r.name}: "
+            + (
+                f"rebuilt ({r.recalls_matched} recalls matched the run)"
+                if r.ok
+                else f"not rebuilt: {r.reason}"
+            ),
+            highlight=False,
+            markup=False,
+        )
     if not results:
         c.print("nothing to rebuild: every design that ran already has its learned memory")
 

@@ -12,8 +12,9 @@ from typing import Any
 
 import typer
 
-app = typer.Typer(help="Memory designs: check one in the sandbox, list and show the baselines.",
-                  no_args_is_help=True)
+app = typer.Typer(
+    help="Memory designs: check one in the sandbox, list and show the baselines.", no_args_is_help=True
+)
 
 
 def _console(stderr: bool = False) -> Any:
@@ -24,20 +25,40 @@ def _console(stderr: bool = False) -> Any:
 
 @app.command("check")
 def check(
-    file: Path = typer.Argument(..., help="Design source file (.py) defining update(memory, episode, tools) "
-                                "and recall(memory, task, tools)."),
-    env: str = typer.Option("graphworld", "--env", "-e", help="Environment whose built-in policy plays the "
-                            "smoke-run episodes: graphworld | alfworld | textworld."),
+    file: Path = typer.Argument(
+        ...,
+        help="Design source file (.py) defining update(memory, episode, tools) "
+        "and recall(memory, task, tools).",
+    ),
+    env: str = typer.Option(
+        "graphworld",
+        "--env",
+        "-e",
+        help="Environment whose built-in policy plays the "
+        "smoke-run episodes: graphworld | alfworld | textworld.",
+    ),
     episodes: int = typer.Option(3, "--episodes", "-n", min=0, help="Collection episodes to update on."),
-    recall_tasks: int = typer.Option(2, "--recall-tasks", min=1, help="Unseen tasks to recall on after freezing."),
+    recall_tasks: int = typer.Option(
+        2, "--recall-tasks", min=1, help="Unseen tasks to recall on after freezing."
+    ),
     seed: int = typer.Option(0, "--seed", help="Seed of the generated tasks and of the policy."),
-    model: str | None = typer.Option(None, "--model", "-m", help="Model answering the design's summarize/analyze "
-                                     "calls (default: a deterministic stub, no LLM needed)."),
+    model: str | None = typer.Option(
+        None,
+        "--model",
+        "-m",
+        help="Model answering the design's summarize/analyze "
+        "calls (default: a deterministic stub, no LLM needed).",
+    ),
     timeout: float = typer.Option(10.0, "--timeout", help="Wall-clock seconds of design time per call."),
-    no_embed: bool = typer.Option(False, "--no-embed", help="Use the n-gram embedder instead of MiniLM (faster "
-                                  "start, meaningless similarity scores)."),
+    no_embed: bool = typer.Option(
+        False,
+        "--no-embed",
+        help="Use the n-gram embedder instead of MiniLM (faster start, meaningless similarity scores).",
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print the report as JSON instead of a rich table."),
-    feedback: bool = typer.Option(False, "--feedback", help="Print the compact text the meta-agent is shown."),
+    feedback: bool = typer.Option(
+        False, "--feedback", help="Print the compact text the meta-agent is shown."
+    ),
 ) -> None:
     """Static check, then a sandboxed smoke run (update on N policy episodes, recall on unseen tasks).
 
@@ -68,8 +89,16 @@ def check(
             from atlas.infra.llm import make_llm
 
             llm = make_llm(model)
-        report = smoke_run(design, env, episodes, recall_tasks=recall_tasks, seed=seed, llm=llm,
-                           embedder=embedder, limits=SandboxLimits(timeout_s=timeout))
+        report = smoke_run(
+            design,
+            env,
+            episodes,
+            recall_tasks=recall_tasks,
+            seed=seed,
+            llm=llm,
+            embedder=embedder,
+            limits=SandboxLimits(timeout_s=timeout),
+        )
     except AtlasError as exc:  # the design's faults are in the report; this is the input or ATLAS failing
         from atlas.cli.exits import exit_code
 

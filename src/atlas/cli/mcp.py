@@ -32,11 +32,15 @@ def register(app: typer.Typer) -> None:
             "LLM behind the design's summarize/analyze tools (default: none, those tools are refused).",
         ),
         design: Path | None = typer.Option(
-            None, "--design", help="Serve an exported design (`atlas archive export ... --out DIR`): tools "
+            None,
+            "--design",
+            help="Serve an exported design (`atlas archive export ... --out DIR`): tools "
             "recall, update and memory_info instead of the memory library.",
         ),
         learn: bool = typer.Option(
-            False, "--learn", help="With --design: allow update; each namespace learns on its own copy.",
+            False,
+            "--learn",
+            help="With --design: allow update; each namespace learns on its own copy.",
         ),
     ) -> None:
         """Serve get_guidelines, save_trajectory, search_experiences, store_experience, list_guidelines
@@ -48,7 +52,9 @@ def register(app: typer.Typer) -> None:
             if design is not None:
                 from atlas.mcp_design import serve_design
 
-                serve_design(design, transport=transport, host=host, port=port, learn=learn, model=model, state=path)
+                serve_design(
+                    design, transport=transport, host=host, port=port, learn=learn, model=model, state=path
+                )
                 return
             serve(transport=transport, host=host, port=port, path=path, model=model)
         except AtlasError as exc:

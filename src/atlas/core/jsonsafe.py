@@ -36,8 +36,9 @@ def check_depth(value: Any, *, max_depth: int = MAX_DEPTH, what: str = "JSON") -
     return value
 
 
-def loads(text: str | bytes, *, what: str = "JSON", max_bytes: int | None = None,
-          max_depth: int = MAX_DEPTH) -> Any:
+def loads(
+    text: str | bytes, *, what: str = "JSON", max_bytes: int | None = None, max_depth: int = MAX_DEPTH
+) -> Any:
     """Parse ``text`` as JSON within the limits, or raise InvalidInputError saying what is wrong."""
     if max_bytes is not None and len(text) > max_bytes:
         raise InvalidInputError(f"{what}: {len(text)} bytes, over the limit of {max_bytes}")
@@ -51,7 +52,9 @@ def loads(text: str | bytes, *, what: str = "JSON", max_bytes: int | None = None
     except RecursionError as exc:
         raise InvalidInputError(f"{what}: nests deeper than {max_depth} levels; flatten it") from exc
     except json.JSONDecodeError as exc:
-        raise InvalidInputError(f"{what}: not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})") from exc
+        raise InvalidInputError(
+            f"{what}: not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})"
+        ) from exc
     except ValueError as exc:  # e.g. an integer with more digits than Python converts
         raise InvalidInputError(f"{what}: not valid JSON ({exc})") from exc
     return check_depth(value, max_depth=max_depth, what=what)

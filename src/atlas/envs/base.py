@@ -109,7 +109,9 @@ class EpisodeRecorder:
             data = None
             err = error
         action = action_text(tool, args) if tool else (raw or "(no action)")
-        step = Step(action=action, observation=text, thought=thought, error=err, tool=tool, args=args, data=data)
+        step = Step(
+            action=action, observation=text, thought=thought, error=err, tool=tool, args=args, data=data
+        )
         self.steps.append(step)
         return step
 

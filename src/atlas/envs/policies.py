@@ -22,8 +22,13 @@ from atlas.errors import EnvError
 from atlas.protocols.env import Action, Environment
 
 
-def _run(env: Environment, task: Task, choose: Callable[[dict[str, Any]], Action | None], policy: str,
-         max_turns: int | None) -> Trajectory:
+def _run(
+    env: Environment,
+    task: Task,
+    choose: Callable[[dict[str, Any]], Action | None],
+    policy: str,
+    max_turns: int | None,
+) -> Trajectory:
     obs = env.reset(task)
     rec = EpisodeRecorder(env, task, obs)
     limit = max_turns if max_turns is not None else 3 * env.max_steps + 5
@@ -43,8 +48,10 @@ def _run(env: Environment, task: Task, choose: Callable[[dict[str, Any]], Action
 def _random_chooser(env: Environment, rng: random.Random) -> Callable[[dict[str, Any]], Action | None]:
     candidates = getattr(env, "candidate_actions", None)
     if not callable(candidates):
-        raise EnvError(f"environment {env.name!r} has neither an explorer (register_env(..., explorer=...)) nor "
-                       "candidate_actions(observation): no policy can play it without an LLM")
+        raise EnvError(
+            f"environment {env.name!r} has neither an explorer (register_env(..., explorer=...)) nor "
+            "candidate_actions(observation): no policy can play it without an LLM"
+        )
 
     def choose(obs: dict[str, Any]) -> Action | None:
         acts = candidates(obs)

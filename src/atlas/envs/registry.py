@@ -84,7 +84,9 @@ def _tools_schema(env: Environment) -> dict[str, Any]:
     """The default context schema: what the tools are; the meta-agent sees at least the action space."""
     return {
         "summary": f"the {env.name} environment",
-        "tools": [{"name": t.name, "description": t.description, "parameters": t.parameters} for t in env.tools()],
+        "tools": [
+            {"name": t.name, "description": t.description, "parameters": t.parameters} for t in env.tools()
+        ],
     }
 
 
@@ -129,8 +131,10 @@ class EnvSpec:
             return str(self.oracle_advice_hook(env, task, level))
         method = getattr(env, "oracle_advice", None)
         if not callable(method):
-            raise ConfigError(f"environment {env.name!r} has no oracle_advice: headroom cannot be measured for it "
-                              "(register it with register_env(..., oracle_advice=...))")
+            raise ConfigError(
+                f"environment {env.name!r} has no oracle_advice: headroom cannot be measured for it "
+                "(register it with register_env(..., oracle_advice=...))"
+            )
         return str(method(task, level))
 
 
@@ -160,9 +164,16 @@ def register_env(
     names = [p.name for p in params]
     if len(set(names)) != len(names):
         raise ConfigError(f"environment {name!r} declares a parameter twice: {names}")
-    spec = EnvSpec(name=name, factory=factory, explorer=explorer, params=tuple(params),
-                   seed_design_hook=seed_design, context_schema_hook=context_schema,
-                   oracle_advice_hook=oracle_advice, aliases=tuple(aliases))
+    spec = EnvSpec(
+        name=name,
+        factory=factory,
+        explorer=explorer,
+        params=tuple(params),
+        seed_design_hook=seed_design,
+        context_schema_hook=context_schema,
+        oracle_advice_hook=oracle_advice,
+        aliases=tuple(aliases),
+    )
     _REGISTRY[name] = spec
     for alias in spec.aliases:
         _ALIASES[_key(alias)] = name
@@ -237,8 +248,16 @@ register_env(
     "alfworld",
     lazy("atlas.envs.alfworld:AlfWorldEnv"),
     explorer=lazy("atlas.envs.alfworld.explorer:make_planner"),
-    params=[EnvParam("data_dir", str, None, "ALFWorld data directory (default: generated ALFWorld-style games).",
-                     flag="--alfworld-data", setting="alfworld_data")],
+    params=[
+        EnvParam(
+            "data_dir",
+            str,
+            None,
+            "ALFWorld data directory (default: generated ALFWorld-style games).",
+            flag="--alfworld-data",
+            setting="alfworld_data",
+        )
+    ],
     aliases=["alf_world"],
 )
 register_env(

@@ -62,8 +62,14 @@ class TextGameEnv:
     engine_kind = "textgame"
     step_in_thread = True  # steps take milliseconds to a few hundred ms: run them off the event loop
 
-    def __init__(self, *, max_steps: int, score_floor: float = 0.5, score_horizon: int | None = None,
-                 count_invalid: bool = True) -> None:
+    def __init__(
+        self,
+        *,
+        max_steps: int,
+        score_floor: float = 0.5,
+        score_horizon: int | None = None,
+        count_invalid: bool = True,
+    ) -> None:
         if max_steps < 1:
             raise EnvError("max_steps must be positive")
         self._max_steps = max_steps
@@ -120,8 +126,18 @@ class TextGameEnv:
         command: dict[str, Any] = {"type": "string", "description": "an admissible command"}
         if self._state is not None and not self._done:
             command["enum"] = list(self._admissible())
-        return [ToolSpec("act", ACT_DESCRIPTION, {"type": "object", "properties": {"command": command},
-                                                  "required": ["command"], "additionalProperties": False})]
+        return [
+            ToolSpec(
+                "act",
+                ACT_DESCRIPTION,
+                {
+                    "type": "object",
+                    "properties": {"command": command},
+                    "required": ["command"],
+                    "additionalProperties": False,
+                },
+            )
+        ]
 
     def format_goal(self, task: Task) -> str:
         return task.description
@@ -177,16 +193,27 @@ class TextGameEnv:
         if self._state is None:
             raise EnvError(f"{self.name}: step called before reset(task)")
         if self._done:
-            return StepResult(self.observe(), done=True, success=self._won, counted=False,
-                              error="The episode is over; no more actions are accepted.")
+            return StepResult(
+                self.observe(),
+                done=True,
+                success=self._won,
+                counted=False,
+                error="The episode is over; no more actions are accepted.",
+            )
         if action.tool != "act":
-            return StepResult(self.observe(), counted=False,
-                              error=f"unknown tool {action.tool!r}; the only tool is act(command)")
+            return StepResult(
+                self.observe(),
+                counted=False,
+                error=f"unknown tool {action.tool!r}; the only tool is act(command)",
+            )
         command = action.args.get("command") if isinstance(action.args, dict) else None
         extra = set(action.args) - {"command"} if isinstance(action.args, dict) else set()
         if not isinstance(command, str) or extra:
-            return StepResult(self.observe(), counted=False,
-                              error='act takes exactly one string argument, e.g. {"command": "look"}')
+            return StepResult(
+                self.observe(),
+                counted=False,
+                error='act takes exactly one string argument, e.g. {"command": "look"}',
+            )
         command = " ".join(command.strip().split())
         admissible = self._admissible()
         error: str | None = None

@@ -15,8 +15,9 @@ OBSERVATION_KEYS = {
 }
 
 
-def text_game_schema(env: Any, *, summary: str, goal_hint: str, seed: int = 3, max_example_steps: int = 4
-                     ) -> dict[str, Any]:
+def text_game_schema(
+    env: Any, *, summary: str, goal_hint: str, seed: int = 3, max_example_steps: int = 4
+) -> dict[str, Any]:
     from atlas.envs.policies import ExplorerPolicy
 
     probe = env.clone()
@@ -27,7 +28,11 @@ def text_game_schema(env: Any, *, summary: str, goal_hint: str, seed: int = 3, m
     episode = episode_view(probe, traj)
     if len(episode["steps"]) > max_example_steps:
         episode["steps"] = [*episode["steps"][: max_example_steps - 1], episode["steps"][-1]]
-    for step in [*episode["steps"], {"observation": episode["task"]["observation"]}, {"observation": tview["observation"]}]:
+    for step in [
+        *episode["steps"],
+        {"observation": episode["task"]["observation"]},
+        {"observation": tview["observation"]},
+    ]:
         cmds = step["observation"].get("admissible_commands")
         if cmds and len(cmds) > 8:  # keep the example readable
             step["observation"]["admissible_commands"] = [*cmds[:8], f"... ({len(cmds) - 8} more)"]
@@ -37,12 +42,17 @@ def text_game_schema(env: Any, *, summary: str, goal_hint: str, seed: int = 3, m
     return {
         "environment": env.name,
         "summary": summary,
-        "agent_tools": [{"name": t.name, "description": t.description, "parameters": t.parameters}
-                        for t in env.clone().tools()],
+        "agent_tools": [
+            {"name": t.name, "description": t.description, "parameters": t.parameters}
+            for t in env.clone().tools()
+        ],
         "observation": {"keys": OBSERVATION_KEYS},
         "task": {
-            "keys": {"goal": f"str — {goal_hint}", "observation": "dict — the first observation",
-                     "domain": f"str — '{env.name}'"},
+            "keys": {
+                "goal": f"str — {goal_hint}",
+                "observation": "dict — the first observation",
+                "domain": f"str — '{env.name}'",
+            },
             "example": tview,
         },
         "episode": {

@@ -43,8 +43,12 @@ def install_parse_cache(maxsize: int = 8192) -> bool:
                 return original(text, rule_name=rule_name)
 
         def cached(*args: Any, **kwargs: Any) -> Any:
-            if len(args) == 1 and isinstance(args[0], str) and set(kwargs) <= {"rule_name", "trace"} \
-                    and not kwargs.get("trace"):
+            if (
+                len(args) == 1
+                and isinstance(args[0], str)
+                and set(kwargs) <= {"rule_name", "trace"}
+                and not kwargs.get("trace")
+            ):
                 return deepcopy(parsed(args[0], kwargs.get("rule_name")))
             return original(*args, **kwargs)
 

@@ -51,9 +51,9 @@ def episode_view(env: Environment, trajectory: Trajectory) -> dict[str, Any]:
         steps.append(
             {
                 "action": {"tool": s.tool or "", "args": json.loads(json.dumps(s.args or {}, default=str))},
-                "observation": _public(s.data) if s.data is not None else (
-                    {"text": s.observation} if s.observation and s.tool else {}
-                ),
+                "observation": _public(s.data)
+                if s.data is not None
+                else ({"text": s.observation} if s.observation and s.tool else {}),
                 "error": s.error,
             }
         )

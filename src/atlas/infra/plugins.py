@@ -50,7 +50,9 @@ def load_plugins(env: Mapping[str, str] | None = None) -> list[str]:
         try:
             importlib.import_module(name)
         except ImportError as exc:
-            raise ConfigError(f"{ENV_VAR} names the plug-in module {name!r}, which cannot be imported: {exc}") from exc
+            raise ConfigError(
+                f"{ENV_VAR} names the plug-in module {name!r}, which cannot be imported: {exc}"
+            ) from exc
         _loaded.add(name)
         done.append(name)
     return done

@@ -56,8 +56,10 @@ def check_size(value: Any, what: str = "trajectory") -> None:
         jsonsafe.check_depth(value, what=f"invalid {what}")
         size = len(json.dumps(value, default=str, ensure_ascii=False))
     if size > MAX_TRAJECTORY_CHARS:
-        raise InvalidInputError(f"invalid {what}: {size} characters of JSON, over the limit of "
-                                f"{MAX_TRAJECTORY_CHARS}; store a shorter or summarized trajectory")
+        raise InvalidInputError(
+            f"invalid {what}: {size} characters of JSON, over the limit of "
+            f"{MAX_TRAJECTORY_CHARS}; store a shorter or summarized trajectory"
+        )
 
 
 def check_score_field(data: dict[str, Any], prefix: str = "invalid trajectory: ") -> None:

@@ -891,7 +891,9 @@ class StitchCompressor:
                     continue
                 t_size = size(template)
                 call_cost = 2 if template[1] in _EXPR_TYPES else 3
-                bound = sum(n - call_cost for n in sizes.get(_signature(template), []) if n >= t_size) - t_size
+                bound = (
+                    sum(n - call_cost for n in sizes.get(_signature(template), []) if n >= t_size) - t_size
+                )
                 ranked.append((bound, template, names))
             ranked.sort(key=lambda r: -r[0])
             best: tuple[float, T, dict[str, str], list[str], list, list[str]] | None = None

@@ -103,8 +103,9 @@ class IndexedTable:
             except Exception as exc:
                 raise StoreError(f"repairing {self.table!r} failed: {exc}") from exc
         if orphans:
-            log.warning("removed %d vector(s) without a record from %s (interrupted write)", len(orphans),
-                        self.table)
+            log.warning(
+                "removed %d vector(s) without a record from %s (interrupted write)", len(orphans), self.table
+            )
         return len(orphans)
 
     # --- writes ----------------------------------------------------------------------------------

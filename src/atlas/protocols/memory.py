@@ -28,7 +28,9 @@ class ExperienceExtractor(Protocol):
 class RefineStrategy(Protocol):
     """ReMem-style refinement of retrieved experiences: merge, prune noise, reorder."""
 
-    async def refine(self, experiences: list[Experience], context: Task | None = None) -> list[Experience]: ...
+    async def refine(
+        self, experiences: list[Experience], context: Task | None = None
+    ) -> list[Experience]: ...
 
 
 @runtime_checkable
@@ -101,7 +103,9 @@ class StrategyBank(Protocol):
 class GuidelineBank(Protocol):
     def save_trajectory(self, trajectory: Trajectory) -> list[str]: ...
     def get_guidelines(self, task: Task | str, k: int = 5, mode: str | None = None) -> list[Guideline]: ...
-    async def aget_guidelines(self, task: Task | str, k: int = 5, mode: str | None = None) -> list[Guideline]: ...
+    async def aget_guidelines(
+        self, task: Task | str, k: int = 5, mode: str | None = None
+    ) -> list[Guideline]: ...
 
 
 # --- optional capabilities: MemorySystemImpl uses them when a component has them ------------------
@@ -109,7 +113,9 @@ class GuidelineBank(Protocol):
 
 @runtime_checkable
 class RefinesExperiences(Protocol):
-    async def arefine(self, experiences: list[Experience], context: Task | None = None) -> list[Experience]: ...
+    async def arefine(
+        self, experiences: list[Experience], context: Task | None = None
+    ) -> list[Experience]: ...
 
 
 @runtime_checkable

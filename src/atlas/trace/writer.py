@@ -41,8 +41,10 @@ class TraceWriter:
         try:  # never through a symlink: a run folder someone shared could point trace.jsonl anywhere
             fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o644)
         except OSError as exc:
-            raise ArchiveError(f"cannot write the trace {self.path}: {exc.strerror or exc} (a trace is never "
-                               "written through a symbolic link; remove the link)") from exc
+            raise ArchiveError(
+                f"cannot write the trace {self.path}: {exc.strerror or exc} (a trace is never "
+                "written through a symbolic link; remove the link)"
+            ) from exc
         self._fh: TextIO | None = os.fdopen(fd, "a", encoding="utf-8", errors="backslashreplace")
 
     def emit(self, event: str, **fields: Any) -> dict[str, Any]:

@@ -49,7 +49,9 @@ def write_report(run_dir: str | Path, out_dir: str | Path | None = None) -> Repo
     else:  # inside the run: never through a link planted in a run folder someone shared
         inside = _inside(run.run_dir, "report")
         if inside is None or (run.run_dir / "report").is_symlink():
-            raise ArchiveError(f"{run.run_dir / 'report'} points outside the run folder; remove it or pass --out")
+            raise ArchiveError(
+                f"{run.run_dir / 'report'} points outside the run folder; remove it or pass --out"
+            )
         out = inside
     try:
         out.mkdir(parents=True, exist_ok=True)
@@ -318,9 +320,14 @@ def render_markdown(run: RunSnapshot, paths: ReportPaths) -> str:
     resolved = {"model": "task_model", "meta_model": "meta_model_resolved", "embed_model": "embedder"}
     if cfg_keys:  # a model left to the default resolution shows what it resolved to
         env_params = run.config.get("env_params") or {}
-        out += _table(["Setting", "Value"],
-                      [[k, run.config[k] if run.config[k] is not None else run.config.get(resolved.get(k, k))]
-                       for k in cfg_keys] + [[k, v] for k, v in env_params.items() if k not in run.config])
+        out += _table(
+            ["Setting", "Value"],
+            [
+                [k, run.config[k] if run.config[k] is not None else run.config.get(resolved.get(k, k))]
+                for k in cfg_keys
+            ]
+            + [[k, v] for k, v in env_params.items() if k not in run.config],
+        )
         out.append("")
 
     best = run.best()

@@ -238,8 +238,11 @@ def read_run(run_dir: str | Path) -> RunSnapshot:
         entries.append(_normalize_entry(raw, root, warnings))
 
     raw_iterations = archive.get("iterations")
-    iterations = [safe_data(it) for it in raw_iterations or [] if isinstance(it, dict)] \
-        if isinstance(raw_iterations, list) else []
+    iterations = (
+        [safe_data(it) for it in raw_iterations or [] if isinstance(it, dict)]
+        if isinstance(raw_iterations, list)
+        else []
+    )
     baseline = safe_data(archive["baseline"]) if isinstance(archive.get("baseline"), dict) else None
     events = [safe_data(e) for e in read_jsonl(root / "trace.jsonl", warnings)]
     config = safe_data(config or {})

@@ -88,14 +88,26 @@ def get_baseline(name: str) -> Design:
     """The baseline ``name`` as a Design (id ``baseline-<name>``)."""
     _ensure_host_registered()
     if name in SOURCE_BASELINES:
-        return Design(id=f"baseline-{name}", name=name, source=baseline_source(name), origin="baseline",
-                      metadata={"description": SOURCE_BASELINES[name]})
+        return Design(
+            id=f"baseline-{name}",
+            name=name,
+            source=baseline_source(name),
+            origin="baseline",
+            metadata={"description": SOURCE_BASELINES[name]},
+        )
     if name in _HOST:
         description = _HOST[name][0]
-        source = (f'"""Host-side design {name!r}: {description}.\n\nTrusted adapter in '
-                  f'atlas.alma.baselines.host; it runs in the host process, not in the sandbox."""\n')
-        return Design(id=f"host-{name}", name=name, source=source, origin="host",
-                      metadata={"adapter": name, "description": description})
+        source = (
+            f'"""Host-side design {name!r}: {description}.\n\nTrusted adapter in '
+            f'atlas.alma.baselines.host; it runs in the host process, not in the sandbox."""\n'
+        )
+        return Design(
+            id=f"host-{name}",
+            name=name,
+            source=source,
+            origin="host",
+            metadata={"adapter": name, "description": description},
+        )
     raise ConfigError(f"unknown baseline {name!r}; known: {', '.join(list_baselines())}")
 
 

@@ -19,8 +19,15 @@ INSTRUCTION = (
 
 def _episode_text(episode):
     outcome = "succeeded" if episode.get("success") else "failed"
-    lines = ["Goal: " + episode["task"].get("goal", "") + " (" + outcome + " in "
-             + str(episode.get("steps_taken", 0)) + " steps)"]
+    lines = [
+        "Goal: "
+        + episode["task"].get("goal", "")
+        + " ("
+        + outcome
+        + " in "
+        + str(episode.get("steps_taken", 0))
+        + " steps)"
+    ]
     for step in episode.get("steps", [])[:MAX_STEPS]:
         action = step.get("action") or {}
         line = "- " + str(action.get("tool")) + " " + str(action.get("args") or {})

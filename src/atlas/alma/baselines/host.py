@@ -42,8 +42,11 @@ def task_from_view(view: dict[str, Any]) -> Task:
     """A Task from a design-facing task view (goal, first observation, domain)."""
     goal = str(view.get("goal") or "").strip() or "(no goal given)"
     obs = view.get("observation") or {}
-    return Task(description=goal, domain=str(view.get("domain") or "generic"),
-                initial_observation=json.dumps(obs, sort_keys=True) if obs else None)
+    return Task(
+        description=goal,
+        domain=str(view.get("domain") or "generic"),
+        initial_observation=json.dumps(obs, sort_keys=True) if obs else None,
+    )
 
 
 def trajectory_from_episode(episode: dict[str, Any]) -> Trajectory:
@@ -52,17 +55,23 @@ def trajectory_from_episode(episode: dict[str, Any]) -> Trajectory:
     for s in episode.get("steps") or []:
         action = s.get("action") or {}
         obs = s.get("observation") or {}
-        steps.append(Step(
-            action=_action_text(action),
-            observation=json.dumps(obs, sort_keys=True) if obs else "",
-            error=s.get("error"),
-            tool=action.get("tool") or None,
-            args=action.get("args") or {},
-            data=obs or None,
-        ))
-    return Trajectory(task=task_from_view(episode.get("task") or {}), steps=steps,
-                      success=bool(episode.get("success")), score=float(episode.get("score") or 0.0),
-                      metadata={"steps_taken": episode.get("steps_taken", len(steps))})
+        steps.append(
+            Step(
+                action=_action_text(action),
+                observation=json.dumps(obs, sort_keys=True) if obs else "",
+                error=s.get("error"),
+                tool=action.get("tool") or None,
+                args=action.get("args") or {},
+                data=obs or None,
+            )
+        )
+    return Trajectory(
+        task=task_from_view(episode.get("task") or {}),
+        steps=steps,
+        success=bool(episode.get("success")),
+        score=float(episode.get("score") or 0.0),
+        metadata={"steps_taken": episode.get("steps_taken", len(steps))},
+    )
 
 
 def _record(log: CallLog, name: str, args: dict[str, Any], fn: Any) -> Any:
@@ -92,8 +101,12 @@ class MemorySystemDesign:
 
     def update(self, episode: dict[str, Any], log: CallLog) -> None:
         trajectory = trajectory_from_episode(episode)
-        result = _record(log, "memory.store", {"task": trajectory.task.description,
-                                               "success": trajectory.success}, lambda: self.system.store(trajectory))
+        result = _record(
+            log,
+            "memory.store",
+            {"task": trajectory.task.description, "success": trajectory.success},
+            lambda: self.system.store(trajectory),
+        )
         errors = result.get("errors") if isinstance(result, dict) else None
         if errors:
             log.warnings.append(f"memory components failed to store: {errors}")
@@ -102,8 +115,12 @@ class MemorySystemDesign:
         from atlas.memory.system import format_advice
 
         query = task_from_view(task)
-        result = _record(log, "memory.query", {"task": query.description, "k": self.k},
-                         lambda: self.system.query_sync(query, k=self.k))
+        result = _record(
+            log,
+            "memory.query",
+            {"task": query.description, "k": self.k},
+            lambda: self.system.query_sync(query, k=self.k),
+        )
         if result.errors:
             log.warnings.append(f"memory components failed to answer: {result.errors}")
         return format_advice(result)
@@ -112,7 +129,11 @@ class MemorySystemDesign:
         self.frozen = True
 
     def snapshot(self) -> dict[str, Any]:
-        return {"supported": False, "reason": "MemorySystemImpl keeps its own stores", "stats": self.system.stats()}
+        return {
+            "supported": False,
+            "reason": "MemorySystemImpl keeps its own stores",
+            "stats": self.system.stats(),
+        }
 
     def restore(self, data: dict[str, Any]) -> None:
         return None
@@ -133,16 +154,23 @@ class GuidelineBankDesign:
 
     def update(self, episode: dict[str, Any], log: CallLog) -> None:
         trajectory = trajectory_from_episode(episode)
-        _record(log, "guidelines.save_trajectory", {"task": trajectory.task.description,
-                                                     "success": trajectory.success},
-                lambda: self.bank.save_trajectory(trajectory))
+        _record(
+            log,
+            "guidelines.save_trajectory",
+            {"task": trajectory.task.description, "success": trajectory.success},
+            lambda: self.bank.save_trajectory(trajectory),
+        )
 
     def recall(self, task: dict[str, Any], log: CallLog) -> str:
         from atlas.memory.guidelines import format_guidelines
 
         query = task_from_view(task)
-        found = _record(log, "guidelines.get_guidelines", {"task": query.description, "k": self.k},
-                        lambda: self.bank.get_guidelines(query, self.k))
+        found = _record(
+            log,
+            "guidelines.get_guidelines",
+            {"task": query.description, "k": self.k},
+            lambda: self.bank.get_guidelines(query, self.k),
+        )
         return format_guidelines(found) if found else ""
 
     def freeze(self) -> None:
@@ -158,9 +186,19 @@ class GuidelineBankDesign:
         return None
 
 
-register_host_design("memory_system", "atlas.memory MemorySystemImpl (experiences, concepts, strategies)",
-                     MemorySystemDesign)
-register_host_design("guideline_bank", "atlas.memory.guidelines GuidelineBank (strategy/recovery/optimization tips)",
-                     GuidelineBankDesign)
+register_host_design(
+    "memory_system", "atlas.memory MemorySystemImpl (experiences, concepts, strategies)", MemorySystemDesign
+)
+register_host_design(
+    "guideline_bank",
+    "atlas.memory.guidelines GuidelineBank (strategy/recovery/optimization tips)",
+    GuidelineBankDesign,
+)
 
-__all__ = ["GuidelineBankDesign", "HostDesign", "MemorySystemDesign", "task_from_view", "trajectory_from_episode"]
+__all__ = [
+    "GuidelineBankDesign",
+    "HostDesign",
+    "MemorySystemDesign",
+    "task_from_view",
+    "trajectory_from_episode",
+]

@@ -17,8 +17,10 @@ MAX_STEPS = 30
 
 
 def _episode_text(episode):
-    lines = ["Goal: " + episode["task"].get("goal", ""),
-             "Outcome: " + ("success" if episode.get("success") else "failure")]
+    lines = [
+        "Goal: " + episode["task"].get("goal", ""),
+        "Outcome: " + ("success" if episode.get("success") else "failure"),
+    ]
     for step in episode.get("steps", [])[:MAX_STEPS]:
         action = step.get("action") or {}
         line = "- " + str(action.get("tool")) + " " + json.dumps(action.get("args") or {}, sort_keys=True)

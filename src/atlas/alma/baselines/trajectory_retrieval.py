@@ -24,8 +24,9 @@ def update(memory, episode, tools):
     actions = [_action_text(s) for s in episode.get("steps", [])][:MAX_ACTIONS]
     outcome = "SUCCESS" if episode.get("success") else "FAILURE"
     text = goal + "\nOutcome: " + outcome + "\nActions: " + "; ".join(actions)
-    tools.store_obs(text, {"success": bool(episode.get("success")), "score": episode.get("score", 0.0)},
-                    "episodes")
+    tools.store_obs(
+        text, {"success": bool(episode.get("success")), "score": episode.get("score", 0.0)}, "episodes"
+    )
     memory["episodes"] = memory.get("episodes", 0) + 1
     memory["successes"] = memory.get("successes", 0) + (1 if episode.get("success") else 0)
 

@@ -130,8 +130,9 @@ ToolHandler = Callable[[str, dict[str, Any]], Any]  # returns a result (or a Too
 class WorkerHandle:
     """One sandbox worker process (its own session / process group)."""
 
-    def __init__(self, limits: SandboxLimits, *, python: str | None = None,
-                 read_paths: list[str] | None = None) -> None:
+    def __init__(
+        self, limits: SandboxLimits, *, python: str | None = None, read_paths: list[str] | None = None
+    ) -> None:
         self.limits = limits
         self.bound_hash: str | None = None
         self.loaded: set[str] = set()
@@ -145,20 +146,33 @@ class WorkerHandle:
         try:
             self.proc = subprocess.Popen(
                 [python or sys.executable, "-I", "-B", str(WORKER_FILE)],
-                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                start_new_session=True, close_fds=True, env=env, cwd="/",
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                start_new_session=True,
+                close_fds=True,
+                env=env,
+                cwd="/",
             )
         except OSError as exc:
             raise SandboxError(f"cannot start a sandbox worker: {exc}") from exc
         self.pid = self.proc.pid
         threading.Thread(target=self._drain_stderr, name=f"sandbox-stderr-{self.pid}", daemon=True).start()
         try:
-            self.send({"op": "init", "limits": limits.worker_limits(), "read_paths": default_read_paths(),
-                       "disable": list(limits.disable_layers)})
+            self.send(
+                {
+                    "op": "init",
+                    "limits": limits.worker_limits(),
+                    "read_paths": default_read_paths(),
+                    "disable": list(limits.disable_layers),
+                }
+            )
             ready = self.read_message(time.monotonic() + limits.startup_timeout_s)
         except (WorkerDied, WorkerTimeout, protocol.ProtocolError, OSError) as exc:
             self.kill()
-            raise SandboxError(f"sandbox worker failed to start: {exc}; stderr: {self.stderr_tail()}") from exc
+            raise SandboxError(
+                f"sandbox worker failed to start: {exc}; stderr: {self.stderr_tail()}"
+            ) from exc
         if ready.get("op") != "ready" or not isinstance(ready.get("protections"), dict):
             self.kill()
             raise SandboxError(f"sandbox worker sent {ready!r} instead of 'ready'")
@@ -263,9 +277,18 @@ class WorkerHandle:
 
     # -- one call ------------------------------------------------------------------------------
 
-    def run_call(self, *, design_hash: str, source: str, function: str, memory: dict[str, Any] | bytes,
-                 arg: Any, return_memory: bool, tool_handler: ToolHandler,
-                 limits: SandboxLimits | None = None) -> CallOutcome:
+    def run_call(
+        self,
+        *,
+        design_hash: str,
+        source: str,
+        function: str,
+        memory: dict[str, Any] | bytes,
+        arg: Any,
+        return_memory: bool,
+        tool_handler: ToolHandler,
+        limits: SandboxLimits | None = None,
+    ) -> CallOutcome:
         """Run ``function`` of the design in this worker, serving its tool calls with ``tool_handler``
         (which returns a result or raises ``ToolRefusal``). Never raises for the design's faults;
         an exception from ``tool_handler`` itself (a host bug) kills the worker and propagates.
@@ -278,13 +301,22 @@ class WorkerHandle:
         outcome = CallOutcome(worker={"pid": self.pid, "reused": self.calls > 0})
         self.calls += 1
         tool_calls = 0
-        header = {"op": "call", "id": self.calls, "hash": design_hash,
-                  "source": None if design_hash in self.loaded else source,
-                  "function": function, "arg": arg, "return_memory": return_memory,
-                  "limits": limits.worker_limits()}
+        header = {
+            "op": "call",
+            "id": self.calls,
+            "hash": design_hash,
+            "source": None if design_hash in self.loaded else source,
+            "function": function,
+            "arg": arg,
+            "return_memory": return_memory,
+            "limits": limits.worker_limits(),
+        }
         try:
-            memory_json = memory if isinstance(memory, bytes) else (
-                json.dumps(memory, separators=(",", ":")).encode("ascii"))
+            memory_json = (
+                memory
+                if isinstance(memory, bytes)
+                else (json.dumps(memory, separators=(",", ":")).encode("ascii"))
+            )
             self.send(protocol.encode(header)[:-2] + b',"memory":' + memory_json + b"}\n")
             self.loaded.add(design_hash)
             while True:
@@ -294,8 +326,10 @@ class WorkerHandle:
                     self._finish(message, outcome, return_memory, limits)
                     if tool_calls > limits.max_tool_calls and outcome.error is None:
                         # the design swallowed the refusal and finished: still a failed call
-                        outcome.error = (f"tool call limit of {limits.max_tool_calls} per call exceeded; "
-                                         "changes from this call were discarded")
+                        outcome.error = (
+                            f"tool call limit of {limits.max_tool_calls} per call exceeded; "
+                            "changes from this call were discarded"
+                        )
                         outcome.error_kind, outcome.value, outcome.memory = "limit", None, None
                     break
                 if op == "need_source":
@@ -306,13 +340,23 @@ class WorkerHandle:
                     raise protocol.ProtocolError(f"unexpected {op!r} during a call")
                 tool_calls += 1
                 if tool_calls > limits.max_tool_calls + 1:
-                    self._fail(outcome, "limit", f"tool call flood: more than {limits.max_tool_calls} tool calls "
-                               "and the design kept calling after being refused; worker killed")
+                    self._fail(
+                        outcome,
+                        "limit",
+                        f"tool call flood: more than {limits.max_tool_calls} tool calls "
+                        "and the design kept calling after being refused; worker killed",
+                    )
                     break
                 name, args = message.get("name"), message.get("args")
                 if tool_calls > limits.max_tool_calls:
-                    self.send({"op": "tool_result", "ok": False, "fatal": True,
-                               "error": f"tool call limit of {limits.max_tool_calls} per call exceeded"})
+                    self.send(
+                        {
+                            "op": "tool_result",
+                            "ok": False,
+                            "fatal": True,
+                            "error": f"tool call limit of {limits.max_tool_calls} per call exceeded",
+                        }
+                    )
                     continue
                 reply, uncounted = self._serve_tool(tool_handler, name, args)
                 deadline += min(uncounted, limits.max_call_s)  # waiting on a model is not the design's time
@@ -350,8 +394,9 @@ class WorkerHandle:
         outcome.error, outcome.error_kind, outcome.killed = message, kind, True
         outcome.worker["killed"] = True
 
-    def _finish(self, message: dict[str, Any], outcome: CallOutcome, return_memory: bool,
-                limits: SandboxLimits) -> None:
+    def _finish(
+        self, message: dict[str, Any], outcome: CallOutcome, return_memory: bool, limits: SandboxLimits
+    ) -> None:
         """Copy a ``done`` message into ``outcome``, validating every field and enforcing the caps
         again: the worker is untrusted (a design can even monkey-patch the worker's JSON encoder and
         write its own ``done`` line), so nothing it sends is taken on trust."""
@@ -371,8 +416,9 @@ class WorkerHandle:
             value = message.get("value")
             outcome.value = _clean(value) if isinstance(value, str) else None
             if outcome.value is not None and len(outcome.value) > limits.max_return_chars:
-                outcome.warnings.append(f"recall returned {len(outcome.value)} characters; "
-                                        f"truncated to {limits.max_return_chars}")
+                outcome.warnings.append(
+                    f"recall returned {len(outcome.value)} characters; truncated to {limits.max_return_chars}"
+                )
                 outcome.value = outcome.value[: limits.max_return_chars]
             if return_memory:
                 memory = message.get("memory")
@@ -382,9 +428,14 @@ class WorkerHandle:
                     return
                 size = len(json.dumps(memory, separators=(",", ":")))
                 if size > limits.max_memory_bytes:
-                    outcome.error, outcome.error_kind = (f"memory is {size} bytes of JSON, over the cap of "
-                                                         f"{limits.max_memory_bytes}; changes from this call "
-                                                         "were discarded"), "limit"
+                    outcome.error, outcome.error_kind = (
+                        (
+                            f"memory is {size} bytes of JSON, over the cap of "
+                            f"{limits.max_memory_bytes}; changes from this call "
+                            "were discarded"
+                        ),
+                        "limit",
+                    )
                     return
                 outcome.memory = memory
             return
@@ -439,8 +490,14 @@ def _close_all_pools() -> None:  # no worker outlives the host
 class WorkerPool:
     """Warm sandbox workers, reused per design (see the module docstring). Thread-safe."""
 
-    def __init__(self, limits: SandboxLimits | None = None, *, max_workers: int = 4, spares: int = 1,
-                 python: str | None = None) -> None:
+    def __init__(
+        self,
+        limits: SandboxLimits | None = None,
+        *,
+        max_workers: int = 4,
+        spares: int = 1,
+        python: str | None = None,
+    ) -> None:
         self.limits = limits or SandboxLimits()
         self.max_workers = max(1, max_workers)
         self.spares = max(0, spares)
@@ -505,8 +562,11 @@ class WorkerPool:
                     if w.retired:
                         del self._idle[pid]
                         w.close()
-                match = None if fresh else next((w for w in self._idle.values() if w.bound_hash == design_hash),
-                                                 None)
+                match = (
+                    None
+                    if fresh
+                    else next((w for w in self._idle.values() if w.bound_hash == design_hash), None)
+                )
                 match = match or next((w for w in self._idle.values() if w.bound_hash is None), None)
                 if match is not None:
                     del self._idle[match.pid]
@@ -589,5 +649,12 @@ class WorkerPool:
         self.close()
 
 
-__all__ = ["CallOutcome", "SandboxLimits", "ToolRefusal", "ToolValue", "WorkerHandle", "WorkerPool",
-           "default_read_paths"]
+__all__ = [
+    "CallOutcome",
+    "SandboxLimits",
+    "ToolRefusal",
+    "ToolValue",
+    "WorkerHandle",
+    "WorkerPool",
+    "default_read_paths",
+]

@@ -41,7 +41,9 @@ class ProtocolError(Exception):
 def encode(message: dict[str, Any]) -> bytes:
     """One message as a JSON line. NaN/Infinity are refused: they are not JSON. ASCII-escaped, so
     any str (even one with lone surrogates) can be sent."""
-    return json.dumps(message, ensure_ascii=True, allow_nan=False, separators=(",", ":")).encode("ascii") + b"\n"
+    return (
+        json.dumps(message, ensure_ascii=True, allow_nan=False, separators=(",", ":")).encode("ascii") + b"\n"
+    )
 
 
 def too_deep(value: Any, limit: int) -> bool:
@@ -77,5 +79,14 @@ def decode(line: bytes, allowed_ops: frozenset[str]) -> dict[str, Any]:
     return message
 
 
-__all__ = ["HOST_OPS", "MAX_DEPTH", "MAX_VALUE_DEPTH", "PROTOCOL_VERSION", "WORKER_OPS", "ProtocolError", "decode",
-           "encode", "too_deep"]
+__all__ = [
+    "HOST_OPS",
+    "MAX_DEPTH",
+    "MAX_VALUE_DEPTH",
+    "PROTOCOL_VERSION",
+    "WORKER_OPS",
+    "ProtocolError",
+    "decode",
+    "encode",
+    "too_deep",
+]

@@ -41,17 +41,56 @@ else:  # python -I <path>/worker.py: import the sibling modules directly
     import protocol  # type: ignore[no-redef, import-not-found]
 
 # Keep in sync with atlas.alma.design.ALLOWED_IMPORTS (this file cannot import atlas).
-ALLOWED_MODULES = ("math", "re", "json", "collections", "itertools", "functools", "heapq", "statistics",
-                   "string", "random")
-REMOVED_BUILTINS = ("open", "exec", "eval", "compile", "input", "globals", "locals", "vars", "getattr",
-                    "setattr", "delattr", "breakpoint", "help", "exit", "quit", "memoryview", "copyright",
-                    "credits", "license", "__loader__", "__spec__", "__package__", "__import__")
+ALLOWED_MODULES = (
+    "math",
+    "re",
+    "json",
+    "collections",
+    "itertools",
+    "functools",
+    "heapq",
+    "statistics",
+    "string",
+    "random",
+)
+REMOVED_BUILTINS = (
+    "open",
+    "exec",
+    "eval",
+    "compile",
+    "input",
+    "globals",
+    "locals",
+    "vars",
+    "getattr",
+    "setattr",
+    "delattr",
+    "breakpoint",
+    "help",
+    "exit",
+    "quit",
+    "memoryview",
+    "copyright",
+    "credits",
+    "license",
+    "__loader__",
+    "__spec__",
+    "__package__",
+    "__import__",
+)
 HIDDEN_ATTRIBUTES = {"string": {"Formatter"}}  # Formatter.get_field is a getattr by string
 DESIGN_FILE = "<design>"
 MAX_ERROR_CHARS = 1_500  # of an error message (the host keeps 2000: room for the line and the clip note)
 MAX_TRACEBACK_FRAMES = 30
-TOOL_NAMES = ("store_obs", "find_similar", "graph_update", "graph_neighbors", "graph_path", "summarize",
-              "analyze")
+TOOL_NAMES = (
+    "store_obs",
+    "find_similar",
+    "graph_update",
+    "graph_neighbors",
+    "graph_path",
+    "summarize",
+    "analyze",
+)
 
 _real_import = builtins.__import__
 _shared_rng = random._inst  # the generator behind random.random(); designs get their own
@@ -103,9 +142,12 @@ class Capture:
         self.size = 0
         self.dropped = 0
 
-    def print(self, *args: Any, sep: str | None = " ", end: str | None = "\n", file: Any = None,
-              flush: bool = False) -> None:
-        text = (" " if sep is None else str(sep)).join(str(a) for a in args) + ("\n" if end is None else str(end))
+    def print(
+        self, *args: Any, sep: str | None = " ", end: str | None = "\n", file: Any = None, flush: bool = False
+    ) -> None:
+        text = (" " if sep is None else str(sep)).join(str(a) for a in args) + (
+            "\n" if end is None else str(end)
+        )
         room = self.limit - self.size
         if room > 0:
             self.parts.append(text[:room])
@@ -118,8 +160,9 @@ class Capture:
         return "".join(self.parts).splitlines()
 
 
-def _module_proxy(module: types.ModuleType, seen: dict[str, types.ModuleType],
-                  rng: random.Random | None = None) -> types.ModuleType:
+def _module_proxy(
+    module: types.ModuleType, seen: dict[str, types.ModuleType], rng: random.Random | None = None
+) -> types.ModuleType:
     """A fresh module object holding only the public, non-module attributes of ``module``
     (plus allow-listed submodules): ``statistics.sys``, ``json.codecs``, ``random._os`` are absent,
     and monkey-patching it changes nothing outside this call. ``random.seed``/``random.random``/...
@@ -209,16 +252,19 @@ class Tools:
 def _tool_caller(channel: Channel, max_bytes: int):
     def call(name: str, args: dict[str, Any]) -> Any:
         if protocol.too_deep(args, protocol.MAX_VALUE_DEPTH):
-            raise ToolError(f"{name}: arguments are nested more than {protocol.MAX_VALUE_DEPTH} levels deep; "
-                            "flatten them")
+            raise ToolError(
+                f"{name}: arguments are nested more than {protocol.MAX_VALUE_DEPTH} levels deep; flatten them"
+            )
         try:
             message = {"op": "tool", "name": name, "args": args}
             data = protocol.encode(message)
         except (TypeError, ValueError) as exc:
             raise ToolError(f"{name}: arguments must be JSON-serializable ({exc})") from None
         if len(data) > max_bytes:
-            raise ToolError(f"{name}: arguments are {len(data)} bytes of JSON, over the limit of {max_bytes}; "
-                            "send less per call")
+            raise ToolError(
+                f"{name}: arguments are {len(data)} bytes of JSON, over the limit of {max_bytes}; "
+                "send less per call"
+            )
         channel.send_raw(data)
         reply = channel.recv()
         if reply is None:
@@ -253,14 +299,20 @@ def _clip(text: str, limit: int) -> str:
     return text if len(text) <= limit else f"{text[:limit]}...[{len(text) - limit} more characters]"
 
 
-def _json_problem(value: Any, path: str = "memory", depth: int = 1, open_: set[int] | None = None) -> str | None:
+def _json_problem(
+    value: Any, path: str = "memory", depth: int = 1, open_: set[int] | None = None
+) -> str | None:
     """Where ``value`` stops being plain JSON (``memory['seen']: a set ...``), or None. Stricter than
     ``json.dumps``: non-str keys (which JSON would silently turn into strings), cycles and nesting
     deeper than ``protocol.MAX_VALUE_DEPTH`` are problems too."""
     if value is None or isinstance(value, bool | int | str):
         return None
     if isinstance(value, float):
-        return None if value == value and value not in (float("inf"), float("-inf")) else f"{path}: {value!r} is not JSON"
+        return (
+            None
+            if value == value and value not in (float("inf"), float("-inf"))
+            else f"{path}: {value!r} is not JSON"
+        )
     if not isinstance(value, list | tuple | dict):
         return f"{path}: a {type(value).__name__} is not JSON-serializable"
     open_ = set() if open_ is None else open_
@@ -273,8 +325,9 @@ def _json_problem(value: Any, path: str = "memory", depth: int = 1, open_: set[i
         if isinstance(value, dict):
             for k, v in value.items():
                 if not isinstance(k, str):
-                    return (f"{path}: key {k!r} is a {type(k).__name__}, JSON keys must be strings "
-                            f"(use str(key))")
+                    return (
+                        f"{path}: key {k!r} is a {type(k).__name__}, JSON keys must be strings (use str(key))"
+                    )
                 p = _json_problem(v, f"{path}[{k!r}]", depth + 1, open_)
                 if p:
                     return p
@@ -319,8 +372,14 @@ class Worker:
         started = time.perf_counter()
         limits = {**self.limits, **(message.get("limits") or {})}
         capture = Capture(int(limits["max_print_chars"]))
-        result: dict[str, Any] = {"op": "done", "id": message.get("id"), "ok": True, "value": None,
-                                  "warnings": [], "recycle": False}
+        result: dict[str, Any] = {
+            "op": "done",
+            "id": message.get("id"),
+            "ok": True,
+            "value": None,
+            "warnings": [],
+            "recycle": False,
+        }
         memory_bytes: bytes | None = None
         function = message.get("function")
         try:
@@ -339,14 +398,19 @@ class Worker:
             value = fn(memory, message.get("arg"), tools)
             if function == "recall":
                 if not isinstance(value, str):
-                    result.update(ok=False, error_kind="invalid_return",
-                                  error=f"recall must return a str, got {type(value).__name__}")
+                    result.update(
+                        ok=False,
+                        error_kind="invalid_return",
+                        error=f"recall must return a str, got {type(value).__name__}",
+                    )
                     value = None
                 else:
                     value = str.__str__(value)  # a plain str: a subclass may override len/slicing
                     cap = int(limits["max_return_chars"])
                     if len(value) > cap:
-                        result["warnings"].append(f"recall returned {len(value)} characters; truncated to {cap}")
+                        result["warnings"].append(
+                            f"recall returned {len(value)} characters; truncated to {cap}"
+                        )
                         value = value[:cap]
             elif value is not None:
                 result["warnings"].append(f"update returned a {type(value).__name__}; the value is ignored")
@@ -364,8 +428,9 @@ class Worker:
             kind = "design"
             if isinstance(exc, ToolLimitExceeded | OutputLimitExceeded):
                 kind = "limit"
-            result.update(ok=False, value=None, error=f"{text}{where}", error_kind=kind, traceback=tb,
-                          error_line=line)
+            result.update(
+                ok=False, value=None, error=f"{text}{where}", error_kind=kind, traceback=tb, error_line=line
+            )
             if isinstance(exc, MemoryError | RecursionError):
                 result["recycle"] = True
             memory_bytes = None
@@ -387,14 +452,20 @@ class Worker:
             except (TypeError, ValueError, RecursionError) as exc:
                 problem = str(exc)
         if problem is not None:
-            result.update(ok=False, error_kind="limit",
-                          error=f"memory is not JSON-serializable ({problem}); changes from this call were discarded")
+            result.update(
+                ok=False,
+                error_kind="limit",
+                error=f"memory is not JSON-serializable ({problem}); changes from this call were discarded",
+            )
             return None
         data = text.encode("ascii")
         if len(data) > cap:
-            result.update(ok=False, error_kind="limit",
-                          error=f"memory is {len(data)} bytes of JSON, over the cap of {cap}; "
-                                "changes from this call were discarded")
+            result.update(
+                ok=False,
+                error_kind="limit",
+                error=f"memory is {len(data)} bytes of JSON, over the cap of {cap}; "
+                "changes from this call were discarded",
+            )
             return None
         return data
 
@@ -418,8 +489,11 @@ def main() -> int:
     _preload()
     disable = tuple(str(x) for x in init.get("disable") or ())
     report = protections.lockdown(limits, list(init.get("read_paths") or []), disable)
-    report["builtins"] = {"active": True, "removed": [n for n in REMOVED_BUILTINS if not n.startswith("__")],
-                          "imports": list(ALLOWED_MODULES)}
+    report["builtins"] = {
+        "active": True,
+        "removed": [n for n in REMOVED_BUILTINS if not n.startswith("__")],
+        "imports": list(ALLOWED_MODULES),
+    }
     channel.send({"op": "ready", "pid": os.getpid(), "protections": report})
     Worker(channel, limits).serve()
     return 0

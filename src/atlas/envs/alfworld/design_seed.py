@@ -11,7 +11,9 @@ import re
 
 SEEN = re.compile(r"(?:On the|In it, you see|The) ?([a-z]+ \d+)?[^.]*?you see ([^.]*)\.")
 ARRIVE = re.compile(r"You (?:arrive at|open the) ([a-z]+ \d+)")
-GOAL_OBJ = re.compile(r"(?:put|clean|heat|cool|find|look at|examine)(?: a| some| two| the)?(?: clean| hot| cool)? ([a-z]+)")
+GOAL_OBJ = re.compile(
+    r"(?:put|clean|heat|cool|find|look at|examine)(?: a| some| two| the)?(?: clean| hot| cool)? ([a-z]+)"
+)
 
 
 def _kind(name):
@@ -41,9 +43,14 @@ def update(memory, episode, tools):
                 counts[_kind(here)] = counts.get(_kind(here), 0) + 1
     memory["episodes"] = memory.get("episodes", 0) + 1
     if episode["success"]:
-        actions = [s["action"]["args"].get("command", "") for s in episode["steps"] if s["action"]["tool"] == "act"]
-        tools.store_obs(episode["task"]["goal"] + " => " + "; ".join(actions), {"steps": episode["steps_taken"]},
-                        "successes")
+        actions = [
+            s["action"]["args"].get("command", "") for s in episode["steps"] if s["action"]["tool"] == "act"
+        ]
+        tools.store_obs(
+            episode["task"]["goal"] + " => " + "; ".join(actions),
+            {"steps": episode["steps_taken"]},
+            "successes",
+        )
     print("object kinds mapped:", len(where))
 
 
@@ -56,9 +63,17 @@ def recall(memory, task, tools):
         counts = memory.get("where", {}).get(obj, {})
         if counts:
             ranked = sorted(counts.items(), key=lambda kv: -kv[1])[:4]
-            lines.append("A " + obj + " was found before in: " + ", ".join(r for r, _ in ranked) + ". Look there first.")
+            lines.append(
+                "A "
+                + obj
+                + " was found before in: "
+                + ", ".join(r for r, _ in ranked)
+                + ". Look there first."
+            )
     similar = tools.find_similar(goal, 1, "successes")
     if similar and similar[0]["score"] > 0.5:
         lines.append("A similar task was solved with: " + similar[0]["text"])
-    lines.append("Open closed receptacles to see inside; heat with a microwave, cool with a fridge, clean with a sinkbasin.")
+    lines.append(
+        "Open closed receptacles to see inside; heat with a microwave, cool with a fridge, clean with a sinkbasin."
+    )
     return "\n".join(lines)

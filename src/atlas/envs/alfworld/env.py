@@ -40,8 +40,13 @@ from atlas.envs.tw_speedups import install_parse_cache, install_translation_cach
 from atlas.errors import ConfigError, EnvError
 
 NAME = "alfworld"
-SPLITS = {"train": "train", "valid_seen": "valid_seen", "valid_unseen": "valid_unseen",
-          "eval_in_distribution": "valid_seen", "eval_out_of_distribution": "valid_unseen"}
+SPLITS = {
+    "train": "train",
+    "valid_seen": "valid_seen",
+    "valid_unseen": "valid_unseen",
+    "eval_in_distribution": "valid_seen",
+    "eval_out_of_distribution": "valid_unseen",
+}
 _TASK_RE = re.compile(r"Your task is to: (.*)$", re.MULTILINE)
 
 
@@ -115,9 +120,17 @@ class AlfWorldEnv(TextGameEnv):
 
     def clone(self) -> AlfWorldEnv:
         return AlfWorldEnv(
-            data_dir=self.data_dir, split=self.split, task_types=self.task_types, scene_kinds=self.scene_kinds,
-            family_mode=self.family_mode, family=self.family, habit=self.habit, max_steps=self.max_steps,
-            cache_dir=self.cache_dir, count_invalid=self.count_invalid, use_env_data=False,
+            data_dir=self.data_dir,
+            split=self.split,
+            task_types=self.task_types,
+            scene_kinds=self.scene_kinds,
+            family_mode=self.family_mode,
+            family=self.family,
+            habit=self.habit,
+            max_steps=self.max_steps,
+            cache_dir=self.cache_dir,
+            count_invalid=self.count_invalid,
+            use_env_data=False,
         )
 
     @property
@@ -135,9 +148,17 @@ class AlfWorldEnv(TextGameEnv):
             description=spec.goal_text,
             domain=NAME,
             metadata={
-                "env": NAME, "mode": "generated", "seed": seed, "family": family, "task_type": spec.task_type,
-                "household": household.kind, "params": {"task_types": list(self.task_types),
-                                                        "scene_kinds": list(self.scene_kinds), "habit": self.habit},
+                "env": NAME,
+                "mode": "generated",
+                "seed": seed,
+                "family": family,
+                "task_type": spec.task_type,
+                "household": household.kind,
+                "params": {
+                    "task_types": list(self.task_types),
+                    "scene_kinds": list(self.scene_kinds),
+                    "habit": self.habit,
+                },
             },
         )
 
@@ -162,8 +183,12 @@ class AlfWorldEnv(TextGameEnv):
         task_types = tuple(params.get("task_types", self.task_types))
         kinds = kinds_supporting(task_types, tuple(params.get("scene_kinds", self.scene_kinds)))
         household = build_household(int(meta["family"]), kinds)
-        spec = build_task(household, seed=int(meta["seed"]), task_types=task_types,
-                          habit=float(params.get("habit", self.habit)))
+        spec = build_task(
+            household,
+            seed=int(meta["seed"]),
+            task_types=task_types,
+            habit=float(params.get("habit", self.habit)),
+        )
         domain, grammar = _domain_and_grammar()
         problem = problem_pddl(household, spec, f"atlas_f{meta['family']}_s{meta['seed']}")
         plan = gold_plan(household, spec)
@@ -211,11 +236,15 @@ class AlfWorldEnv(TextGameEnv):
             m = _TASK_RE.search(data.get("grammar", "").replace("\\n", "\n"))
             goal = m.group(1).strip().rstrip('".').strip() if m else task_dir
             floor = task_dir.rsplit("-", 1)[-1]
-            games.append({
-                "path": str(game_file), "task_type": task_type, "goal": goal,
-                "family": int(floor) if floor.isdigit() else 0,
-                "id": f"{NAME}-{self.split}-{task_dir}-{game_file.parent.name}",
-            })
+            games.append(
+                {
+                    "path": str(game_file),
+                    "task_type": task_type,
+                    "goal": goal,
+                    "family": int(floor) if floor.isdigit() else 0,
+                    "id": f"{NAME}-{self.split}-{task_dir}-{game_file.parent.name}",
+                }
+            )
         if not games:
             raise EnvError(f"no solvable ALFWorld games of types {list(self.task_types)} under {root}")
         self._games = games
@@ -234,9 +263,20 @@ class AlfWorldEnv(TextGameEnv):
         random.Random(f"alfworld/data/{seed}").shuffle(order)
         picked = [games[order[i % len(order)]] for i in range(n)]
         return [
-            Task(id=g["id"], description=g["goal"], domain=NAME,
-                 metadata={"env": NAME, "mode": "data", "gamefile": g["path"], "task_type": g["task_type"],
-                           "family": g["family"], "seed": seed + i, "split": self.split})
+            Task(
+                id=g["id"],
+                description=g["goal"],
+                domain=NAME,
+                metadata={
+                    "env": NAME,
+                    "mode": "data",
+                    "gamefile": g["path"],
+                    "task_type": g["task_type"],
+                    "family": g["family"],
+                    "seed": seed + i,
+                    "split": self.split,
+                },
+            )
             for i, g in enumerate(picked)
         ]
 
@@ -257,10 +297,14 @@ class AlfWorldEnv(TextGameEnv):
         elif "seed" in meta and "family" in meta:
             path, self._gold = self._write_generated(task)
         else:
-            raise EnvError(f"task {task.id!r} is not an ALFWorld task (metadata needs seed/family or gamefile)")
+            raise EnvError(
+                f"task {task.id!r} is not an ALFWorld task (metadata needs seed/family or gamefile)"
+            )
         if engine is None:
             infos = textworld.EnvInfos(admissible_commands=True, won=True, extras=["gamefile"])
-            engine = textworld.start(str(path), request_infos=infos, wrappers=[AlfredDemangler(), AlfredInfos])
+            engine = textworld.start(
+                str(path), request_infos=infos, wrappers=[AlfredDemangler(), AlfredInfos]
+            )
         else:
             engine.load(str(path))
         return engine

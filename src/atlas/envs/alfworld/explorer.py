@@ -31,8 +31,25 @@ _PATTERNS: list[tuple[str, str]] = [
 ]
 _APPLIANCE = {"clean": "sinkbasin", "heat": "microwave", "cool": "fridge"}
 # Where things usually are: visited first.
-_LIKELY = ("countertop", "diningtable", "sidetable", "desk", "coffeetable", "shelf", "dresser", "fridge", "cabinet",
-           "drawer", "sinkbasin", "stoveburner", "bed", "sofa", "armchair", "toilet", "garbagecan")
+_LIKELY = (
+    "countertop",
+    "diningtable",
+    "sidetable",
+    "desk",
+    "coffeetable",
+    "shelf",
+    "dresser",
+    "fridge",
+    "cabinet",
+    "drawer",
+    "sinkbasin",
+    "stoveburner",
+    "bed",
+    "sofa",
+    "armchair",
+    "toilet",
+    "garbagecan",
+)
 
 
 @dataclass
@@ -115,8 +132,13 @@ class AlfExplorer:
 
     def _pick(self, cmds: list[str]) -> Action | None:
         assert self.goal
-        takes = [c for c in cmds if c.startswith("take ") and _base(c[5:].split(" from ")[0]) == self.goal.obj
-                 and c[5:].split(" from ")[0] not in self.placed]
+        takes = [
+            c
+            for c in cmds
+            if c.startswith("take ")
+            and _base(c[5:].split(" from ")[0]) == self.goal.obj
+            and c[5:].split(" from ")[0] not in self.placed
+        ]
         if takes:
             return Action("act", {"command": sorted(takes)[0]})
         opens = [c for c in cmds if c == f"open {self.here}"]
@@ -169,5 +191,6 @@ class AlfExplorer:
 def make_planner(env: Environment, task: Task, rng: random.Random) -> AlfExplorer:
     """ALFWorld's explorer for one episode (registered in ``atlas.envs.registry``)."""
     return AlfExplorer(parse_goal(env.format_goal(task)), rng)
+
 
 __all__ = ["AlfExplorer", "Goal", "make_planner", "parse_goal"]

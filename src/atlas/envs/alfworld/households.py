@@ -41,39 +41,136 @@ LAMP_HOLDERS = ("Desk", "SideTable", "Dresser")
 # kind -> receptacles (type, min, max) and candidate object types (type, min, max)
 SCENES: dict[str, dict[str, list[tuple[str, int, int]]]] = {
     "kitchen": {
-        "receptacles": [("Cabinet", 3, 7), ("CounterTop", 1, 3), ("Drawer", 2, 4), ("Fridge", 1, 1),
-                        ("Microwave", 1, 1), ("SinkBasin", 1, 1), ("StoveBurner", 2, 4), ("CoffeeMachine", 1, 1),
-                        ("Toaster", 1, 1), ("GarbageCan", 1, 1), ("DiningTable", 0, 1), ("Shelf", 0, 2)],
-        "objects": [("Apple", 1, 3), ("Bread", 1, 2), ("Potato", 1, 3), ("Tomato", 1, 3), ("Lettuce", 1, 2),
-                    ("Egg", 1, 3), ("Mug", 1, 3), ("Cup", 1, 3), ("Bowl", 1, 2), ("Plate", 1, 3), ("Pan", 1, 2),
-                    ("Pot", 1, 2), ("Knife", 1, 2), ("ButterKnife", 1, 2), ("Fork", 1, 3), ("Spoon", 1, 3),
-                    ("Spatula", 1, 2), ("Ladle", 1, 2), ("DishSponge", 1, 2), ("SaltShaker", 1, 2),
-                    ("PepperShaker", 1, 2), ("SoapBottle", 1, 2), ("WineBottle", 1, 2), ("Kettle", 1, 1)],
+        "receptacles": [
+            ("Cabinet", 3, 7),
+            ("CounterTop", 1, 3),
+            ("Drawer", 2, 4),
+            ("Fridge", 1, 1),
+            ("Microwave", 1, 1),
+            ("SinkBasin", 1, 1),
+            ("StoveBurner", 2, 4),
+            ("CoffeeMachine", 1, 1),
+            ("Toaster", 1, 1),
+            ("GarbageCan", 1, 1),
+            ("DiningTable", 0, 1),
+            ("Shelf", 0, 2),
+        ],
+        "objects": [
+            ("Apple", 1, 3),
+            ("Bread", 1, 2),
+            ("Potato", 1, 3),
+            ("Tomato", 1, 3),
+            ("Lettuce", 1, 2),
+            ("Egg", 1, 3),
+            ("Mug", 1, 3),
+            ("Cup", 1, 3),
+            ("Bowl", 1, 2),
+            ("Plate", 1, 3),
+            ("Pan", 1, 2),
+            ("Pot", 1, 2),
+            ("Knife", 1, 2),
+            ("ButterKnife", 1, 2),
+            ("Fork", 1, 3),
+            ("Spoon", 1, 3),
+            ("Spatula", 1, 2),
+            ("Ladle", 1, 2),
+            ("DishSponge", 1, 2),
+            ("SaltShaker", 1, 2),
+            ("PepperShaker", 1, 2),
+            ("SoapBottle", 1, 2),
+            ("WineBottle", 1, 2),
+            ("Kettle", 1, 1),
+        ],
     },
     "livingroom": {
-        "receptacles": [("Sofa", 1, 1), ("ArmChair", 0, 2), ("CoffeeTable", 1, 1), ("SideTable", 1, 2),
-                        ("TVStand", 0, 1), ("Dresser", 0, 1), ("Drawer", 0, 4), ("Cabinet", 0, 4), ("Shelf", 1, 3),
-                        ("GarbageCan", 1, 1), ("DiningTable", 0, 1), ("Ottoman", 0, 1)],
-        "objects": [("RemoteControl", 1, 2), ("KeyChain", 1, 3), ("CreditCard", 1, 3), ("Newspaper", 1, 2),
-                    ("Laptop", 1, 2), ("Pillow", 1, 2), ("Statue", 1, 3), ("Vase", 1, 3), ("Box", 1, 2),
-                    ("Watch", 1, 2), ("CellPhone", 1, 2), ("TissueBox", 1, 2), ("Plate", 1, 2), ("Book", 1, 2)],
+        "receptacles": [
+            ("Sofa", 1, 1),
+            ("ArmChair", 0, 2),
+            ("CoffeeTable", 1, 1),
+            ("SideTable", 1, 2),
+            ("TVStand", 0, 1),
+            ("Dresser", 0, 1),
+            ("Drawer", 0, 4),
+            ("Cabinet", 0, 4),
+            ("Shelf", 1, 3),
+            ("GarbageCan", 1, 1),
+            ("DiningTable", 0, 1),
+            ("Ottoman", 0, 1),
+        ],
+        "objects": [
+            ("RemoteControl", 1, 2),
+            ("KeyChain", 1, 3),
+            ("CreditCard", 1, 3),
+            ("Newspaper", 1, 2),
+            ("Laptop", 1, 2),
+            ("Pillow", 1, 2),
+            ("Statue", 1, 3),
+            ("Vase", 1, 3),
+            ("Box", 1, 2),
+            ("Watch", 1, 2),
+            ("CellPhone", 1, 2),
+            ("TissueBox", 1, 2),
+            ("Plate", 1, 2),
+            ("Book", 1, 2),
+        ],
     },
     "bedroom": {
-        "receptacles": [("Bed", 1, 1), ("Desk", 0, 1), ("SideTable", 1, 2), ("Dresser", 0, 1), ("Drawer", 2, 6),
-                        ("Shelf", 0, 3), ("GarbageCan", 1, 1), ("LaundryHamper", 0, 1), ("Safe", 0, 1),
-                        ("ArmChair", 0, 1)],
-        "objects": [("Book", 1, 3), ("CD", 1, 3), ("CellPhone", 1, 3), ("Pen", 1, 3), ("Pencil", 1, 3),
-                    ("AlarmClock", 1, 2), ("KeyChain", 1, 2), ("CreditCard", 1, 2), ("Laptop", 1, 2),
-                    ("Pillow", 1, 2), ("BaseballBat", 1, 1), ("BasketBall", 1, 1), ("Mug", 1, 2), ("Bowl", 1, 2),
-                    ("Cloth", 1, 2), ("Watch", 1, 2)],
+        "receptacles": [
+            ("Bed", 1, 1),
+            ("Desk", 0, 1),
+            ("SideTable", 1, 2),
+            ("Dresser", 0, 1),
+            ("Drawer", 2, 6),
+            ("Shelf", 0, 3),
+            ("GarbageCan", 1, 1),
+            ("LaundryHamper", 0, 1),
+            ("Safe", 0, 1),
+            ("ArmChair", 0, 1),
+        ],
+        "objects": [
+            ("Book", 1, 3),
+            ("CD", 1, 3),
+            ("CellPhone", 1, 3),
+            ("Pen", 1, 3),
+            ("Pencil", 1, 3),
+            ("AlarmClock", 1, 2),
+            ("KeyChain", 1, 2),
+            ("CreditCard", 1, 2),
+            ("Laptop", 1, 2),
+            ("Pillow", 1, 2),
+            ("BaseballBat", 1, 1),
+            ("BasketBall", 1, 1),
+            ("Mug", 1, 2),
+            ("Bowl", 1, 2),
+            ("Cloth", 1, 2),
+            ("Watch", 1, 2),
+        ],
     },
     "bathroom": {
-        "receptacles": [("Cabinet", 1, 4), ("CounterTop", 1, 1), ("Drawer", 0, 3), ("SinkBasin", 1, 2),
-                        ("BathtubBasin", 0, 1), ("Toilet", 1, 1), ("ToiletPaperHanger", 1, 1), ("HandTowelHolder", 0, 1),
-                        ("GarbageCan", 1, 1), ("Shelf", 0, 2)],
-        "objects": [("SoapBar", 1, 3), ("SoapBottle", 1, 3), ("SprayBottle", 1, 3), ("ToiletPaper", 1, 3),
-                    ("Candle", 1, 3), ("Cloth", 1, 3), ("HandTowel", 1, 2), ("Plunger", 1, 1),
-                    ("TissueBox", 1, 2), ("DishSponge", 1, 2)],
+        "receptacles": [
+            ("Cabinet", 1, 4),
+            ("CounterTop", 1, 1),
+            ("Drawer", 0, 3),
+            ("SinkBasin", 1, 2),
+            ("BathtubBasin", 0, 1),
+            ("Toilet", 1, 1),
+            ("ToiletPaperHanger", 1, 1),
+            ("HandTowelHolder", 0, 1),
+            ("GarbageCan", 1, 1),
+            ("Shelf", 0, 2),
+        ],
+        "objects": [
+            ("SoapBar", 1, 3),
+            ("SoapBottle", 1, 3),
+            ("SprayBottle", 1, 3),
+            ("ToiletPaper", 1, 3),
+            ("Candle", 1, 3),
+            ("Cloth", 1, 3),
+            ("HandTowel", 1, 2),
+            ("Plunger", 1, 1),
+            ("TissueBox", 1, 2),
+            ("DishSponge", 1, 2),
+        ],
     },
 }
 SCENE_KINDS: tuple[str, ...] = tuple(SCENES)
@@ -85,7 +182,9 @@ def _tables() -> tuple[dict[str, frozenset[str]], dict[str, frozenset[str]]]:
     try:
         import alfworld.gen.constants as c
     except ImportError as e:  # pragma: no cover - guarded by callers
-        raise ConfigError("the ALFWorld generator needs the optional extra: pip install 'atlas-memory[alfworld]'") from e
+        raise ConfigError(
+            "the ALFWorld generator needs the optional extra: pip install 'atlas-memory[alfworld]'"
+        ) from e
     contain = {k: frozenset(v) for k, v in c.VAL_RECEPTACLE_OBJECTS.items()}
     props = {k: frozenset(v) for k, v in c.VAL_ACTION_OBJECTS.items()}
     return contain, props
@@ -178,8 +277,11 @@ def build_household(family: int, kinds: tuple[str, ...] = SCENE_KINDS) -> Househ
     rng = random.Random(f"alfworld/household/{family}")
     kind = rng.choice(sorted(kinds))
     spec = SCENES[kind]
-    receptacles = [Receptacle(_rid(t, k), t) for t, lo, hi in spec["receptacles"]
-                   for k in range(1, rng.randint(lo, hi) + 1)]
+    receptacles = [
+        Receptacle(_rid(t, k), t)
+        for t, lo, hi in spec["receptacles"]
+        for k in range(1, rng.randint(lo, hi) + 1)
+    ]
     rtypes = {r.type for r in receptacles}
     pool = [(t, lo, hi) for t, lo, hi in spec["objects"] if any(can_contain(r, t) for r in rtypes)]
     chosen = rng.sample(pool, min(len(pool), rng.randint(8, 12)))
@@ -211,10 +313,15 @@ def kinds_supporting(task_types: tuple[str, ...], kinds: tuple[str, ...] = SCENE
         musts = {t for t, lo, hi in SCENES[kind]["receptacles"] if lo > 0}
         lampable = kind in ("bedroom", "livingroom") and bool(musts & set(LAMP_HOLDERS))
         for tt in task_types:
-            need = {"pick_clean_then_place_in_recep": "SinkBasin", "pick_heat_then_place_in_recep": "Microwave",
-                    "pick_cool_then_place_in_recep": "Fridge"}.get(tt)
-            if (tt == "look_at_obj_in_light" and lampable) or (need is None and tt != "look_at_obj_in_light") or (
-                need is not None and need in musts and need in rtypes
+            need = {
+                "pick_clean_then_place_in_recep": "SinkBasin",
+                "pick_heat_then_place_in_recep": "Microwave",
+                "pick_cool_then_place_in_recep": "Fridge",
+            }.get(tt)
+            if (
+                (tt == "look_at_obj_in_light" and lampable)
+                or (need is None and tt != "look_at_obj_in_light")
+                or (need is not None and need in musts and need in rtypes)
             ):
                 ok.append(kind)
                 break
@@ -262,9 +369,18 @@ def goal_text(task_type: str, otype: str, rtype: str, toggle: str, rng: random.R
     """The goal sentence, from the same templates ALFWorld uses (alfworld.gen.goal_library)."""
     templates = {
         "pick_and_place_simple": ["put a {obj} in {recep}", "put some {obj} on {recep}"],
-        "pick_clean_then_place_in_recep": ["put a clean {obj} in {recep}", "clean some {obj} and put it in {recep}"],
-        "pick_heat_then_place_in_recep": ["put a hot {obj} in {recep}", "heat some {obj} and put it in {recep}"],
-        "pick_cool_then_place_in_recep": ["put a cool {obj} in {recep}", "cool some {obj} and put it in {recep}"],
+        "pick_clean_then_place_in_recep": [
+            "put a clean {obj} in {recep}",
+            "clean some {obj} and put it in {recep}",
+        ],
+        "pick_heat_then_place_in_recep": [
+            "put a hot {obj} in {recep}",
+            "heat some {obj} and put it in {recep}",
+        ],
+        "pick_cool_then_place_in_recep": [
+            "put a cool {obj} in {recep}",
+            "cool some {obj} and put it in {recep}",
+        ],
         "pick_two_obj_and_place": ["put two {obj} in {recep}", "find two {obj} and put them in {recep}"],
         "look_at_obj_in_light": ["look at {obj} under the {toggle}", "examine the {obj} with the {toggle}"],
     }[task_type]

@@ -17,22 +17,30 @@ _STEPS = {
 }
 
 
-def household_advice(task: Task, task_types: tuple[str, ...], scene_kinds: tuple[str, ...], habit: float) -> str:
+def household_advice(
+    task: Task, task_types: tuple[str, ...], scene_kinds: tuple[str, ...], habit: float
+) -> str:
     meta = task.metadata
     if meta.get("mode") != "generated":
         return ""
     params = meta.get("params", {})
     types = tuple(params.get("task_types", task_types))
-    h = build_household(int(meta["family"]), kinds_supporting(types, tuple(params.get("scene_kinds", scene_kinds))))
+    h = build_household(
+        int(meta["family"]), kinds_supporting(types, tuple(params.get("scene_kinds", scene_kinds)))
+    )
     spec = build_task(h, seed=int(meta["seed"]), task_types=types, habit=float(params.get("habit", habit)))
     names = display_names(all_ids(h))
     obj = spec.object_type.lower()
-    lines = [f"In this house the {obj} is usually in {names[h.habits[spec.object_type]]}; "
-             "if it is not there, open and check the other places that can hold it."]
+    lines = [
+        f"In this house the {obj} is usually in {names[h.habits[spec.object_type]]}; "
+        "if it is not there, open and check the other places that can hold it."
+    ]
     if spec.task_type in _STEPS:
         lines.append(f"After you take the {obj}, {_STEPS[spec.task_type]}, then put it in place.")
     if spec.task_type == "look_at_obj_in_light" and h.lamp_holder:
-        lines.append(f"The desklamp is on {names[h.lamp_holder]}: carry the {obj} there and use the desklamp.")
+        lines.append(
+            f"The desklamp is on {names[h.lamp_holder]}: carry the {obj} there and use the desklamp."
+        )
     if spec.receptacle_type:
         goal = sorted((r.id for r in h.receptacles if r.type == spec.receptacle_type), key=lambda x: names[x])
         opened = " (open it first)" if spec.receptacle_type in OPENABLE else ""

@@ -83,8 +83,12 @@ def problem_pddl(h: Household, t: TaskSpec, name: str) -> str:
         init += [f"(inReceptacle {i.id} {where})", f"(objectAtLocation {i.id} {_loc(where)})"]
     if h.lamp and h.lamp_holder:
         lamp = h.lamp.id
-        init += [f"(objectType {lamp} DeskLampType)", f"(toggleable {lamp})",
-                 f"(inReceptacle {lamp} {h.lamp_holder})", f"(objectAtLocation {lamp} {_loc(h.lamp_holder)})"]
+        init += [
+            f"(objectType {lamp} DeskLampType)",
+            f"(toggleable {lamp})",
+            f"(inReceptacle {lamp} {h.lamp_holder})",
+            f"(objectAtLocation {lamp} {_loc(h.lamp_holder)})",
+        ]
     for rt in rtypes:
         for ot in otypes:
             if can_contain(rt, ot):

@@ -45,7 +45,15 @@ def update(memory, episode, tools):
     memory["episodes"] = memory.get("episodes", 0) + 1
     memory["successes"] = memory.get("successes", 0) + (1 if episode["success"] else 0)
     unexplored = [r for r in seen if r not in entered]
-    print("learned", len(edges), "edges;", len(entered), "rooms entered,", len(unexplored), "seen but never entered")
+    print(
+        "learned",
+        len(edges),
+        "edges;",
+        len(entered),
+        "rooms entered,",
+        len(unexplored),
+        "seen but never entered",
+    )
 
 
 def _next_hop(tools, src, targets):

@@ -111,7 +111,10 @@ class GraphWorldEnv:
 
     def clone(self) -> GraphWorldEnv:
         return GraphWorldEnv(
-            self.params, family_mode=self.family_mode, family=self.family, count_invalid=self.count_invalid,
+            self.params,
+            family_mode=self.family_mode,
+            family=self.family,
+            count_invalid=self.count_invalid,
             constrain_args=self.constrain_args,
         )
 
@@ -123,13 +126,16 @@ class GraphWorldEnv:
         if not self.constrain_args or self._world is None or self._done:
             return list(_TOOLS)
         w = self._world
-        choices = {"move_to": w.adjacency[w.location], "pick_up": w.objects_in(w.location),
-                   "put_down": list(w.inventory)}
+        choices = {
+            "move_to": w.adjacency[w.location],
+            "pick_up": w.objects_in(w.location),
+            "put_down": list(w.inventory),
+        }
         out = []
         for spec in _TOOLS:
             values = choices.get(spec.name)
             if values:
-                (key, prop), = spec.parameters["properties"].items()
+                ((key, prop),) = spec.parameters["properties"].items()
                 params = {**spec.parameters, "properties": {key: {**prop, "enum": list(values)}}}
                 spec = ToolSpec(spec.name, spec.description, params)
             out.append(spec)
@@ -194,8 +200,13 @@ class GraphWorldEnv:
     def step(self, action: Action) -> StepResult:
         w = self._require()
         if self._done:
-            return StepResult(self.observe(), done=True, success=self.success(), counted=False,
-                              error="The episode is over; no more actions are accepted.")
+            return StepResult(
+                self.observe(),
+                done=True,
+                success=self.success(),
+                counted=False,
+                error="The episode is over; no more actions are accepted.",
+            )
         problem = check_action(list(_TOOLS), action)  # the env explains semantic errors itself
         if problem is not None:
             self._message = problem
@@ -213,7 +224,9 @@ class GraphWorldEnv:
         elif self._steps >= self._params.max_steps:
             self._done = True
             self._message += f" Out of steps ({self._steps}/{self._params.max_steps}); the task failed."
-        return StepResult(self.observe(), done=self._done, success=self.success(), counted=counted, error=error)
+        return StepResult(
+            self.observe(), done=self._done, success=self.success(), counted=counted, error=error
+        )
 
     def _fail(self, message: str) -> str:
         self._message = message
@@ -303,9 +316,11 @@ class GraphWorldEnv:
 
     def task_instructions(self) -> str:
         """How a GraphWorld task is solved, for the task agent's prompt (the same for every design)."""
-        return ("To bring an object to a room: move between adjacent rooms until the object is in your room, "
-                "pick_up the object, move to the goal room, then put_down the object there. "
-                "Every action uses one step.")
+        return (
+            "To bring an object to a room: move between adjacent rooms until the object is in your room, "
+            "pick_up the object, move to the goal room, then put_down the object there. "
+            "Every action uses one step."
+        )
 
     def oracle_advice(self, task: Task, level: str) -> str:
         """Advice for the headroom measurement (``atlas.envs.graphworld.oracle``); never shown to a design."""

@@ -102,4 +102,5 @@ def make_planner(env: Environment, task: Task, rng: random.Random) -> GraphExplo
     """GraphWorld's explorer for one episode (registered in ``atlas.envs.registry``)."""
     return GraphExplorer(env.format_goal(task), rng)
 
+
 __all__ = ["GraphExplorer", "make_planner", "parse_goal", "shortest_path"]

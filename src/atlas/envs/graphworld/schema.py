@@ -39,8 +39,10 @@ def context_schema(env: Any) -> dict[str, Any]:
             "placements, goal and start change per task. Score: max(0.5, 1 - steps/40) on success, 0 on "
             "failure."
         ),
-        "agent_tools": [{"name": t.name, "description": t.description, "parameters": t.parameters}
-                        for t in env.clone().tools()],
+        "agent_tools": [
+            {"name": t.name, "description": t.description, "parameters": t.parameters}
+            for t in env.clone().tools()
+        ],
         "observation": {"keys": OBSERVATION_KEYS},
         "task": {
             "keys": {

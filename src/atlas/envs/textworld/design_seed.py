@@ -24,7 +24,9 @@ def update(memory, episode, tools):
         tools.graph_update(edges)
     memory["episodes"] = memory.get("episodes", 0) + 1
     if episode["success"]:
-        commands = [s["action"]["args"].get("command", "") for s in episode["steps"] if s["action"]["tool"] == "act"]
+        commands = [
+            s["action"]["args"].get("command", "") for s in episode["steps"] if s["action"]["tool"] == "act"
+        ]
         first = episode["task"]["observation"].get("text", "")[:300]
         tools.store_obs(first + " => " + "; ".join(commands), {"steps": episode["steps_taken"]}, "successes")
     print("edges learned:", len(edges))

@@ -25,13 +25,21 @@ from atlas.errors import ConfigError, EnvError
 
 NAME = "textworld"
 CHALLENGES = {
-    "tw-treasure_hunter": ("Follow the instructions printed at the start of the game to find the right object "
-                           "and take it.", 30),
+    "tw-treasure_hunter": (
+        "Follow the instructions printed at the start of the game to find the right object and take it.",
+        30,
+    ),
     "tw-coin_collector": ("Find the coin and take it.", 300),
-    "tw-cooking": ("Find the cookbook, gather and prepare the ingredients it lists, then prepare and eat the "
-                   "meal.", 4),
+    "tw-cooking": (
+        "Find the cookbook, gather and prepare the ingredients it lists, then prepare and eat the meal.",
+        4,
+    ),
 }
-ALIASES = {"treasure_hunter": "tw-treasure_hunter", "coin_collector": "tw-coin_collector", "cooking": "tw-cooking"}
+ALIASES = {
+    "treasure_hunter": "tw-treasure_hunter",
+    "coin_collector": "tw-coin_collector",
+    "cooking": "tw-cooking",
+}
 COOKING_LEVELS = {
     1: {"recipe": 1, "take": 1, "go": 1, "open": False, "cook": False, "cut": False},
     2: {"recipe": 1, "take": 1, "go": 6, "open": True, "cook": False, "cut": False},
@@ -86,9 +94,15 @@ class TextWorldEnv(TextGameEnv):
         self._gold: list[str] | None = None
 
     def clone(self) -> TextWorldEnv:
-        return TextWorldEnv(challenge=self.challenge, level=self.level, family_mode=self.family_mode,
-                            family=self.family, max_steps=self.max_steps, cache_dir=self.cache_dir,
-                            count_invalid=self.count_invalid)
+        return TextWorldEnv(
+            challenge=self.challenge,
+            level=self.level,
+            family_mode=self.family_mode,
+            family=self.family,
+            max_steps=self.max_steps,
+            cache_dir=self.cache_dir,
+            count_invalid=self.count_invalid,
+        )
 
     # --- tasks ---------------------------------------------------------------------------------
 
@@ -97,7 +111,13 @@ class TextWorldEnv(TextGameEnv):
             id=f"{NAME}-{self.challenge}-l{self.level}-f{family}-s{seed}",
             description=CHALLENGES[self.challenge][0],
             domain=NAME,
-            metadata={"env": NAME, "challenge": self.challenge, "level": self.level, "seed": seed, "family": family},
+            metadata={
+                "env": NAME,
+                "challenge": self.challenge,
+                "level": self.level,
+                "seed": seed,
+                "family": family,
+            },
         )
 
     def generate_tasks(self, n: int, seed: int) -> list[Task]:
@@ -129,7 +149,9 @@ class TextWorldEnv(TextGameEnv):
                 import textworld
                 from textworld.challenges import CHALLENGES as TW_CHALLENGES
             except ImportError as e:
-                raise ConfigError("the TextWorld environment needs: pip install 'atlas-memory[textworld]'") from e
+                raise ConfigError(
+                    "the TextWorld environment needs: pip install 'atlas-memory[textworld]'"
+                ) from e
             options = textworld.GameOptions()
             options.seeds = {"map": family, "objects": seed, "quest": seed + 7919, "grammar": seed + 104729}
             make = TW_CHALLENGES[challenge][1]
@@ -190,10 +212,12 @@ class TextWorldEnv(TextGameEnv):
 
         return text_game_schema(
             self,
-            summary=(f"TextWorld {self.challenge} games (level {self.level}): rooms joined by exits, objects, "
-                     "containers and doors; the first observation states the objective. Tasks of a family share "
-                     f"the map; objects and quest change. {self.max_steps} commands max; score "
-                     f"max(0.5, 1 - steps/{self.score_horizon}) on success, 0 otherwise."),
+            summary=(
+                f"TextWorld {self.challenge} games (level {self.level}): rooms joined by exits, objects, "
+                "containers and doors; the first observation states the objective. Tasks of a family share "
+                f"the map; objects and quest change. {self.max_steps} commands max; score "
+                f"max(0.5, 1 - steps/{self.score_horizon}) on success, 0 otherwise."
+            ),
             goal_hint=f"always '{CHALLENGES[self.challenge][0]}' — the specific objective is in the first observation",
         )
 

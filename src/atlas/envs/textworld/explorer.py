@@ -62,4 +62,5 @@ def make_planner(env: Environment, task: Task, rng: random.Random) -> TextWorldE
     """TextWorld's explorer for one episode (registered in ``atlas.envs.registry``)."""
     return TextWorldExplorer(rng)
 
+
 __all__ = ["TextWorldExplorer", "make_planner"]

@@ -182,7 +182,9 @@ class LLMClient:
             timeout=self.timeout,
             extra={
                 **({"tool_choice": tool_choice} if tool_choice else {}),
-                **({"contrast": contrast, "contrast_weight": contrast_weight} if contrast and choices else {}),
+                **(
+                    {"contrast": contrast, "contrast_weight": contrast_weight} if contrast and choices else {}
+                ),
                 **({"choice_bias": dict(choice_bias)} if choice_bias and choices else {}),
             },
         )

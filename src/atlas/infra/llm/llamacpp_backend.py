@@ -371,8 +371,9 @@ class LlamaCppBackend:
             text = "".join(f"{m['role']}: {m['content']}\n" for m in messages) + "assistant: "
             return list(llama.tokenize(text.encode("utf-8"), add_bos=True, special=False))
         rendered = formatter(messages=messages)
-        return list(llama.tokenize(rendered.prompt.encode("utf-8"), add_bos=not rendered.added_special,
-                                   special=True))
+        return list(
+            llama.tokenize(rendered.prompt.encode("utf-8"), add_bos=not rendered.added_special, special=True)
+        )
 
     def _prefill(self, llama: Any, tokens: list[int]) -> None:
         """Evaluate ``tokens`` reusing the longest prefix already in the KV cache (the live one, or
@@ -433,11 +434,16 @@ class LlamaCppBackend:
         llama.input_ids[n_past : n_past + len(tokens)] = tokens
         llama.n_tokens = n_past + len(tokens)
         get = self._llama_cpp.llama_cpp.llama_get_logits_ith
-        return np.stack([np.ctypeslib.as_array(get(llama._ctx.ctx, i), shape=(llama.n_vocab(),))
-                         for i in range(len(tokens))]).astype(np.float64)
+        return np.stack(
+            [
+                np.ctypeslib.as_array(get(llama._ctx.ctx, i), shape=(llama.n_vocab(),))
+                for i in range(len(tokens))
+            ]
+        ).astype(np.float64)
 
-    def _score_choices(self, llama: Any, messages: list[Message], choices: list[str],
-                       cancelled: threading.Event) -> tuple[Any, int, int]:
+    def _score_choices(
+        self, llama: Any, messages: list[Message], choices: list[str], cancelled: threading.Event
+    ) -> tuple[Any, int, int]:
         """Each choice's log-probability as the whole reply (its tokens, then end of turn), the
         prompt tokens evaluated, and the choice tokens scored."""
         import numpy as np
@@ -463,7 +469,9 @@ class LlamaCppBackend:
         llama._requires_eval = True  # the context's logits are a label's now, not the prompt's
         return np.asarray(scores), self.stats["prompt_tokens_evaluated"] - evaluated, scored
 
-    def _choose(self, llama: Any, request: LLMRequest, cancelled: threading.Event) -> tuple[str, dict[str, int]]:
+    def _choose(
+        self, llama: Any, request: LLMRequest, cancelled: threading.Event
+    ) -> tuple[str, dict[str, int]]:
         """The choice the model finds most likely as a whole reply (a first-token decision would let a
         shared word like "move" decide). With ``contrast`` (the same conversation without the context
         under test, e.g. without the memory's advice) the score is context-aware:
@@ -502,9 +510,15 @@ class LlamaCppBackend:
                     raise LLMError(f"{self.model}: {exc}") from exc
             if cancelled.is_set():
                 raise LLMError(f"{self.model}: generation cancelled")
-            return Completion(text=text, usage=Usage(prompt_tokens=usage["prompt_tokens"],
-                                                     completion_tokens=usage["completion_tokens"], calls=1),
-                              model=self.model)
+            return Completion(
+                text=text,
+                usage=Usage(
+                    prompt_tokens=usage["prompt_tokens"],
+                    completion_tokens=usage["completion_tokens"],
+                    calls=1,
+                ),
+                model=self.model,
+            )
         tools = request.tools or None
         choice = request.extra.get("tool_choice") or self.tool_choice
         if choice == "none":

@@ -35,7 +35,9 @@ _PROVIDERS: dict[str, ProviderFactory] = {}
 def register_provider(prefix: str, factory: ProviderFactory) -> None:
     """Route ``make_llm("<prefix>:...")`` to ``factory`` (a later registration replaces an earlier one)."""
     if not _PREFIX.match(prefix) or prefix in RESERVED:
-        raise ConfigError(f"provider prefix {prefix!r}: lower-case letters, digits, _ or -, and not {sorted(RESERVED)}")
+        raise ConfigError(
+            f"provider prefix {prefix!r}: lower-case letters, digits, _ or -, and not {sorted(RESERVED)}"
+        )
     _PROVIDERS[prefix] = factory
 
 

@@ -114,7 +114,10 @@ ATTRIBUTION_INSTRUCTIONS = {
 
 def stage_messages(stage: str, **fields: Any) -> list[dict[str, str]]:
     """The chat messages of one stage call."""
-    return [{"role": "system", "content": _SYSTEM[stage]}, {"role": "user", "content": _USER[stage].format(**fields)}]
+    return [
+        {"role": "system", "content": _SYSTEM[stage]},
+        {"role": "user", "content": _USER[stage].format(**fields)},
+    ]
 
 
 def stage_of(messages: list[dict[str, Any]]) -> str | None:
