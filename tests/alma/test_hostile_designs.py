@@ -17,6 +17,7 @@ from typer.testing import CliRunner
 import atlas.alma
 from atlas.alma.design import Design
 from atlas.alma.loop import SearchStopped
+from atlas.alma.runlog import CallLog
 from atlas.alma.runner import MAX_TOOL_RECORDS, RECORD_CHARS, DesignRunner
 from atlas.alma.sandbox.clean import safe_data, safe_text
 from atlas.alma.sandbox.pool import SandboxLimits, ToolRefusal, WorkerPool
@@ -356,6 +357,11 @@ def test_host_tool_work_and_log_records_are_capped_per_call(embedder):
     assert r.tools.usage.chars <= ToolSettings().max_tool_chars_per_call
     assert len(log.tool_calls) <= MAX_TOOL_RECORDS and log.tool_calls_dropped > 0
     for t in log.tool_calls:
-        assert len(json.dumps(t.args, ensure_ascii=False)) <= RECORD_CHARS + 2
+        assert isinstance(t.args, dict)  # still name=value pairs: the DebugAgent's log renders them
+        assert len(json.dumps(t.args, ensure_ascii=False)) <= RECORD_CHARS + 100
         assert len(json.dumps(t.result, ensure_ascii=False, default=str)) <= RECORD_CHARS + 2
     assert len(json.dumps(log.to_dict(), default=str)) < 200_000
+    assert 'TOOL store_obs: collection="default" metadata={' in "\n".join(log.format_lines("C1"))
+    old = log.to_dict()  # a log written before arguments stayed a mapping still renders
+    old["tool_calls"][0]["args"] = "a flat string"
+    assert 'args="a flat string"' in "\n".join(CallLog.from_dict(old).format_lines("C1"))

@@ -106,7 +106,7 @@ class ToolCallRecord:
         sim = d.get("similarity")
         return cls(
             name=d["name"],
-            args=d.get("args", {}),
+            args=args if isinstance(args := d.get("args", {}), dict) else {"args": args},
             result=d.get("result"),
             error=d.get("error"),
             duration_ms=float(d.get("duration_ms", 0.0)),
@@ -230,6 +230,14 @@ def bounded(value: Any, max_chars: int) -> Any:
     return _short(small, max_chars)
 
 
+def bounded_args(args: dict[str, Any], max_chars: int) -> dict[str, Any]:
+    """Tool-call arguments for a log record: still a mapping (the log renders ``name=value`` pairs),
+    each value bounded to its share of ``max_chars``."""
+    items = list(args.items())[:30]
+    share = max(40, max_chars // max(1, len(items)))
+    return {str(k): bounded(v, share) for k, v in items}
+
+
 def truncate(value: Any, limit: int = RESULT_CHARS) -> Any:
     """A JSON-safe copy of ``value`` small enough for a log record (long strings cut, long lists cut)."""
     if isinstance(value, str):
@@ -255,5 +263,6 @@ __all__ = [
     "SimilarityThresholds",
     "ToolCallRecord",
     "bounded",
+    "bounded_args",
     "truncate",
 ]

@@ -21,7 +21,14 @@ import time
 from typing import Any
 
 from atlas.alma.design import Design, DesignProblem, check_design
-from atlas.alma.runlog import DEFAULT_THRESHOLDS, CallLog, SimilarityThresholds, ToolCallRecord, bounded
+from atlas.alma.runlog import (
+    DEFAULT_THRESHOLDS,
+    CallLog,
+    SimilarityThresholds,
+    ToolCallRecord,
+    bounded,
+    bounded_args,
+)
 from atlas.alma.sandbox.pool import SandboxLimits, ToolRefusal, ToolValue, WorkerPool
 from atlas.alma.tools import DesignTools, ToolSettings, ToolUsage
 from atlas.errors import AtlasError, InvalidInputError
@@ -208,7 +215,7 @@ class DesignRunner:
 
         def handle(name: str, args: dict[str, Any]) -> ToolValue:
             shown = {k: v for k, v in args.items() if v is not None}  # defaults the design did not set
-            record = ToolCallRecord(name=name, args=bounded(shown, RECORD_CHARS))
+            record = ToolCallRecord(name=name, args=bounded_args(shown, RECORD_CHARS))
             t0 = time.perf_counter()
             try:
                 result = self.tools.call(name, args, per_call)
