@@ -275,10 +275,12 @@ def test_max_minutes_stops_a_search_before_the_next_generation_and_resume_contin
             meta_llm=llm(meta),
             debug_llm=llm(debug_policy),
             max_minutes=1e-6,
-            **SETTINGS,
+            **{**SETTINGS, "seed": 3},  # a seed whose plain draw puts no_memory first
         )
     saved = atlas.alma.Archive.load(tmp_path / "r")
     assert saved.iterations == [] and len(saved) >= 1  # the baseline and seeds are kept
+    best = saved.best()
+    assert best is not None
     resumed, _ = atlas.alma.run(
         resume=tmp_path / "r",
         embedder=embedder,
@@ -287,8 +289,11 @@ def test_max_minutes_stops_a_search_before_the_next_generation_and_resume_contin
         meta_llm=llm(meta),
         debug_llm=llm(debug_policy),
         max_minutes=600,
+        exploit=1.0,  # a sampling knob that may change on resume: the best design is parent 1
     )
     assert [it["generation"] for it in resumed.iterations] == [1]
+    child = next(e for e in resumed if e.generation == 1)
+    assert child.parent_ids[0] == best.id
 
 
 # ---- 5. tool time counts; host work and logs are capped -------------------------------------------

@@ -69,3 +69,24 @@ def test_seeded_rng_is_a_function_of_seed_and_generation():
     assert a == b
     draws = {tuple(e.id for e in sample_parents(ENTRIES, 2, seeded_rng(42, g))) for g in range(1, 30)}
     assert len(draws) > 1
+
+
+def test_exploit_puts_the_elite_first_at_the_given_rate_and_never_twice():
+    elite = ENTRIES[0]
+    rng = seeded_rng(3, 1)
+    n = 4000
+    firsts = 0
+    for _ in range(n):
+        got = sample_parents(ENTRIES, 2, rng, elite=elite, exploit=0.7)
+        assert len({e.id for e in got}) == 2
+        firsts += got[0].id == elite.id
+    p_draw = weights(ENTRIES)[0] / sum(weights(ENTRIES))  # the elite can also be drawn by weight
+    expected = 0.7 + 0.3 * p_draw
+    assert abs(firsts / n - expected) < 0.03, (firsts / n, expected)
+
+
+def test_exploit_zero_or_no_elite_is_plain_sampling():
+    plain = [e.id for e in sample_parents(ENTRIES, 2, seeded_rng(5, 2))]
+    assert [e.id for e in sample_parents(ENTRIES, 2, seeded_rng(5, 2), elite=None, exploit=1.0)] == plain
+    always = sample_parents(ENTRIES, 1, seeded_rng(5, 2), elite=ENTRIES[2], exploit=1.0)
+    assert [e.id for e in always] == [ENTRIES[2].id]

@@ -49,6 +49,9 @@ class AlmaConfig(BaseModel):
     quiet: bool = False
     concurrency: int = Field(4, ge=1)
     parents: int = Field(2, ge=1)  # parents sampled per iteration
+    # Probability that an iteration's first parent (the one an edit rewrites) is the best design so
+    # far rather than a quality-diversity draw.
+    exploit: float = Field(0.7, ge=0.0, le=1.0)  # OpenEvolve's exploitation ratio
     meta_turns: int = Field(3, ge=1)  # MetaAgent write → check → smoke → fix rounds
     debug_turns: int = Field(6, ge=1)  # DebugAgent grep turns
     max_turns: int | None = None  # task agent turns (None: the agent's default)

@@ -530,7 +530,9 @@ class Search:
         t0 = time.perf_counter()
         before = self._usage_now()
         rng = seeded_rng(cfg.seed, generation)
-        parents = sample_parents(self.archive.scored(), cfg.parents, rng)
+        parents = sample_parents(
+            self.archive.scored(), cfg.parents, rng, elite=self.archive.best(), exploit=cfg.exploit
+        )
         if not parents:
             raise ArchiveError(
                 f"no design in {self.run_dir.archive_path} has a score to sample parents from (every entry "
@@ -845,6 +847,7 @@ RUNTIME_FIELDS = (
     "trace",
     "max_cost_usd",
     "max_minutes",
+    "exploit",
 )  # may change when a run is resumed
 
 

@@ -4,7 +4,9 @@
 
 ``score`` is the normalized (deployment − baseline) score, which can be negative, so the weights
 are shifted to be non-negative, plus a small floor so that every eligible design keeps a chance.
-Sampling uses a caller-given ``random.Random``: the loop seeds it from (seed, generation) so a
+With probability ``exploit`` the first parent is the archive's best design instead (the parent an
+edit rewrites and a crossover starts from), so the search improves on what works as well as
+exploring around it (OpenEvolve's exploitation ratio). Sampling uses a caller-given ``random.Random``: the loop seeds it from (seed, generation) so a
 resumed run draws exactly what an uninterrupted one would have drawn.
 """
 
@@ -46,10 +48,16 @@ def weights(entries: Sequence[Sampleable]) -> list[float]:
     return [r - shift + FLOOR for r in raws]
 
 
-def sample_parents(entries: Sequence[S], k: int, rng: random.Random) -> list[S]:
-    """Draw up to ``k`` distinct entries, each draw proportional to the weights of those left."""
+def sample_parents(
+    entries: Sequence[S], k: int, rng: random.Random, *, elite: S | None = None, exploit: float = 0.0
+) -> list[S]:
+    """Draw up to ``k`` distinct entries, each draw proportional to the weights of those left; with
+    probability ``exploit`` the first one is ``elite`` (the best design) instead of a draw."""
     pool = list(entries)
     chosen: list[S] = []
+    if elite is not None and k > 0 and rng.random() < exploit:
+        chosen.append(elite)
+        pool = [e for e in pool if e.id != elite.id]
     while pool and len(chosen) < k:
         w = weights(pool)
         pick = rng.choices(range(len(pool)), weights=w, k=1)[0]

@@ -440,6 +440,15 @@ def register(app: typer.Typer) -> None:
             "update and recall (from code, no model call; falls back to write "
             "when the child fails the design check).",
         ),
+        exploit: float | None = typer.Option(
+            None,
+            "--exploit",
+            min=0.0,
+            max=1.0,
+            help="Probability that a generation's first parent (the one "
+            "'edit' rewrites) is the best design so far instead of a draw weighted by "
+            "score, novelty and exploration (default 0.7; can change on --resume).",
+        ),
         no_replay: bool = typer.Option(
             False,
             "--no-replay",
@@ -455,6 +464,8 @@ def register(app: typer.Typer) -> None:
             kwargs["max_cost_usd"] = max_cost
         if max_minutes is not None:
             kwargs["max_minutes"] = max_minutes
+        if exploit is not None:
+            kwargs["exploit"] = exploit
         if resume is None:
             kwargs.update(
                 env=env,
