@@ -22,7 +22,9 @@ Retrieval paths, all over real Chroma with the given embedder:
 - ``guide-llm``    the same bank in mode "llm" with the local model on a sample of queries
                    (``--llm-queries`` related and as many unrelated, spread over the domains;
                    skipped with ``--no-llm``; run on MiniLM's pool unless ``--llm-embedders``
-                   says otherwise). Its candidate pool is floored like guide-cosine.
+                   says otherwise). Its candidate pool is floored like guide-cosine; tips at or
+                   above the sure band (``guidelines_sure``: 0.05 above the best match of any
+                   unrelated query) are kept without asking, the model picks among the rest.
 
 Figures: ``recall`` = mean over related queries of |related ∩ returned| / min(|related|, k) (a tip
 counts for the memory it came from); ``unrel-hit`` = share of unrelated queries that get anything;
@@ -40,6 +42,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import statistics
 import sys
@@ -152,6 +155,13 @@ def calibrate(hits: list[Hits], k: int) -> float:
     best = max(j for j, _ in scored)
     winners = [f for j, f in scored if j >= best - 1e-9]
     return round(statistics.median(winners), 2)
+
+
+def sure_band(hits: list[Hits], margin: float = 0.05) -> float:
+    """The relevance above which the LLM selector keeps a tip without asking: ``margin`` above the
+    best match any unrelated query reaches, rounded up to 0.01."""
+    top = max((s for h in hits if not h.query.related for _, s in h.items), default=0.0)
+    return math.ceil((top + margin) * 100) / 100
 
 
 def held_out(hits: list[Hits], k: int) -> tuple[Figures, dict[str, float]]:
@@ -329,6 +339,8 @@ def main() -> None:
                 floor = calibrate(raw, unfloored.k)
                 if key in ("experience", "guidelines"):
                     calibrated.setdefault(emb, {})[key] = floor
+                if key == "guidelines":
+                    calibrated[emb]["guidelines_sure"] = sure_band(raw)
                 lines.append(
                     row(
                         "calibrated", default_path.name, emb, f"{floor:.2f}", figures(raw, unfloored.k, floor)

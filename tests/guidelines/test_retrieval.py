@@ -15,7 +15,8 @@ from guideline_doubles import auto_responder
 @pytest.fixture
 def filled(embedder):
     llm = ScriptedLLM(auto_responder())
-    bank = GuidelineBank(llm=llm, embedder=embedder)
+    # llm_sure above 1: every candidate goes to the selector (the sure band is tested on its own)
+    bank = GuidelineBank(llm=llm, embedder=embedder, config=GuidelineConfig(llm_sure=2.0))
     bank.save(make_traj("clean"))
     bank.save(make_traj("failure", task="bring the apple to room_D"))
     return bank, llm
@@ -84,7 +85,10 @@ def test_llm_selection_of_unknown_ids_is_reasked_then_falls_back(embedder):
     filler = GuidelineBank(llm=ScriptedLLM(auto_responder()), embedder=embedder)
     filler.save(make_traj("clean"))
     bank = GuidelineBank(
-        store=filler.store, llm=ScriptedLLM([reply(selected=["made-up"])] * 3), embedder=embedder
+        store=filler.store,
+        llm=ScriptedLLM([reply(selected=["made-up"])] * 3),
+        embedder=embedder,
+        config=GuidelineConfig(llm_sure=2.0),
     )
     found = bank.get_guidelines("bring the apple to room_A", mode="llm")
     assert len(bank.llm.history) == 3  # asked, re-asked twice
@@ -93,7 +97,7 @@ def test_llm_selection_of_unknown_ids_is_reasked_then_falls_back(embedder):
         store=bank.store,
         embedder=embedder,
         llm=ScriptedLLM(["junk"] * 3),
-        config=GuidelineConfig(llm_fallback_to_cosine=False),
+        config=GuidelineConfig(llm_fallback_to_cosine=False, llm_sure=2.0),
     )
     with pytest.raises(LLMResponseError):
         strict.get_guidelines("bring the apple to room_A", mode="llm")

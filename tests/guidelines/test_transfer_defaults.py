@@ -130,7 +130,7 @@ def test_a_reply_with_one_tip_is_reasked_for_two_to_four(embedder):
 
 def test_llm_selection_shows_short_ids_and_maps_them_back(embedder):
     llm = ScriptedLLM(auto_responder(select=1))
-    bank = GuidelineBank(llm=llm, embedder=embedder)
+    bank = GuidelineBank(llm=llm, embedder=embedder, config=GuidelineConfig(llm_sure=2.0))
     ids = bank.import_guidelines(
         [_tip("Look first", "find the target object"), _tip("Plan the path", "carry the object")]
     )
@@ -145,3 +145,50 @@ def test_llm_selection_of_an_unrelated_task_makes_no_call(embedder):
     bank.import_guidelines([_tip("Look first", "find the target object")])
     assert bank.get_guidelines("compile the linux kernel with clang", mode="llm") == []
     assert llm.history == []  # the candidate pool is floored too: nothing to choose from
+
+
+def _banded(embedder, sure: float) -> tuple[GuidelineBank, ScriptedLLM]:
+    llm = ScriptedLLM(auto_responder())
+    bank = GuidelineBank(llm=llm, embedder=embedder, config=GuidelineConfig(llm_sure=sure))
+    bank.import_guidelines(
+        [
+            _tip(
+                "Pick the object up as soon as you see it.",
+                "find the target object",
+                "Bring the apple to room_A",
+            ),
+            _tip("Walk the shortest known route.", "carry the object", "Bring the pear to room_C"),
+            _tip("Check the room list before moving.", "plan the route", "Take the lamp to room_B"),
+        ]
+    )
+    return bank, llm
+
+
+def test_llm_selector_keeps_sure_tips_without_asking_and_asks_only_about_the_rest(embedder):
+    query = "Bring the apple to room_A"
+    bank, llm = _banded(embedder, 2.0)
+    pool = bank.get_guidelines(query, k=5, mode="cosine")
+    rel = [g.metadata["relevance"] for g in pool]
+    assert len(rel) == 3 and rel[0] > rel[-1], rel
+    cut = (rel[0] + rel[1]) / 2  # only the tip learned on this very task is sure
+    banded, llm = _banded(embedder, cut)
+    found = banded.get_guidelines(query, k=5, mode="llm")
+    assert len(llm.history) == 1  # one call, about the two unsure tips
+    assert found[0].content == pool[0].content and found[0].metadata["retrieval"] == "sure"
+    assert pool[0].content not in llm.history[0].prompt
+    assert pool[1].content in llm.history[0].prompt and pool[2].content in llm.history[0].prompt
+    assert all(g.metadata["retrieval"] == "llm" for g in found[1:])
+
+    all_sure, llm = _banded(embedder, rel[-1])
+    got = all_sure.get_guidelines(query, k=2, mode="llm")
+    assert llm.history == []  # a pool of sure tips costs no call
+    assert [g.content for g in got] == [g.content for g in pool[:2]]
+
+
+def test_the_sure_band_defaults_to_the_embedders_calibrated_value(embedder):
+    from atlas.infra.embeddings import NGramEmbedder
+
+    for emb, name in ((embedder, "minilm"), (NGramEmbedder(), "ngram")):
+        bank = GuidelineBank(llm=ScriptedLLM(auto_responder()), embedder=emb)
+        assert bank.threshold < FLOORS[name]["guidelines_sure"] <= 1.0
+        assert bank._retriever("llm").sure == FLOORS[name]["guidelines_sure"]

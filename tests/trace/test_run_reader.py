@@ -292,5 +292,25 @@ def test_state_follows_the_last_start_or_stop(run_copy: Path):
     assert read_run(run_copy).state == "stalled"  # no stop and quiet for two hours: killed
     _trace(run_copy, ("run.start", old), ("run.stop", old))
     assert read_run(run_copy).state == "finished"
+    _trace(run_copy, ("run.start", old), ("run.stopped", old))
+    assert read_run(run_copy).state == "stopped"  # a limit stopped it: not stalled, not finished
+    _trace(run_copy, ("run.start", old), ("run.stopped", old), ("run.resume", now.isoformat()))
+    assert read_run(run_copy).state == "running"  # the loop writes run.resume when resumed
     (run_copy / "trace.jsonl").unlink()
     assert read_run(run_copy).state == "unknown"
+
+
+def test_a_design_stopped_after_a_minibatch_is_not_the_best(run_copy: Path):
+    archive = _archive(run_copy)
+    for e in archive["entries"]:
+        if e["id"] == "d-0006":  # the best by score, but it played only the first batch
+            e["stage"] = "minibatch"
+    _write_archive(run_copy, archive)
+    run = read_run(run_copy)
+    assert run.entry("d-0006")["stage"] == "minibatch"
+    best = run.best()
+    assert best is not None and best["id"] != "d-0006" and best["stage"] == "full"
+    for e in archive["entries"]:
+        e["stage"] = "minibatch"
+    _write_archive(run_copy, archive)
+    assert read_run(run_copy).best()["id"] == "d-0006"  # nobody played every task: the top score

@@ -260,8 +260,9 @@ def _run_search(
     from atlas.alma.loop import run
     from atlas.errors import AtlasError
 
-    llm = _make_client(model, "task model", console)
-    why = None
+    saved = "saved in the run's config.json" if resume is not None else None
+    llm = _make_client(model, "task model", console, why=saved if model else None)
+    why = saved
     if not meta_model and resume is None:
         from atlas.alma.meta_model import default_meta_model
 

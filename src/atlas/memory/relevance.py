@@ -18,12 +18,14 @@ from typing import Any, Literal
 
 log = logging.getLogger(__name__)
 
-Path = Literal["experience", "guidelines"]
+Path = Literal["experience", "guidelines", "guidelines_sure"]
 
 #: embedder name → retrieval path → minimum cosine (written by bench_transfer.py --calibrate).
+#: ``guidelines_sure`` is not a floor but the relevance above which the LLM selector keeps a tip
+#: without asking: 0.05 above the highest relevance any unrelated query reached.
 FLOORS: dict[str, dict[str, float]] = {
-    "minilm": {"experience": 0.30, "guidelines": 0.29},
-    "ngram": {"experience": 0.55, "guidelines": 0.55},
+    "minilm": {"experience": 0.30, "guidelines": 0.29, "guidelines_sure": 0.51},
+    "ngram": {"experience": 0.55, "guidelines": 0.55, "guidelines_sure": 0.66},
 }
 
 #: Used for embedders the table does not know (provider embeddings): MiniLM's floors, with a warning.

@@ -67,16 +67,19 @@ class RunSnapshot:
 
     @property
     def state(self) -> str:
-        """``finished``, ``running``, ``stalled`` or ``unknown`` (no trace), from the trace.
+        """``finished``, ``stopped`` (by a limit: --resume continues it), ``running``, ``stalled``
+        or ``unknown`` (no trace), from the trace.
 
-        The last of ``run.start`` / ``run.stop`` decides (a resumed run starts again); a run with
-        no stop whose last event is older than :data:`STALL_AFTER_S` was most likely killed."""
+        The last of ``run.start`` / ``run.resume`` / ``run.stop`` / ``run.stopped`` decides; a run
+        with no stop whose last event is older than :data:`STALL_AFTER_S` was most likely killed."""
         last = None
         for e in self.events:
-            if e.get("event") in ("run.start", "run.stop"):
+            if e.get("event") in ("run.start", "run.resume", "run.stop", "run.stopped"):
                 last = e["event"]
         if last == "run.stop":
             return "finished"
+        if last == "run.stopped":
+            return "stopped"
         if last is None:
             return "unknown"
         ts = _parse_ts(self.events[-1].get("ts"))
@@ -85,10 +88,13 @@ class RunSnapshot:
         return "running"
 
     def best(self) -> dict[str, Any] | None:
-        """The scored entry with the highest deployment score (deployment is fitness)."""
+        """The scored entry with the highest deployment score (deployment is fitness); a design
+        stopped after a minibatch of staged evaluation is the best only when no design played
+        every task (a few lucky tasks are not a claim)."""
         scored = [e for e in self.entries if e["deployment_score"] is not None]
         if not scored:
             return None
+        scored = [e for e in scored if e["stage"] == "full"] or scored
         return max(scored, key=lambda e: (e["deployment_score"], e["collection_score"] or 0.0))
 
     def generations(self) -> list[dict[str, Any]]:
@@ -353,6 +359,7 @@ def _normalize_entry(raw: dict[str, Any], root: Path, warnings: list[str]) -> di
         "collection_score": _num(raw.get("collection_score")),
         "deployment_score": _num(raw.get("deployment_score")),
         "normalized_score": _num(raw.get("normalized_score")),
+        "stage": "minibatch" if raw.get("stage") == "minibatch" else "full",
         "per_task": [safe_data(t) for t in raw.get("per_task") or [] if isinstance(t, dict)],
         "novelty": _num(raw.get("novelty")),
         "times_sampled": sampled if isinstance(sampled, int) and not isinstance(sampled, bool) else 0,

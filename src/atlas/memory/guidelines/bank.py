@@ -507,6 +507,9 @@ class GuidelineBank:
                 threshold=self.threshold,
                 candidates=cfg.llm_candidates,
                 candidate_threshold=cfg.llm_candidate_threshold,
+                sure=relevance_floor(self.embedder, "guidelines_sure")
+                if cfg.llm_sure is None
+                else cfg.llm_sure,
                 failure_weight=cfg.failure_weight,
                 fallback=cfg.llm_fallback_to_cosine,
             )

@@ -74,6 +74,13 @@ class GuidelineConfig(BaseModel):
     llm_candidate_threshold: float | None = Field(
         None, ge=-1.0, le=1.0, description="floor of the LLM's candidate pool (None: same as threshold)"
     )
+    llm_sure: float | None = Field(
+        None,
+        ge=-1.0,
+        le=2.0,
+        description="relevance at or above which the LLM selector keeps a tip without asking "
+        "(None: the embedder's calibrated value; above 1: ask about every candidate)",
+    )
     llm_fallback_to_cosine: bool = True  # a garbage selector reply falls back to cosine (flagged)
     failure_weight: float = Field(0.9, gt=0.0, le=1.0, description="rank multiplier of failure-only tips")
     failure_decay_days: float = Field(30.0, gt=0.0, description="age after which failure-only tips demote")

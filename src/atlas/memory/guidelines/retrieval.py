@@ -9,6 +9,9 @@
 - ``LLMSelector``: a cosine pool (same floor unless told otherwise) and optional metadata filters,
   then one LLM call picks the tips that really apply (more consistent across task variants, per the
   seed). Candidates are shown under short ids (``g1``, ``g2``...) that small models copy reliably.
+  Tips whose relevance reaches ``sure`` (calibrated above every unrelated query's best match) are
+  kept without asking: a small model dropped sibling tasks' tips the embedder was certain of, and
+  a pool of only sure tips costs no call.
 
 Ranking multiplies cosine by ``failure_weight`` for tips learned only from failures, so tips from
 successes outrank them; ties go to support and priority. The same advice stored under several
@@ -139,10 +142,12 @@ class LLMSelector:
         threshold: float,
         candidates: int = 15,
         candidate_threshold: float | None = None,
+        sure: float = 2.0,
         failure_weight: float = 0.9,
         fallback: bool = True,
     ) -> None:
         self.llm = llm
+        self.sure = sure
         self.candidates = candidates
         self.candidate_threshold = threshold if candidate_threshold is None else candidate_threshold
         self.threshold = threshold
@@ -163,6 +168,18 @@ class LLMSelector:
         )
         if not pool:
             return []
+        kept = [
+            g.model_copy(update={"metadata": {**g.metadata, "retrieval": "sure"}})
+            for g in pool
+            if g.metadata.get("relevance", g.similarity or 0) >= self.sure
+        ][:k]
+        unsure = [g for g in pool if g.metadata.get("relevance", g.similarity or 0) < self.sure]
+        if len(kept) == k or not unsure:
+            return kept
+        return kept + await self._select(task_text, unsure, k - len(kept))
+
+    async def _select(self, task_text: str, pool: list[Guideline], k: int) -> list[Guideline]:
+        """The LLM's pick of at most ``k`` of ``pool`` (cosine above the floor if its reply is unusable)."""
         alias = {f"g{i + 1}": g for i, g in enumerate(pool)}
         listing = "\n".join(
             f"- id={a} [{g.category}; {g.task_category}; evidence={g.evidence}; support={g.support}] "

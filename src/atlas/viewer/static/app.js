@@ -149,7 +149,7 @@ function setLive(kind) {
   const live = $("live");
   live.dataset.kind = kind;
   const t = state.lastCheck ? state.lastCheck.toLocaleTimeString() : "";
-  const words = { running: "live · run in progress", finished: "run finished", stalled: "no activity for 15 min (stopped?)", unknown: "watching", error: "run unreadable", offline: "server offline" };
+  const words = { running: "live · run in progress", finished: "run finished", stopped: "stopped by a limit (--resume continues)", stalled: "no activity for 15 min (stopped?)", unknown: "watching", error: "run unreadable", offline: "server offline" };
   $("live-text").textContent = `${words[kind] || kind}${t ? " · checked " + t : ""}`;
 }
 
