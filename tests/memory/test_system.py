@@ -354,3 +354,38 @@ def test_build_memory_system_with_an_llm_wires_composition(embedder):
         )
     with build_memory_system(None, embedder=embedder) as no_llm:
         assert no_llm.concept_library.composition_strategy is None
+
+
+def test_experience_gets_the_subtasks_the_guideline_bank_found(embedder, chroma, records, traj):
+    from atlas.memory.guidelines import GuidelineBank
+    from guideline_doubles import auto_responder
+
+    bank = GuidelineBank(llm=ScriptedLLM(auto_responder(segments=2)), embedder=embedder)
+    experience = ChromaExperienceMemory(embedder, chroma("e"), records=records)
+    system = MemorySystemImpl(experience, guidelines=bank)
+    out = system.store(traj("bring the key to room B"))
+    assert out["errors"] == {} and out["guidelines"]
+    stored = experience.get(out["experience"])
+    assert stored is not None
+    subtasks = stored.metadata.get("subtasks")
+    tip_subtasks = {g.subtask for g in bank.store.all()}
+    assert subtasks and len(subtasks) == 2 and set(subtasks) <= tip_subtasks
+    # a query phrased like one of the subtasks finds the trajectory through its subtask view
+    found = system.query_sync(subtasks[1], k=1)
+    assert found.experiences and found.experiences[0].id == stored.id
+
+    given = traj("bring the lamp to room C")
+    given.metadata["subtasks"] = ["walk to the lamp"]
+    kept = experience.get(system.store(given)["experience"])
+    assert kept is not None and kept.metadata["subtasks"] == ["walk to the lamp"]  # the caller's own win
+
+
+def test_experience_is_stored_when_the_guideline_bank_fails(embedder, chroma, records, traj):
+    from atlas.memory.guidelines import GuidelineBank
+
+    bank = GuidelineBank(llm=ScriptedLLM(default="not json"), embedder=embedder)
+    experience = ChromaExperienceMemory(embedder, chroma("e"), records=records)
+    out = MemorySystemImpl(experience, guidelines=bank).store(traj("bring the key to room B"))
+    assert "guidelines" in out["errors"] and out["guidelines"] == []
+    stored = experience.get(out["experience"])
+    assert stored is not None and not stored.metadata.get("subtasks")

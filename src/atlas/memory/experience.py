@@ -321,6 +321,7 @@ class ChromaExperienceMemory:
                 "n_steps": len(trajectory.steps),
                 "uses": 0,
                 "use_successes": 0,
+                **({"subtasks": subtasks} if (subtasks := trajectory_subtasks(trajectory)) else {}),
             },
             created_at=trajectory.created_at,
         )

@@ -29,9 +29,10 @@ from pathlib import Path
 from typing import Any
 
 from atlas.core.types import MemoryQueryResult, Task, Trajectory
-from atlas.errors import AtlasError, ConfigError, StoreError
+from atlas.errors import AtlasError, ConfigError, LLMError, StoreError
 from atlas.infra.aio import run_sync
 from atlas.memory.common import validate_k, validate_task, validate_trajectory
+from atlas.memory.experience import trajectory_subtasks
 from atlas.protocols.embed import Embedder
 from atlas.protocols.memory import (
     CompressesConcepts,
@@ -43,6 +44,7 @@ from atlas.protocols.memory import (
     ListsGuidelines,
     RefinesExperiences,
     SavesTrajectoriesAsync,
+    SegmentsTrajectories,
     StrategyBank,
     TracksExperienceUse,
 )
@@ -169,6 +171,35 @@ class MemorySystemImpl:
         return list(await asyncio.to_thread(guidelines.save_trajectory, traj))
 
     @staticmethod
+    async def _segment_guidelines(
+        guidelines: SegmentsTrajectories, traj: Trajectory, segmented: asyncio.Future[list[str]] | None
+    ) -> list[str]:
+        """Save to the guideline bank and hand the subtasks it found to ``segmented`` (always
+        resolved, to [] on failure, so the experience store waiting on it never hangs)."""
+        try:
+            result = await guidelines.asave(traj)
+            if segmented is not None and not segmented.done():
+                segmented.set_result([str(s) for s in getattr(result, "subtasks", None) or [] if s])
+            if getattr(result, "status", None) == "not_processed":
+                raise LLMError(
+                    f"trajectory {traj.id} not processed ({getattr(result, 'reason', None)}); "
+                    "it is recorded and reprocess() will retry it"
+                )
+            return list(getattr(result, "guideline_ids", None) or [])
+        finally:
+            if segmented is not None and not segmented.done():
+                segmented.set_result([])
+
+    async def _store_experience(
+        self, experience: ExperienceMemory, traj: Trajectory, segmented: asyncio.Future[list[str]] | None
+    ) -> Any:
+        """Store in experience memory, with the guideline bank's subtasks in ``metadata["subtasks"]``
+        when the trajectory came without any (experience search then matches subtask queries too)."""
+        if segmented is not None and (subtasks := await segmented):
+            traj = traj.model_copy(update={"metadata": {**traj.metadata, "subtasks": subtasks}})
+        return await self._guarded("experience", experience.astore(traj))
+
+    @staticmethod
     async def _store_concepts(concepts: ConceptLibrary, traj: Trajectory) -> list[str]:
         if isinstance(concepts, LearnsConcepts):
             return [c.id for c in await concepts.alearn(traj)]
@@ -184,21 +215,26 @@ class MemorySystemImpl:
         ``errors`` (component → reason). Raises InvalidInputError (nothing stored) for bad input."""
         traj = validate_trajectory(trajectory)
         jobs: dict[str, Awaitable[Any]] = {}
+        segmented: asyncio.Future[list[str]] | None = None
+        if self._guidelines is not None and isinstance(self._guidelines, SegmentsTrajectories):
+            if self._experience is not None and not trajectory_subtasks(traj):
+                segmented = asyncio.get_running_loop().create_future()
+            jobs["guidelines"] = self._guarded(
+                "guidelines", self._segment_guidelines(self._guidelines, traj, segmented)
+            )
+        elif self._guidelines is not None:
+            jobs["guidelines"] = self._guarded("guidelines", self._store_guidelines(self._guidelines, traj))
         if self._experience is not None:
-            jobs["experience"] = self._experience.astore(traj)
+            jobs["experience"] = self._store_experience(self._experience, traj, segmented)
         if traj.success:
             if (
                 isinstance(self._concepts, CompressesConcepts)
                 and self._concepts.compression_strategy is not None
             ):
-                jobs["concepts"] = self._store_concepts(self._concepts, traj)
+                jobs["concepts"] = self._guarded("concepts", self._store_concepts(self._concepts, traj))
             if self._strategies is not None:
-                jobs["strategies"] = self._store_strategy(self._strategies, traj)
-        if self._guidelines is not None:
-            jobs["guidelines"] = self._store_guidelines(self._guidelines, traj)
-        results = await asyncio.gather(
-            *(self._guarded(n, j) for n, j in jobs.items()), return_exceptions=True
-        )
+                jobs["strategies"] = self._guarded("strategies", self._store_strategy(self._strategies, traj))
+        results = await asyncio.gather(*jobs.values(), return_exceptions=True)
         out: dict[str, Any] = {"trajectory_id": traj.id, "success": traj.success}
         errors: dict[str, str] = {}
         for name, value in zip(jobs, results, strict=True):

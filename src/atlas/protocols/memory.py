@@ -143,6 +143,14 @@ class SavesTrajectoriesAsync(Protocol):
 
 
 @runtime_checkable
+class SegmentsTrajectories(Protocol):
+    """Saving reports the subtasks found (``GuidelineBank.asave`` → a result with ``status``,
+    ``guideline_ids``, ``reason`` and ``subtasks``), so experience memory can index them too."""
+
+    async def asave(self, trajectory: Trajectory) -> Any: ...
+
+
+@runtime_checkable
 class Counted(Protocol):
     def count(self) -> int: ...
 

@@ -74,6 +74,7 @@ class SaveResult:
     outcome: str | None = None
     decisions: list[dict[str, Any]] = field(default_factory=list)
     reason: str | None = None
+    subtasks: list[str] = field(default_factory=list)  # the generalized segment descriptions
 
     def to_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -276,6 +277,7 @@ class GuidelineBank:
             )
             return SaveResult(traj.id, "not_processed", reason=reason)
         result.outcome = intel.outcome
+        result.subtasks = [desc for desc, _ in groups]
         return result
 
     async def _extract(
