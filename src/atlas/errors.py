@@ -20,7 +20,8 @@ action, a crashing design) are *data*: they are recorded and fed back, not raise
     │   ├── DesignCheckError   a design fails the static check (carries the problems)
     │   └── SandboxError       the sandbox itself cannot run (not a design's fault)
     ├── ArchiveError           a corrupt or unreadable archive / run folder
-    └── SearchStopped          an ALMA search stopped early (its models kept failing); resumable
+    ├── SearchStopped          an ALMA search stopped early (a limit, or its models kept failing); resumable
+    └── ToolRefusal            a design's tool call failed or was refused (the design sees why)
 """
 
 from __future__ import annotations
@@ -98,6 +99,11 @@ class SearchStopped(AtlasError):
     """The search stopped early (its models kept failing); the archive is saved and can be resumed."""
 
 
+class ToolRefusal(AtlasError):
+    """A design's tool call failed or was refused (raised by a tool handler); the design sees the
+    message and the search goes on."""
+
+
 __all__ = [
     "ArchiveError",
     "AtlasError",
@@ -115,4 +121,5 @@ __all__ = [
     "ScriptExhaustedError",
     "SearchStopped",
     "StoreError",
+    "ToolRefusal",
 ]

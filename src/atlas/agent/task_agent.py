@@ -28,7 +28,7 @@ from atlas.core.types import Task, Trajectory
 from atlas.envs.base import EpisodeRecorder, action_text
 from atlas.errors import ConfigError
 from atlas.infra.aio import run_sync
-from atlas.protocols.env import Action, Environment
+from atlas.protocols.env import Action, EnumeratesActions, Environment
 from atlas.protocols.llm import LLM, Usage
 
 ToolMode = Literal["auto", "native", "json"]
@@ -137,8 +137,8 @@ class TaskAgent:
     def format_for(self, env: Environment) -> str:
         """``choice`` where the environment enumerates its valid actions (unless ``tools`` was asked)."""
         if self.action_format == "auto":
-            return "choice" if callable(getattr(env, "candidate_actions", None)) else "tools"
-        if self.action_format == "choice" and not callable(getattr(env, "candidate_actions", None)):
+            return "choice" if isinstance(env, EnumeratesActions) else "tools"
+        if self.action_format == "choice" and not isinstance(env, EnumeratesActions):
             raise ConfigError(f"action_format='choice' needs {env.name}.candidate_actions(observation)")
         return self.action_format
 
@@ -153,7 +153,9 @@ class TaskAgent:
         rec = EpisodeRecorder(env, task, obs)
         goal = env.format_goal(task)
         limit = self.max_turns if self.max_turns is not None else env.max_steps + self.extra_turns
-        candidates = env.candidate_actions  # type: ignore[attr-defined]
+        if not isinstance(env, EnumeratesActions):
+            raise ConfigError(f"action_format='choice' needs {env.name}.candidate_actions(observation)")
+        candidates = env.candidate_actions
         instructions = getattr(env, "task_instructions", None)
         usage = Usage()
         turns = invalid = rejected = 0

@@ -29,9 +29,9 @@ from atlas.alma.runlog import (
     bounded,
     bounded_args,
 )
-from atlas.alma.sandbox.pool import SandboxLimits, ToolRefusal, ToolValue, WorkerPool
+from atlas.alma.sandbox.pool import SandboxLimits, ToolValue, WorkerPool
 from atlas.alma.tools import DesignTools, ToolSettings, ToolUsage
-from atlas.errors import AtlasError, InvalidInputError
+from atlas.errors import AtlasError, InvalidInputError, ToolRefusal
 
 SNAPSHOT_VERSION = 1
 MAX_TOOL_RECORDS = 100  # tool call records kept per call; the rest are only counted

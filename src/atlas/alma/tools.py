@@ -20,8 +20,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from atlas.alma.runlog import DEFAULT_THRESHOLDS, SimilarityStats, SimilarityThresholds
-from atlas.alma.sandbox.pool import ToolRefusal
-from atlas.errors import InvalidInputError, LLMError
+from atlas.errors import InvalidInputError, LLMError, ToolRefusal
 from atlas.infra.graph import GraphStore
 from atlas.infra.vector_index import InMemoryVectorStore
 from atlas.protocols.embed import Embedder

@@ -737,6 +737,7 @@ def register(app: typer.Typer) -> None:
             concurrency=1,
             max_turns=max_turns,
             baselines=parse_baselines(baselines),
+            meta_turns=2,  # one fix round: writing a design is most of a local demo's time
         )
         console.print(results_table(archive, title="ATLAS demo — GraphWorld"))
         console.print(usage_line(archive))

@@ -19,7 +19,7 @@ from atlas.core.types import Task, Trajectory
 from atlas.envs.base import EpisodeRecorder
 from atlas.envs.registry import Planner, spec_of
 from atlas.errors import EnvError
-from atlas.protocols.env import Action, Environment
+from atlas.protocols.env import Action, EnumeratesActions, Environment
 
 
 def _run(
@@ -46,12 +46,12 @@ def _run(
 
 
 def _random_chooser(env: Environment, rng: random.Random) -> Callable[[dict[str, Any]], Action | None]:
-    candidates = getattr(env, "candidate_actions", None)
-    if not callable(candidates):
+    if not isinstance(env, EnumeratesActions):
         raise EnvError(
             f"environment {env.name!r} has neither an explorer (register_env(..., explorer=...)) nor "
             "candidate_actions(observation): no policy can play it without an LLM"
         )
+    candidates = env.candidate_actions
 
     def choose(obs: dict[str, Any]) -> Action | None:
         acts = candidates(obs)

@@ -1,7 +1,7 @@
 """Typing protocols: the seams between ATLAS's layers."""
 
 from atlas.protocols.embed import Embedder
-from atlas.protocols.env import Action, Environment, StepResult
+from atlas.protocols.env import Action, EnumeratesActions, Environment, StepResult
 from atlas.protocols.llm import LLM, Completion, Message, ToolCall, ToolSpec, Usage
 from atlas.protocols.memory import (
     CompositionStrategy,
@@ -38,6 +38,7 @@ __all__ = [
     "ConceptLibrary",
     "Counted",
     "Embedder",
+    "EnumeratesActions",
     "Environment",
     "ExperienceExtractor",
     "ExperienceMemory",

@@ -37,7 +37,7 @@ from typing import Any
 
 from atlas.alma.sandbox import protocol
 from atlas.alma.sandbox.clean import safe_data, safe_text
-from atlas.errors import SandboxError
+from atlas.errors import SandboxError, ToolRefusal
 
 WORKER_FILE = Path(__file__).with_name("worker.py")
 
@@ -472,10 +472,6 @@ def _cap_lines(lines: list[Any], max_chars: int) -> list[str]:
 def _clean(text: Any) -> str:
     """``text`` as a str safe to log and show (see ``clean.safe_text``)."""
     return safe_text(text)
-
-
-class ToolRefusal(Exception):
-    """Raised by a tool handler: the tool call failed or was refused; the design sees the message."""
 
 
 _live_pools: weakref.WeakSet[WorkerPool] = weakref.WeakSet()
