@@ -159,3 +159,22 @@ async def test_replies_that_are_not_json_unknown_tools_and_bad_args_do_not_stop_
     prompts = [c.prompt for c in llm.history[1:]]
     assert "exactly one JSON object" in prompts[0] and "unknown tool 'rm'" in prompts[1]
     assert "no lines match '(['" in prompts[2] and "bad arguments for head" in prompts[3]
+
+
+async def test_a_repeated_tool_call_is_not_rerun_and_the_model_is_told():
+    grep = '{"tool": "grep", "args": {"pattern": "ERROR"}}'
+    llm = ScriptedLLM([grep, grep, '{"tool": "grep", "args": {"pattern": "RETURN"}}', json.dumps(FINAL)])
+    res = await DebugAgent(llm, max_turns=6).analyze(LOG, PARENTS)
+    assert res.critique is not None
+    assert [c.get("repeat", False) for c in res.tool_calls] == [False, True, False]
+    assert "already ran grep" in llm.history[2].prompt
+    assert "KeyError" not in llm.history[2].prompt  # the same output is not pasted again
+    assert "RETURN" in llm.history[3].prompt
+
+
+async def test_the_final_critique_has_room_to_finish():
+    from atlas.alma.debug_agent import CRITIQUE_MAX_TOKENS
+
+    llm = ScriptedLLM(['{"tool": "head", "args": {}}', json.dumps(FINAL["final"])])
+    await DebugAgent(llm, max_turns=1).analyze(LOG, PARENTS)
+    assert llm.history[-1].kwargs["max_tokens"] == CRITIQUE_MAX_TOKENS >= 2048

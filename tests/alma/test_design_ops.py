@@ -149,6 +149,7 @@ def test_search_crossover_generation_needs_no_model_and_the_meta_prompt_shows_le
         quiet=True,
         trace=False,
         meta_operators=["crossover", "write"],
+        exploit=0.0,  # the parents in the order this seed draws them (no_memory's update, the seed's recall)
     )
     crossed = archive.find(name="cross_g1")[0]
     assert crossed.status == "ok" and crossed.metadata["operator"] == "crossover"

@@ -164,3 +164,24 @@ async def test_an_enormous_reply_does_not_blow_up_the_next_prompt(agent_for):
     assert res.status == "ok" and res.turns == 3
     assert all(len(m["content"]) < MAX_ECHO_CHARS + 200 for c in llm.history for m in c.messages[2:])
     assert "no ```python fence" in res.errors[0] and "keep it under" in res.errors[1]
+
+
+async def test_a_reply_cut_at_the_token_limit_is_named_in_the_feedback(agent_for):
+    from atlas.alma.meta_agent import MAX_REPLY_TOKENS
+    from atlas.protocols.llm import Completion, Usage
+
+    whole = fenced("route_map", ROUTE_DESIGN)
+    cut_at = whole.index("def recall")
+    cut_at = whole.index("\n", whole.index(":", cut_at)) + 1  # ends after a line that opens a block
+    cut = Completion(text=whole[:cut_at], usage=Usage(completion_tokens=MAX_REPLY_TOKENS))
+    llm = ScriptedLLM([cut, whole])
+    res = await agent_for(llm).generate(PARENTS, None, generation=1)
+    assert res.status == "ok" and res.turns == 2
+    assert llm.history[0].kwargs["max_tokens"] == MAX_REPLY_TOKENS >= 3000  # room for a whole module
+    feedback = llm.history[1].prompt
+    assert f"{MAX_REPLY_TOKENS}-token limit" in feedback and "syntax error" in feedback
+    # a reply that merely has a syntax error (not at the limit) is not blamed on the limit
+    short = Completion(text=whole[:cut_at], usage=Usage(completion_tokens=200))
+    llm2 = ScriptedLLM([short, whole])
+    await agent_for(llm2).generate(PARENTS, None, generation=1)
+    assert "token limit" not in llm2.history[1].prompt

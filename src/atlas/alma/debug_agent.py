@@ -23,6 +23,7 @@ from atlas.protocols.llm import Message
 MAX_TOOL_OUTPUT = 3000  # characters of one tool result shown to the model
 KEEP_EXCHANGES = 4  # tool exchanges kept in the prompt (older ones are dropped: small contexts)
 MAX_MATCHES = 40
+CRITIQUE_MAX_TOKENS = 2048  # the final critique (analysis + constraints) must not be cut mid-JSON
 # A group holding a repeat (+, *, {n,}) that is itself repeated: catastrophic backtracking.
 _NESTED_REPEAT = re.compile(
     r"\((?:[^()\\]|\\.)*(?:[+*]|\{\d*,\d*\})(?:[^()\\]|\\.)*\)\s*(?:[+*]|\{\d*,\d*\})"
@@ -240,6 +241,17 @@ class DebugAgent:
             tool, args = str(action.get("tool", "")), action.get("args") or {}
             if not isinstance(args, dict):
                 args = {}
+            if any(c["tool"] == tool and c["args"] == args for c in result.tool_calls):
+                # small models repeat one grep until the turns run out; the answer would not change
+                result.tool_calls.append({"tool": tool, "args": args, "output_chars": 0, "repeat": True})
+                messages.append(
+                    {
+                        "role": "user",
+                        "content": f"You already ran {tool} with these arguments; its result is above. "
+                        'Use another pattern or tool, or give {"final": {...}} now.',
+                    }
+                )
+                continue
             output = tools.call(tool, args)
             result.tool_calls.append({"tool": tool, "args": args, "output_chars": len(output)})
             left = self.max_turns - turn
@@ -251,7 +263,7 @@ class DebugAgent:
             )
         messages.append({"role": "user", "content": DEBUG_FINAL_REQUEST})
         try:
-            final = await self.llm.astructured(messages, Critique)
+            final = await self.llm.astructured(messages, Critique, max_tokens=CRITIQUE_MAX_TOKENS)
         except LLMResponseError as exc:
             result.reason = f"no valid critique: {exc}"
             return result

@@ -34,6 +34,10 @@ _NAME = re.compile(r"^\s*\**name\**\s*[:=]\s*`?([A-Za-z][\w\- ]{0,60})`?", re.IG
 PYTHON_TAGS = {"", "python", "py", "python3", "py3"}
 MAX_SOURCE_CHARS = 40_000  # a design module longer than this is refused (it is shown to later prompts)
 MAX_ECHO_CHARS = 20_000  # of a reply kept in the next turn's prompt
+# Reply budget: a whole design module (GraphWorld's seed is ~1,400 tokens) must fit; backends clamp
+# it to the context left after the prompt. Under the old default of 1,024 every rewrite of the seed
+# was cut mid-line and "fixed" three times into the same syntax error.
+MAX_REPLY_TOKENS = 4096
 
 
 def fenced_blocks(text: str) -> list[tuple[str, str]]:
@@ -197,7 +201,9 @@ class MetaAgent:
             # Only the latest attempt and its feedback stay in the prompt (small contexts).
             messages = [*messages[:2], *messages[-2:]] if len(messages) > 4 else messages
             try:
-                reply = await self.llm.acomplete(messages, temperature=self.temperature)
+                reply = await self.llm.acomplete(
+                    messages, temperature=self.temperature, max_tokens=MAX_REPLY_TOKENS
+                )
             except ScriptExhaustedError:
                 raise
             except LLMError as exc:  # failed after its retries: record it, the search goes on
@@ -235,6 +241,12 @@ class MetaAgent:
                 continue
             result.source = source
             problems, ok, feedback = await self.validate(source, result.name, design_id)
+            if problems and reply.usage.completion_tokens >= MAX_REPLY_TOKENS:
+                problems = [
+                    f"your reply stopped at the {MAX_REPLY_TOKENS}-token limit, so the module is cut "
+                    "off: write a shorter one (fewer comments and helpers), or change one function",
+                    *problems,
+                ]
             if problems:
                 result.errors.extend(f"turn {turn}: {p}" for p in problems)
                 result.attempts.append({"turn": turn, "problems": problems, "smoke_ok": None})

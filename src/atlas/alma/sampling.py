@@ -55,7 +55,7 @@ def sample_parents(
     probability ``exploit`` the first one is ``elite`` (the best design) instead of a draw."""
     pool = list(entries)
     chosen: list[S] = []
-    if elite is not None and k > 0 and rng.random() < exploit:
+    if elite is not None and k > 0 and exploit > 0 and rng.random() < exploit:
         chosen.append(elite)
         pool = [e for e in pool if e.id != elite.id]
     while pool and len(chosen) < k:

@@ -121,6 +121,9 @@ class ScriptedBackend:
         out = _rough_tokens(completion.text) + sum(
             _rough_tokens(json.dumps(c.arguments)) for c in completion.tool_calls
         )
+        given = completion.usage
+        if given.prompt_tokens or given.completion_tokens:  # a scripted Completion states its own usage
+            prompt, out = given.prompt_tokens or prompt, given.completion_tokens or out
         return Completion(
             text=completion.text,
             tool_calls=list(completion.tool_calls),
