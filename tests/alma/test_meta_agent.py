@@ -15,11 +15,13 @@ from atlas.envs.registry import get_env
 from atlas.infra.llm import ScriptedLLM
 
 RECALL_CRASH = GIVE_UP_DESIGN.replace('return "GIVE_UP: stop and only look around"', 'return task["nope"]')
+# The parent words its advice differently from ROUTE_DESIGN, so a reply of ROUTE_DESIGN is a new design.
+PARENT_SOURCE = ROUTE_DESIGN.replace('"Route: "', '"Known path: "')
 PARENTS = [
     {
         "id": "d-0002",
         "name": "graph_seed",
-        "source": ROUTE_DESIGN,
+        "source": PARENT_SOURCE,
         "collection_score": 0.6,
         "deployment_score": 0.7,
         "normalized_score": 0.1,
@@ -185,3 +187,22 @@ async def test_a_reply_cut_at_the_token_limit_is_named_in_the_feedback(agent_for
     llm2 = ScriptedLLM([short, whole])
     await agent_for(llm2).generate(PARENTS, None, generation=1)
     assert "token limit" not in llm2.history[1].prompt
+
+
+async def test_a_copy_of_a_parent_in_other_formatting_is_sent_back(agent_for):
+    # same behaviour, other layout and comments: the smoke run's advice gives it away
+    copy = "# reworded, same logic\n" + PARENT_SOURCE.replace("\n\n", "\n\n\n")
+    llm = ScriptedLLM([fenced("route_again", copy), fenced("give_up", GIVE_UP_DESIGN)])
+    res = await agent_for(llm).generate(PARENTS, None, generation=4)
+    assert res.status == "ok" and res.turns == 2 and res.name == "give_up"
+    assert res.attempts[0]["copy_of"] == 1
+    assert "same advice as Parent 1" in llm.history[1].prompt
+    only_copies = ScriptedLLM(default=fenced("route_again", copy))
+    res2 = await agent_for(only_copies, turns=2).generate(PARENTS, None, generation=4)
+    assert res2.status == "invalid" and all("copy of it" in e for e in res2.errors)
+
+
+async def test_a_crossover_that_rebuilds_a_parent_is_not_a_new_design(agent_for):
+    twins = [{**PARENTS[0], "id": "d-0002"}, {**PARENTS[0], "id": "d-0003", "name": "graph_seed_2"}]
+    res = await agent_for(ScriptedLLM([])).crossover(twins, generation=3)
+    assert res.status == "invalid" and any("a copy of Parent 1" in e for e in res.errors)

@@ -498,6 +498,7 @@ class Search:
         d: dict[str, Any] = {
             "id": e.id,
             "name": e.name,
+            "origin": e.origin,
             "collection_score": e.collection_score,
             "deployment_score": e.deployment_score,
             "normalized_score": e.normalized_score,

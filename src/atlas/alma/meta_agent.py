@@ -150,13 +150,15 @@ class MetaAgent:
         self.pool = pool
         self.temperature = temperature
         self._schema: str | None = None
+        self._last_recalls: list[str] | None = None
+        self._parent_recalls: dict[str, list[str] | None] = {}
 
     def system_prompt(self) -> str:
         if self._schema is None:
             self._schema = schema_text(spec_of(self.env).context_schema(self.env))
         return META_SYSTEM.format(contract=design_contract(), tools=TOOLS_DOC, schema=self._schema)
 
-    async def _smoke_check(self, design: Any) -> tuple[bool, str]:
+    async def _smoke_report(self, design: Any) -> Any:
         smoke = self._smoke
         if smoke is None:
             from atlas.alma.smoke import asmoke_run as smoke
@@ -170,7 +172,33 @@ class MetaAgent:
         report = smoke(design, self.env, **kwargs)
         if hasattr(report, "__await__"):
             report = await report
+        return report
+
+    async def _smoke_check(self, design: Any) -> tuple[bool, str]:
+        report = await self._smoke_report(design)
+        self._last_recalls = _recalls(report)
         return bool(report.ok), report.to_feedback()
+
+    async def twin_of(self, recalls: list[str] | None, parents: list[dict[str, Any]]) -> int | None:
+        """The number (1-based) of the parent whose smoke run recalls exactly the same advice, task
+        for task, as the candidate's did (``recalls``): a copy, whatever its formatting. None: none."""
+        if not recalls:
+            return None
+        for i, parent in enumerate(parents, start=1):
+            source = parent.get("source")
+            if not source or parent.get("origin") == "host":
+                continue
+            if source not in self._parent_recalls:
+                design = Design(
+                    id=str(parent.get("id") or f"parent-{i}"),
+                    name=str(parent.get("name") or f"parent_{i}"),
+                    source=source,
+                    origin="meta",
+                )
+                self._parent_recalls[source] = _recalls(await self._smoke_report(design))
+            if self._parent_recalls[source] == recalls:
+                return i
+        return None
 
     async def generate(
         self,
@@ -253,6 +281,17 @@ class MetaAgent:
                 messages.append({"role": "user", "content": meta_feedback(problems, None)})
                 continue
             result.smoke_feedback = feedback
+            twin = await self.twin_of(self._last_recalls, parents) if ok else None
+            if twin is not None:
+                problem = (
+                    f"your design gives exactly the same advice as Parent {twin} on every smoke task: "
+                    "it is a copy of it. Change what memory stores or what recall returns"
+                    + (" (one function, as asked)" if mode == "edit" else "")
+                )
+                result.errors.append(f"turn {turn}: {problem}")
+                result.attempts.append({"turn": turn, "problems": [problem], "smoke_ok": ok, "copy_of": twin})
+                messages.append({"role": "user", "content": meta_feedback([problem], None)})
+                continue
             result.attempts.append({"turn": turn, "problems": [], "smoke_ok": ok})
             if ok:
                 result.status = "ok"
@@ -286,6 +325,8 @@ class MetaAgent:
             *problems,
             *([f"smoke run failed:\n{(feedback or '').strip()}"] if not problems and not ok else []),
         ]
+        if not errors and (twin := await self.twin_of(self._last_recalls, parents)) is not None:
+            errors.append(f"a copy of Parent {twin}: the same advice on every smoke task")
         return MetaResult(
             name=name,
             source=source,
@@ -294,6 +335,14 @@ class MetaAgent:
             smoke_feedback=feedback,
             attempts=[{"turn": 0, "operator": "crossover", "problems": problems, "smoke_ok": not errors}],
         )
+
+
+def _recalls(report: Any) -> list[str] | None:
+    """What a smoke run's recalls returned, in order (None: the run did not get that far)."""
+    calls = [c for c in getattr(report, "calls", []) if c.phase == "recall"]
+    if not calls or any(c.error for c in calls):
+        return None
+    return [c.return_value or "" for c in calls]
 
 
 def _whole_module(source: str) -> bool:
