@@ -15,3 +15,14 @@ def test_provider_or_already_strong_task_models_keep_themselves(tmp_path):
     env = {"ATLAS_CACHE_DIR": str(tmp_path)}
     assert default_meta_model("openai/gpt-4.1-mini", env) == (None, "same as the task model")
     assert default_meta_model(f"local:{STRONGER_LOCAL}", env) == (None, "same as the task model")
+
+
+def test_a_local_meta_model_gets_a_context_that_fits_two_parents_and_a_module(tmp_path):
+    from atlas.alma.meta_model import META_N_CTX
+    from atlas.infra.llm import make_llm
+
+    gguf = tmp_path / "meta.gguf"
+    gguf.write_bytes(b"GGUF")  # never loaded: the backend loads on the first call
+    client = make_llm(f"local:{gguf}", n_ctx=META_N_CTX)
+    assert client.backend.n_ctx == META_N_CTX >= 16384
+    assert make_llm(f"local:{gguf}").backend.n_ctx == 8192  # the task model keeps its own

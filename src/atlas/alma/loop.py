@@ -896,9 +896,10 @@ async def arun(
         llm = make_llm(config.model)
     if meta_llm is None:
         if config.meta_model and config.meta_model != config.model:
+            from atlas.alma.meta_model import META_N_CTX
             from atlas.infra.llm import make_llm
 
-            meta_llm = make_llm(config.meta_model)
+            meta_llm = make_llm(config.meta_model, n_ctx=META_N_CTX)
         else:
             meta_llm = llm
     if resume is not None:

@@ -10,6 +10,10 @@ from atlas.infra.llm import resolve_default_model
 from atlas.infra.local_models import is_verified
 
 STRONGER_LOCAL = "qwen2.5-coder-1.5b"
+# Context of a local meta model: its prompt holds two parents' sources, their Analysis and the
+# advice example (~8-9k tokens with GraphWorld's seed as a parent), and its reply a whole module.
+# 8192 refused such a prompt outright; Qwen2.5-Coder is trained for 32k. Providers ignore it.
+META_N_CTX = 16384
 
 
 def default_meta_model(

@@ -42,7 +42,7 @@ def _fail(message: str | BaseException) -> NoReturn:
     raise typer.Exit(exit_code(message) if isinstance(message, BaseException) else BAD_INPUT)
 
 
-def _make_client(model: str | None, label: str, console: Any, why: str | None = None) -> Any:
+def _make_client(model: str | None, label: str, console: Any, why: str | None = None, **options: Any) -> Any:
     """make_llm with the chosen model and why printed (``why``: the caller chose it, for this reason)."""
     from atlas.errors import LLMConfigError
     from atlas.infra.llm import make_llm, resolve_default_model
@@ -50,7 +50,7 @@ def _make_client(model: str | None, label: str, console: Any, why: str | None = 
     resolved, reason = resolve_default_model(model)
     console.print(f"{label}: [bold]{resolved}[/bold] — {why or reason}")
     try:
-        return make_llm(model)
+        return make_llm(model, **options)
     except LLMConfigError as exc:
         _fail(exc)
         raise  # unreachable: _fail exits
@@ -258,6 +258,7 @@ def _run_search(
     console: Any, *, model: str | None, meta_model: str | None, resume: Path | None, **kwargs: Any
 ) -> tuple[Any, Path | None]:
     from atlas.alma.loop import run
+    from atlas.alma.meta_model import META_N_CTX
     from atlas.errors import AtlasError
 
     saved = "saved in the run's config.json" if resume is not None else None
@@ -270,7 +271,7 @@ def _run_search(
     meta_llm = (
         llm
         if not meta_model or meta_model == model
-        else _make_client(meta_model, "meta model", console, why=why)
+        else _make_client(meta_model, "meta model", console, why=why, n_ctx=META_N_CTX)
     )
     if meta_llm is llm:
         console.print("meta model: same as the task model")
