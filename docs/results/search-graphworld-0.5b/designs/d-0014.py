@@ -1,0 +1,1 @@
+# The MetaAgent produced no code.
