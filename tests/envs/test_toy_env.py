@@ -5,6 +5,7 @@ random instead of stopping the search."""
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import pytest
@@ -36,7 +37,10 @@ def task_double(messages: list[dict[str, Any]], **kwargs: Any) -> Any:
 
 
 def meta_double(messages: list[dict[str, Any]], **kwargs: Any) -> str:
-    return f"Name: count_solved\nPlan: count what was solved.\n```python\n{DESIGN.strip()}\n```\n"
+    # each generation words its advice its own way: a copy of a parent would be sent back
+    gen = re.search(r"Generation (\d+)\.", str(messages[1]["content"]))
+    design = DESIGN.replace("Solved so far: ", f"Design {gen.group(1) if gen else 0}. Solved so far: ")
+    return f"Name: count_solved\nPlan: count what was solved.\n```python\n{design.strip()}\n```\n"
 
 
 def debug_double(messages: list[dict[str, Any]], **kwargs: Any) -> str:
