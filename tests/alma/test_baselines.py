@@ -142,3 +142,24 @@ def test_episode_to_trajectory():
 def test_baseline_sources_are_package_files():
     for name in SOURCE_BASELINES:
         assert baseline_source(name).startswith('"""' + name)
+
+
+@pytest.mark.parametrize("env_seed", [True, False])
+def test_no_env_seed_leaves_the_hand_written_seed_out_and_keeps_the_baselines(tmp_path, env_seed):
+    from atlas.alma.config import AlmaConfig
+    from atlas.alma.loop import Search
+    from atlas.alma.run_dir import RunDir
+    from atlas.envs.registry import get_env
+
+    search = Search(
+        AlmaConfig(env="graphworld", quiet=True, env_seed=env_seed),
+        llm=ScriptedLLM(lambda m, **k: ""),
+        env=get_env("graphworld"),
+        run_dir=RunDir.create(tmp_path / "run", env="graphworld"),
+        trace=False,
+        baseline_cache=False,
+    )
+    designs = search._seed_designs()
+    assert ("graphworld_seed" in [d.name for d in designs]) is env_seed
+    assert [d.origin for d in designs if d.origin == "seed"] == (["seed"] if env_seed else [])
+    assert "spatial_graph" in [d.name for d in designs]

@@ -57,6 +57,9 @@ class AlmaConfig(BaseModel):
     max_turns: int | None = None  # task agent turns (None: the agent's default)
     smoke_episodes: int = Field(2, ge=1)
     baselines: list[str] | None = None  # library baselines seeded into the archive (None: all)
+    # The environment's hand-written seed design joins the archive; False tests discovery: the search
+    # starts from the library baselines alone.
+    env_seed: bool = True
     env_params: dict[str, Any] = Field(default_factory=dict)  # the environment's own parameters (EnvParam)
     max_cost_usd: float | None = Field(None, gt=0)  # stop the search cleanly once the run has cost this much
     max_minutes: float | None = Field(

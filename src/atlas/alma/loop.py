@@ -465,9 +465,10 @@ class Search:
         return base.model_copy(update={"id": self.archive.next_id(), "parent_ids": [], "origin": "baseline"})
 
     def _seed_designs(self) -> list[Any]:
-        """The environment's seed design and the library baselines (except no_memory), in order."""
+        """The environment's seed design (unless ``env_seed`` is off) and the library baselines (except
+        no_memory), in order."""
         out: list[Any] = []
-        seed_src = spec_of(self.env).seed_design(self.env)
+        seed_src = spec_of(self.env).seed_design(self.env) if self.config.env_seed else None
         if seed_src:
             out.append(Design(name=f"{self.env.name}_seed", source=seed_src, origin="seed"))
         wanted = self.config.baselines

@@ -395,6 +395,13 @@ def register(app: typer.Typer) -> None:
             help="Library baselines seeded into the archive: "
             "comma-separated names, 'all' or 'none' (no_memory is always there).",
         ),
+        no_env_seed: bool = typer.Option(
+            False,
+            "--no-env-seed",
+            help="Leave the environment's hand-written seed design out of the archive: "
+            "the search starts from no memory and the library baselines alone (a test "
+            "of discovery rather than of refinement).",
+        ),
         max_turns: int | None = typer.Option(
             None,
             "--max-turns",
@@ -481,6 +488,7 @@ def register(app: typer.Typer) -> None:
                 **(env_settings or {}),
                 run_dir=run_dir,
                 baselines=parse_baselines(baselines),
+                env_seed=not no_env_seed,
                 max_turns=max_turns,
                 stage_tasks=stage_tasks,
                 stage_rule=stage_rule,
