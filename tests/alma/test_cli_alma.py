@@ -81,6 +81,7 @@ def test_help_lists_every_flag():
         "--run-dir",
         "--resume",
         "--concurrency",
+        "--no-env-seed",
     ):
         assert flag in out, flag
     for cmd in (
@@ -206,6 +207,17 @@ def test_run_creates_a_run_and_bad_flags_are_clear(tmp_path, scripted_models):
     _no_traceback(res)
     assert res.exit_code == 2 and "iterations" in res.output
     assert json.loads((tmp_path / "r" / "config.json").read_text())["iterations"] == 0  # not overwritten
+
+
+def test_run_without_the_env_seed_starts_from_no_memory_and_the_baselines(tmp_path, scripted_models):
+    args = ["run", "--episodes", "2", "--rooms", "5", "--deploy-seeds", "1", "--iterations", "0"]
+    args += ["--baselines", "none", "--no-embed", "--quiet", "--no-env-seed", *scripted_models]
+    res = runner.invoke(app, [*args, "--run-dir", str(tmp_path / "r")], env={"COLUMNS": "200"})
+    _no_traceback(res)
+    assert res.exit_code == 0, res.output
+    assert json.loads((tmp_path / "r" / "config.json").read_text())["env_seed"] is False
+    names = [e["name"] for e in json.loads((tmp_path / "r" / "archive.json").read_text())["entries"]]
+    assert names == ["no_memory"]
 
 
 @pytest.mark.parametrize("text", ["[]", '"hello"', "{ torn", '{"episodes": "three"}'])
