@@ -74,6 +74,9 @@ class AlmaConfig(BaseModel):
     meta_operators: list[MetaOperator] = Field(
         default_factory=lambda: list(get_args(MetaOperator)), min_length=1
     )
+    # A written design that passes the smoke run but whose advice steers the advice probe to no
+    # success gets one more MetaAgent turn with the probe's report (atlas.alma.advice_probe).
+    probe_retry: bool = True
     # Replay identical greedy (temperature 0) task-model prompts from an on-disk cache (local models).
     replay_cache: bool = True
 

@@ -572,6 +572,7 @@ class Search:
             pool=self.pool,
             max_turns=cfg.meta_turns,
             smoke_episodes=cfg.smoke_episodes,
+            probe_retry=cfg.probe_retry,
         )
         crossed = None
         if operator == "crossover" and len(briefs) >= 2:

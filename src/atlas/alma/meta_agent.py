@@ -23,6 +23,7 @@ from atlas.alma.prompts import (
     design_contract,
     meta_feedback,
     meta_request,
+    probe_feedback,
     schema_text,
 )
 from atlas.envs.registry import spec_of
@@ -139,6 +140,7 @@ class MetaAgent:
         smoke: Any = None,
         pool: Any = None,
         temperature: float | None = 0.7,
+        probe_retry: bool = False,
     ) -> None:
         self.llm = llm
         self.env = env
@@ -150,8 +152,12 @@ class MetaAgent:
         self.pool = pool
         self.temperature = temperature
         self._schema: str | None = None
+        self.probe_retry = probe_retry
         self._last_recalls: list[str] | None = None
-        self._parent_recalls: dict[str, list[str] | None] = {}
+        self._last_probe: str | None = (
+            None  # the smoke run's advice-probe lines when no probe task was solved
+        )
+        self._parent_reports: dict[str, Any] = {}
 
     def system_prompt(self) -> str:
         if self._schema is None:
@@ -177,7 +183,26 @@ class MetaAgent:
     async def _smoke_check(self, design: Any) -> tuple[bool, str]:
         report = await self._smoke_report(design)
         self._last_recalls = _recalls(report)
+        probes = getattr(report, "probes", None) or []
+        failed = bool(probes) and not any(p.get("success") for p in probes)
+        self._last_probe = "\n".join(report.probe_lines()) if failed else None
         return bool(report.ok), report.to_feedback()
+
+    async def _parent_report(self, parent: dict[str, Any], i: int) -> Any | None:
+        """The smoke report of a parent (cached by source; None for host designs and sourceless
+        parents): the twin check's reference and the parent's advice probe."""
+        source = parent.get("source")
+        if not source or parent.get("origin") == "host":
+            return None
+        if source not in self._parent_reports:
+            design = Design(
+                id=str(parent.get("id") or f"parent-{i}"),
+                name=str(parent.get("name") or f"parent_{i}"),
+                source=source,
+                origin="meta",
+            )
+            self._parent_reports[source] = await self._smoke_report(design)
+        return self._parent_reports[source]
 
     async def twin_of(self, recalls: list[str] | None, parents: list[dict[str, Any]]) -> int | None:
         """The number (1-based) of the parent whose smoke run recalls exactly the same advice, task
@@ -185,20 +210,17 @@ class MetaAgent:
         if not recalls:
             return None
         for i, parent in enumerate(parents, start=1):
-            source = parent.get("source")
-            if not source or parent.get("origin") == "host":
-                continue
-            if source not in self._parent_recalls:
-                design = Design(
-                    id=str(parent.get("id") or f"parent-{i}"),
-                    name=str(parent.get("name") or f"parent_{i}"),
-                    source=source,
-                    origin="meta",
-                )
-                self._parent_recalls[source] = _recalls(await self._smoke_report(design))
-            if self._parent_recalls[source] == recalls:
+            report = await self._parent_report(parent, i)
+            if report is not None and _recalls(report) == recalls:
                 return i
         return None
+
+    async def _with_probe(self, parent: dict[str, Any], i: int) -> dict[str, Any]:
+        """The parent's brief with its smoke run's advice probe (``probe``) when one ran."""
+        report = await self._parent_report(parent, i)
+        lines = getattr(report, "probe_lines", None)
+        probe = "\n".join(lines()) if callable(lines) else ""
+        return {**parent, "probe": probe} if probe else parent
 
     async def generate(
         self,
@@ -216,6 +238,7 @@ class MetaAgent:
         (a reply holding a whole module is taken as a new design). ``example``: advice that lets
         the agent succeed on one collection task, shown as the kind of advice to aim for."""
         default_name = f"design_g{generation}"
+        parents = [await self._with_probe(p, i) for i, p in enumerate(parents, start=1)]
         messages: list[Message] = [
             {"role": "system", "content": self.system_prompt()},
             {
@@ -224,6 +247,7 @@ class MetaAgent:
             },
         ]
         result = MetaResult(name=default_name, source=None, status="invalid")
+        fallback: tuple[str, str, str | None] | None = None  # a valid design sent back by the advice probe
         for turn in range(1, self.max_turns + 1):
             result.turns = turn
             # Only the latest attempt and its feedback stay in the prompt (small contexts).
@@ -293,11 +317,20 @@ class MetaAgent:
                 messages.append({"role": "user", "content": meta_feedback([problem], None)})
                 continue
             result.attempts.append({"turn": turn, "problems": [], "smoke_ok": ok})
+            if ok and self._last_probe and self.probe_retry and turn < self.max_turns and fallback is None:
+                # valid, but its advice steers nothing: one more turn to make it actionable
+                fallback = (result.name, source, feedback)
+                result.errors.append(f"turn {turn}: the advice probe solved no task")
+                messages.append({"role": "user", "content": probe_feedback(self._last_probe)})
+                continue
             if ok:
                 result.status = "ok"
                 return result
             result.errors.append(f"turn {turn}: smoke run failed:\n{(feedback or '').strip()}")
             messages.append({"role": "user", "content": meta_feedback([], feedback)})
+        if fallback is not None:  # the later turns did not produce a valid design: keep the valid one
+            result.name, result.source, result.smoke_feedback = fallback
+            result.status = "ok"
         return result
 
     async def validate(self, source: str, name: str, design_id: str) -> tuple[list[str], bool, str | None]:

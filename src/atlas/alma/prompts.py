@@ -237,6 +237,9 @@ def meta_request(
                 "and whether its actions followed it):"
             )
             out.append(untrusted(p["analysis"].strip()))
+        if p.get("probe"):
+            out.append("Smoke run of this parent:")
+            out.append(untrusted(p["probe"].strip()))
         out.append(untrusted("```python\n" + (p.get("source") or "").rstrip() + "\n```"))
         out.append("")
     if critique:
@@ -274,6 +277,22 @@ def meta_feedback(problems: list[str], smoke: str | None) -> str:
     return "\n".join(out)
 
 
+def probe_feedback(probe: str) -> str:
+    """The message sent back when a valid design's advice steered the advice probe to no success."""
+    return "\n".join(
+        [
+            "Your design runs, but its advice does not steer the agent. The smoke run's advice probe (it "
+            "reads advice exactly the way the task agent does):",
+            untrusted(probe.strip()),
+            "The agent acts on lines that name an action exactly as its action list writes it, after the "
+            'situation in its observation\'s words ("<situation>: <action>"), or on a Plan line of listed '
+            "actions in order. Make recall() return such lines, built from what update() stored (store more "
+            "in update() if recall() needs it). Reply with the COMPLETE module (Name, Plan, one ```python "
+            "fence), or, when you were asked to edit, ONE complete function.",
+        ]
+    )
+
+
 __all__ = [
     "DEBUG_FINAL_REQUEST",
     "DEBUG_SYSTEM",
@@ -287,6 +306,7 @@ __all__ = [
     "fmt",
     "meta_feedback",
     "meta_request",
+    "probe_feedback",
     "schema_text",
     "untrusted",
 ]

@@ -19,10 +19,12 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from atlas.alma.advice_probe import ProbeResult, follow_advice
 from atlas.alma.design import Design, DesignProblem, check_design
 from atlas.alma.runlog import CallLog
 from atlas.alma.sandbox.pool import SandboxLimits, WorkerPool
 from atlas.infra.aio import run_sync
+from atlas.protocols.env import EnumeratesActions
 
 STUB_TEXT = "- (smoke-run stub model) Explore systematically and remember what you saw."
 STUB_JSON = {
@@ -55,6 +57,8 @@ class SmokeReport:
     duration_s: float = 0.0
     episode_results: list[dict[str, Any]] = field(default_factory=list)
     stopped_early: str | None = None
+    # Deployment tasks played by the advice probe (atlas.alma.advice_probe): label + ProbeResult fields.
+    probes: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def valid(self) -> bool:
@@ -103,6 +107,7 @@ class SmokeReport:
             "protections": self.protections,
             "duration_s": round(self.duration_s, 3),
             "episodes": self.episode_results,
+            "probes": self.probes,
             "calls": [c.to_dict() for c in self.calls],
         }
 
@@ -141,7 +146,19 @@ class SmokeReport:
             )
         sample = next((a for a in self.advice if a.strip()), "")
         out.append("advice sample: " + (json.dumps(sample[:600]) if sample else "(empty)"))
+        out += self.probe_lines()
         return _clip("\n".join(out), max_chars)
+
+    def probe_lines(self) -> list[str]:
+        """The advice probe's outcome, for the MetaAgent ([] when no probe ran)."""
+        if not self.probes:
+            return []
+        solved = sum(1 for p in self.probes if p["success"])
+        out = [
+            f"advice probe: an agent doing only what your advice names (read the way the task agent "
+            f"reads it, no LLM) solved {solved}/{len(self.probes)} deployment tasks"
+        ]
+        return out + ["  " + _clip(ProbeResult.from_dict(p).line(p["label"]), 400) for p in self.probes]
 
     def render(self, console: Any) -> None:
         """A readable rich report (``atlas design check``). Everything a design produced (errors,
@@ -288,6 +305,9 @@ async def asmoke_run(
             play = environment.clone()
             _, log = await runner.recall(task_view(play, task, play.reset(task)), label=f"D{j}")
             report.calls.append(log)
+            if isinstance(play, EnumeratesActions) and log.error is None:
+                probe = follow_advice(play, task, log.return_value or "")
+                report.probes.append({"label": f"D{j}", **probe.to_dict()})
             if too_slow():
                 return report
     finally:

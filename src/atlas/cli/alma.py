@@ -458,6 +458,13 @@ def register(app: typer.Typer) -> None:
             "'edit' rewrites) is the best design so far instead of a draw weighted by "
             "score, novelty and exploration (default 0.7; can change on --resume).",
         ),
+        no_probe_retry: bool = typer.Option(
+            False,
+            "--no-probe-retry",
+            help="Accept a written design as soon as it passes the smoke run, even when "
+            "an agent doing only what its advice names solves no smoke task (by default "
+            "the MetaAgent gets one more turn with that report).",
+        ),
         no_replay: bool = typer.Option(
             False,
             "--no-replay",
@@ -493,6 +500,7 @@ def register(app: typer.Typer) -> None:
                 stage_tasks=stage_tasks,
                 stage_rule=stage_rule,
                 replay_cache=not no_replay,
+                probe_retry=not no_probe_retry,
                 meta_operators=[o.strip() for o in meta_operators.split(",") if o.strip()],
             )
         else:

@@ -1,0 +1,104 @@
+"""Advice probe: play a task doing exactly what a design's advice says, with no LLM.
+
+At each step the probe takes the listed action that the task agent's own advice matcher
+(``atlas.agent.advice_match.advice_now``) ranks first for the current observation, with the
+agent's loop guard; it stops when the advice names no listed action. The task agent adds the same
+match to its model's scores, so advice the probe can follow to success is advice the agent can
+use, and advice that stops the probe at step 1 only reaches the agent as prose. A smoke run shows
+the outcome to the MetaAgent: a cheap check of what recall() returns, before any LLM episode is
+paid for (the first stage of the evaluation cascade).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from atlas.agent import choice as ch
+from atlas.agent.advice_match import advice_now
+from atlas.agent.loops import Past, loop_nudge
+from atlas.core.types import Task
+from atlas.envs.base import action_text
+from atlas.protocols.env import Action, EnumeratesActions, Environment
+
+MAX_LISTED = 8  # actions named in a stop reason
+
+
+@dataclass
+class ProbeResult:
+    """One probe episode. ``stopped``: why it ended before the task did ("" when the task ended)."""
+
+    success: bool
+    score: float
+    steps: int
+    stopped: str = ""
+    actions: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> ProbeResult:
+        return cls(**{k: d[k] for k in ("success", "score", "steps", "stopped", "actions") if k in d})
+
+    def line(self, label: str) -> str:
+        if self.success:
+            return f"{label}: solved in {self.steps} steps ({', '.join(self.actions[:12])})"
+        how = self.stopped or f"the task ended unsolved after {self.steps} steps"
+        return f"{label}: not solved; {how}"
+
+
+def _listed(labels: list[str]) -> str:
+    extra = f", ... ({len(labels)} in all)" if len(labels) > MAX_LISTED else ""
+    return ", ".join(labels[:MAX_LISTED]) + extra
+
+
+def follow_advice(env: Environment, task: Task, advice: str, max_steps: int | None = None) -> ProbeResult:
+    """Play ``task`` on ``env`` taking, at each step, the action ``advice`` names for what is seen
+    (see the module docstring). ``env`` must list its actions (``EnumeratesActions``)."""
+    if not isinstance(env, EnumeratesActions):
+        raise TypeError(f"{env.name} does not list its actions: the advice probe cannot play it")
+    limit = max_steps if max_steps is not None else env.max_steps
+    obs = env.reset(task)
+    seen = env.summarize_observation(obs)
+    chosen: list[str] = []
+    past: Past = []
+    done = False
+    while not done and len(chosen) < limit:
+        actions: list[Action] = env.candidate_actions(obs)
+        labels = ch.labels(actions)
+        if not labels:
+            break
+        open_ = [
+            lb
+            for lb, a in zip(labels, actions, strict=True)
+            if loop_nudge(action_text(a.tool, a.args), past) is None
+        ]
+        advised, _ = advice_now(advice, seen, open_ or labels, done=chosen)
+        if not advised:
+            where = " ".join(seen.split())[:160]
+            return ProbeResult(
+                success=False,
+                score=0.0,
+                steps=len(chosen),
+                stopped=f"at step {len(chosen) + 1} no advice line names a listed action for what the agent "
+                f"sees ({where!r}; listed: {_listed(labels)})",
+                actions=chosen,
+            )
+        label = max(advised, key=lambda lb: advised[lb])
+        action = actions[labels.index(label)]
+        result = env.step(action)
+        chosen.append(label)
+        past.append((action_text(action.tool, action.args), bool(result.error)))
+        obs, done = result.observation, result.done
+        seen = env.summarize_observation(obs)
+        if result.error:
+            seen = f"Error: {result.error}\n{seen}"
+    success = bool(env.success())
+    stopped = "" if done or success else f"it ran out of its {limit} steps"
+    return ProbeResult(
+        success=success, score=float(env.score()), steps=len(chosen), stopped=stopped, actions=chosen
+    )
+
+
+__all__ = ["ProbeResult", "follow_advice"]

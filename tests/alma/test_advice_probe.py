@@ -1,0 +1,126 @@
+"""The advice probe plays a task doing only what the advice names (the task agent's own matcher, no
+LLM); the smoke run reports it and the MetaAgent sends a design whose advice steers nothing back once."""
+
+from __future__ import annotations
+
+import pytest
+from alma_doubles import GIVE_UP_DESIGN, INVALID_DESIGN, fenced
+
+from atlas.alma.advice_probe import ProbeResult, follow_advice
+from atlas.alma.baselines import get_baseline
+from atlas.alma.meta_agent import MetaAgent
+from atlas.alma.sandbox.pool import WorkerPool
+from atlas.alma.smoke import smoke_run
+from atlas.envs.graphworld.oracle import oracle_advice
+from atlas.envs.registry import get_env
+from atlas.infra.llm import ScriptedLLM
+
+
+@pytest.fixture(scope="module")
+def pool():
+    p = WorkerPool(max_workers=2)
+    yield p
+    p.close()
+
+
+@pytest.fixture(scope="module")
+def env():
+    return get_env("graphworld", rooms=8)
+
+
+def test_the_full_answer_is_followed_to_success_in_the_fewest_steps(env):
+    for task in env.generate_tasks(4, 7):
+        result = follow_advice(env.clone(), task, oracle_advice(task, "full"))
+        assert result.success and result.stopped == ""
+        assert result.score == pytest.approx(max(0.5, 1.0 - result.steps / 40))
+        assert result.actions[-1].startswith("put_down")
+
+
+def test_prose_stops_at_the_first_step_and_names_what_was_listed(env):
+    task = env.generate_tasks(1, 3)[0]
+    result = follow_advice(env.clone(), task, "Explore carefully and remember the rooms you saw.")
+    assert not result.success and result.steps == 0 and result.score == 0.0
+    first = env.clone().reset(task)
+    assert "at step 1 no advice line names a listed action" in result.stopped
+    for room in first["adjacent_rooms"]:
+        assert f"move_to {room}" in result.stopped
+    assert "not solved" in result.line("D1")
+    assert follow_advice(env.clone(), task, "").stopped.startswith("at step 1")
+
+
+def test_advice_that_loops_runs_out_of_steps_without_an_endless_loop(env):
+    task = env.generate_tasks(1, 5)[0]
+    first = env.clone().reset(task)
+    here, there = first["location"], first["adjacent_rooms"][0]
+    advice = f"In {here}: move_to {there}.\nIn {there}: move_to {here}."
+    result = follow_advice(env.clone(), task, advice, max_steps=6)
+    assert not result.success and result.steps <= 6
+
+
+def test_an_environment_without_an_action_list_is_refused():
+    class Bare:
+        name = "bare"
+
+    with pytest.raises(TypeError, match="does not list its actions"):
+        follow_advice(Bare(), None, "x")  # type: ignore[arg-type]
+
+
+def test_probe_result_round_trips_and_summarises():
+    r = ProbeResult(success=True, score=0.8, steps=3, actions=["a", "b", "c"])
+    assert ProbeResult.from_dict({"label": "D1", **r.to_dict()}) == r
+    assert r.line("D1") == "D1: solved in 3 steps (a, b, c)"
+
+
+def test_smoke_run_reports_the_probe_for_actionable_and_prose_advice(env, pool, embedder):
+    seed = smoke_run(env.seed_design(), env, 2, pool=pool, embedder=embedder)
+    prose = smoke_run(get_baseline("spatial_graph"), env, 2, pool=pool, embedder=embedder)
+    assert seed.ok and prose.ok
+    assert len(seed.probes) == len(prose.probes) == 2
+    assert any(p["success"] for p in seed.probes)
+    assert not any(p["success"] for p in prose.probes)
+    assert "advice probe:" in seed.to_feedback() and "solved 0/2" in prose.to_feedback()
+    assert seed.to_dict()["probes"][0]["label"] == "D1"
+
+
+async def test_meta_agent_sends_prose_advice_back_once_and_takes_the_fix(pool, embedder):
+    env = get_env("graphworld", rooms=5)
+    actionable = env.seed_design()
+    llm = ScriptedLLM([fenced("prose", GIVE_UP_DESIGN), fenced("rules", actionable)])
+    agent = MetaAgent(llm, env=env, embedder=embedder, pool=pool, max_turns=3, probe_retry=True)
+    result = await agent.generate([], None, generation=1)
+    assert result.status == "ok" and result.name == "rules" and result.turns == 2
+    assert "advice does not steer the agent" in llm.history[1].messages[-1]["content"]
+    assert any("advice probe solved no task" in e for e in result.errors)
+
+
+async def test_meta_agent_keeps_the_valid_design_when_the_retry_fails(pool, embedder):
+    env = get_env("graphworld", rooms=5)
+    llm = ScriptedLLM(
+        [fenced("prose", GIVE_UP_DESIGN), fenced("bad", INVALID_DESIGN), fenced("bad", INVALID_DESIGN)]
+    )
+    agent = MetaAgent(llm, env=env, embedder=embedder, pool=pool, max_turns=3, probe_retry=True)
+    result = await agent.generate([], None, generation=1)
+    assert (
+        result.status == "ok" and result.name == "prose" and result.source.strip() == GIVE_UP_DESIGN.strip()
+    )
+    off = MetaAgent(ScriptedLLM([fenced("prose", GIVE_UP_DESIGN)]), env=env, embedder=embedder, pool=pool)
+    assert (await off.generate([], None, generation=1)).name == "prose"
+
+
+async def test_each_parents_advice_probe_reaches_the_meta_prompt(pool, embedder):
+    env = get_env("graphworld", rooms=5)
+    parents = [
+        {"id": "d-0002", "name": "seed", "source": env.seed_design(), "origin": "seed"},
+        {
+            "id": "d-0003",
+            "name": "spatial",
+            "source": get_baseline("spatial_graph").source,
+            "origin": "baseline",
+        },
+    ]
+    llm = ScriptedLLM([fenced("prose", GIVE_UP_DESIGN)])
+    await MetaAgent(llm, env=env, embedder=embedder, pool=pool).generate(parents, None, generation=1)
+    prompt = llm.history[0].messages[1]["content"]
+    seed_part, spatial_part = prompt.split("### Parent 2")
+    assert "Smoke run of this parent" in seed_part and "solved 2/2" in seed_part
+    assert "solved 0/2" in spatial_part and "no advice line names a listed action" in spatial_part
