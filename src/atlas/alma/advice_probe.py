@@ -53,6 +53,11 @@ def _listed(labels: list[str]) -> str:
     return ", ".join(labels[:MAX_LISTED]) + extra
 
 
+def can_probe(env: Environment) -> bool:
+    """Whether the probe can play ``env``: it lists its actions (``EnumeratesActions``)."""
+    return isinstance(env, EnumeratesActions)
+
+
 def follow_advice(env: Environment, task: Task, advice: str, max_steps: int | None = None) -> ProbeResult:
     """Play ``task`` on ``env`` taking, at each step, the action ``advice`` names for what is seen
     (see the module docstring). ``env`` must list its actions (``EnumeratesActions``)."""
@@ -101,4 +106,4 @@ def follow_advice(env: Environment, task: Task, advice: str, max_steps: int | No
     )
 
 
-__all__ = ["ProbeResult", "follow_advice"]
+__all__ = ["ProbeResult", "can_probe", "follow_advice"]

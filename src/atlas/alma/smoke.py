@@ -19,12 +19,11 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from atlas.alma.advice_probe import ProbeResult, follow_advice
+from atlas.alma.advice_probe import ProbeResult, can_probe, follow_advice
 from atlas.alma.design import Design, DesignProblem, check_design
 from atlas.alma.runlog import CallLog
 from atlas.alma.sandbox.pool import SandboxLimits, WorkerPool
 from atlas.infra.aio import run_sync
-from atlas.protocols.env import EnumeratesActions
 
 STUB_TEXT = "- (smoke-run stub model) Explore systematically and remember what you saw."
 STUB_JSON = {
@@ -305,7 +304,7 @@ async def asmoke_run(
             play = environment.clone()
             _, log = await runner.recall(task_view(play, task, play.reset(task)), label=f"D{j}")
             report.calls.append(log)
-            if isinstance(play, EnumeratesActions) and log.error is None:
+            if can_probe(play) and log.error is None:
                 probe = follow_advice(play, task, log.return_value or "")
                 report.probes.append({"label": f"D{j}", **probe.to_dict()})
             if too_slow():
