@@ -134,3 +134,22 @@ async def test_too_many_tips_is_reasked_then_fails():
         await LLMTipGenerator(ScriptedLLM([five, five, five])).generate(
             t, intel, Attribution("failure"), SegmentSpec("x y z", 0, 2)
         )
+
+
+async def test_one_tip_where_two_were_asked_is_kept_after_the_retries():
+    t = make_traj("clean")
+    intel = await TrajectoryAnalyzer().analyze(t)
+    from atlas.memory.guidelines.attribution import Attribution
+
+    one = reply(tips=[tip("strategy", content="Check the map first")])
+    llm = ScriptedLLM([one, one, one])
+    tips = await LLMTipGenerator(llm).generate(
+        t, intel, Attribution("clean_success"), SegmentSpec("x y z", 0, 3)
+    )
+    assert len(llm.history) == 3  # re-asked for 2 to 4 first
+    assert [g.content for g in tips] == ["Check the map first"]
+    wrong = reply(tips=[tip("optimization")])  # too few AND a category this outcome may not produce
+    with pytest.raises(LLMResponseError):
+        await LLMTipGenerator(ScriptedLLM([wrong] * 3)).generate(
+            t, intel, Attribution("clean_success"), SegmentSpec("x y z", 0, 3)
+        )

@@ -8,7 +8,11 @@ from __future__ import annotations
 
 from typing import Any, Protocol, runtime_checkable
 
+from pydantic import ValidationError
+
 from atlas.core.types import Evidence, Guideline, Trajectory
+from atlas.errors import LLMResponseError
+from atlas.infra.llm.jsonreply import parse_json_reply
 from atlas.memory.guidelines.attribution import Attribution
 from atlas.memory.guidelines.intelligence import TrajectoryIntelligence, describe
 from atlas.memory.guidelines.prompts import render_steps, stage_messages
@@ -41,7 +45,8 @@ class TipGenerator(Protocol):
 
 class LLMTipGenerator:
     """Asks for ``min_tips``..``max_tips`` tips (the seed's 2–4) about one segment, within the allowed
-    categories; a reply outside the bounds fails validation and is re-asked."""
+    categories; a reply outside the bounds fails validation and is re-asked. A last reply whose only
+    fault is too few tips is kept (a segment may hold one lesson)."""
 
     def __init__(self, llm: Any, min_tips: int = 2, max_tips: int = 4) -> None:
         self.llm = llm
@@ -74,7 +79,12 @@ class LLMTipGenerator:
             categories=", ".join(cats),
         )
         schema = bounded(TipBatch, min_tips=self.min_tips, max_tips=self.max_tips, categories=cats)
-        reply = await self.llm.astructured(msgs, schema)
+        try:
+            reply = await self.llm.astructured(msgs, schema)
+        except LLMResponseError as exc:
+            reply = self._fewer_tips(exc.raw, cats)
+            if reply is None:
+                raise
         fallback_negative = attribution.negative_example()
         out = []
         for d in reply.tips:
@@ -105,6 +115,17 @@ class LLMTipGenerator:
                 )
             )
         return out
+
+    def _fewer_tips(self, raw: str | None, cats: tuple[str, ...]) -> TipBatch | None:
+        """The model's last reply when its only fault is holding fewer tips than asked (a segment
+        with one lesson): kept rather than losing the trajectory. None when it is wrong otherwise."""
+        if self.min_tips <= 1 or not raw:
+            return None
+        relaxed = bounded(TipBatch, min_tips=1, max_tips=self.max_tips, categories=cats)
+        try:
+            return relaxed.model_validate(parse_json_reply(raw))
+        except (LLMResponseError, ValidationError):
+            return None
 
 
 __all__ = ["CATEGORIES", "LLMTipGenerator", "TipGenerator", "evidence_of"]
