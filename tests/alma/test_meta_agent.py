@@ -206,3 +206,15 @@ async def test_a_crossover_that_rebuilds_a_parent_is_not_a_new_design(agent_for)
     twins = [{**PARENTS[0], "id": "d-0002"}, {**PARENTS[0], "id": "d-0003", "name": "graph_seed_2"}]
     res = await agent_for(ScriptedLLM([])).crossover(twins, generation=3)
     assert res.status == "invalid" and any("a copy of Parent 1" in e for e in res.errors)
+
+
+def test_name_and_plan_lines_inside_the_fence_are_dropped():
+    reply = (
+        "```python\nName: room_counter\nPlan: Count the visits to each room, then advise.\n\n"
+        "def update(memory, episode, tools):\n    pass\n\n\ndef recall(memory, task, tools):\n    return ''\n```"
+    )
+    code = extract_code(reply)
+    assert code.startswith("def update") and compile(code, "<design>", "exec")
+    assert extract_name(reply, "d") == "room_counter"
+    plain = "```python\nplan_a = 1\nname = 'x'\ndef update(m, e, t):\n    pass\ndef recall(m, t, tl):\n    return ''\n```"
+    assert extract_code(plain).startswith("plan_a = 1")

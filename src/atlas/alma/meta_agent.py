@@ -80,10 +80,22 @@ def extract_code(text: str) -> str | None:
     pick = [c for c in python if _defines(c)] or [c for _, c in blocks if _defines(c)] or python
     pick = [c for c in pick if c.strip()]
     if pick:
-        return textwrap.dedent(max(pick, key=len)).strip("\n") + "\n"
+        return _without_header(textwrap.dedent(max(pick, key=len)).strip("\n")) + "\n"
     if not blocks and "def update" in (text or "") and "def recall" in (text or ""):
-        return text.strip() + "\n"
+        return _without_header(text.strip()) + "\n"
     return None
+
+
+_HEADER = re.compile(r"^\s*(name|plan)\s*:", re.IGNORECASE)
+
+
+def _without_header(code: str) -> str:
+    """``code`` without the reply's own "Name: ..." / "Plan: ..." lines when the model put them at the
+    top of the fence (prose there is a syntax error; the name is read from the reply anyway)."""
+    lines = code.splitlines()
+    while lines and (_HEADER.match(lines[0]) or (not lines[0].strip() and len(lines) > 1)):
+        lines.pop(0)
+    return "\n".join(lines).strip("\n")
 
 
 def no_code_problem(text: str) -> str:
