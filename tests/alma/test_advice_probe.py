@@ -124,3 +124,15 @@ async def test_each_parents_advice_probe_reaches_the_meta_prompt(pool, embedder)
     seed_part, spatial_part = prompt.split("### Parent 2")
     assert "Smoke run of this parent" in seed_part and "solved 2/2" in seed_part
     assert "solved 0/2" in spatial_part and "no advice line names a listed action" in spatial_part
+
+
+def test_design_check_prints_the_advice_probe(tmp_path):
+    from typer.testing import CliRunner
+
+    from atlas.cli import app
+
+    design = tmp_path / "spatial.py"
+    design.write_text(get_baseline("spatial_graph").source)
+    out = CliRunner().invoke(app, ["design", "check", str(design), "--episodes", "2", "--no-embed"])
+    assert out.exit_code == 0, out.output
+    assert "advice probe:" in out.output and "solved 0/2" in out.output

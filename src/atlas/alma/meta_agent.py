@@ -166,9 +166,8 @@ class MetaAgent:
         self._schema: str | None = None
         self.probe_retry = probe_retry
         self._last_recalls: list[str] | None = None
-        self._last_probe: str | None = (
-            None  # the smoke run's advice-probe lines when no probe task was solved
-        )
+        # the last smoke run's advice-probe lines when its advice steered no probe task to success
+        self._last_probe: str | None = None
         self._parent_reports: dict[str, Any] = {}
 
     def system_prompt(self) -> str:

@@ -211,6 +211,8 @@ class SmokeReport:
         sample = next((a for a in self.advice if a.strip()), "")
         if sample:
             console.print(Panel(Text(_visible(sample[:1200])), title="advice sample (D1)"))
+        for line in self.probe_lines():
+            console.print(_visible(line), markup=False, highlight=False)
 
 
 _CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
