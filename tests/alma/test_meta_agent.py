@@ -9,7 +9,7 @@ import pytest
 from alma_doubles import GIVE_UP_DESIGN, INVALID_DESIGN, ROUTE_DESIGN, fenced
 
 from atlas.alma import prompts
-from atlas.alma.meta_agent import MetaAgent, extract_code, extract_name
+from atlas.alma.meta_agent import MetaAgent, copied_example_lines, extract_code, extract_name
 from atlas.alma.sandbox.pool import WorkerPool
 from atlas.envs.registry import get_env
 from atlas.infra.llm import ScriptedLLM
@@ -218,3 +218,29 @@ def test_name_and_plan_lines_inside_the_fence_are_dropped():
     assert extract_name(reply, "d") == "room_counter"
     plain = "```python\nplan_a = 1\nname = 'x'\ndef update(m, e, t):\n    pass\ndef recall(m, t, tl):\n    return ''\n```"
     assert extract_code(plain).startswith("plan_a = 1")
+
+
+EXAMPLE = (
+    "Task: Bring the ring to room_F.\nAdvice:\n"
+    "When the ring is here: pick_up ring.\n"
+    "In room_D when you carry the ring: move_to room_F.\n"
+    "In room_F when you carry the ring: put_down ring."
+)
+# What the 1.5B meta model wrote when shown the example: its advice, literally, for every task.
+LITERAL = GIVE_UP_DESIGN.replace(
+    'return "GIVE_UP: stop and only look around"',
+    'return "In room_D when you carry the ring: move_to room_F. When the ring is here: pick_up ring."',
+)
+
+
+async def test_a_design_that_writes_the_example_advice_literally_is_sent_back(agent_for):
+    llm = ScriptedLLM([fenced("literal", LITERAL), fenced("route_map", ROUTE_DESIGN)])
+    res = await agent_for(llm).generate(PARENTS, None, generation=2, example=EXAMPLE)
+    assert res.status == "ok" and res.turns == 2 and res.name == "route_map"
+    feedback = llm.history[1].prompt
+    assert "writes the example's advice literally (2 lines" in feedback and "compute its lines" in feedback
+    assert res.attempts[0]["smoke_ok"] is None  # refused before the smoke run
+    # one shared line is not a copy: the example's form is what designs are meant to learn
+    one = LITERAL.replace(" When the ring is here: pick_up ring.", "")
+    assert copied_example_lines(one, EXAMPLE) == []
+    assert copied_example_lines(LITERAL, None) == []

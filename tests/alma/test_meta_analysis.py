@@ -51,15 +51,26 @@ def test_the_first_departure_quotes_the_advice_about_that_moment():
 def test_analysis_summarizes_actions_errors_and_advice_use():
     assert (
         compress_actions([{"action": "a()"}, {"action": "a()"}, {"action": "b()", "error": "x"}])
-        == "a() ×2, b()!"
+        == "a ×2, b!"
     )
     text = parent_analysis([EPISODE])
     assert text.startswith("0/1 episodes solved; advice given in 1; actions that followed the advice: 2 of 4")
-    assert (
-        'went wrong: step 3 pick_up(object="key") error: There is no key in room_B.; not solved in 20 steps'
-        in text
-    )
+    assert "went wrong: step 3 pick_up key error: There is no key in room_B.; not solved in 20 steps" in text
     assert "first departure: D2 step 2" in text
+
+
+def test_analysis_writes_actions_as_the_agent_lists_them_when_the_record_has_the_text():
+    listed = [
+        {"action": 'move_to(room="room_C")', "text": "move_to room_C"},
+        {"action": 'move_to(room="room_C")', "text": "move_to room_C"},
+        {"action": 'pick_up(object="key")', "text": "pick_up key", "error": "There is no key here."},
+    ]
+    assert compress_actions(listed) == "move_to room_C ×2, pick_up key!"
+    # records without the text (older runs) are converted from the call form
+    assert compress_actions([{"action": 'act(command="go north")'}, {"action": "I fly"}]) == "go north, I fly"
+    text = parent_analysis([{**EPISODE, "actions": listed}])
+    assert "actions: move_to room_C ×2, pick_up key!" in text
+    assert "went wrong: step 3 pick_up key error: There is no key here." in text
 
 
 def test_analysis_reaches_the_meta_prompt_and_debug_evidence_compares_advice_with_actions(tmp_path, embedder):
@@ -86,6 +97,9 @@ def test_analysis_reaches_the_meta_prompt_and_debug_evidence_compares_advice_wit
     assert all("Analysis (episode summaries" in p for p in prompts)
     assert any("advice use: followed the advice on" in p for p in prompts)  # a parent that gave advice
     assert any("episodes solved; advice given in" in p for p in prompts)
+    # the harness records each action's listed text, so the prompt shows the form advice must use
+    assert any("actions: move_to room_" in p for p in prompts)
+    assert not any('actions: move_to(room="' in p for p in prompts)
     second = archive.find(name="route2")[0]
     assert 'advised "' in second.critique and "; agent did " in second.critique
     overview = next(c.messages[1]["content"] for c in debug.history if len(c.messages) == 2)

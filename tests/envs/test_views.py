@@ -80,7 +80,12 @@ def test_episode_view_shape_and_outcome():
     assert len(ep["steps"]) == len(traj.steps)
     for s, raw in zip(ep["steps"], traj.steps, strict=True):
         assert set(s) == {"action", "observation", "error"}
-        assert s["action"] == {"tool": raw.tool, "args": raw.args}
+        # text: the action as the agent's action list writes it ("move_to room_B"), for advice
+        assert s["action"] == {
+            "tool": raw.tool,
+            "args": raw.args,
+            "text": " ".join([raw.tool, *raw.args.values()]),
+        }
         assert s["observation"] == raw.data
     json.dumps(ep)
 
@@ -95,6 +100,10 @@ def test_episode_view_rebuilds_first_observation_and_keeps_invalid_replies():
     ep = episode_view(env, traj)
     assert ep["task"]["observation"] == first
     assert ep["steps"] == [
-        {"action": {"tool": "", "args": {}}, "observation": {}, "error": "reply is not a JSON action"}
+        {
+            "action": {"tool": "", "args": {}, "text": ""},
+            "observation": {},
+            "error": "reply is not a JSON action",
+        }
     ]
     assert ep["steps_taken"] == 1 and ep["success"] is False

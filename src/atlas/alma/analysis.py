@@ -4,16 +4,18 @@ it got and whether it followed it.
 
     C1 SOLVED score 0.85 in 6 steps — Bring the key to room_C.
       advice (48 chars): "Route: room_A -> room_C"
-      actions: move_to(room="room_B"), pick_up(object="key"), move_to(room="room_C") ×2, put_down(object="key")
+      actions: move_to room_B, pick_up key, move_to room_C ×2, put_down key
       advice use: followed the advice on 3 of 5 actions; first departure: C1 step 1: advised …
     D2 FAILED score 0.00 in 20 steps — …
-      went wrong: step 4 pick_up(object="key") error: There is no key here.; not solved in 20 steps
+      went wrong: step 4 pick_up key error: There is no key here.; not solved in 20 steps
 
 Episodes are ordered worst first, then best (the same order as the DebugLog), within a size cap.
 """
 
 from __future__ import annotations
 
+import json
+import re
 from typing import Any
 
 from atlas.alma.advice_use import advice_use
@@ -29,11 +31,35 @@ def _clip(text: str, limit: int) -> str:
     return s if len(s) <= limit else s[: limit - 1] + "…"
 
 
+_CALL = re.compile(r"^(\w+)\((.*)\)$")
+_ARG = re.compile(r'\w+=("(?:[^"\\]|\\.)*"|[^,]+)')
+
+
+def _action(a: dict[str, Any]) -> str:
+    """An action record's text as the agent's action list writes it (``move_to room_B``); records
+    written before the harness kept that text hold only the call form, which is converted."""
+    if a.get("text"):
+        return str(a["text"])
+    call = str(a.get("action", ""))
+    m = _CALL.match(call.strip())
+    if not m:
+        return call
+    values = []
+    for raw in _ARG.findall(m.group(2)):
+        try:
+            values.append(str(json.loads(raw)))
+        except ValueError:
+            values.append(raw.strip())
+    tool = m.group(1)
+    return values[0] if tool == "act" and len(values) == 1 else " ".join([tool, *values])
+
+
 def compress_actions(actions: list[dict[str, Any]], limit: int = MAX_ACTIONS) -> str:
-    """Actions in order, repeats collapsed (``move_to(room="room_B") ×3``), errors marked ``!``."""
+    """Actions in order as the agent's action list writes them (``move_to room_B ×3``: the form
+    advice must use), repeats collapsed, errors marked ``!``."""
     runs: list[list[Any]] = []
     for a in actions:
-        text = _clip(a.get("action", ""), 60) + ("!" if a.get("error") else "")
+        text = _clip(_action(a), 60) + ("!" if a.get("error") else "")
         if runs and runs[-1][0] == text:
             runs[-1][1] += 1
         else:
@@ -48,9 +74,7 @@ def went_wrong(ep: dict[str, Any]) -> str | None:
     """Where a failed (or error-laden) episode went wrong: its first errors and how it ended."""
     actions = [a for a in ep.get("actions") or [] if isinstance(a, dict)]
     errors = [(i, a) for i, a in enumerate(actions, 1) if a.get("error")]
-    parts = [
-        f"step {i} {_clip(a.get('action', ''), 60)} error: {_clip(a['error'], 90)}" for i, a in errors[:2]
-    ]
+    parts = [f"step {i} {_clip(_action(a), 60)} error: {_clip(a['error'], 90)}" for i, a in errors[:2]]
     if len(errors) > 2:
         parts.append(f"{len(errors) - 2} more errors")
     if not ep.get("success"):

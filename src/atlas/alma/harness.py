@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from atlas.alma.archive import TaskResult, empty_usage
 from atlas.alma.staging import Verdict, batches
 from atlas.core.types import Task, Trajectory
-from atlas.envs.views import episode_view, task_view
+from atlas.envs.views import episode_view, step_action, task_view
 from atlas.errors import ConfigError, LLMError, SandboxError, ScriptExhaustedError
 from atlas.protocols.env import Environment
 
@@ -54,7 +54,7 @@ class EpisodeRecord:
     steps: int
     advice: str = ""
     task: dict[str, Any] = field(default_factory=dict)  # the task view recall received
-    actions: list[dict[str, Any]] = field(default_factory=list)  # {"action": str, "error": str|None}
+    actions: list[dict[str, Any]] = field(default_factory=list)  # {"action": str, "text": str, "error": str|None}
     calls: list[dict[str, Any]] = field(default_factory=list)
     turns: int = 0
     invalid_actions: int = 0
@@ -174,7 +174,7 @@ def _call_dict(log: Any, label: str) -> dict[str, Any]:
 
 
 def _actions(traj: Trajectory) -> list[dict[str, Any]]:
-    return [{"action": s.action, "error": s.error} for s in traj.steps]
+    return [{"action": s.action, "text": step_action(s)["text"], "error": s.error} for s in traj.steps]
 
 
 def summarize_snapshot(snapshot: dict[str, Any]) -> dict[str, Any]:

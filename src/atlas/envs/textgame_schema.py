@@ -58,8 +58,9 @@ def text_game_schema(
         "episode": {
             "keys": {
                 "task": "dict — the task view above",
-                "steps": "list[dict] — {'action': {'tool': 'act', 'args': {'command': str}}, 'observation': dict, "
-                "'error': str | None}; tool '' = the agent's reply was not a valid action",
+                "steps": "list[dict] — {'action': {'tool': 'act', 'args': {'command': str}, 'text': str}, "
+                "'observation': dict, 'error': str | None}; tool '' = the agent's reply was not a valid action; "
+                "text = the command as the agent's action list writes it: advice naming actions this way is acted on",
                 "success": "bool",
                 "score": "float in [0, 1]",
                 "steps_taken": "int",

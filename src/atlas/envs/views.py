@@ -11,8 +11,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from atlas.core.types import Task, Trajectory
-from atlas.protocols.env import Environment
+from atlas.agent.choice import render_action
+from atlas.core.types import Step, Task, Trajectory
+from atlas.protocols.env import Action, Environment
 
 
 def _public(observation: dict[str, Any] | None) -> dict[str, Any]:
@@ -40,6 +41,15 @@ def _first_observation(env: Environment, trajectory: Trajectory) -> dict[str, An
     return env.clone().reset(trajectory.task)
 
 
+def step_action(step: Step) -> dict[str, Any]:
+    """``{"tool", "args", "text"}`` of a step; ``text`` is the action as the agent's action list writes
+    it (``move_to room_B``), so a design can put it in advice the agent acts on ("" for a reply that
+    was not an action)."""
+    args = json.loads(json.dumps(step.args or {}, default=str))
+    text = render_action(Action(step.tool, args)) if step.tool else ""
+    return {"tool": step.tool or "", "args": args, "text": text}
+
+
 def episode_view(env: Environment, trajectory: Trajectory) -> dict[str, Any]:
     """The design's ``episode``: task view, the steps (action, observation, error), outcome.
 
@@ -50,7 +60,7 @@ def episode_view(env: Environment, trajectory: Trajectory) -> dict[str, Any]:
     for s in trajectory.steps:
         steps.append(
             {
-                "action": {"tool": s.tool or "", "args": json.loads(json.dumps(s.args or {}, default=str))},
+                "action": step_action(s),
                 "observation": _public(s.data)
                 if s.data is not None
                 else ({"text": s.observation} if s.observation and s.tool else {}),
@@ -67,4 +77,4 @@ def episode_view(env: Environment, trajectory: Trajectory) -> dict[str, Any]:
     }
 
 
-__all__ = ["episode_view", "task_view"]
+__all__ = ["episode_view", "step_action", "task_view"]

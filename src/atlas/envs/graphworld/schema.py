@@ -55,8 +55,10 @@ def context_schema(env: Any) -> dict[str, Any]:
         "episode": {
             "keys": {
                 "task": "dict — the task view above",
-                "steps": "list[dict] — {'action': {'tool': str, 'args': dict}, 'observation': dict, "
-                "'error': str | None}; tool '' = the agent's reply was not a valid action",
+                "steps": "list[dict] — {'action': {'tool': str, 'args': dict, 'text': str}, 'observation': dict, "
+                "'error': str | None}; tool '' = the agent's reply was not a valid action; text = the action as "
+                "the agent's action list writes it (e.g. 'move_to room_B'): advice naming actions this way is "
+                "acted on",
                 "success": "bool",
                 "score": "float in [0, 1]",
                 "steps_taken": "int — steps that counted against the limit",
