@@ -54,7 +54,9 @@ class EpisodeRecord:
     steps: int
     advice: str = ""
     task: dict[str, Any] = field(default_factory=dict)  # the task view recall received
-    actions: list[dict[str, Any]] = field(default_factory=list)  # {"action": str, "text": str, "error": str|None}
+    actions: list[dict[str, Any]] = field(
+        default_factory=list
+    )  # {"action": str, "text": str, "error": str|None}
     calls: list[dict[str, Any]] = field(default_factory=list)
     turns: int = 0
     invalid_actions: int = 0
