@@ -40,7 +40,7 @@ def test_the_first_departure_quotes_the_advice_about_that_moment():
     assert (use.actions_with_args, use.followed) == (4, 2)  # room_C and "key" are in the advice
     assert use.departure.line() == (
         'D2 step 2: advised "In room_C (to get key): move_to room_D" after '
-        'move_to(room="room_C"); agent did move_to(room="room_B")'
+        "move_to room_C; agent did move_to room_B"
     )
     assert departure_lines([{**EPISODE, "label": "D1", "success": True, "score": 0.9}, EPISODE])[
         0

@@ -3,8 +3,8 @@
 Domain-blind: an action is its canonical text ``tool(arg="value", …)``; it *follows* the advice when
 every argument value it names appears in the advice text. A *departure* is an action that does not,
 shown with the advice line about where the agent was (the line naming the previous action's
-argument), e.g. ``D2 step 3: advised "In room_C: move_to room_D" after move_to(room="room_C");
-agent did move_to(room="room_B")``.
+argument), e.g. ``D2 step 3: advised "In room_C: move_to room_D" after move_to room_C; agent did
+move_to room_B`` (actions shown as the agent's action list writes them, the form advice must use).
 """
 
 from __future__ import annotations
@@ -36,6 +36,17 @@ def action_values(action: str) -> list[str]:
     return [v for v in out if v.strip()]
 
 
+def listed_text(action: str) -> str:
+    """An action text as the agent's action list writes it (``move_to(room="room_B")`` →
+    ``move_to room_B``; a lone ``act`` command alone); text that is not a call is kept."""
+    m = _CALL.match(action or "")
+    if not m:
+        return action
+    values = action_values(action)
+    tool = m.group(1)
+    return values[0] if tool == "act" and len(values) == 1 else " ".join([tool, *values])
+
+
 def follows(action: str, advice: str) -> bool | None:
     """True when every argument value of ``action`` is in ``advice``; None for an action without
     arguments (it says nothing about the advice)."""
@@ -58,9 +69,10 @@ class Departure:
     error: str | None = None
 
     def line(self) -> str:
-        where = f" after {self.after}" if self.after else " at the start"
+        where = f" after {listed_text(self.after)}" if self.after else " at the start"
         err = f" (error: {_one_line(self.error, 80)})" if self.error else ""
-        return f'{self.label} step {self.step}: advised "{self.advised}"{where}; agent did {self.did}{err}'
+        did = listed_text(self.did)
+        return f'{self.label} step {self.step}: advised "{self.advised}"{where}; agent did {did}{err}'
 
 
 @dataclass(frozen=True)

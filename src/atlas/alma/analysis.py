@@ -14,11 +14,9 @@ Episodes are ordered worst first, then best (the same order as the DebugLog), wi
 
 from __future__ import annotations
 
-import json
-import re
 from typing import Any
 
-from atlas.alma.advice_use import advice_use
+from atlas.alma.advice_use import advice_use, listed_text
 from atlas.core.safetext import safe_text
 
 MAX_EPISODES = 4
@@ -31,27 +29,10 @@ def _clip(text: str, limit: int) -> str:
     return s if len(s) <= limit else s[: limit - 1] + "…"
 
 
-_CALL = re.compile(r"^(\w+)\((.*)\)$")
-_ARG = re.compile(r'\w+=("(?:[^"\\]|\\.)*"|[^,]+)')
-
-
 def _action(a: dict[str, Any]) -> str:
     """An action record's text as the agent's action list writes it (``move_to room_B``); records
     written before the harness kept that text hold only the call form, which is converted."""
-    if a.get("text"):
-        return str(a["text"])
-    call = str(a.get("action", ""))
-    m = _CALL.match(call.strip())
-    if not m:
-        return call
-    values = []
-    for raw in _ARG.findall(m.group(2)):
-        try:
-            values.append(str(json.loads(raw)))
-        except ValueError:
-            values.append(raw.strip())
-    tool = m.group(1)
-    return values[0] if tool == "act" and len(values) == 1 else " ".join([tool, *values])
+    return str(a.get("text") or listed_text(str(a.get("action", ""))))
 
 
 def compress_actions(actions: list[dict[str, Any]], limit: int = MAX_ACTIONS) -> str:

@@ -397,8 +397,8 @@ MIN_EXAMPLE_LINE = 12  # shorter example lines ("pick_up key.") are too generic 
 
 def copied_example_lines(source: str, example: str | None) -> list[str]:
     """The lines of the advice example that ``source`` holds verbatim (two or more: the design
-    returns the example's literal advice, for another task, instead of computing its own; measured:
-    the 1.5B meta model did so in 3 of 4 samples when shown the example)."""
+    returns the example's literal advice, for another task, instead of computing its own, as the
+    1.5B meta model did when asked to rewrite a ``recall`` with the example in view)."""
     if not example:
         return []
     advice = example.split("Advice:", 1)[-1]
