@@ -54,9 +54,8 @@ class EpisodeRecord:
     steps: int
     advice: str = ""
     task: dict[str, Any] = field(default_factory=dict)  # the task view recall received
-    actions: list[dict[str, Any]] = field(
-        default_factory=list
-    )  # {"action": str, "text": str, "error": str|None}
+    # {"action": call form, "text": as the agent's action list writes it, "error": str | None}
+    actions: list[dict[str, Any]] = field(default_factory=list)
     calls: list[dict[str, Any]] = field(default_factory=list)
     turns: int = 0
     invalid_actions: int = 0
