@@ -12,6 +12,7 @@ folded into one line (a single cache miss), so long episodes still fit a small c
 
 from __future__ import annotations
 
+from atlas.envs.base import action_label
 from atlas.protocols.env import Action
 from atlas.protocols.llm import Message
 
@@ -31,10 +32,7 @@ ASK = "Your action:"
 
 def render_action(action: Action) -> str:
     """``move_to room_B``, ``pick_up key``, ``go north`` (a lone ``act`` tool's command alone)."""
-    values = [str(v) for v in (action.args or {}).values()]
-    if action.tool == "act" and len(values) == 1:
-        return values[0]
-    return " ".join([action.tool, *values])
+    return action_label(action.tool, action.args)
 
 
 def action_menu(actions: list[Action]) -> str:

@@ -30,6 +30,15 @@ def action_text(tool: str, args: dict[str, Any] | None = None) -> str:
     return f"{tool}({', '.join(parts)})"
 
 
+def action_label(tool: str, args: dict[str, Any] | None = None) -> str:
+    """An action as the agent's action list writes it: ``move_to room_B``, ``pick_up key``, ``go north``
+    (a lone ``act`` tool's command alone). Advice that names actions this way is what the agent acts on."""
+    values = [str(v) for v in (args or {}).values()]
+    if tool == "act" and len(values) == 1:
+        return values[0]
+    return " ".join([tool, *values])
+
+
 def validate_args(spec: ToolSpec, args: Any) -> str | None:
     """Check ``args`` against a tool's (flat, object) JSON schema.
 

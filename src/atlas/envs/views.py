@@ -11,9 +11,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from atlas.agent.choice import render_action
 from atlas.core.types import Step, Task, Trajectory
-from atlas.protocols.env import Action, Environment
+from atlas.envs.base import action_label
+from atlas.protocols.env import Environment
 
 
 def _public(observation: dict[str, Any] | None) -> dict[str, Any]:
@@ -46,7 +46,7 @@ def step_action(step: Step) -> dict[str, Any]:
     it (``move_to room_B``), so a design can put it in advice the agent acts on ("" for a reply that
     was not an action)."""
     args = json.loads(json.dumps(step.args or {}, default=str))
-    text = render_action(Action(step.tool, args)) if step.tool else ""
+    text = action_label(step.tool, args) if step.tool else ""
     return {"tool": step.tool or "", "args": args, "text": text}
 
 
