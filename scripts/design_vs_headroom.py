@@ -28,8 +28,16 @@ def main() -> None:
     if entry is None:
         raise SystemExit(f"no evaluated design named {args.design!r} in {args.run_dir}")
     design = {t.task_id: t.score for t in entry.per_task if t.phase == "deployment"}
-    rows = [json.loads(line) for line in args.episodes.read_text().splitlines() if line.strip()]
-    cond = {r["task_id"]: r["score"] for r in rows if r["condition"] == args.condition}
+    cond: dict[str, float] = {}
+    for n, line in enumerate(args.episodes.read_text(encoding="utf-8").splitlines(), start=1):
+        try:
+            row = json.loads(line) if line.strip() else None
+            if row is not None and row["condition"] == args.condition:
+                cond[str(row["task_id"])] = float(row["score"])
+        except (ValueError, KeyError, TypeError) as exc:
+            raise SystemExit(
+                f"{args.episodes}:{n} is not an episode record of atlas headroom --episodes-out ({exc!r})"
+            ) from None
     ids = sorted(set(design) & set(cond))
     if not ids:
         raise SystemExit("the design and the headroom episodes share no task: use the run's settings")
