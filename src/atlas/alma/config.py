@@ -79,6 +79,14 @@ class AlmaConfig(BaseModel):
     probe_retry: bool = True
     # Replay identical greedy (temperature 0) task-model prompts from an on-disk cache (local models).
     replay_cache: bool = True
+    # What the search varies: "genome" (designs composed from environment-blind parts: mutation,
+    # crossover, random draws and the meta model as a grammar-constrained genome editor), "code" (the
+    # MetaAgent writes modules), "both", or "auto": genome with a local meta model, both with a hosted one.
+    representation: Literal["auto", "genome", "code", "both"] = "auto"
+    # Genome search: candidates screened by the advice probe per generation (the best one is played),
+    # and deployment tasks each probe plays.
+    genome_candidates: int = Field(24, ge=1, le=200)
+    probe_tasks: int = Field(8, ge=1, le=64)
 
     @model_validator(mode="before")
     @classmethod
@@ -189,6 +197,8 @@ class AlmaConfig(BaseModel):
             raise ConfigError(f"cannot read {p}: {exc}") from exc
         if not isinstance(data, dict):
             raise ConfigError(f"{p} must hold a JSON object of settings, not {type(data).__name__}; {fix}")
+        # A run started before genome search existed searched code: resume it the same way.
+        data.setdefault("representation", "code")
         # config.json carries a few run facts beside the settings (resolved model names, ...).
         return cls.build(
             str(p), **{k: v for k, v in data.items() if k in cls.model_fields or k in _env_settings()}

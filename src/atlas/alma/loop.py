@@ -33,6 +33,18 @@ from atlas.alma.config import AlmaConfig
 from atlas.alma.debug_agent import DebugAgent
 from atlas.alma.debug_log import DebugLog, DesignLogs, render_design
 from atlas.alma.design import Design
+from atlas.alma.genome import BASELINE_GENOMES, baseline_genome
+from atlas.alma.genome.bandit import choose_operator, operator_stats, stats_table
+from atlas.alma.genome.compile import genome_design
+from atlas.alma.genome.operators import env_observation_keys
+from atlas.alma.genome.step import (
+    GENOME_OPERATORS,
+    Candidate,
+    entry_genome,
+    evolve_candidates,
+    operators_for,
+    resolve_representation,
+)
 from atlas.alma.harness import Evaluation, Harness, add_usage, make_tasks
 from atlas.alma.meta_agent import MetaAgent
 from atlas.alma.prompts import fmt
@@ -258,6 +270,15 @@ class Search:
             limits=self.limits,
             on_episode=self.progress.episode,
         )
+        self.representation, self.representation_reason = resolve_representation(
+            cfg.representation, getattr(self.meta_llm, "model", None)
+        )
+        self.operators = [
+            op
+            for op in operators_for(self.representation, self.meta_llm is not None)
+            if op in GENOME_OPERATORS or op in cfg.meta_operators
+        ]
+        self.obs_keys = env_observation_keys(self.env, cfg.seed) if self.representation != "code" else None
         if resume:
             self.run_dir.remove_stale_tmp()
             if self.run_dir.archive_path.exists():
@@ -284,6 +305,7 @@ class Search:
                 "task_model": getattr(self.llm, "model", None),
                 "meta_model_resolved": getattr(self.meta_llm, "model", None),
                 "embedder": getattr(self.embedder, "name", None),
+                "representation_resolved": self.representation,
                 "evaluation_key": cfg.evaluation_key(getattr(self.llm, "model", "")),
                 "collection_tasks": [t.id for t in self.collection_tasks],
                 "deployment_tasks": [t.id for t in self.deployment_tasks],
@@ -487,7 +509,12 @@ class Search:
             design = design.model_copy(update={"id": self.archive.next_id(), "parent_ids": []})
             before = self._usage_now()
             ev = await self._evaluate(design, staged=design.origin != "seed")
-            entry = self._entry(ev, design=design, generation=0)
+            genome = (
+                {"genome": baseline_genome(design.name).model_dump()}
+                if design.name in BASELINE_GENOMES
+                else {}
+            )
+            entry = self._entry(ev, design=design, generation=0, metadata=genome)
             entry.usage = _delta(self._usage_now(), before)
             self.archive.add(entry, design.source)
             self.archive.save()
@@ -545,6 +572,16 @@ class Search:
             p.times_sampled += 1
         parent_ids = [p.id for p in parents]
         self.emit("iteration.start", generation=generation, parent_ids=parent_ids)
+        operator: str
+        if self.representation == "code":  # the MetaAgent's operators in turn, as before genomes existed
+            operator = cfg.meta_operators[(generation - 1) % len(cfg.meta_operators)]
+        else:
+            operator = choose_operator(operator_stats(self.archive, self.operators))
+        if operator in GENOME_OPERATORS:
+            entry, source = await self._genome_child(generation, parents, operator, rng)
+            return self._record_iteration(
+                generation, entry, source, parent_ids, t0, before, critique_skipped=True
+            )
 
         logs = [
             DesignLogs.from_dir(self.run_dir.entry_logs(p.logs_dir, p.id), p.model_dump(mode="json"))
@@ -564,7 +601,6 @@ class Search:
             {**self._brief(p, True), "analysis": parent_analysis(lg.episodes)}
             for p, lg in zip(parents, logs, strict=True)
         ]
-        operator = cfg.meta_operators[(generation - 1) % len(cfg.meta_operators)]
         agent = MetaAgent(
             self.meta_llm,
             env=self.env,
@@ -627,6 +663,22 @@ class Search:
                 metadata=meta_info,
             )
             source = meta.source or "# The MetaAgent produced no code.\n"
+        entry.metadata["beat_parent"] = _beats(entry, parents[0])
+        return self._record_iteration(
+            generation, entry, source, parent_ids, t0, before, critique_skipped=debug.skipped
+        )
+
+    def _record_iteration(
+        self,
+        generation: int,
+        entry: ArchiveEntry,
+        source: str,
+        parent_ids: list[str],
+        t0: float,
+        before: dict[str, Any],
+        *,
+        critique_skipped: bool,
+    ) -> ArchiveEntry:
         usage = _delta(self._usage_now(), before)
         entry.usage = usage
         self.archive.add(entry, source)
@@ -634,11 +686,12 @@ class Search:
         record = {
             "generation": generation,
             "parent_ids": parent_ids,
-            "child_id": child_id,
+            "child_id": entry.id,
             "duration_s": duration,
             "usage": usage,
             "status": entry.status,
-            "critique_skipped": debug.skipped,
+            "critique_skipped": critique_skipped,
+            "operator": entry.metadata.get("operator"),
         }
         if entry.status == "error":
             record["error"] = (entry.errors or ["unknown error"])[-1]
@@ -659,10 +712,124 @@ class Search:
             status=entry.status,
             archive_size=len(self.archive),
             usage=usage,
+            operator=entry.metadata.get("operator"),
         )
         self.progress.iteration_done()
         self.progress.line(self._design_line(f"gen {generation}", entry, duration=duration, usage=usage))
         return entry
+
+    async def _genome_child(
+        self, generation: int, parents: list[ArchiveEntry], operator: str, rng: Any
+    ) -> tuple[ArchiveEntry, str]:
+        """A genome generation: candidates by ``operator``, screened by the advice probe (no LLM); the
+        best is played by the task agent when its probe does at least as well as its parent's."""
+        cfg = self.config
+        assert self.obs_keys is not None
+        child_id = self.archive.next_id()
+        with_genome = [(p, entry_genome(p)) for p in parents]
+        briefs = []
+        for p, g in with_genome:
+            if g is not None:
+                logs = DesignLogs.from_dir(
+                    self.run_dir.entry_logs(p.logs_dir, p.id), p.model_dump(mode="json")
+                )
+                briefs.append((g, p.normalized_score, parent_analysis(logs.episodes)))
+        # Probe elites: the genomes whose advice steered the probe furthest so far, even those screened out
+        # before any episode (a (mu + lambda) search on the probe between task-agent evaluations).
+        elites = sorted(
+            (
+                e
+                for e in self.archive
+                if e.metadata.get("steered") is not None and entry_genome(e) is not None
+            ),
+            key=lambda e: -float(e.metadata["steered"]),
+        )[:2]
+        for e in elites:
+            g = entry_genome(e)
+            if g is not None and all(g.key != b[0].key for b in briefs):
+                briefs.append((g, e.normalized_score, ""))
+        seen = {g.key for g in (entry_genome(e) for e in self.archive) if g is not None}
+        name = f"{operator}-{child_id}"
+        screened, notes = await evolve_candidates(
+            operator,
+            briefs,
+            self.obs_keys,
+            rng,
+            budget=cfg.genome_candidates,
+            seen=seen,
+            env=self.env,
+            collection=self.collection_tasks,
+            probe_tasks=self.deployment_tasks[: cfg.probe_tasks],
+            embedder=self.embedder,
+            pool=self.pool,
+            meta_llm=self.meta_llm,
+            name=name,
+        )
+        parent_probe = next(
+            (p.metadata.get("probe_score") for p in parents if p.metadata.get("probe_score") is not None),
+            None,
+        )
+        ok = [c for c in screened if not c.error]
+        best: Candidate | None = max(
+            ok, key=lambda c: (c.probe_score, c.steered, -len(c.genome.retrieve)), default=None
+        )
+        meta: dict[str, Any] = {
+            "operator": operator,
+            "representation": self.representation,
+            "candidates": [
+                {
+                    "key": c.genome.key,
+                    "probe_score": round(c.probe_score, 4),
+                    "steered": round(c.steered, 4),
+                    "solved": c.solved,
+                    "error": c.error,
+                }
+                for c in screened
+            ],
+            "operator_notes": notes,
+            "parent_probe_score": parent_probe,
+        }
+        for note in notes:
+            self.emit("operator.fallback", generation=generation, note=note)
+        passes = (
+            best is not None
+            and best.solved > 0
+            and (parent_probe is None or best.probe_score >= parent_probe)
+        )
+        if best is None or not passes:
+            why = (
+                "no candidate's advice steered the probe to a solved task"
+                if best is None or best.solved == 0
+                else (f"best probe {best.probe_score:.3f} is below its parent's {parent_probe:.3f}")
+            )
+            if best is not None:
+                meta["genome"] = best.genome.model_dump()
+                meta["probe_score"] = round(best.probe_score, 4)
+                meta["steered"] = round(best.steered, 4)
+            meta["beat_parent"] = False
+            entry = ArchiveEntry(
+                id=child_id,
+                name=name,
+                origin="meta",
+                generation=generation,
+                parent_ids=[p.id for p in parents],
+                status="invalid",
+                errors=[f"screened out by the advice probe: {why} ({len(screened)} candidates)"],
+                metadata=meta,
+            )
+            source = genome_design(best.genome).source if best is not None else "# no candidate\n"
+            return entry, source
+        design = genome_design(
+            best.genome, name=name, id=child_id, parent_ids=[p.id for p in parents], origin="meta"
+        )
+        meta.update(
+            genome=best.genome.model_dump(), probe_score=round(best.probe_score, 4), probe_solved=best.solved
+        )
+        ev = await self._evaluate(design, staged=True)
+        entry = self._entry(ev, design=design, generation=generation, metadata=meta)
+        entry.metadata["beat_parent"] = _beats(entry, parents[0])
+        entry.metadata["operator_stats"] = stats_table(operator_stats([*self.archive, entry], self.operators))
+        return entry, design.source
 
     def _design_line(
         self, tag: str, e: ArchiveEntry, *, duration: float | None = None, usage: dict[str, Any] | None = None
@@ -703,7 +870,10 @@ class Search:
             model=getattr(self.llm, "model", None),
             meta_model=getattr(self.meta_llm, "model", None),
             completed_generations=sorted(done),
+            representation=self.representation,
+            operators=self.operators,
         )
+        self.progress.line(f"representation: {self.representation} ({self.representation_reason})")
         self.progress.start(cfg.iterations)
         t0 = time.perf_counter()
         try:
@@ -827,6 +997,13 @@ class Search:
         for e in self.archive:
             add_usage(total, e.usage)
         return total
+
+
+def _beats(child: ArchiveEntry, parent: ArchiveEntry) -> bool:
+    """Whether ``child`` scored above ``parent`` over no memory (what the operator bandit rewards)."""
+    if child.status != "ok" or child.normalized_score is None:
+        return False
+    return parent.normalized_score is None or child.normalized_score > parent.normalized_score
 
 
 def paired_vs_baseline(ev: Evaluation, baseline: dict[str, Any] | None) -> dict[str, Any] | None:

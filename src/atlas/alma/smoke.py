@@ -243,9 +243,11 @@ async def asmoke_run(
     seed: int = 0,
     skip_static_check: bool = False,
     max_timeouts: int = 2,
+    tasks: tuple[list[Any], list[Any]] | None = None,
 ) -> SmokeReport:
     """Async smoke run (see the module docstring). ``design`` may be a Design or source text;
-    ``env`` an environment name or instance."""
+    ``env`` an environment name or instance; ``tasks``: (collection, deployment) tasks to play instead
+    of ``episodes`` + ``recall_tasks`` generated ones."""
     from atlas.alma.runner import DesignRunner
     from atlas.envs.policies import ExplorerPolicy
     from atlas.envs.registry import get_env
@@ -282,9 +284,11 @@ async def asmoke_run(
 
     try:
         report.protections = runner.protections
-        tasks = environment.generate_tasks(episodes + recall_tasks, seed)
+        if tasks is None:
+            made = environment.generate_tasks(episodes + recall_tasks, seed)
+            tasks = (made[:episodes], made[episodes:])
         policy = ExplorerPolicy(seed)
-        for i, task in enumerate(tasks[:episodes], start=1):
+        for i, task in enumerate(tasks[0], start=1):
             play = environment.clone()
             first = play.clone().reset(task)
             _, log = await runner.recall(task_view(play, task, first), label=f"C{i}")
@@ -302,7 +306,7 @@ async def asmoke_run(
             if too_slow():
                 return report
         runner.freeze()
-        for j, task in enumerate(tasks[episodes:], start=1):
+        for j, task in enumerate(tasks[1], start=1):
             play = environment.clone()
             _, log = await runner.recall(task_view(play, task, play.reset(task)), label=f"D{j}")
             report.calls.append(log)

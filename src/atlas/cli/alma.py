@@ -471,6 +471,23 @@ def register(app: typer.Typer) -> None:
             help="Do not replay identical greedy task-model "
             "prompts from the on-disk cache (local models; on by default).",
         ),
+        representation: str = typer.Option(
+            "auto",
+            "--representation",
+            help="What the search varies: 'genome' (designs composed from "
+            "environment-blind memory parts: mutation, recombination, random draws and the meta model "
+            "as a grammar-constrained genome editor, each child screened by the advice probe first), "
+            "'code' (the MetaAgent writes modules), 'both', or 'auto' (genome with a local meta "
+            "model, both with a hosted one). The run says which it picked.",
+        ),
+        genome_candidates: int = typer.Option(
+            24,
+            "--genome-candidates",
+            min=1,
+            max=200,
+            help="Genome search: candidates screened by the advice probe per generation "
+            "(seconds each, no LLM); the best is played by the task agent.",
+        ),
         env_settings: dict[str, Any] | None = None,
     ) -> None:
         """Run an ALMA search: evolve memory designs, scored on held-out deployment tasks."""
@@ -502,6 +519,8 @@ def register(app: typer.Typer) -> None:
                 replay_cache=not no_replay,
                 probe_retry=not no_probe_retry,
                 meta_operators=[o.strip() for o in meta_operators.split(",") if o.strip()],
+                representation=representation,
+                genome_candidates=genome_candidates,
             )
         else:
             from atlas.alma.config import AlmaConfig

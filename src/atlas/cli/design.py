@@ -13,7 +13,8 @@ from typing import Any
 import typer
 
 app = typer.Typer(
-    help="Memory designs: check one in the sandbox, list and show the baselines.", no_args_is_help=True
+    help="Memory designs: check one in the sandbox, list and show the baselines, compile and explain genomes.",
+    no_args_is_help=True,
 )
 
 
@@ -141,6 +142,88 @@ def show(name: str = typer.Argument(..., help="Baseline name (see `atlas design 
         _console(stderr=True).print(f"[red]error:[/red] {exc}")
         raise typer.Exit(2) from exc
     typer.echo(design.source.rstrip("\n"))
+
+
+def _genome_from(ref: str) -> Any:
+    """A genome from a genome JSON file, a design module compiled from one (its GENOME constant), or a
+    baseline's name; None when ``ref`` is a design written as code."""
+    import ast
+
+    from atlas.alma.genome import BASELINE_GENOMES, baseline_genome, load_genome, parse_genome
+    from atlas.errors import ConfigError, InvalidInputError
+
+    path = Path(ref)
+    if path.suffix == ".json":
+        return load_genome(path)
+    if path.suffix == ".py" or path.exists():
+        try:
+            tree = ast.parse(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, SyntaxError) as exc:
+            raise InvalidInputError(f"cannot read design {path}: {exc}") from exc
+        for node in tree.body:
+            if isinstance(node, ast.Assign) and [getattr(t, "id", "") for t in node.targets] == ["GENOME"]:
+                try:
+                    return parse_genome(ast.literal_eval(node.value), where=f"{path}: GENOME")
+                except ValueError as exc:
+                    raise InvalidInputError(f"{path}: GENOME is not a literal: {exc}") from exc
+        return None
+    if ref in BASELINE_GENOMES:
+        return baseline_genome(ref)
+    raise ConfigError(
+        f"{ref!r} is neither a genome (.json), a design file (.py) nor a baseline with a genome "
+        f"({', '.join(BASELINE_GENOMES)})"
+    )
+
+
+@app.command("compile")
+def compile_cmd(
+    genome_file: Path = typer.Argument(..., help="Genome JSON file (see docs/genome.md)."),
+    out: Path | None = typer.Option(None, "--out", "-o", help="Write the module here instead of stdout."),
+) -> None:
+    """Compile a genome to an ordinary design module (checked; run it with `atlas design check`)."""
+    from atlas.alma.design import check_design
+    from atlas.alma.genome import compile_genome, load_genome
+    from atlas.errors import InvalidInputError
+
+    try:
+        source = compile_genome(load_genome(genome_file))
+    except InvalidInputError as exc:
+        _console(stderr=True).print(f"[red]error:[/red] {exc}")
+        raise typer.Exit(2) from exc
+    problems = check_design(source)
+    if problems:  # a compiler bug, not the user's: say so
+        _console(stderr=True).print(
+            f"[red]error:[/red] the compiled module fails the design check: {problems[0]}"
+        )
+        raise typer.Exit(1)
+    if out is None:
+        typer.echo(source.rstrip("\n"))
+    else:
+        out.write_text(source, encoding="utf-8")
+        _console().print(f"wrote {out} ({len(source.splitlines())} lines)")
+
+
+@app.command("explain")
+def explain(
+    design: str = typer.Argument(
+        ..., help="A genome (.json), a design module compiled from one (.py), or a baseline name."
+    ),
+) -> None:
+    """Show a design's genome and what each of its parts does."""
+    from atlas.errors import AtlasError
+
+    try:
+        genome = _genome_from(design)
+    except AtlasError as exc:
+        _console(stderr=True).print(f"[red]error:[/red] {exc}")
+        raise typer.Exit(2) from exc
+    if genome is None:
+        typer.echo(f"{design} was written as code, not composed from parts: it has no genome.")
+        raise typer.Exit(1)
+    typer.echo(f"genome {genome.name!r} (key {genome.key}):")
+    for line in genome.describe():
+        typer.echo("  " + line)
+    typer.echo(genome.to_json().rstrip("\n"))
 
 
 __all__ = ["app"]

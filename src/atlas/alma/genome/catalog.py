@@ -1,0 +1,239 @@
+"""The parts a genome is made of: their roles, parameters and what each needs.
+
+A part's code lives in ``parts/<role>.py`` as ``<role>_<name>(...)`` (design code: it runs in the
+sandbox once compiled); this catalog is the host's description of it: the parameters with their
+types and allowed values (what mutation draws from and what the LLM operator's grammar allows), and
+the encode parts a retrieve part reads. Parameters of kind ``state_key`` / ``list_key`` name an
+observation field: their values come from the environment's observations, never from this file.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+Role = Literal["encode", "retrieve", "render"]
+ParamKind = Literal["choice", "int", "float", "bool", "state_key", "list_key", "text"]
+ROLES: tuple[Role, ...] = ("encode", "retrieve", "render")
+
+
+@dataclass(frozen=True)
+class Param:
+    """One parameter: its kind, default and allowed values (``choices`` for choice/int/float)."""
+
+    name: str
+    kind: ParamKind
+    default: Any
+    choices: tuple[Any, ...] = ()
+    doc: str = ""
+
+    def allowed(self, obs_keys: dict[str, list[str]] | None = None) -> list[Any] | None:
+        """The values this parameter may take (None: any of its type)."""
+        if self.kind == "bool":
+            return [False, True]
+        if self.kind in ("state_key", "list_key"):
+            keys = (obs_keys or {}).get("scalar" if self.kind == "state_key" else "list")
+            return ["", *keys] if keys is not None else None
+        return list(self.choices) or None
+
+
+@dataclass(frozen=True)
+class Part:
+    """A memory part: ``role`` and ``name`` name its function ``<role>_<name>`` in ``parts/<role>.py``."""
+
+    name: str
+    role: Role
+    summary: str
+    params: tuple[Param, ...] = ()
+    # encode parts whose memory this part reads (their parameters reach this part too, e.g. state_key)
+    requires: tuple[str, ...] = ()
+    uses_llm: bool = False  # calls summarize/analyze (costs model calls during collection)
+    generic: bool = True  # False: a port of one hand-built design, kept for the baselines, not sampled
+
+    @property
+    def function(self) -> str:
+        return f"{self.role}_{self.name}"
+
+    def defaults(self) -> dict[str, Any]:
+        return {p.name: p.default for p in self.params}
+
+    def param(self, name: str) -> Param | None:
+        return next((p for p in self.params if p.name == name), None)
+
+
+STATE = Param("state_key", "state_key", "", doc="observation field naming where the agent is")
+SUCCESSES_ONLY = Param("successes_only", "bool", True, doc="learn from successful episodes only")
+
+PARTS: tuple[Part, ...] = (
+    # ---- encode ----------------------------------------------------------------------------------
+    Part(
+        "transitions",
+        "encode",
+        "the map of observed states: which action led from one state to the next, and states seen nearby",
+        (STATE, Param("neighbors_key", "list_key", "", doc="observation field listing states nearby")),
+    ),
+    Part(
+        "goal_actions",
+        "encode",
+        "actions that name words of the goal, as templates per goal shape (and the goal state they were taken in)",
+        (SUCCESSES_ONLY, STATE),
+    ),
+    Part(
+        "sightings",
+        "encode",
+        "which action first showed each word in the observations",
+        (Param("goal_only", "bool", False, doc="only words of the episode's goal"),),
+    ),
+    Part(
+        "sequences",
+        "encode",
+        "the action sequences of episodes, goal words as slots, per goal shape",
+        (SUCCESSES_ONLY, Param("max_actions", "int", 30, (10, 20, 30, 50))),
+    ),
+    Part(
+        "episode_log",
+        "encode",
+        "a compact text of each episode (goal, outcome, actions) in a vector collection",
+        (
+            Param("action_form", "choice", "call", ("call", "listed")),
+            Param("max_actions", "int", 25, (10, 25, 40)),
+        ),
+    ),
+    Part(
+        "insights",
+        "encode",
+        "1-3 insights per episode from the model (analyze), in a vector collection",
+        uses_llm=True,
+    ),
+    Part(
+        "cheatsheet",
+        "encode",
+        "one cheatsheet of tips revised by the model (summarize) after each episode",
+        (Param("max_chars", "int", 1500, (500, 1000, 1500, 3000)),),
+        uses_llm=True,
+    ),
+    Part(
+        "graph_edges",
+        "encode",
+        "edges between the state field and a list field in the graph store; per-state counts of an item field",
+        (STATE, Param("neighbors_key", "list_key", ""), Param("items_key", "list_key", "")),
+        generic=False,
+    ),
+    # ---- retrieve --------------------------------------------------------------------------------
+    Part(
+        "route",
+        "retrieve",
+        "rules: from every known state, the action toward the state the goal names (a path in the learned map)",
+        (Param("context", "choice", "goal_items", ("goal_items", "none")),),
+        requires=("transitions",),
+    ),
+    Part(
+        "explore",
+        "retrieve",
+        "a walk from the start that enters every known state (plan), or rules toward states never entered",
+        (Param("form", "choice", "plan", ("plan", "rules")), Param("max_steps", "int", 30, (10, 20, 30, 60))),
+        requires=("transitions",),
+    ),
+    Part(
+        "goal_rules",
+        "retrieve",
+        "rules: learned goal-naming action templates filled with this goal's words",
+        (Param("min_support", "int", 1, (1, 2, 3)),),
+        requires=("goal_actions",),
+    ),
+    Part(
+        "where_seen",
+        "retrieve",
+        "a plan of the actions that most often showed the goal's words",
+        (Param("k", "int", 2, (1, 2, 3)),),
+        requires=("sightings",),
+    ),
+    Part(
+        "replay",
+        "retrieve",
+        "the latest successful action sequence of a goal of the same shape, with this goal's words",
+        requires=("sequences",),
+    ),
+    Part(
+        "similar_episodes",
+        "retrieve",
+        "notes: the most similar past episodes by goal (vector search above a floor)",
+        (Param("k", "int", 3, (1, 2, 3, 5)), Param("floor", "float", 0.0, (0.0, 0.3, 0.5, 0.7))),
+        requires=("episode_log",),
+    ),
+    Part(
+        "similar_insights",
+        "retrieve",
+        "notes: the insights most relevant to the goal, strategies first",
+        (Param("k", "int", 5, (3, 5, 8)),),
+        requires=("insights",),
+    ),
+    Part("sheet", "retrieve", "notes: the cheatsheet", requires=("cheatsheet",)),
+    Part(
+        "map_notes",
+        "retrieve",
+        "notes: exits from the start, where the goal's item was seen, routes through the graph store",
+        (
+            Param("goal_pattern", "text", r"(\S+) to (\S+?)\.?$"),
+            Param("here_note", "text", "take it first."),
+            Param("empty_note", "text", "No map yet: explore systematically and note what connects."),
+        ),
+        requires=("graph_edges",),
+        generic=False,
+    ),
+    # ---- render ----------------------------------------------------------------------------------
+    Part(
+        "lines",
+        "render",
+        "rules as '<situation>: <action>', plans as one line of actions, notes as they are; a line budget",
+        (
+            Param(
+                "order",
+                "choice",
+                "rules,plans,notes",
+                ("rules,plans,notes", "plans,rules,notes", "notes,rules,plans", "notes,plans,rules"),
+            ),
+            Param("style", "choice", "joined", ("joined", "split", "bare")),
+            Param("max_lines", "int", 60, (10, 20, 40, 60, 100)),
+        ),
+    ),
+)
+
+_BY_KEY = {(p.role, p.name): p for p in PARTS}
+
+
+def part(role: str, name: str) -> Part | None:
+    return _BY_KEY.get((role, name))  # type: ignore[arg-type]
+
+
+def parts(role: Role, *, generic_only: bool = False) -> list[Part]:
+    return [p for p in PARTS if p.role == role and (p.generic or not generic_only)]
+
+
+@dataclass
+class StoreParam:
+    name: str
+    choices: tuple[Any, ...]
+    doc: str
+
+
+STORE_PARAMS: tuple[StoreParam, ...] = (
+    StoreParam("recent", (0, 10, 30), "keep the last N sequences (0: all)"),
+    StoreParam("cap", (50, 200, 1000), "at most this many keys per counter"),
+    StoreParam("decay", (1.0, 0.9, 0.7), "counts are multiplied by this before each episode adds its own"),
+)
+STORE_DEFAULTS: dict[str, Any] = {"recent": 0, "cap": 200, "decay": 1.0}
+
+
+@dataclass
+class ObsKeys:
+    """The observation fields of an environment, by shape, read from real observations."""
+
+    scalar: list[str] = field(default_factory=list)
+    lists: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, list[str]]:
+        return {"scalar": list(self.scalar), "list": list(self.lists)}
+
+
+__all__ = ["PARTS", "ROLES", "STORE_DEFAULTS", "STORE_PARAMS", "ObsKeys", "Param", "Part", "part", "parts"]

@@ -1,0 +1,209 @@
+"""Operators over genomes: a random point of the space, mutation and crossover (no LLM), and the
+observation fields an environment offers (what ``state_key`` / ``list_key`` parameters may name).
+
+Every operator returns a valid genome: children are built, then validated; a draw that fails
+validation is drawn again (bounded), so the search never spends an evaluation on an invalid point.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+from atlas.alma.genome.catalog import STORE_PARAMS, ObsKeys, Param, Part, part, parts
+from atlas.alma.genome.model import Genome, PartUse, parse_genome
+from atlas.errors import InvalidInputError
+
+MAX_TRIES = 50
+
+
+def observation_keys(observations: list[dict[str, Any]]) -> ObsKeys:
+    """The fields of real observations by shape: scalar (str / int values, one state name) and list."""
+    scalar: list[str] = []
+    listed: list[str] = []
+    for obs in observations:
+        for key, value in (obs or {}).items():
+            if str(key).startswith("_"):
+                continue
+            if isinstance(value, list):
+                if key not in listed:
+                    listed.append(key)
+            elif isinstance(value, str | int) and not isinstance(value, bool) and key not in scalar:
+                scalar.append(key)
+    return ObsKeys(scalar=scalar, lists=listed)
+
+
+def env_observation_keys(env: Any, seed: int = 0) -> ObsKeys:
+    """Observation fields of ``env``, read from one episode its explorer (or random valid actions) plays."""
+    from atlas.envs.policies import ExplorerPolicy
+
+    play = env.clone()
+    task = play.generate_tasks(1, seed)[0]
+    first = play.clone().reset(task)
+    trajectory = ExplorerPolicy(seed).run(play, task)
+    seen = [first] + [s.data for s in trajectory.steps if isinstance(s.data, dict)]
+    return observation_keys(seen)
+
+
+def _value(param: Param, rng: random.Random, keys: ObsKeys) -> Any:
+    allowed = param.allowed(keys.as_dict())
+    if not allowed:
+        return param.default
+    if param.kind in ("state_key", "list_key") and len(allowed) > 1:
+        return rng.choice(allowed[1:])  # a field, rather than none
+    return rng.choice(allowed)
+
+
+def _random_use(spec: Part, rng: random.Random, keys: ObsKeys) -> PartUse:
+    return PartUse(
+        part=spec.name, params={p.name: _value(p, rng, keys) for p in spec.params if p.kind != "text"}
+    )
+
+
+def _with_requirements(
+    retrieve: list[PartUse], encode: list[PartUse], rng: random.Random, keys: ObsKeys
+) -> list[PartUse]:
+    """``encode`` plus the encode parts ``retrieve`` reads, each once (keeping ``encode``'s order and params)."""
+    out = list(encode)
+    have = {u.part for u in out}
+    for use in retrieve:
+        spec = part("retrieve", use.part)
+        for need in spec.requires if spec else ():
+            if need not in have:
+                enc = part("encode", need)
+                assert enc is not None
+                out.append(_random_use(enc, rng, keys))
+                have.add(need)
+    return out
+
+
+def _needed(retrieve: list[PartUse], encode: list[PartUse]) -> list[PartUse]:
+    """Drop encode parts no retrieve part reads."""
+    specs = [part("retrieve", u.part) for u in retrieve]
+    needed = {r for spec in specs if spec is not None for r in spec.requires}
+    return [u for u in encode if u.part in needed]
+
+
+def _build(data: dict[str, Any]) -> Genome | None:
+    try:
+        return parse_genome(data, where="child")
+    except InvalidInputError:
+        return None
+
+
+def random_genome(rng: random.Random, keys: ObsKeys, *, allow_llm: bool = False, name: str = "") -> Genome:
+    """A random valid genome of generic parts (1-3 retrieve parts and what they read)."""
+    for _ in range(MAX_TRIES):
+        pool = [p for p in parts("retrieve", generic_only=True) if allow_llm or not _reads_llm(p)]
+        chosen = rng.sample(pool, k=min(len(pool), rng.randint(1, 3)))
+        retrieve = [_random_use(p, rng, keys) for p in chosen]
+        encode = _with_requirements(retrieve, [], rng, keys)
+        render = _random_use(parts("render")[0], rng, keys)
+        store = {sp.name: rng.choice(sp.choices) for sp in STORE_PARAMS}
+        g = _build(
+            {
+                "name": name or "random",
+                "encode": [u.model_dump() for u in encode],
+                "store": store,
+                "retrieve": [u.model_dump() for u in retrieve],
+                "render": render.model_dump(),
+            }
+        )
+        if g is not None:
+            return g
+    raise InvalidInputError("could not draw a valid random genome")  # pragma: no cover - the space is valid
+
+
+def _reads_llm(spec: Part) -> bool:
+    return any(getattr(part("encode", r), "uses_llm", False) for r in spec.requires)
+
+
+def mutate(
+    genome: Genome, rng: random.Random, keys: ObsKeys, *, allow_llm: bool = False, name: str = ""
+) -> Genome:
+    """One small change: a parameter, the store policy, the render, or a retrieve part added / removed /
+    swapped (encode parts follow what the retrieve parts read)."""
+    for _ in range(MAX_TRIES):
+        data = genome.model_dump()
+        retrieve = [PartUse(**u) for u in data["retrieve"]]
+        encode = [PartUse(**u) for u in data["encode"]]
+        move = rng.choice(["param", "param", "param", "add", "remove", "swap", "store", "render"])
+        if move == "param":
+            role, uses = rng.choice([("encode", encode), ("retrieve", retrieve)])
+            tunable = [u for u in uses if [p for p in part(role, u.part).params if p.kind != "text"]]  # type: ignore[union-attr]
+            if not tunable:
+                continue
+            use = rng.choice(tunable)
+            spec = part(role, use.part)
+            assert spec is not None
+            param = rng.choice([p for p in spec.params if p.kind != "text"])
+            use.params[param.name] = _value(param, rng, keys)
+        elif move == "add":
+            have = {u.part for u in retrieve}
+            pool = [
+                p
+                for p in parts("retrieve", generic_only=True)
+                if p.name not in have and (allow_llm or not _reads_llm(p))
+            ]
+            if not pool or len(retrieve) >= 4:
+                continue
+            retrieve.append(_random_use(rng.choice(pool), rng, keys))
+        elif move == "remove":
+            if len(retrieve) < 2:
+                continue
+            retrieve.pop(rng.randrange(len(retrieve)))
+        elif move == "swap":
+            if len(retrieve) < 2:
+                continue
+            i, j = rng.sample(range(len(retrieve)), 2)
+            retrieve[i], retrieve[j] = retrieve[j], retrieve[i]
+        elif move == "store":
+            sp = rng.choice(STORE_PARAMS)
+            data["store"][sp.name] = rng.choice(sp.choices)
+        else:
+            spec = parts("render")[0]
+            param = rng.choice(list(spec.params))
+            data["render"]["params"][param.name] = _value(param, rng, keys)
+        encode = _needed(retrieve, _with_requirements(retrieve, encode, rng, keys))
+        data.update(
+            name=name or genome.name,
+            encode=[u.model_dump() for u in encode],
+            retrieve=[u.model_dump() for u in retrieve],
+        )
+        child = _build(data)
+        if child is not None and child.key != genome.key:
+            return child
+    return random_genome(rng, keys, allow_llm=allow_llm, name=name)
+
+
+def crossover(a: Genome, b: Genome, rng: random.Random, keys: ObsKeys, *, name: str = "") -> Genome:
+    """A child with retrieve parts drawn from both parents (each parent's parameters kept), the encode
+    parts they read (parameters from whichever parent had them), and one parent's store and render."""
+    for _ in range(MAX_TRIES):
+        pool = {u.part: u for u in b.retrieve} | {u.part: u for u in a.retrieve}
+        names = list(pool)
+        picked = rng.sample(names, k=rng.randint(1, min(4, len(names)))) if names else []
+        retrieve = [pool[n].model_copy(deep=True) for n in picked]
+        encoders = {u.part: u for u in (b.encode if rng.random() < 0.5 else a.encode)}
+        for u in a.encode + b.encode:
+            encoders.setdefault(u.part, u)
+        encode = _needed(
+            retrieve,
+            _with_requirements(retrieve, [e.model_copy(deep=True) for e in encoders.values()], rng, keys),
+        )
+        donor = rng.choice([a, b])
+        child = _build(
+            {
+                "name": name or f"{a.name}x{b.name}"[:80],
+                "encode": [u.model_dump() for u in encode],
+                "store": donor.store.model_dump(),
+                "retrieve": [u.model_dump() for u in retrieve],
+                "render": rng.choice([a, b]).render.model_dump(),
+            }
+        )
+        if child is not None and child.key not in (a.key, b.key):
+            return child
+    return mutate(a, rng, keys, name=name)
+
+
+__all__ = ["crossover", "env_observation_keys", "mutate", "observation_keys", "random_genome"]

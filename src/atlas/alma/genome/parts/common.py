@@ -1,0 +1,162 @@
+"""Helpers that compiled genomes carry: words of a goal, steps of an episode, goal-word templates.
+
+Design code (the sandbox's rules: allowed imports only, no dunders, memory plain JSON). Nothing here
+names an environment: everything comes from the goal text, the observation fields and the actions
+as the agent's list writes them (``action.text``).
+"""
+
+import re
+
+WORD = re.compile(r"[A-Za-z0-9_]+")
+SLOT = re.compile(r"\{(\d+)\}")
+STOP = frozenset(
+    [
+        "a",
+        "an",
+        "the",
+        "to",
+        "in",
+        "on",
+        "of",
+        "and",
+        "or",
+        "at",
+        "is",
+        "are",
+        "you",
+        "your",
+        "it",
+        "its",
+        "this",
+        "that",
+        "with",
+        "for",
+        "from",
+        "then",
+        "as",
+        "be",
+        "by",
+        "do",
+        "not",
+        "if",
+        "into",
+        "now",
+        "when",
+        "while",
+        "there",
+        "some",
+        "any",
+        "all",
+    ]
+)
+
+
+def words(text):
+    return WORD.findall(str(text))
+
+
+def goal_words(goal):
+    """The goal's content words in order (original case), each once."""
+    out, seen = [], set()
+    for w in words(goal):
+        low = w.lower()
+        if low not in STOP and low not in seen:
+            seen.add(low)
+            out.append(w)
+    return out
+
+
+def value_text(value):
+    """An observation value as words: lists joined by commas, None as ''."""
+    if isinstance(value, list):
+        return ", ".join(value_text(v) for v in value)
+    if isinstance(value, dict):
+        return ", ".join(str(k) + " " + value_text(v) for k, v in value.items())
+    return "" if value is None else str(value)
+
+
+def state_of(obs, key):
+    """The value of observation field ``key`` as a state name ('' when absent, empty or a list)."""
+    if not key or not isinstance(obs, dict):
+        return ""
+    value = obs.get(key)
+    if value is None or isinstance(value, (list, dict)):
+        return ""
+    return str(value)
+
+
+def steps_of(episode):
+    """``[before, action_text, after, error]`` per step that reached the environment; ``before`` of
+    the first step is the task's first observation."""
+    before = (episode.get("task") or {}).get("observation") or {}
+    out = []
+    for step in episode.get("steps") or []:
+        action = step.get("action") or {}
+        after = step.get("observation") or {}
+        text = str(action.get("text") or "")
+        if text:
+            out.append([before, text, after, step.get("error")])
+        if after:
+            before = after
+    return out
+
+
+def slotted(text, gw):
+    """``text`` with every goal word replaced by ``{i}`` (its index in ``gw``); '' when none occurs."""
+    low = [w.lower() for w in gw]
+    parts = re.split(r"([A-Za-z0-9_]+)", str(text))
+    hit = False
+    for i, part in enumerate(parts):
+        if part.lower() in low:
+            parts[i] = "{" + str(low.index(part.lower())) + "}"
+            hit = True
+    return "".join(parts) if hit else ""
+
+
+def filled(template, gw):
+    """A slotted template with this goal's words put back ('' when a slot has no word)."""
+    missing = [int(i) for i in SLOT.findall(template) if int(i) >= len(gw)]
+    if missing:
+        return ""
+    return SLOT.sub(lambda m: gw[int(m.group(1))], template)
+
+
+def goal_kind(gw, used):
+    """The goal's shape: its words with the slot positions in ``used`` as '*'."""
+    return " ".join("*" if i in used else w.lower() for i, w in enumerate(gw))
+
+
+def same_kind(kind, gw):
+    """Whether a goal with words ``gw`` has the shape ``kind``."""
+    parts = kind.split(" ") if kind else []
+    if len(parts) != len(gw):
+        return False
+    return all(p == "*" or p == w.lower() for p, w in zip(parts, gw, strict=True))
+
+
+def slots_in(template):
+    return {int(i) for i in SLOT.findall(template)}
+
+
+def bump(counts, key, by=1):
+    counts[key] = counts.get(key, 0) + by
+
+
+def capped(counts, cap):
+    """The ``cap`` largest entries of a count dict (ties: first inserted)."""
+    if cap <= 0 or len(counts) <= cap:
+        return counts
+    ranked = sorted(counts.items(), key=lambda kv: -kv[1])[:cap]
+    return dict(ranked)
+
+
+def recent(items, n):
+    """The last ``n`` items (all when n <= 0)."""
+    return items[-n:] if n > 0 else items
+
+
+def decay(counts, factor):
+    """Multiply every count by ``factor`` (1.0: no decay), dropping those that fall near 0."""
+    if factor >= 1.0:
+        return counts
+    return {k: round(v * factor, 4) for k, v in counts.items() if v * factor >= 0.05}

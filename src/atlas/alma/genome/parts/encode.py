@@ -1,0 +1,256 @@
+"""Encode parts: what an episode becomes in memory. Each ``encode_<part>(memory, episode, tools, p, store)``
+keeps its data under ``memory[<part>]``; ``p`` are the part's parameters and ``store`` the genome's
+store policy (``recent``: keep the last N items, 0 = all; ``cap``: at most this many keys;
+``decay``: counts multiply by it before each episode adds its own).
+"""
+
+import json
+
+from common import (
+    bump,
+    capped,
+    decay,
+    goal_kind,
+    goal_words,
+    recent,
+    slots_in,
+    slotted,
+    state_of,
+    steps_of,
+    value_text,
+    words,
+)
+
+
+def encode_transitions(memory, episode, tools, p, store):
+    """The map of observed states: ``state --action--> next state`` for observation field ``p['state_key']``,
+    the states entered, the states named in list field ``p['neighbors_key']`` (seen, maybe never entered),
+    and how actions that change state are written (``move template``: the action with the next state as
+    ``{to}``)."""
+    m = memory.setdefault("transitions", {"edges": {}, "entered": [], "seen": [], "near": {}, "moves": {}})
+    key, near = p.get("state_key", ""), p.get("neighbors_key", "")
+    first = (episode.get("task") or {}).get("observation") or {}
+    observations = [first] + [s[2] for s in steps_of(episode)]
+    for obs in observations:
+        here = state_of(obs, key)
+        if here and here not in m["entered"]:
+            m["entered"].append(here)
+        listed = obs.get(near) if near and isinstance(obs, dict) else None
+        for other in listed if isinstance(listed, list) else []:
+            name = value_text(other)
+            if name and name != here and name not in m["seen"]:
+                m["seen"].append(name)
+            if name and here and name not in m["near"].setdefault(here, []):
+                m["near"][here].append(name)
+    added = 0
+    for before, action, after, error in steps_of(episode):
+        src, dst = state_of(before, key), state_of(after, key)
+        if error or not src or not dst or src == dst:
+            continue
+        out = m["edges"].setdefault(src, {})
+        if out.get(action) != dst:
+            out[action] = dst
+            added += 1
+        if dst in action:
+            bump(m["moves"], action.replace(dst, "{to}"))
+    m["moves"] = capped(m["moves"], 5)
+    print("transitions:", added, "new;", len(m["entered"]), "states entered,", len(m["seen"]), "seen")
+
+
+def encode_goal_actions(memory, episode, tools, p, store):
+    """Actions that name words of the goal, as templates (``<verb> {1}``: word 1 of the goal) under the goal's shape, with
+    the state they were taken in when that state is a goal word too (actions that change the state are
+    left to ``transitions``). Only successful episodes when
+    ``p['successes_only']``."""
+    m = memory.setdefault("goal_actions", {})
+    if p.get("successes_only", True) and not episode.get("success"):
+        return
+    for k in list(m):
+        m[k] = decay(m[k], store.get("decay", 1.0))
+    gw = goal_words((episode.get("task") or {}).get("goal", ""))
+    key = p.get("state_key", "")
+    found, used = [], set()
+    for before, action, after, error in steps_of(episode):
+        moved = key and state_of(after, key) and state_of(after, key) != state_of(before, key)
+        template = "" if error or moved else slotted(action, gw)  # moves are the map's job
+        if template:
+            where = slotted(state_of(before, key), gw) if key else ""
+            found.append([where, template])
+            used |= slots_in(template) | slots_in(where)
+    kind = goal_kind(gw, used)  # the goal's shape: every word some action named is a slot
+    for pair in found:
+        bump(m.setdefault(kind, {}), json.dumps(pair))
+    for k in list(m):
+        m[k] = capped(m[k], store.get("cap", 200))
+    print("goal actions:", len(found), "templated;", len(m), "goal shapes")
+
+
+def encode_sightings(memory, episode, tools, p, store):
+    """Which action first showed each word (a word in the observation after the action, not before it):
+    ``word -> {action: count}``. Words of the goal only when ``p['goal_only']``."""
+    m = memory.setdefault("sightings", {})
+    gw = [w.lower() for w in goal_words((episode.get("task") or {}).get("goal", ""))]
+    for w in list(m):
+        m[w] = decay(m[w], store.get("decay", 1.0))
+    shown = 0
+    for before, action, after, error in steps_of(episode):
+        if error or not after:
+            continue
+        old = {w.lower() for w in words(value_text(before))}
+        for w in {w.lower() for w in words(value_text(after))} - old:
+            if w.isdigit() or (p.get("goal_only", False) and w not in gw):
+                continue
+            bump(m.setdefault(w, {}), action)
+            shown += 1
+    for w in list(m):
+        m[w] = capped(m[w], 3)
+    if len(m) > store.get("cap", 200):
+        ranked = sorted(m, key=lambda w: -sum(m[w].values()))[: store.get("cap", 200)]
+        memory["sightings"] = {w: m[w] for w in ranked}
+    print("sightings:", shown, "new;", len(memory["sightings"]), "words tracked")
+
+
+def encode_sequences(memory, episode, tools, p, store):
+    """The action sequence of each (successful, when ``p['successes_only']``) episode with goal words as
+    slots, under the goal's shape; the most recent ``store['recent']`` kept."""
+    m = memory.setdefault("sequences", [])
+    if p.get("successes_only", True) and not episode.get("success"):
+        return
+    gw = goal_words((episode.get("task") or {}).get("goal", ""))
+    actions = [s[1] for s in steps_of(episode) if not s[3]]
+    templates = [slotted(a, gw) or a for a in actions][: p.get("max_actions", 30)]
+    used = set()
+    for t in templates:
+        used |= slots_in(t)
+    m.append({"kind": goal_kind(gw, used), "actions": templates, "score": episode.get("score", 0.0)})
+    memory["sequences"] = recent(m, store.get("recent", 0))[-store.get("cap", 200) :]
+    print("sequences:", len(memory["sequences"]), "kept")
+
+
+def _call_text(step):
+    action = step.get("action") or {}
+    args = action.get("args") or {}
+    inner = ", ".join(str(k) + "=" + str(v) for k, v in sorted(args.items()))
+    text = (action.get("tool") or "?") + "(" + inner + ")"
+    if step.get("error"):
+        text += " [failed: " + str(step["error"])[:60] + "]"
+    return text
+
+
+def encode_episode_log(memory, episode, tools, p, store):
+    """A compact text of each episode (goal, outcome, the actions) in the vector collection 'episodes'
+    (``p['action_form']``: 'call' = tool(arg=value), 'listed' = as the agent's list writes it)."""
+    goal = episode["task"].get("goal", "")
+    if p.get("action_form", "call") == "listed":
+        actions = [s[1] for s in steps_of(episode)]
+    else:
+        actions = [_call_text(s) for s in episode.get("steps", [])]
+    actions = actions[: p.get("max_actions", 25)]
+    outcome = "SUCCESS" if episode.get("success") else "FAILURE"
+    text = goal + "\nOutcome: " + outcome + "\nActions: " + "; ".join(actions)
+    tools.store_obs(
+        text, {"success": bool(episode.get("success")), "score": episode.get("score", 0.0)}, "episodes"
+    )
+    memory["episodes"] = memory.get("episodes", 0) + 1
+    memory["successes"] = memory.get("successes", 0) + (1 if episode.get("success") else 0)
+
+
+INSIGHT_INSTRUCTION = (
+    "Extract 1 to 3 short, transferable insights from this episode. If it succeeded, say which "
+    "strategy worked; if it failed, say what went wrong and how to avoid it. Reply as JSON: "
+    '{"insights": [{"title": "...", "content": "..."}]}'
+)
+
+
+def _episode_lines(episode, max_steps, args_json):
+    lines = []
+    for step in episode.get("steps", [])[:max_steps]:
+        action = step.get("action") or {}
+        args = action.get("args") or {}
+        shown = json.dumps(args, sort_keys=True) if args_json else str(args)
+        line = "- " + str(action.get("tool")) + " " + shown
+        if step.get("error"):
+            line += " -> error: " + str(step["error"])[:80]
+        lines.append(line)
+    return lines
+
+
+def encode_insights(memory, episode, tools, p, store):
+    """ReasoningBank-style: the model (``analyze``, JSON) names 1-3 insights from the episode, stored in
+    the vector collection 'insights' as strategy (success) or pitfall (failure)."""
+    kind = "strategy" if episode.get("success") else "pitfall"
+    text = "\n".join(
+        [
+            "Goal: " + episode["task"].get("goal", ""),
+            "Outcome: " + ("success" if episode.get("success") else "failure"),
+            *_episode_lines(episode, 30, True),
+        ]
+    )
+    try:
+        reply = tools.analyze(text, INSIGHT_INSTRUCTION, "json")
+    except Exception as exc:
+        print("analyze failed:", exc)
+        reply = {}
+    items = reply.get("insights", []) if isinstance(reply, dict) else []
+    stored = 0
+    for item in items[:3]:
+        if not isinstance(item, dict):
+            continue
+        title = str(item.get("title", "")).strip()
+        content = str(item.get("content", "")).strip()
+        if not content:
+            continue
+        tools.store_obs(title + ": " + content, {"kind": kind}, "insights")
+        stored += 1
+    memory["items"] = memory.get("items", 0) + stored
+    memory["insight_episodes"] = memory.get("insight_episodes", 0) + 1
+    print("stored", stored, kind, "insights")
+
+
+SHEET_INSTRUCTION = (
+    "You maintain a cheatsheet of short, general, reusable tips for an agent. Revise the current "
+    "cheatsheet using the new episode: keep tips that still hold, add any new lesson, remove tips the "
+    "episode contradicts. Reply with the revised cheatsheet only, as a bulleted list of at most 10 "
+    "lines."
+)
+
+
+def encode_cheatsheet(memory, episode, tools, p, store):
+    """Dynamic-Cheatsheet-style: the model (``summarize``) revises one short cheatsheet after each episode."""
+    current = memory.get("cheatsheet", "")
+    outcome = "succeeded" if episode.get("success") else "failed"
+    head = "Goal: " + episode["task"].get("goal", "") + " (" + outcome + " in "
+    head += str(episode.get("steps_taken", 0)) + " steps)"
+    text = "\n".join([head, *_episode_lines(episode, 25, False)])
+    text = "Current cheatsheet:\n" + (current or "(empty)") + "\n\nNew episode:\n" + text
+    try:
+        revised = tools.summarize(text, SHEET_INSTRUCTION).strip()
+    except Exception as exc:
+        print("summarize failed, cheatsheet unchanged:", exc)
+        return
+    if revised:
+        memory["cheatsheet"] = revised[: p.get("max_chars", 1500)]
+        memory["revisions"] = memory.get("revisions", 0) + 1
+    print("cheatsheet now", len(memory.get("cheatsheet", "")), "chars")
+
+
+def encode_graph_edges(memory, episode, tools, p, store):
+    """Edges between state field ``p['state_key']`` and each name in list field ``p['neighbors_key']``
+    into the graph store, and how often each name of list field ``p['items_key']`` was seen per state."""
+    edges = []
+    sightings = memory.setdefault("map_sightings", {})
+    first = (episode.get("task") or {}).get("observation") or {}
+    for obs in [first] + [(s.get("observation") or {}) for s in episode.get("steps", [])]:
+        here = obs.get(p.get("state_key", ""))
+        if not isinstance(here, str) or not here:
+            continue
+        for other in obs.get(p.get("neighbors_key", "")) or []:
+            if isinstance(other, str) and other and other != here:
+                edges.append([here, other])
+        for obj in obs.get(p.get("items_key", "")) or []:
+            counts = sightings.setdefault(str(obj), {})
+            counts[here] = counts.get(here, 0) + 1
+    if edges:
+        tools.graph_update(edges)
+    memory["map_episodes"] = memory.get("map_episodes", 0) + 1
+    print("map update:", len(edges), "edges,", len(sightings), "objects tracked")

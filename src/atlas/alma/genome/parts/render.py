@@ -1,0 +1,46 @@
+"""Render parts: advice items → the text ``recall`` returns. ``render_<part>(items, p)``.
+
+Rules are written "<situation>: <action>", plans as one line of comma-separated actions: the forms the
+task agent's advice matcher acts on (a rule applies when what the agent sees shows its situation and
+its action is listed; a plan gives the next listed step after what was done).
+"""
+
+
+def _rule_line(item, style):
+    cond = [c for c in item.get("cond", []) if c]
+    if not cond:
+        return ""
+    if style == "split":
+        situation = ". ".join(cond)
+    elif style == "bare":
+        situation = " ".join(cond)
+    else:
+        situation = "In " + cond[0] + ("" if len(cond) == 1 else " with the " + " and the ".join(cond[1:]))
+    return situation + ": " + item.get("action", "") + "."
+
+
+def _plan_line(item):
+    steps = [s for s in item.get("steps", []) if s]
+    return (item.get("title") or "Plan") + ": " + ", ".join(steps) + "." if steps else ""
+
+
+def render_lines(items, p):
+    """Rules, plans and notes in the order of ``p['order']``, at most ``p['max_lines']`` lines, each
+    rule and plan once; '' when nothing applies."""
+    order = p.get("order", "rules,plans,notes").split(",")
+    lines, seen = [], set()
+    for kind in order:
+        for item in items:
+            if item.get("kind") + "s" != kind:
+                continue
+            if kind == "rules":
+                line = _rule_line(item, p.get("style", "joined"))
+            elif kind == "plans":
+                line = _plan_line(item)
+            else:
+                line = item.get("text", "")
+            if line and (kind == "notes" or line not in seen):
+                seen.add(line)
+                lines.append(line)
+    budget = p.get("max_lines", 60)
+    return "\n".join(lines[:budget] if budget > 0 else lines)

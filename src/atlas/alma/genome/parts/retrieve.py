@@ -1,0 +1,268 @@
+"""Retrieve parts: what memory says about a new task. Each ``retrieve_<part>(memory, task, tools, p)``
+returns advice items: ``{"kind": "rule", "cond": [words], "action": text}`` (do ``action`` when the
+situation shows ``cond``), ``{"kind": "plan", "title": text, "steps": [actions]}`` or
+``{"kind": "note", "text": text}``. Actions are written as the agent's action list writes them.
+"""
+
+import json
+import re
+
+from common import filled, goal_words, same_kind, state_of, words
+
+
+def _goal_states(states, gw):
+    low = {w.lower() for w in gw}
+    return [s for s in states if s.lower() in low]
+
+
+def _graph(m):
+    """state -> [(action, next state)], with never-entered neighbours reached by the learned move template."""
+    graph = {s: list(out.items()) for s, out in m.get("edges", {}).items()}
+    moves = m.get("moves", {})
+    if moves:
+        template = max(moves, key=lambda t: moves[t])
+        for s in m.get("entered", []):
+            known = {dst for _, dst in graph.get(s, [])}
+            for other in m.get("seen", []):
+                if other not in known and other in m.get("near", {}).get(s, []):
+                    graph.setdefault(s, []).append((template.replace("{to}", other), other))
+    return graph
+
+
+def _bfs(graph, src):
+    """For each state reachable from ``src``: (distance, first action, previous state)."""
+    best = {src: (0, "", "")}
+    queue = [src]
+    for here in queue:
+        for action, nxt in graph.get(here, []):
+            if nxt not in best:
+                best[nxt] = (best[here][0] + 1, best[here][1] or action, here)
+                queue.append(nxt)
+    return best
+
+
+def _towards(graph, targets):
+    """For every state with a route to one of ``targets``: the first action of a shortest route."""
+    out = {}
+    for s in graph:
+        if s in targets:
+            continue
+        reach = _bfs(graph, s)
+        hits = sorted((reach[t][0], t) for t in targets if t in reach and t != s)
+        if hits:
+            out[s] = reach[hits[0][1]][1]
+    return out
+
+
+def _path_actions(graph, reach, src, dst):
+    """[(action, state)] from ``src`` to ``dst`` along the breadth-first tree ``reach``."""
+    path = [dst]
+    while reach[path[-1]][2] != src:
+        path.append(reach[path[-1]][2])
+    out = []
+    for s in reversed(path):
+        prev = reach[s][2]
+        action = next((a for a, dst2 in graph.get(prev, []) if dst2 == s), "")
+        out.append((action, s))
+    return out
+
+
+def _circles(done, path, window=6):
+    """Whether taking ``path`` after ``done`` repeats an action a third time within ``window`` steps."""
+    seq = list(done)
+    for action, _ in path:
+        if seq[-window:].count(action) >= 2:
+            return True
+        seq.append(action)
+    return False
+
+
+def retrieve_route(memory, task, tools, p):
+    """From every known state, the action toward the state the goal names (a path in the learned map).
+    ``p['context']``: 'goal_items' adds the goal's other words to each rule's situation (the route then
+    applies once what the goal names is in sight or in hand), 'none' conditions on the state alone."""
+    m = memory.get("transitions") or {}
+    gw = goal_words(task.get("goal", ""))
+    states = list(dict.fromkeys(m.get("entered", []) + m.get("seen", [])))
+    targets = _goal_states(states, gw)
+    if not targets:
+        return []
+    extra = []
+    if p.get("context", "goal_items") == "goal_items":
+        low = {t.lower() for t in targets}
+        extra = [w for w in gw[1:] if w.lower() not in low][:1]
+    return [
+        {"kind": "rule", "cond": [s, *extra], "action": action}
+        for s, action in _towards(_graph(m), set(targets)).items()
+    ]
+
+
+def retrieve_explore(memory, task, tools, p):
+    """How to cover the learned map: ``p['form']`` 'plan' = one walk from the task's start state that enters
+    every known state, nearest first; 'rules' = from every state entered, the action toward the nearest
+    state seen but never entered."""
+    m = memory.get("transitions") or {}
+    graph = _graph(m)
+    if p.get("form", "plan") == "rules":
+        frontier = {s for s in m.get("seen", []) if s not in m.get("entered", [])}
+        return [{"kind": "rule", "cond": [s], "action": a} for s, a in _towards(graph, frontier).items()]
+    here = state_of(task.get("observation") or {}, p.get("state_key", ""))
+    if not here:
+        return []
+    steps, visited = [], {here}
+    while len(steps) < p.get("max_steps", 30):
+        reach = _bfs(graph, here)
+        todo = sorted((d, s) for s, (d, _, _) in reach.items() if s not in visited)
+        if not todo:
+            break
+        best = None
+        for _, target in todo:  # nearest first, avoiding routes that circle back (the agent's loop guard)
+            path = _path_actions(graph, reach, here, target)
+            if best is None:
+                best = (target, path)
+            if not _circles(steps, path):
+                best = (target, path)
+                break
+        target, path = best
+        steps += [a for a, _ in path]
+        visited.update(s for _, s in path)
+        here = target
+    return [{"kind": "plan", "title": "Search plan", "steps": steps}] if len(steps) >= 2 else []
+
+
+def retrieve_goal_rules(memory, task, tools, p):
+    """Templates of goal-naming actions learned under this goal's shape, filled with this goal's words:
+    'do X when the situation shows what X names' (or the goal state it was taken in)."""
+    gw = goal_words(task.get("goal", ""))
+    out = []
+    for kind, counts in (memory.get("goal_actions") or {}).items():
+        if not same_kind(kind, gw):
+            continue
+        for key, n in sorted(counts.items(), key=lambda kv: -kv[1]):
+            if n < p.get("min_support", 1):
+                continue
+            where, template = json.loads(key)
+            action = filled(template, gw)
+            state = filled(where, gw) if where else ""
+            named = {t.lower() for t in words(action)}
+            items = [w for w in gw if w.lower() in named and w != state][:1]
+            cond = [state, *items] if state else items
+            if action and cond:
+                out.append({"kind": "rule", "cond": cond, "action": action})
+    return out
+
+
+def retrieve_where_seen(memory, task, tools, p):
+    """For each goal word, the actions that most often showed it before (a search plan)."""
+    seen = memory.get("sightings") or {}
+    steps = []
+    for w in goal_words(task.get("goal", "")):
+        ranked = sorted((seen.get(w.lower()) or {}).items(), key=lambda kv: -kv[1])
+        steps += [a for a, _ in ranked[: p.get("k", 2)] if a not in steps]
+    return [{"kind": "plan", "title": "Where these were found before", "steps": steps}] if steps else []
+
+
+def retrieve_replay(memory, task, tools, p):
+    """The latest successful action sequence of a goal of the same shape, with this goal's words."""
+    gw = goal_words(task.get("goal", ""))
+    for seq in reversed(memory.get("sequences") or []):
+        if same_kind(seq.get("kind", ""), gw):
+            steps = [filled(a, gw) or a for a in seq.get("actions", [])]
+            return [{"kind": "plan", "title": "What worked before", "steps": steps}]
+    return []
+
+
+def retrieve_similar_episodes(memory, task, tools, p):
+    """The most similar past episodes (vector search on the goal), as notes."""
+    if not memory.get("episodes"):
+        return []
+    hits = tools.find_similar(task.get("goal", ""), p.get("k", 3), "episodes")
+    hits = [h for h in hits if h["score"] >= p.get("floor", 0.0)]
+    if not hits:
+        return []
+    lines = ["Similar past episodes (most similar first):"]
+    for hit in hits:
+        tag = "succeeded" if hit["metadata"].get("success") else "failed"
+        lines.append("- (" + tag + ", similarity " + str(round(hit["score"], 2)) + ") " + hit["text"])
+    if [h for h in hits if h["metadata"].get("success")]:
+        lines.append("Follow the successful episode's approach, adapting names to this task.")
+    else:
+        lines.append("Those attempts failed: avoid repeating their actions.")
+    return [{"kind": "note", "text": line} for line in lines]
+
+
+def retrieve_similar_insights(memory, task, tools, p):
+    """Insights most relevant to the goal (vector search), strategies first, then pitfalls."""
+    if not memory.get("items"):
+        return []
+    good = tools.find_similar(task.get("goal", ""), p.get("k", 5), "insights")
+    if not good:
+        return []
+    strategies = [h["text"] for h in good if h["metadata"].get("kind") == "strategy"]
+    pitfalls = [h["text"] for h in good if h["metadata"].get("kind") != "strategy"]
+    lines = []
+    if strategies:
+        lines.append("Strategies that worked before:")
+        lines += ["- " + s for s in strategies]
+    if pitfalls:
+        lines.append("Pitfalls seen before:")
+        lines += ["- " + s for s in pitfalls]
+    return [{"kind": "note", "text": line} for line in lines]
+
+
+def retrieve_sheet(memory, task, tools, p):
+    """The cheatsheet, the same for every task."""
+    sheet = memory.get("cheatsheet", "")
+    if not sheet:
+        return []
+    return [{"kind": "note", "text": "Cheatsheet from earlier tasks:\n" + sheet}]
+
+
+def _route_names(tools, src, dst):
+    if src == dst:
+        return [src]
+    return tools.graph_path(src, dst)
+
+
+def retrieve_map_notes(memory, task, tools, p):
+    """Notes from the graph store and per-state sightings: known exits from the start, where the goal's
+    first captured name (``p['goal_pattern']``, a regex with two groups: item, destination) was seen
+    most, and routes there and on to the destination. ``p['here_note']`` / ``p['empty_note']``: the
+    words for "the item is here" and "no map yet"."""
+    obs = task.get("observation") or {}
+    start = obs.get(p.get("state_key", ""))
+    match = re.search(
+        p.get("goal_pattern", r"(\S+) to (\S+?)\.?$"), task.get("goal", "").strip(), re.IGNORECASE
+    )
+    if not match or not isinstance(start, str):
+        return []
+    obj, dest = match.group(1), match.group(2)
+    lines = []
+    exits = tools.graph_neighbors(start)
+    if exits:
+        lines.append("Known exits from " + start + ": " + ", ".join(exits) + ".")
+    seen = memory.get("map_sightings", {}).get(obj, {})
+    source = None
+    if obj in (obs.get(p.get("items_key", "")) or []):
+        lines.append("The " + obj + " is here: " + p.get("here_note", "take it first."))
+        source = start
+    elif seen:
+        ranked = sorted(seen.items(), key=lambda kv: -kv[1])
+        source = ranked[0][0]
+        lines.append("The " + obj + " was seen before in: " + ", ".join(r for r, _ in ranked[:3]) + ".")
+        path = _route_names(tools, start, source)
+        if path:
+            lines.append("Route to " + source + ": " + " -> ".join(path) + ".")
+    if source:
+        path = _route_names(tools, source, dest)
+        if path:
+            lines.append("Then carry it to " + dest + ": " + " -> ".join(path) + ".")
+    if not lines:
+        return [
+            {
+                "kind": "note",
+                "text": p.get("empty_note", "No map yet: explore systematically and note what connects."),
+            }
+        ]
+    lines.append("Objects move between tasks: if the " + obj + " is not where it was seen, explore.")
+    return [{"kind": "note", "text": line} for line in lines]

@@ -1,0 +1,215 @@
+"""One generation of the genome search: choose an operator (bandit), make candidate children, screen
+them with the advice probe (no LLM: memory built from the explorer's episodes, then deployment tasks
+played doing only what the advice says), and hand the best one on for task-agent episodes.
+
+Cheap first: a candidate costs seconds of probe; only the best candidate of a generation is played by
+the task agent, and only when its probe solves at least as much as its parent's did (or any task).
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+from typing import Any
+
+from atlas.alma.genome.catalog import ObsKeys
+from atlas.alma.genome.compile import genome_design
+from atlas.alma.genome.llm_edit import llm_edit
+from atlas.alma.genome.model import Genome, parse_genome
+from atlas.alma.genome.operators import crossover, mutate, random_genome
+from atlas.errors import InvalidInputError
+
+GENOME_OPERATORS = ("mutate", "recombine", "random", "llm_edit")
+ROUNDS = 3  # screening rounds per generation: the operator's children, then mutations of the best
+STEER_CREDIT = 0.2  # an unsolved probe task counts this much at most, by the share of steps the advice named
+CODE_OPERATORS = ("write", "edit", "crossover")
+Representation = str  # "genome" | "code" | "both"
+
+
+def resolve_representation(setting: str, meta_model: str | None) -> tuple[str, str]:
+    """``(representation, reason)``: ``auto`` searches genomes with a local (or no) meta model, whose
+    code the measurements show to be unusable, and both genomes and code with a hosted one."""
+    if setting != "auto":
+        return setting, f"--representation {setting}"
+    name = meta_model or ""
+    if not name or name.startswith(("local:", "scripted")):
+        return "genome", f"meta model {name or '(none)'} is local: genome search (the parts space)"
+    return "both", f"meta model {name} is hosted: genome search and code-writing operators"
+
+
+def operators_for(representation: str, has_meta_llm: bool) -> list[str]:
+    ops: list[str] = []
+    if representation in ("genome", "both"):
+        ops += ["mutate", "recombine", "random"] + (["llm_edit"] if has_meta_llm else [])
+    if representation in ("code", "both"):
+        ops += list(CODE_OPERATORS)
+    return ops
+
+
+def entry_genome(entry: Any) -> Genome | None:
+    data = (getattr(entry, "metadata", None) or {}).get("genome")
+    if not isinstance(data, dict):
+        return None
+    try:
+        return parse_genome(data)
+    except InvalidInputError:
+        return None
+
+
+@dataclass
+class Candidate:
+    genome: Genome
+    probe_score: float = 0.0
+    solved: int = 0
+    played: int = 0
+    error: str = ""
+    probes: list[dict[str, Any]] = field(default_factory=list)
+    steered: float = 0.0  # probe score, with partial credit for advice followed on unsolved tasks
+
+
+@dataclass
+class Proposal:
+    """What a genome generation produced: the candidates screened and the one chosen (None: all failed)."""
+
+    operator: str
+    candidates: list[Candidate]
+    chosen: Candidate | None
+    notes: list[str] = field(default_factory=list)
+
+    def summary(self) -> list[dict[str, Any]]:
+        return [
+            {
+                "key": c.genome.key,
+                "probe_score": round(c.probe_score, 4),
+                "solved": c.solved,
+                "played": c.played,
+                "error": c.error,
+            }
+            for c in self.candidates
+        ]
+
+
+async def make_children(
+    operator: str,
+    parents: list[tuple[Genome, float | None, str]],
+    keys: ObsKeys,
+    rng: random.Random,
+    *,
+    count: int,
+    seen: set[str],
+    meta_llm: Any = None,
+    name: str,
+) -> tuple[list[Genome], list[str]]:
+    """Up to ``count`` new genomes (keys not in ``seen``) by ``operator``; notes say where it fell back."""
+    notes: list[str] = []
+    out: list[Genome] = []
+    genomes = [g for g, _, _ in parents]
+    for i in range(count * 4):
+        if len(out) >= count:
+            break
+        child: Genome | None = None
+        if operator == "llm_edit" and i == 0 and meta_llm is not None and genomes:
+            child, why = await llm_edit(meta_llm, parents, keys, rng, name=name)
+            if child is None:
+                notes.append(f"llm_edit reply unusable ({why}): mutation instead")
+        if child is None:
+            if operator == "recombine" and len(genomes) >= 2:
+                child = crossover(genomes[0], genomes[1], rng, keys, name=name)
+            elif operator == "random" or not genomes:
+                child = random_genome(rng, keys, name=name)
+            else:
+                child = mutate(
+                    genomes[0] if operator != "llm_edit" or not out else out[0], rng, keys, name=name
+                )
+        if child.key in seen:
+            continue
+        seen.add(child.key)
+        out.append(child)
+    return out, notes
+
+
+async def screen(
+    candidates: list[Genome],
+    env: Any,
+    collection: list[Any],
+    probe_tasks: list[Any],
+    *,
+    embedder: Any,
+    pool: Any,
+) -> list[Candidate]:
+    """Each genome's advice probe: memory from the explorer's episodes on ``collection``, then
+    ``probe_tasks`` played doing only what its recall says (no LLM anywhere)."""
+    from atlas.alma.smoke import asmoke_run
+
+    out = []
+    for genome in candidates:
+        report = await asmoke_run(
+            genome_design(genome), env, tasks=(collection, probe_tasks), embedder=embedder, pool=pool
+        )
+        c = Candidate(genome=genome, probes=report.probes)
+        if report.problems or report.errors:
+            c.error = str(report.problems[0] if report.problems else report.errors[0].error)[:200]
+        c.played = len(report.probes)
+        c.solved = sum(1 for p in report.probes if p.get("success"))
+        c.probe_score = sum(float(p.get("score", 0.0)) for p in report.probes) / max(1, len(report.probes))
+        limit = max(1, int(getattr(env, "max_steps", 20) or 20))
+        c.steered = sum(
+            float(p.get("score", 0.0))
+            if p.get("success")
+            else STEER_CREDIT * min(1.0, p.get("steps", 0) / limit)
+            for p in report.probes
+        ) / max(1, len(report.probes))
+        out.append(c)
+    return out
+
+
+async def evolve_candidates(
+    operator: str,
+    parents: list[tuple[Genome, float | None, str]],
+    keys: ObsKeys,
+    rng: random.Random,
+    *,
+    budget: int,
+    seen: set[str],
+    env: Any,
+    collection: list[Any],
+    probe_tasks: list[Any],
+    embedder: Any,
+    pool: Any,
+    meta_llm: Any = None,
+    name: str,
+) -> tuple[list[Candidate], list[str]]:
+    """``budget`` candidates: a first round by ``operator``, then rounds of mutations of the best screened
+    so far (by how far their advice steered the probe), all screened with no LLM."""
+    first = max(1, budget // ROUNDS)
+    genomes, notes = await make_children(
+        operator, parents, keys, rng, count=first, seen=seen, meta_llm=meta_llm, name=name
+    )
+    screened = await screen(genomes, env, collection, probe_tasks, embedder=embedder, pool=pool)
+    while len(screened) < budget:
+        ranked = sorted((c for c in screened if not c.error), key=lambda c: -c.steered)[:3]
+        if not ranked:
+            break
+        more = []
+        for _ in range(min(first, budget - len(screened))):
+            child = mutate(rng.choice(ranked).genome, rng, keys, name=name)
+            if child.key not in seen:
+                seen.add(child.key)
+                more.append(child)
+        if not more:
+            break
+        screened += await screen(more, env, collection, probe_tasks, embedder=embedder, pool=pool)
+    return screened, notes
+
+
+__all__ = [
+    "CODE_OPERATORS",
+    "GENOME_OPERATORS",
+    "Candidate",
+    "Proposal",
+    "entry_genome",
+    "make_children",
+    "operators_for",
+    "resolve_representation",
+    "screen",
+]

@@ -1,0 +1,62 @@
+"""Fixtures of the genome tests: one real sandbox pool per module, the built-in environments built
+offline (ALFWorld / TextWorld into a session cache dir; skipped with the reason when their extra is
+missing), and the smoke-run shorthand every module uses."""
+
+from __future__ import annotations
+
+import pytest
+
+
+@pytest.fixture(scope="module")
+def pool():
+    from atlas.alma.sandbox.pool import WorkerPool
+
+    p = WorkerPool(max_workers=2)
+    yield p
+    p.close()
+
+
+@pytest.fixture(scope="session")
+def env_cache(tmp_path_factory):
+    return tmp_path_factory.mktemp("genome-env-cache")
+
+
+@pytest.fixture(scope="session")
+def make_env(env_cache):
+    """``make_env(name)``: the built-in environment ``name``, built offline; pytest.skip naming the
+    reason when it cannot be (its optional extra is not installed, or it needs files it cannot get
+    offline); any other failure is a failure. Built once per session (runs play clones)."""
+    from atlas.envs.registry import get_env
+
+    built: dict[str, object] = {}
+
+    def build(name: str):
+        if name not in built:
+            built[name] = _build(name)
+        return built[name]
+
+    def _build(name: str):
+        if name == "graphworld":
+            return get_env("graphworld")
+        pytest.importorskip("textworld", reason=f"{name} needs textworld (extra atlas-memory[{name}])")
+        if name == "alfworld":
+            pytest.importorskip("alfworld", reason="alfworld needs the optional extra atlas-memory[alfworld]")
+        try:
+            env = get_env(name, cache_dir=env_cache / name)
+            env.clone().reset(env.generate_tasks(1, 0)[0])  # generates its first game offline
+        except (ImportError, OSError) as exc:  # a missing dependency or a download it cannot make offline
+            pytest.skip(f"{name} cannot be constructed offline: {type(exc).__name__}: {exc}")
+        return env
+
+    return build
+
+
+@pytest.fixture
+def smoke(pool, embedder):
+    """``smoke(design, env)``: the real smoke run (3 collection episodes, 3 deployment recalls)."""
+    from atlas.alma.smoke import smoke_run
+
+    def run(design, env, episodes=3, recall_tasks=3):
+        return smoke_run(design, env, episodes, recall_tasks=recall_tasks, pool=pool, embedder=embedder)
+
+    return run

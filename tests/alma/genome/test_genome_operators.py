@@ -1,0 +1,203 @@
+"""Operators over genomes (no LLM): every child of random_genome / mutate / crossover is a valid genome
+that compiles to a module passing the static check; mutation always changes the design; a seed gives
+the same search; only generic parts are ever drawn; observation fields come from observations."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from atlas.alma.design import check_design
+from atlas.alma.genome import Genome, ObsKeys, baseline_genome, compile_genome, parse_genome, part
+from atlas.alma.genome.operators import (
+    crossover,
+    env_observation_keys,
+    mutate,
+    observation_keys,
+    random_genome,
+)
+
+GRAPHWORLD_KEYS = ObsKeys(
+    scalar=["location", "message", "steps_taken", "steps_left"],
+    lists=["adjacent_rooms", "objects_here", "inventory"],
+)
+ITERATIONS = 300
+NON_GENERIC = {"graph_edges", "map_notes"}
+
+
+def _walk(seed: int, keys: ObsKeys = GRAPHWORLD_KEYS) -> list[tuple[str, Genome, Genome | None]]:
+    """ITERATIONS operator applications (mutate, crossover, random in turn) over a small population:
+    [(operator, child, parent given to mutate)]."""
+    rng = random.Random(seed)
+    population = [random_genome(rng, keys), random_genome(rng, keys)]
+    out: list[tuple[str, Genome, Genome | None]] = []
+    for i in range(ITERATIONS):
+        op = ("mutate", "crossover", "random")[i % 3]
+        parent = None
+        if op == "mutate":
+            parent = rng.choice(population)
+            child = mutate(parent, rng, keys)
+        elif op == "crossover":
+            a, b = rng.sample(population, 2)
+            child = crossover(a, b, rng, keys)
+        else:
+            child = random_genome(rng, keys)
+        out.append((op, child, parent))
+        population.append(child)
+        population = population[-8:]
+    return out
+
+
+@pytest.fixture(scope="module")
+def walk():
+    return _walk(7)
+
+
+def test_every_child_validates_compiles_and_passes_the_static_check(walk):
+    sources: dict[str, str] = {}
+    for op, child, _ in walk:
+        assert parse_genome(child.model_dump()) == child, op
+        assert parse_genome(child.to_json()).key == child.key
+        if child.key not in sources:
+            source = compile_genome(child)
+            assert check_design(source) == [], (op, child.describe())
+            sources[child.key] = source
+    assert len(sources) > 50  # the walk explores, it does not circle one point
+
+
+def test_mutate_always_changes_the_design(walk):
+    mutated = [(child, parent) for op, child, parent in walk if op == "mutate"]
+    assert len(mutated) == ITERATIONS // 3
+    for child, parent in mutated:
+        assert parent is not None and child.key != parent.key
+
+
+def test_operators_are_deterministic_under_a_seed(walk):
+    assert [(op, g.key) for op, g, _ in _walk(7)] == [(op, g.key) for op, g, _ in walk]
+    assert [g.model_dump() for _, g, _ in _walk(7)] == [g.model_dump() for _, g, _ in walk]
+    assert [g.key for _, g, _ in _walk(8)] != [g.key for _, g, _ in walk]
+
+
+def test_only_generic_parts_without_a_model_are_drawn(walk):
+    for op, child, _ in walk:
+        for role, uses in (
+            ("encode", child.encode),
+            ("retrieve", child.retrieve),
+            ("render", [child.render]),
+        ):
+            for use in uses:
+                spec = part(role, use.part)
+                assert spec is not None and spec.generic, (op, role, use.part)
+                assert not spec.uses_llm, (op, role, use.part)
+        assert not child.uses_llm()
+        assert 1 <= len(child.retrieve) <= 4
+    drawn = {u.part for _, g, _ in walk for u in g.retrieve}
+    assert drawn == {"route", "explore", "goal_rules", "where_seen", "replay", "similar_episodes"}
+
+
+def test_random_genomes_never_hold_non_generic_parts_even_with_a_model():
+    rng = random.Random(3)
+    for _ in range(200):
+        g = random_genome(rng, GRAPHWORLD_KEYS, allow_llm=True)
+        names = {u.part for u in g.encode} | {u.part for u in g.retrieve}
+        assert not names & NON_GENERIC, names
+
+
+def test_encode_parts_follow_the_retrieve_parts(walk):
+    for _, child, _ in walk:
+        needed = {r for u in child.retrieve for r in part("retrieve", u.part).requires}
+        assert {u.part for u in child.encode} == needed
+
+
+def test_observation_fields_come_from_the_keys_given(walk):
+    for _, child, _ in walk:
+        for role, uses in (("encode", child.encode), ("retrieve", child.retrieve)):
+            for use in uses:
+                spec = part(role, use.part)
+                for p in spec.params:
+                    if p.kind == "state_key" and p.name in use.params:
+                        assert use.params[p.name] in GRAPHWORLD_KEYS.scalar, use
+                    if p.kind == "list_key" and p.name in use.params:
+                        assert use.params[p.name] in GRAPHWORLD_KEYS.lists, use
+
+
+def test_operators_keep_to_the_keys_of_another_environment():
+    keys = ObsKeys(scalar=["text", "steps_taken"], lists=["admissible_commands"])
+    for _, child, _ in _walk(11, keys)[:60]:
+        for use in child.encode:
+            for name in ("state_key", "neighbors_key"):
+                assert use.params.get(name, "text") in ("text", "steps_taken", "admissible_commands")
+
+
+def test_mutating_and_crossing_baseline_genomes():
+    rng = random.Random(5)
+    spatial, trajectory = baseline_genome("spatial_graph"), baseline_genome("trajectory_retrieval")
+    for _ in range(30):
+        child = mutate(spatial, rng, GRAPHWORLD_KEYS)
+        assert child.key != spatial.key and check_design(compile_genome(child)) == []
+        cross = crossover(trajectory, spatial, rng, GRAPHWORLD_KEYS)
+        assert cross.key not in (trajectory.key, spatial.key)
+        assert check_design(compile_genome(cross)) == []
+
+
+def test_observation_keys_by_shape():
+    keys = observation_keys(
+        [
+            {
+                "location": "a",
+                "exits": ["b"],
+                "steps": 3,
+                "_hidden": "x",
+                "done": False,
+                "hp": 1.5,
+                "inv": {},
+            },
+            {"location": "b", "exits": [], "items": ["k"], "steps": 4},
+            None,
+        ]
+    )
+    assert keys.scalar == ["location", "steps"]
+    assert keys.lists == ["exits", "items"]
+
+
+def test_env_observation_keys_of_graphworld():
+    from atlas.envs.registry import get_env
+
+    keys = env_observation_keys(get_env("graphworld"))
+    assert keys.scalar[0] == "location" and keys.lists[0] == "adjacent_rooms"
+    assert set(keys.scalar) <= set(GRAPHWORLD_KEYS.scalar) and set(keys.lists) == set(GRAPHWORLD_KEYS.lists)
+
+
+WALK_IN_A_SUBPROCESS = """
+import random, sys
+from atlas.alma.genome import ObsKeys
+from atlas.alma.genome.operators import crossover, mutate, random_genome
+keys = ObsKeys(scalar=["location", "message"], lists=["adjacent_rooms", "objects_here"])
+rng = random.Random(13)
+pop = [random_genome(rng, keys), random_genome(rng, keys)]
+for i in range(60):
+    op = i % 3
+    g = mutate(rng.choice(pop), rng, keys) if op == 0 else crossover(*rng.sample(pop, 2), rng, keys) if op == 1 else random_genome(rng, keys)
+    pop = (pop + [g])[-8:]
+    print(g.key)
+"""
+
+
+def test_operators_do_not_depend_on_hash_randomization():
+    """The same seed gives the same genomes in processes with different string hashing (no set order)."""
+    import os
+    import subprocess
+    import sys
+
+    def keys(hashseed: str) -> list[str]:
+        env = {**os.environ, "PYTHONHASHSEED": hashseed}
+        done = subprocess.run(
+            [sys.executable, "-c", WALK_IN_A_SUBPROCESS], env=env, capture_output=True, text=True, timeout=120
+        )
+        assert done.returncode == 0, done.stderr[-2000:]
+        return done.stdout.split()
+
+    first = keys("1")
+    assert len(first) == 60
+    assert keys("2") == first == keys("12345")
