@@ -41,6 +41,8 @@ def test_representation_follows_the_meta_model_unless_set():
     assert resolve_representation("auto", None)[0] == "genome"
     assert resolve_representation("auto", "openai/gpt-4.1")[0] == "both"
     assert resolve_representation("code", "local:x")[0] == "code"
+    assert resolve_representation("auto", "scripted")[0] == "code"
+    assert resolve_representation("genome", "scripted")[0] == "genome"
     assert operators_for("genome", True) == ["mutate", "recombine", "random", "llm_edit"]
     assert operators_for("both", False) == ["mutate", "recombine", "random", "write", "edit", "crossover"]
     assert operators_for("code", True) == ["write", "edit", "crossover"]

@@ -27,13 +27,16 @@ Representation = str  # "genome" | "code" | "both"
 
 
 def resolve_representation(setting: str, meta_model: str | None) -> tuple[str, str]:
-    """``(representation, reason)``: ``auto`` searches genomes with a local (or no) meta model, whose
-    code the measurements show to be unusable, and both genomes and code with a hosted one."""
+    """``(representation, reason)``. ``auto``: genome search with a local (or no) meta model, whose code
+    was measured unusable (0/4 designs that steer the probe, ``benchmarks/bench_meta_model.py``); genomes
+    and code with a hosted one; code with a scripted model (it replays code replies)."""
     if setting != "auto":
         return setting, f"--representation {setting}"
     name = meta_model or ""
-    if not name or name.startswith(("local:", "scripted")):
-        return "genome", f"meta model {name or '(none)'} is local: genome search (the parts space)"
+    if name.startswith("scripted"):
+        return "code", f"meta model {name} replays scripted code replies"
+    if not name or name.startswith("local:"):
+        return "genome", f"meta model {name or '(none)'} is local: genome search over the parts space"
     return "both", f"meta model {name} is hosted: genome search and code-writing operators"
 
 

@@ -1,0 +1,116 @@
+"""A genome search end to end with scripted models: the bandit tries every operator, each child is
+screened by the advice probe before any episode, the meta model edits genomes under the schema (an
+unusable reply falls back to mutation and says so), and a resumed run equals one that never stopped."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from alma_doubles import debug_policy, task_policy
+
+import atlas.alma
+from atlas.alma.genome import parse_genome
+from atlas.alma.genome.step import GENOME_OPERATORS, entry_genome
+from atlas.infra.llm import ScriptedLLM
+
+EDIT = {
+    "encode": [
+        {"part": "transitions", "params": {"state_key": "location", "neighbors_key": "adjacent_rooms"}},
+        {"part": "goal_actions", "params": {"state_key": "location"}},
+    ],
+    "retrieve": [
+        {"part": "goal_rules", "params": {}},
+        {"part": "route", "params": {}},
+        {"part": "explore", "params": {}},
+    ],
+    "render": {"part": "lines", "params": {}},
+}
+
+
+def meta(reply: str) -> ScriptedLLM:
+    def answer(messages: list[dict[str, Any]], **kwargs: Any) -> str:
+        assert "You improve memory designs" in messages[-1]["content"]
+        assert kwargs.get("json_schema"), "the genome edit is asked for under the genome schema"
+        return reply
+
+    return ScriptedLLM(answer)
+
+
+def search(tmp_path, embedder, reply: str, *, iterations: int, name: str = "run", resume: bool = False):
+    kwargs: dict[str, Any] = dict(
+        llm=ScriptedLLM(task_policy),
+        meta_llm=meta(reply),
+        debug_llm=ScriptedLLM(debug_policy),
+        embedder=embedder,
+        iterations=iterations,
+        trace=False,
+        baseline_cache=False,
+    )
+    if resume:
+        return atlas.alma.run(resume=tmp_path / name, **kwargs)[0]
+    return atlas.alma.run(
+        run_dir=tmp_path / name,
+        env="graphworld",
+        episodes=2,
+        rooms=5,
+        deploy_seeds=1,
+        seed=42,
+        baselines=["trajectory_retrieval"],
+        env_seed=False,
+        quiet=True,
+        representation="genome",
+        genome_candidates=6,
+        probe_tasks=2,
+        **kwargs,
+    )[0]
+
+
+def evolved(archive):
+    return [e for e in archive if e.origin == "meta"]
+
+
+@pytest.fixture(scope="module")
+def straight(tmp_path_factory, embedder):
+    return search(tmp_path_factory.mktemp("straight"), embedder, json.dumps(EDIT), iterations=4)
+
+
+def test_each_operator_is_tried_and_every_child_was_screened_first(straight):
+    children = evolved(straight)
+    assert [c.metadata["operator"] for c in children] == list(GENOME_OPERATORS)
+    for c in children:
+        assert c.metadata["candidates"], c.metadata
+        assert all(0.0 <= cand["probe_score"] <= 1.0 for cand in c.metadata["candidates"])
+        if c.status == "ok":  # played by the task agent only after its probe solved a task
+            assert c.metadata["probe_solved"] > 0 and entry_genome(c) is not None
+            assert "beat_parent" in c.metadata and c.metadata["operator_stats"]
+        else:
+            assert c.errors[0].startswith("screened out by the advice probe")
+    assert all(it["operator"] in GENOME_OPERATORS for it in straight.iterations)
+
+
+def test_the_llm_edit_is_the_first_candidate_of_its_generation(straight):
+    child = next(c for c in evolved(straight) if c.metadata["operator"] == "llm_edit")
+    assert child.metadata["candidates"][0]["key"] == parse_genome({"name": "x", **EDIT}).key
+    assert child.metadata["operator_notes"] == []
+
+
+def test_an_unusable_reply_falls_back_to_mutation_and_is_recorded(tmp_path, embedder):
+    archive = search(tmp_path, embedder, "this is not a genome", iterations=4)
+    child = next(c for c in evolved(archive) if c.metadata["operator"] == "llm_edit")
+    assert child.metadata["operator_notes"][0].startswith("llm_edit reply unusable (reply is not JSON")
+    assert child.metadata["candidates"]  # mutation stood in
+
+
+def test_a_resumed_search_equals_one_that_never_stopped(tmp_path, embedder, straight):
+    search(tmp_path, embedder, json.dumps(EDIT), iterations=2)
+    resumed = search(tmp_path, embedder, json.dumps(EDIT), iterations=4, resume=True)
+
+    def shape(archive):
+        return [
+            (e.id, e.status, e.metadata.get("operator"), [c["key"] for c in e.metadata.get("candidates", [])])
+            for e in archive
+        ]
+
+    assert shape(resumed) == shape(straight)
