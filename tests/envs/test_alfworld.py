@@ -88,7 +88,7 @@ def test_act_tool_and_invalid_commands(cache):
     assert "enum" not in env.tools()[0].parameters["properties"]["command"]
     task = env.generate_tasks(1, seed=5)[0]
     obs = env.reset(task)
-    assert set(obs) == {"text", "admissible_commands", "steps_taken", "steps_left"}
+    assert set(obs) == {"text", "admissible_commands", "steps_taken", "steps_left", "location", "inventory"}
     assert "help" not in obs["admissible_commands"]
     spec = env.tools()[0]
     assert (
@@ -233,3 +233,30 @@ async def test_task_agent_plays_alfworld_in_json_mode(cache):
         "Microwaves heat things." not in first.messages[0]["content"]
     )  # advice is data, not the system role
     assert "<notes>\nMicrowaves heat things.\n</notes>" in first.messages[-1]["content"]
+
+
+def test_observations_say_where_the_player_is_and_what_it_carries(cache):
+    """``location`` and ``inventory`` follow what the game printed ("You arrive at", "You pick up",
+    "You move"), and the agent reads them in the observation text."""
+    env = AlfWorldEnv(task_types=["pick_and_place_simple"], family_mode=False, cache_dir=cache)
+    task = env.generate_tasks(1, seed=301)[0]
+    obs = env.reset(task)
+    assert (obs["location"], obs["inventory"]) == ("the middle of the room", [])
+    assert "You are at the middle of the room. You carry: nothing." in env.summarize_observation(obs)
+    plan = env.gold_plan()
+    assert plan
+    held: list[str] = []
+    for command in plan:
+        obs = env.step(Action("act", {"command": command})).observation
+        if command.startswith("go to "):
+            assert obs["location"] == command.removeprefix("go to ")
+        if command.startswith("take "):
+            held.append(command.split(" from ")[0].removeprefix("take "))
+        if command.startswith(("move ", "put ")):
+            held = []
+        assert obs["inventory"] == held, (command, obs)
+    assert env.success()
+    text = env.summarize_observation(obs)
+    assert f"You are at {obs['location']}." in text
+    bad = env.step(Action("act", {"command": "fly away"}))  # refused: nothing moves
+    assert bad.error and bad.observation["location"] == obs["location"]

@@ -22,7 +22,7 @@ DEPLOY_SEED_STRIDE = 10_007
 
 # Part of the no-memory baseline cache key: bump it whenever how an episode is played or scored
 # changes (task agent, prompts, environment rules), so no run compares against a stale baseline.
-EVALUATION_VERSION = 4
+EVALUATION_VERSION = 5  # 5: ALFWorld observations carry location and inventory
 
 MetaOperator = Literal["write", "edit", "crossover"]
 
@@ -33,7 +33,9 @@ class AlmaConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     env: str = "graphworld"
-    iterations: int = Field(5, ge=0)
+    # Generations (None: 5 when the MetaAgent writes code, 20 for genome search, whose generations mostly
+    # cost seconds of probe; `--max-minutes` bounds either).
+    iterations: int | None = Field(None, ge=0)
     episodes: int = Field(3, ge=1)
     seed: int = 42
     family: int | None = None
@@ -83,9 +85,10 @@ class AlmaConfig(BaseModel):
     # crossover, random draws and the meta model as a grammar-constrained genome editor), "code" (the
     # MetaAgent writes modules), "both", or "auto": genome with a local meta model, both with a hosted one.
     representation: Literal["auto", "genome", "code", "both"] = "auto"
-    # Genome search: candidates screened by the advice probe per generation (the best one is played),
-    # and deployment tasks each probe plays.
-    genome_candidates: int = Field(24, ge=1, le=200)
+    # Genome search: at most this many candidates screened by the advice probe per generation (it stops
+    # at the first whose probe beats every played design; that one is played), and the deployment
+    # tasks each probe plays.
+    genome_candidates: int = Field(96, ge=1, le=1000)
     probe_tasks: int = Field(8, ge=1, le=64)
 
     @model_validator(mode="before")

@@ -25,6 +25,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from atlas.alma.advice_probe import can_probe
 from atlas.alma.advice_use import departure_lines
 from atlas.alma.analysis import parent_analysis
 from atlas.alma.archive import Archive, ArchiveEntry, empty_usage
@@ -43,6 +44,7 @@ from atlas.alma.genome.step import (
     entry_genome,
     evolve_candidates,
     operators_for,
+    probe,
     resolve_representation,
 )
 from atlas.alma.harness import Evaluation, Harness, add_usage, make_tasks
@@ -58,6 +60,7 @@ from atlas.trace.writer import TraceWriter
 
 Callback = Callable[[str, dict[str, Any]], Any]
 
+DEFAULT_GENERATIONS = {"code": 5, "genome": 20, "both": 20}
 MAX_FAILED_ITERATIONS = 2  # iterations in a row whose models or sandbox failed before the search stops
 
 
@@ -273,6 +276,10 @@ class Search:
         self.representation, self.representation_reason = resolve_representation(
             cfg.representation, getattr(self.meta_llm, "model", None)
         )
+        if cfg.iterations is None:
+            self.config = cfg = cfg.model_copy(
+                update={"iterations": DEFAULT_GENERATIONS[self.representation]}
+            )
         self.operators = [
             op
             for op in operators_for(self.representation, self.meta_llm is not None)
@@ -718,6 +725,22 @@ class Search:
         self.progress.line(self._design_line(f"gen {generation}", entry, duration=duration, usage=usage))
         return entry
 
+    async def _probe_of(self, entry: ArchiveEntry) -> float:
+        """``entry``'s advice-probe score on this search's tasks, measured once and kept in its metadata."""
+        if entry.metadata.get("probe_score") is None:
+            design = get_baseline(entry.name) if entry.origin == "host" else entry.design
+            result = await probe(
+                design,
+                self.env,
+                self.collection_tasks,
+                self.deployment_tasks[: self.config.probe_tasks],
+                embedder=self.embedder,
+                pool=self.pool,
+            )
+            entry.metadata["probe_score"] = round(result["probe_score"], 4)
+            entry.metadata["steered"] = round(result["steered"], 4)
+        return float(entry.metadata["probe_score"])
+
     async def _genome_child(
         self, generation: int, parents: list[ArchiveEntry], operator: str, rng: Any
     ) -> tuple[ArchiveEntry, str]:
@@ -750,6 +773,16 @@ class Search:
                 briefs.append((g, e.normalized_score, ""))
         seen = {g.key for g in (entry_genome(e) for e in self.archive) if g is not None}
         name = f"{operator}-{child_id}"
+        # Cheap first: only a candidate whose probe beats every design the task agent has played (and
+        # its parent) is worth episodes; the screening goes on until one does or the budget is spent.
+        bar = max(
+            [await self._probe_of(parents[0])] + [await self._probe_of(e) for e in self.archive.scored()]
+        )
+        probing = can_probe(self.env)
+
+        def good_enough(c: Candidate) -> bool:
+            return not c.error and (not probing or (c.solved > 0 and c.probe_score > bar))
+
         screened, notes = await evolve_candidates(
             operator,
             briefs,
@@ -764,10 +797,7 @@ class Search:
             pool=self.pool,
             meta_llm=self.meta_llm,
             name=name,
-        )
-        parent_probe = next(
-            (p.metadata.get("probe_score") for p in parents if p.metadata.get("probe_score") is not None),
-            None,
+            good_enough=good_enough,
         )
         ok = [c for c in screened if not c.error]
         best: Candidate | None = max(
@@ -787,20 +817,15 @@ class Search:
                 for c in screened
             ],
             "operator_notes": notes,
-            "parent_probe_score": parent_probe,
+            "probe_bar": bar,
         }
         for note in notes:
             self.emit("operator.fallback", generation=generation, note=note)
-        passes = (
-            best is not None
-            and best.solved > 0
-            and (parent_probe is None or best.probe_score >= parent_probe)
-        )
-        if best is None or not passes:
+        if best is None or not good_enough(best):
             why = (
                 "no candidate's advice steered the probe to a solved task"
                 if best is None or best.solved == 0
-                else (f"best probe {best.probe_score:.3f} is below its parent's {parent_probe:.3f}")
+                else f"best probe {best.probe_score:.3f} does not beat {bar:.3f}, the best probe of a played design"
             )
             if best is not None:
                 meta["genome"] = best.genome.model_dump()
@@ -874,13 +899,14 @@ class Search:
             operators=self.operators,
         )
         self.progress.line(f"representation: {self.representation} ({self.representation_reason})")
-        self.progress.start(cfg.iterations)
+        generations = cfg.iterations or 0  # resolved by _setup
+        self.progress.start(generations)
         t0 = time.perf_counter()
         try:
             await self._baseline()
             await self._seeds()
             failed: list[str] = []
-            for g in range(1, cfg.iterations + 1):
+            for g in range(1, generations + 1):
                 if g in done:
                     self.progress.iteration_done()
                     continue

@@ -344,7 +344,10 @@ def register(app: typer.Typer) -> None:
     def run_cmd(
         env: str = typer.Option("graphworld", "--env", help=ENV_HELP),
         iterations: int | None = typer.Option(
-            None, "--iterations", help="Evolutionary iterations (default 5; with --resume: raise the total)."
+            None,
+            "--iterations",
+            help="Evolutionary iterations (default 5 when the MetaAgent writes code, 20 "
+            "for genome search; with --resume: raise the total).",
         ),
         episodes: int = typer.Option(
             3, "--episodes", help="Tasks per collection phase and per deployment seed."
@@ -481,12 +484,13 @@ def register(app: typer.Typer) -> None:
             "model, both with a hosted one). The run says which it picked.",
         ),
         genome_candidates: int = typer.Option(
-            24,
+            96,
             "--genome-candidates",
             min=1,
-            max=200,
-            help="Genome search: candidates screened by the advice probe per generation "
-            "(seconds each, no LLM); the best is played by the task agent.",
+            max=1000,
+            help="Genome search: at most this many candidates screened by the advice probe "
+            "per generation (about a second each, no LLM); screening stops at the first whose probe "
+            "beats every design played so far, and that one is played by the task agent.",
         ),
         env_settings: dict[str, Any] | None = None,
     ) -> None:

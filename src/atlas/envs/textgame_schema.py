@@ -16,7 +16,13 @@ OBSERVATION_KEYS = {
 
 
 def text_game_schema(
-    env: Any, *, summary: str, goal_hint: str, seed: int = 3, max_example_steps: int = 4
+    env: Any,
+    *,
+    summary: str,
+    goal_hint: str,
+    seed: int = 3,
+    max_example_steps: int = 4,
+    extra_keys: dict[str, str] | None = None,
 ) -> dict[str, Any]:
     from atlas.envs.policies import ExplorerPolicy
 
@@ -46,7 +52,7 @@ def text_game_schema(
             {"name": t.name, "description": t.description, "parameters": t.parameters}
             for t in env.clone().tools()
         ],
-        "observation": {"keys": OBSERVATION_KEYS},
+        "observation": {"keys": {**OBSERVATION_KEYS, **(extra_keys or {})}},
         "task": {
             "keys": {
                 "goal": f"str — {goal_hint}",

@@ -1,13 +1,15 @@
 """``atlas report``: a run's charts as PNG + SVG files and a Markdown summary.
 
 Writes into ``RUN_DIR/report/`` (or ``out_dir``): ``scores_per_generation.{png,svg}``,
-``lineage.{png,svg}`` and ``report.md`` (best design, designs vs baselines, scores per
-generation, usage). The charts show what the viewer shows, drawn with matplotlib (Agg backend,
+``lineage.{png,svg}``, ``operators.{png,svg}`` and ``report.md`` (best design and its genome,
+designs vs baselines, scores per generation, the genome search's operators, usage). The charts show what the viewer shows, drawn with matplotlib (Agg backend,
 no display needed); the lineage layout is the viewer's (:mod:`atlas.viewer.lineage`).
 """
 
 from __future__ import annotations
 
+import json
+import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -23,6 +25,9 @@ SERIES = (
     ("normalized", "Normalized", "#7b3fb5"),
 )
 BASELINE_COLOR = "#495057"
+TRIES_COLOR = "#4c8bf5"
+WINS_COLOR = "#2b8a3e"
+NO_OPERATORS = "No genome operators in this run."
 
 
 @dataclass(frozen=True)
@@ -34,10 +39,20 @@ class ReportPaths:
     scores_svg: Path
     lineage_png: Path
     lineage_svg: Path
+    operators_png: Path
+    operators_svg: Path
     markdown: Path
 
     def files(self) -> list[Path]:
-        return [self.scores_png, self.scores_svg, self.lineage_png, self.lineage_svg, self.markdown]
+        return [
+            self.scores_png,
+            self.scores_svg,
+            self.lineage_png,
+            self.lineage_svg,
+            self.operators_png,
+            self.operators_svg,
+            self.markdown,
+        ]
 
 
 def write_report(run_dir: str | Path, out_dir: str | Path | None = None) -> ReportPaths:
@@ -63,14 +78,17 @@ def write_report(run_dir: str | Path, out_dir: str | Path | None = None) -> Repo
         scores_svg=out / "scores_per_generation.svg",
         lineage_png=out / "lineage.png",
         lineage_svg=out / "lineage.svg",
+        operators_png=out / "operators.png",
+        operators_svg=out / "operators.svg",
         markdown=out / "report.md",
     )
     try:
-        for f in (paths.scores_png, paths.scores_svg, paths.lineage_png, paths.lineage_svg, paths.markdown):
+        for f in paths.files():
             if f.is_symlink():  # replace a link with the file, never write through it
                 f.unlink()
         _save(scores_figure(run), paths.scores_png, paths.scores_svg)
         _save(lineage_figure(run), paths.lineage_png, paths.lineage_svg)
+        _save(operators_figure(run), paths.operators_png, paths.operators_svg)
         paths.markdown.write_text(render_markdown(run, paths), encoding="utf-8")
     except OSError as exc:
         raise ArchiveError(f"cannot write the report into {out}: {exc.strerror or exc}") from exc
@@ -262,6 +280,47 @@ def lineage_figure(run: RunSnapshot) -> Any:
     return fig
 
 
+def operators_figure(run: RunSnapshot) -> Any:
+    """Tries and wins (children that beat their parent) per operator of the genome search's bandit,
+    side by side; the empty-chart message in a run without genome operators."""
+    plt = _pyplot()
+    from matplotlib.ticker import MaxNLocator
+
+    rows = run.operators()["rows"]
+    fig, ax = plt.subplots(figsize=(max(5.0, 1.3 * len(rows) + 2.5), 3.8))
+    ax.set_title(f"Operators — {run.name}", loc="left")
+    if not rows:
+        _empty(ax, "no genome operators in this run")
+        return fig
+    xs = list(range(len(rows)))
+    width = 0.38
+    tries = ax.bar(
+        [x - width / 2 for x in xs],
+        [r["tries"] for r in rows],
+        width,
+        color=TRIES_COLOR,
+        label="tries",
+        zorder=2,
+    )
+    wins = ax.bar(
+        [x + width / 2 for x in xs],
+        [r["wins"] for r in rows],
+        width,
+        color=WINS_COLOR,
+        label="beat their parent",
+        zorder=2,
+    )
+    for bars in (tries, wins):
+        ax.bar_label(bars, padding=2, fontsize=8, color="#343a40")
+    ax.set_xticks(xs, [r["operator"] for r in rows])
+    ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.set_ylabel("children")
+    ax.grid(axis="y", color="#eef0f4", zorder=0)
+    ax.margins(y=0.15)
+    ax.legend(loc="center left", bbox_to_anchor=(1.01, 0.5), frameon=False, fontsize=9)
+    return fig
+
+
 def _bend_around(pos: dict[str, tuple[float, float]], x1: float, y1: float, x2: float, y2: float) -> float:
     """How far (in rows) an edge that skips columns must bend to pass a node or its label (drawn
     below the node) lying on the straight line; 0 when the way is clear."""
@@ -296,6 +355,92 @@ def _table(header: list[str], rows: list[list[Any]], right: set[int] | None = No
     return lines
 
 
+def _representation(run: RunSnapshot) -> str:
+    """The representation the run used; ``genome (auto)`` when ``auto`` chose it."""
+    setting = run.config.get("representation")
+    used = run.representation or "—"
+    return f"{used} ({setting})" if isinstance(setting, str) and setting and setting != used else used
+
+
+def _fenced(lines: list[str], lang: str = "text") -> list[str]:
+    """A fenced code block longer than any run of backticks in the lines (they are data)."""
+    longest = max((len(m) for line in lines for m in re.findall(r"`+", line)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return [fence + lang, *lines, fence]
+
+
+def _genome_block(entry: dict[str, Any]) -> list[str]:
+    """The design's genome as ``Genome.describe()`` lines, or that it is written as code."""
+    if entry["genome"] is None:
+        return ["This design is written as code (it has no genome).", ""]
+    if entry["genome_lines"] is None:
+        return [
+            f"Its genome does not load ({_cell(entry['genome_error'])}); as recorded:",
+            "",
+            *_fenced(json.dumps(entry["genome"], indent=2, ensure_ascii=False).splitlines(), "json"),
+            "",
+        ]
+    how = f", made by `{entry['operator']}`" if entry["operator"] else ""
+    probe = f", advice probe {_f(entry['probe_score'])}" if entry["probe_score"] is not None else ""
+    return [f"Its genome{how}{probe}, one line per part:", "", *_fenced(entry["genome_lines"]), ""]
+
+
+def _operators_section(run: RunSnapshot, paths: ReportPaths) -> list[str]:
+    """The genome search's operators: the bandit's tries and wins, what screening each child cost."""
+    out = ["## Operators", ""]
+    ops = run.operators()
+    if not ops["rows"]:
+        return [*out, NO_OPERATORS, "", f"![Operators]({paths.operators_png.name})", ""]
+    out.append(
+        "Each child's operator is chosen by a bandit (UCB1) rewarded when the child beats its parent. "
+        "Candidates are genomes screened by the advice probe before any episode; an evaluated child is "
+        "one the task agent played (it has a deployment score)."
+    )
+    out += ["", f"![Operators]({paths.operators_png.name})", ""]
+
+    def row(r: dict[str, Any], bold: bool = False) -> list[Any]:
+        cells = [
+            r["tries"],
+            r["wins"],
+            f"{r['rate']:.3f}",
+            r["candidates"],
+            r["evaluated"],
+            f"{r['candidates_per_child']:.1f}" if r["candidates_per_child"] is not None else "—",
+            r["fallbacks"],
+        ]
+        if bold:
+            return ["**total**", *(f"**{c}**" for c in cells)]
+        return [f"`{r['operator']}`", *cells]
+
+    out += _table(
+        [
+            "Operator",
+            "Tries",
+            "Beat parent",
+            "Rate",
+            "Candidates screened",
+            "Evaluated children",
+            "Candidates per evaluated child",
+            "Fallbacks",
+        ],
+        [row(r) for r in ops["rows"]] + [row(ops["total"], bold=True)],
+        right={1, 2, 3, 4, 5, 6, 7},
+    )
+    out.append("")
+    notes = ops["notes"]
+    if notes:
+        out.append(
+            f"{len(notes)} fallback note{'s' if len(notes) != 1 else ''} (an operator could not make "
+            "its candidates and another stood in):"
+        )
+        out.append("")
+        out += [f"- `{n['id']}` `{n['operator']}`: {_cell(n['note'])}" for n in notes]
+    else:
+        out.append("0 fallback notes: every operator made its own candidates.")
+    out.append("")
+    return out
+
+
 def render_markdown(run: RunSnapshot, paths: ReportPaths) -> str:
     """The report's Markdown text (charts referenced by relative file name)."""
     now = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
@@ -314,6 +459,7 @@ def render_markdown(run: RunSnapshot, paths: ReportPaths) -> str:
             "model",
             "meta_model",
             "embed_model",
+            "representation",
         )
         if k in run.config
     ]
@@ -323,7 +469,14 @@ def render_markdown(run: RunSnapshot, paths: ReportPaths) -> str:
         out += _table(
             ["Setting", "Value"],
             [
-                [k, run.config[k] if run.config[k] is not None else run.config.get(resolved.get(k, k))]
+                [
+                    k,
+                    _representation(run)
+                    if k == "representation"
+                    else run.config[k]
+                    if run.config[k] is not None
+                    else run.config.get(resolved.get(k, k)),
+                ]
                 for k in cfg_keys
             ]
             + [[k, v] for k, v in env_params.items() if k not in run.config],
@@ -344,6 +497,7 @@ def render_markdown(run: RunSnapshot, paths: ReportPaths) -> str:
             f"against the no-memory baseline {_f(base)}. Source: `{best['source_path']}`."
         )
         out.append("")
+        out += _genome_block(best)
         if best["critique"]:
             out.append("Critique it was given:")
             out.append("")
@@ -416,6 +570,8 @@ def render_markdown(run: RunSnapshot, paths: ReportPaths) -> str:
     out.append("")
 
     out += ["## Lineage", "", f"![Lineage]({paths.lineage_png.name})", ""]
+
+    out += _operators_section(run, paths)
 
     out += ["## Usage", ""]
     usage = run.usage_rows()

@@ -20,9 +20,13 @@ import re
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 from atlas.alma.debug_log import episode_block
+from atlas.alma.genome.bandit import operator_stats, stats_table
+from atlas.alma.genome.model import parse_genome
+from atlas.alma.genome.step import CODE_OPERATORS, GENOME_OPERATORS
 from atlas.alma.runlog import CallLog
 from atlas.core import jsonsafe
 from atlas.core.safetext import safe_data, safe_text
@@ -38,6 +42,8 @@ _USAGE_KEYS = ("prompt_tokens", "completion_tokens", "total_tokens", "cost_usd",
 MAX_LOG_LINES = 20000
 #: A run with no ``run.stop`` and no trace event for this long is shown as stalled (killed?).
 STALL_AFTER_S = 15 * 60
+#: Entry fields only the design panel shows (``/api/design/<id>``), left out of ``/api/run``.
+_DETAIL_ONLY = frozenset({"per_task", "genome", "genome_lines", "candidates"})
 
 
 @dataclass
@@ -152,8 +158,86 @@ class RunSnapshot:
                 total[k] += row[k]
         return total
 
+    def operator_names(self) -> list[str]:
+        """The operators of the search's bandit, in its order (``run.start`` / ``run.resume`` in the
+        trace), plus any other known operator an entry was made with; empty when no entry was made
+        by a genome operator (a code-only run has no bandit: its operators take turns)."""
+        seen = {e["operator"] for e in self.entries if e["operator"]}
+        if not seen & set(GENOME_OPERATORS):
+            return []
+        names: list[str] = []
+        for event in self.events:
+            if event.get("event") in ("run.start", "run.resume") and isinstance(event.get("operators"), list):
+                names = [safe_text(op) for op in event["operators"] if isinstance(op, str)]
+        for op in (*GENOME_OPERATORS, *CODE_OPERATORS):
+            if op in seen and op not in names:
+                names.append(op)
+        return names
+
+    def operators(self) -> dict[str, Any]:
+        """Per operator: tries, children that beat their parent and the rate (the search's own
+        bandit, :func:`atlas.alma.genome.bandit.operator_stats`), candidates screened by the advice
+        probe, evaluated children (those with a deployment score) and candidates per evaluated child,
+        fallback notes; with a total row and every note. ``rows`` is empty in a run without genome
+        operators."""
+        names = self.operator_names()
+        table = stats_table(
+            operator_stats(
+                (
+                    SimpleNamespace(metadata={"operator": e["operator"], "beat_parent": e["beat_parent"]})
+                    for e in self.entries
+                ),
+                names,
+            )
+        )
+        rows: list[dict[str, Any]] = []
+        for row in table:
+            mine = [e for e in self.entries if e["operator"] == row["operator"]]
+            screened = sum(len(e["candidates"]) for e in mine)
+            evaluated = sum(1 for e in mine if e["deployment_score"] is not None)
+            rows.append(
+                {
+                    **row,
+                    "candidates": screened,
+                    "evaluated": evaluated,
+                    "candidates_per_child": round(screened / evaluated, 2) if evaluated else None,
+                    "fallbacks": sum(len(e["operator_notes"]) for e in mine),
+                }
+            )
+        tries = sum(r["tries"] for r in rows)
+        wins = sum(r["wins"] for r in rows)
+        screened = sum(r["candidates"] for r in rows)
+        evaluated = sum(r["evaluated"] for r in rows)
+        total = {
+            "operator": "total",
+            "tries": tries,
+            "wins": wins,
+            "rate": round(wins / tries, 3) if tries else 0.0,
+            "candidates": screened,
+            "evaluated": evaluated,
+            "candidates_per_child": round(screened / evaluated, 2) if evaluated else None,
+            "fallbacks": sum(r["fallbacks"] for r in rows),
+        }
+        notes = [
+            {"id": e["id"], "operator": e["operator"], "note": note}
+            for e in self.entries
+            if e["operator"] in names
+            for note in e["operator_notes"]
+        ]
+        return {"rows": rows, "total": total, "notes": notes}
+
+    @property
+    def representation(self) -> str | None:
+        """How designs were written (``genome``, ``code`` or ``both``): the resolved setting when the
+        run recorded it, else the setting itself (None in runs from before genomes)."""
+        for key in ("representation_resolved", "representation"):
+            value = self.config.get(key)
+            if isinstance(value, str) and value:
+                return value
+        return None
+
     def summary(self) -> dict[str, Any]:
-        """JSON-safe summary for the viewer's ``/api/run`` (no sources, no logs)."""
+        """JSON-safe summary for the viewer's ``/api/run`` (no sources, no logs, no genomes)."""
 
         best = self.best()
         return {
@@ -165,11 +249,13 @@ class RunSnapshot:
             "baseline": self.baseline,
             "baseline_score": self.baseline_score,
             "best_id": best["id"] if best else None,
-            "entries": [{k: v for k, v in e.items() if k != "per_task"} for e in self.entries],
+            "representation": self.representation,
+            "entries": [{k: v for k, v in e.items() if k not in _DETAIL_ONLY} for e in self.entries],
             "iterations": self.iterations,
             "generations": self.generations(),
             "usage": self.usage_rows(),
             "usage_total": self.usage_total(),
+            "operators": self.operators(),
             "lineage": lineage_layout(self.entries),
             "warnings": self.warnings,
         }
@@ -345,6 +431,11 @@ def _normalize_entry(raw: dict[str, Any], root: Path, warnings: list[str]) -> di
     origin = safe_text(raw.get("origin") or "meta")
     sampled = raw.get("times_sampled")
     errors = raw.get("errors")
+    meta = raw.get("metadata") if isinstance(raw.get("metadata"), dict) else {}
+    operator = meta.get("operator")
+    candidates = meta.get("candidates")
+    notes = meta.get("operator_notes")
+    beat = meta.get("beat_parent")
     return {
         "id": did,
         "name": safe_text(raw.get("name") or did),
@@ -367,7 +458,33 @@ def _normalize_entry(raw: dict[str, Any], root: Path, warnings: list[str]) -> di
         "logs_dir": logs_dir,
         "usage": _usage(raw.get("usage")),
         "created_at": raw.get("created_at") if isinstance(raw.get("created_at"), str) else None,
+        # What the genome search recorded (None / empty for designs written as code).
+        "operator": safe_text(operator) if isinstance(operator, str) and operator else None,
+        "beat_parent": beat if isinstance(beat, bool) else None,
+        "probe_score": _num(meta.get("probe_score")),
+        "steered": _num(meta.get("steered")),
+        "probe_bar": _num(meta.get("probe_bar")),
+        "candidates": [safe_data(c) for c in candidates if isinstance(c, dict)]
+        if isinstance(candidates, list)
+        else [],
+        "operator_notes": [safe_text(n) for n in notes if isinstance(n, str)]
+        if isinstance(notes, list)
+        else [],
+        **_genome_view(meta.get("genome")),
     }
+
+
+def _genome_view(data: Any) -> dict[str, Any]:
+    """An entry's genome for showing: the JSON as recorded, its ``describe()`` lines, and why it does
+    not load when it does not (a genome from another version, or a damaged archive)."""
+    if not isinstance(data, dict):
+        return {"genome": None, "genome_lines": None, "genome_error": None}
+    try:
+        lines: list[str] | None = [safe_text(line) for line in parse_genome(data).describe()]
+        error = None
+    except (InvalidInputError, ValueError, TypeError, RecursionError) as exc:
+        lines, error = None, safe_text(exc)
+    return {"genome": safe_data(data), "genome_lines": lines, "genome_error": error}
 
 
 def _inside(root: Path, rel: str) -> Path | None:

@@ -9,9 +9,11 @@ the task agent, and only when its probe solves at least as much as its parent's 
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from atlas.alma.design import Design
 from atlas.alma.genome.catalog import ObsKeys
 from atlas.alma.genome.compile import genome_design
 from atlas.alma.genome.llm_edit import llm_edit
@@ -20,7 +22,7 @@ from atlas.alma.genome.operators import crossover, mutate, random_genome
 from atlas.errors import InvalidInputError
 
 GENOME_OPERATORS = ("mutate", "recombine", "random", "llm_edit")
-ROUNDS = 3  # screening rounds per generation: the operator's children, then mutations of the best
+ROUND_SIZE = 8  # candidates per screening round: the operator's children first, then mutations of the best
 STEER_CREDIT = 0.2  # an unsolved probe task counts this much at most, by the share of steps the advice named
 CODE_OPERATORS = ("write", "edit", "crossover")
 Representation = str  # "genome" | "code" | "both"
@@ -66,7 +68,6 @@ class Candidate:
     solved: int = 0
     played: int = 0
     error: str = ""
-    probes: list[dict[str, Any]] = field(default_factory=list)
     steered: float = 0.0  # probe score, with partial credit for advice followed on unsolved tasks
 
 
@@ -131,6 +132,36 @@ async def make_children(
     return out, notes
 
 
+async def probe(
+    design: Design, env: Any, collection: list[Any], probe_tasks: list[Any], *, embedder: Any, pool: Any
+) -> dict[str, Any]:
+    """A design's advice probe: memory from the explorer's episodes on ``collection``, then
+    ``probe_tasks`` played doing only what its recall says (no LLM anywhere). Returns
+    ``{probe_score, steered, solved, played, error}``; ``steered`` gives unsolved tasks partial credit
+    for the share of steps the advice named."""
+    from atlas.alma.smoke import asmoke_run
+
+    report = await asmoke_run(design, env, tasks=(collection, probe_tasks), embedder=embedder, pool=pool)
+    error = ""
+    if report.problems or report.errors:
+        error = str(report.problems[0] if report.problems else report.errors[0].error)[:200]
+    played = max(1, len(report.probes))
+    limit = max(1, int(getattr(env, "max_steps", 20) or 20))
+    return {
+        "probe_score": sum(float(p.get("score", 0.0)) for p in report.probes) / played,
+        "steered": sum(
+            float(p.get("score", 0.0))
+            if p.get("success")
+            else STEER_CREDIT * min(1.0, p.get("steps", 0) / limit)
+            for p in report.probes
+        )
+        / played,
+        "solved": sum(1 for p in report.probes if p.get("success")),
+        "played": len(report.probes),
+        "error": error,
+    }
+
+
 async def screen(
     candidates: list[Genome],
     env: Any,
@@ -140,29 +171,20 @@ async def screen(
     embedder: Any,
     pool: Any,
 ) -> list[Candidate]:
-    """Each genome's advice probe: memory from the explorer's episodes on ``collection``, then
-    ``probe_tasks`` played doing only what its recall says (no LLM anywhere)."""
-    from atlas.alma.smoke import asmoke_run
-
+    """Each genome's advice probe (see ``probe``)."""
     out = []
     for genome in candidates:
-        report = await asmoke_run(
-            genome_design(genome), env, tasks=(collection, probe_tasks), embedder=embedder, pool=pool
+        r = await probe(genome_design(genome), env, collection, probe_tasks, embedder=embedder, pool=pool)
+        out.append(
+            Candidate(
+                genome=genome,
+                probe_score=r["probe_score"],
+                steered=r["steered"],
+                solved=r["solved"],
+                played=r["played"],
+                error=r["error"],
+            )
         )
-        c = Candidate(genome=genome, probes=report.probes)
-        if report.problems or report.errors:
-            c.error = str(report.problems[0] if report.problems else report.errors[0].error)[:200]
-        c.played = len(report.probes)
-        c.solved = sum(1 for p in report.probes if p.get("success"))
-        c.probe_score = sum(float(p.get("score", 0.0)) for p in report.probes) / max(1, len(report.probes))
-        limit = max(1, int(getattr(env, "max_steps", 20) or 20))
-        c.steered = sum(
-            float(p.get("score", 0.0))
-            if p.get("success")
-            else STEER_CREDIT * min(1.0, p.get("steps", 0) / limit)
-            for p in report.probes
-        ) / max(1, len(report.probes))
-        out.append(c)
     return out
 
 
@@ -181,20 +203,22 @@ async def evolve_candidates(
     pool: Any,
     meta_llm: Any = None,
     name: str,
+    good_enough: Callable[[Candidate], bool] | None = None,
 ) -> tuple[list[Candidate], list[str]]:
-    """``budget`` candidates: a first round by ``operator``, then rounds of mutations of the best screened
-    so far (by how far their advice steered the probe), all screened with no LLM."""
-    first = max(1, budget // ROUNDS)
+    """Up to ``budget`` candidates, screened with no LLM: a first round by ``operator``, then rounds of
+    mutations of the best so far (by how far their advice steered the probe), until one is
+    ``good_enough`` or the budget is spent."""
+    size = max(1, min(budget, ROUND_SIZE))
     genomes, notes = await make_children(
-        operator, parents, keys, rng, count=first, seen=seen, meta_llm=meta_llm, name=name
+        operator, parents, keys, rng, count=size, seen=seen, meta_llm=meta_llm, name=name
     )
     screened = await screen(genomes, env, collection, probe_tasks, embedder=embedder, pool=pool)
-    while len(screened) < budget:
+    while len(screened) < budget and not (good_enough and any(good_enough(c) for c in screened)):
         ranked = sorted((c for c in screened if not c.error), key=lambda c: -c.steered)[:3]
         if not ranked:
             break
         more = []
-        for _ in range(min(first, budget - len(screened))):
+        for _ in range(min(size, budget - len(screened))):
             child = mutate(rng.choice(ranked).genome, rng, keys, name=name)
             if child.key not in seen:
                 seen.add(child.key)

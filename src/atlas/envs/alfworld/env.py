@@ -38,6 +38,7 @@ from atlas.envs.alfworld.pddl import gold_plan, problem_pddl
 from atlas.envs.textgame import TextGameEnv
 from atlas.envs.tw_speedups import install_parse_cache, install_translation_cache
 from atlas.errors import ConfigError, EnvError
+from atlas.protocols.env import Action, StepResult
 
 NAME = "alfworld"
 SPLITS = {
@@ -48,6 +49,10 @@ SPLITS = {
     "eval_out_of_distribution": "valid_unseen",
 }
 _TASK_RE = re.compile(r"Your task is to: (.*)$", re.MULTILINE)
+START = "the middle of the room"
+_ARRIVE = re.compile(r"You arrive at ([a-z]+ \d+)")
+_TAKE = re.compile(r"You pick up the ([a-z]+ \d+) from")
+_PUT = re.compile(r"You (?:move|put) the ([a-z]+ \d+) (?:to|in|on)")
 
 
 def default_cache_dir() -> Path:
@@ -311,6 +316,45 @@ class AlfWorldEnv(TextGameEnv):
 
     def _clean(self, text: str) -> str:
         return text.replace("-= Welcome to TextWorld, ALFRED! =-", "").strip()
+
+    # --- where the player is and what it holds: read from what the game printed ---------------
+
+    def reset(self, task: Task) -> dict[str, Any]:
+        self._location: str = START
+        self._inventory: list[str] = []
+        return super().reset(task)
+
+    def step(self, action: Action) -> StepResult:
+        result = super().step(action)
+        if result.error is None and result.counted:
+            self._track(self._text)
+            result.observation.update(self._where())
+        return result
+
+    def _track(self, text: str) -> None:
+        if m := _ARRIVE.search(text):
+            self._location = m.group(1)
+        if m := _TAKE.search(text):
+            self._inventory.append(m.group(1))
+        elif (m := _PUT.search(text)) and m.group(1) in self._inventory:
+            self._inventory.remove(m.group(1))
+
+    def _where(self) -> dict[str, Any]:
+        return {
+            "location": getattr(self, "_location", START),
+            "inventory": list(getattr(self, "_inventory", [])),
+        }
+
+    def observe(self) -> dict[str, Any]:
+        return {**super().observe(), **self._where()}
+
+    def summarize_observation(self, observation: dict[str, Any]) -> str:
+        """The game's text, then where the player is and what it carries (both printed by the game
+        before: "You arrive at ...", "You pick up ..."), then the admissible commands."""
+        carry = ", ".join(observation.get("inventory") or []) or "nothing"
+        where = f"\nYou are at {observation.get('location', START)}. You carry: {carry}."
+        text = observation.get("text", "")
+        return super().summarize_observation({**observation, "text": text + where})
 
     def gold_plan(self) -> list[str] | None:
         return list(self._gold) if self._gold is not None else None

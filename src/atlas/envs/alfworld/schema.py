@@ -20,6 +20,11 @@ def context_schema(env: Any) -> dict[str, Any]:
         ),
         goal_hint="e.g. 'put a hot mug in countertop', 'find two cd and put them in drawer', "
         "'look at book under the desklamp'",
+        extra_keys={
+            "location": "str — where the player is: 'the middle of the room' at the start, then the "
+            "receptacle it last arrived at (e.g. 'countertop 1')",
+            "inventory": "list[str] — the objects the player carries (e.g. ['apple 1'])",
+        },
     )
 
 

@@ -54,6 +54,20 @@ def encode_transitions(memory, episode, tools, p, store):
         if dst in action:
             bump(m["moves"], action.replace(dst, "{to}"))
     m["moves"] = capped(m["moves"], 5)
+    if m["moves"]:  # listed actions of the learned move form name the states reachable from here
+        best = max(m["moves"], key=lambda t: m["moves"][t])
+        head, _, tail = best.partition("{to}")
+        for obs in observations:
+            here = state_of(obs, key)
+            for value in obs.values() if here and isinstance(obs, dict) else []:
+                for item in value if isinstance(value, list) else []:
+                    text = str(item)
+                    if text.startswith(head) and text.endswith(tail) and len(text) > len(head) + len(tail):
+                        other = text[len(head) : len(text) - len(tail)]
+                        if other != here and other not in m["near"].setdefault(here, []):
+                            m["near"][here].append(other)
+                        if other not in m["seen"]:
+                            m["seen"].append(other)
     print("transitions:", added, "new;", len(m["entered"]), "states entered,", len(m["seen"]), "seen")
 
 

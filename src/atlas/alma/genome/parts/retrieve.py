@@ -11,8 +11,16 @@ from common import filled, goal_words, same_kind, state_of, words
 
 
 def _goal_states(states, gw):
+    """The states the goal names: every word of the state's name is a goal word (numbering aside:
+    'shelf 2' is named by a goal that says 'shelf', unless the name is only a number)."""
     low = {w.lower() for w in gw}
-    return [s for s in states if s.lower() in low]
+    out = []
+    for s in states:
+        parts = [w.lower() for w in words(s)]
+        named = [w for w in parts if not w.isdigit()] or parts
+        if named and all(w in low for w in named):
+            out.append(s)
+    return out
 
 
 def _graph(m):
@@ -91,10 +99,11 @@ def retrieve_route(memory, task, tools, p):
     if p.get("context", "goal_items") == "goal_items":
         low = {t.lower() for t in targets}
         extra = [w for w in gw[1:] if w.lower() not in low][:1]
-    return [
-        {"kind": "rule", "cond": [s, *extra], "action": action}
-        for s, action in _towards(_graph(m), set(targets)).items()
-    ]
+    hops = _towards(_graph(m), set(targets))
+    if extra and len(hops) > 1 and len(set(hops.values())) == 1:
+        # every state takes the same first step (one hop from anywhere): the state does not matter
+        return [{"kind": "rule", "cond": extra, "action": next(iter(hops.values()))}]
+    return [{"kind": "rule", "cond": [s, *extra], "action": action} for s, action in hops.items()]
 
 
 def retrieve_explore(memory, task, tools, p):
