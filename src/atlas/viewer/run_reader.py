@@ -431,7 +431,8 @@ def _normalize_entry(raw: dict[str, Any], root: Path, warnings: list[str]) -> di
     origin = safe_text(raw.get("origin") or "meta")
     sampled = raw.get("times_sampled")
     errors = raw.get("errors")
-    meta = raw.get("metadata") if isinstance(raw.get("metadata"), dict) else {}
+    raw_meta = raw.get("metadata")
+    meta: dict[str, Any] = raw_meta if isinstance(raw_meta, dict) else {}
     operator = meta.get("operator")
     candidates = meta.get("candidates")
     notes = meta.get("operator_notes")

@@ -7,8 +7,10 @@ watch.
 
 API (all GET, JSON):
   /api/status                     {"ok", "stamp", "error"}: cheap change check
-  /api/run                        the run summary (scores, lineage, usage, table rows)
-  /api/design/<id>[?parent=<id>]  one design: source, diff against a parent, critique, per-task
+  /api/run                        the run summary (scores, lineage, usage, table rows, and the
+                                  genome search's operators: the report's "Operators" numbers)
+  /api/design/<id>[?parent=<id>]  one design: source, diff against a parent, critique, per-task;
+                                  its genome (JSON and describe() lines), operator and probe score
   /api/design/<id>/logs           its runtime logs, per episode, and its DebugLog text
 An unreadable run answers ``{"error": ...}`` with status 503 (404 for an unknown design), never
 a traceback.

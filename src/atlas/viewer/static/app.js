@@ -165,7 +165,7 @@ function renderRun() {
 
   const cfg = run.config || {};
   const chips = [];
-  const shown = { env: cfg.env, model: cfg.model ?? cfg.task_model, meta: cfg.meta_model ?? cfg.meta_model_resolved, iterations: cfg.iterations, episodes: cfg.episodes, seed: cfg.seed };
+  const shown = { env: cfg.env, model: cfg.model ?? cfg.task_model, meta: cfg.meta_model ?? cfg.meta_model_resolved, representation: run.representation, iterations: cfg.iterations, episodes: cfg.episodes, seed: cfg.seed };
   for (const [label, v] of Object.entries(shown)) {
     if (v !== undefined && v !== null) chips.push(el("span", { class: "chip" }, el("b", { text: label }), " " + v));
   }
@@ -180,6 +180,7 @@ function renderRun() {
   renderScores();
   renderLineage();
   renderTable();
+  renderOperators();
   renderUsage();
 }
 
@@ -388,6 +389,36 @@ function renderTable() {
   $("designs-table").replaceChildren(head, body);
 }
 
+// The genome search's operators: the numbers of the report's "Operators" section (same JSON).
+function renderOperators() {
+  const target = $("operators");
+  const ops = state.run.operators;
+  if (!ops || !ops.rows.length) return target.replaceChildren(el("p", { class: "muted", text: "No genome operators in this run." }));
+  const cols = [
+    ["Operator", (r, total) => (total ? el("b", { text: "total" }) : el("span", { class: "mono", text: r.operator })), ""],
+    ["Tries", (r) => String(r.tries), "num"],
+    ["Beat parent", (r) => String(r.wins), "num"],
+    ["Rate", (r) => el("span", { class: "barcell" }, rateBar(r.rate), el("span", { text: fmt(r.rate, 3) })), "num"],
+    ["Candidates screened", (r) => String(r.candidates), "num"],
+    ["Evaluated children", (r) => String(r.evaluated), "num"],
+    ["Candidates per evaluated child", (r) => fmt(r.candidates_per_child, 1), "num"],
+    ["Fallbacks", (r) => String(r.fallbacks), "num"],
+  ];
+  const head = el("thead", {}, el("tr", {}, cols.map(([h, , c]) => el("th", { class: c, text: h }))));
+  const row = (r, total) => el("tr", { class: total ? "total-row" : "", "data-operator": total ? null : r.operator }, cols.map(([, f, c]) => el("td", { class: c }, f(r, total))));
+  const table = el("table", { class: "grid", id: "operators-table" }, head, el("tbody", {}, ops.rows.map((r) => row(r, false)), row(ops.total, true)));
+  const notes = ops.notes.length
+    ? el("details", { class: "op-notes" }, el("summary", { text: `${ops.notes.length} fallback note${ops.notes.length === 1 ? "" : "s"}: an operator could not make its candidates and another stood in` }), el("ul", {}, ops.notes.map((n) => el("li", {}, el("span", { class: "mono", text: `${n.id} ${n.operator}` }), ": " + n.note))))
+    : el("p", { class: "muted small-note", text: "0 fallback notes: every operator made its own candidates." });
+  target.replaceChildren(table, notes);
+}
+
+function rateBar(v) {
+  const bar = el("span", { class: "bar" }, el("span", { class: "bar-fill win" }));
+  bar.firstChild.style.width = `${Math.max(2, Math.min(1, v || 0) * 100)}%`;
+  return bar;
+}
+
 function scoreBar(v) {
   if (v === null) return "—";
   const [lo, hi] = [0, 1];
@@ -482,7 +513,12 @@ function renderDesign(changed) {
     el("span", { class: "chip" }, el("b", { text: "sampled" }), ` ${d.times_sampled}×`),
   ];
   if (d.usage.total_tokens) meta.push(el("span", { class: "chip" }, el("b", { text: "usage" }), ` ${fmtInt(d.usage.total_tokens)} tok · ${fmtCost(d.usage.cost_usd)}`));
+  if (d.operator) meta.push(el("span", { class: "chip", "data-testid": "operator" }, el("b", { text: "operator" }), " " + d.operator));
+  if (d.probe_score !== null) meta.push(el("span", { class: "chip", "data-testid": "probe" }, el("b", { text: "advice probe" }), " " + fmt(d.probe_score, 3)));
+  if (d.candidates.length) meta.push(el("span", { class: "chip" }, el("b", { text: "screened" }), ` ${d.candidates.length} candidate${d.candidates.length === 1 ? "" : "s"}`));
+  if (d.beat_parent !== null) meta.push(el("span", { class: "chip" }, el("b", { text: "beat parent" }), d.beat_parent ? " yes" : " no"));
   $("design-meta").replaceChildren(...meta);
+  renderGenome(d);
   const sc = (label, v, signed) => el("div", { class: "score" }, el("div", { class: "score-label", text: label }), el("div", { class: "score-value " + (signed && v !== null ? (v >= 0 ? "pos" : "neg") : ""), text: signed ? fmtSigned(v) : fmt(v) }));
   $("design-scores").replaceChildren(sc("collection", d.collection_score), sc("deployment", d.deployment_score), sc("normalized", d.normalized_score, true), sc("novelty", d.novelty));
   const errBox = $("design-errors");
@@ -528,6 +564,26 @@ function renderDesign(changed) {
   epSel.value = [...epSel.options].some((o) => o.value === prev) ? prev : "all";
   renderLogs();
   showTab(state.tab);
+}
+
+function renderGenome(d) {
+  const box = $("design-genome");
+  box.hidden = d.genome === null;
+  if (d.genome === null) return;
+  const made = d.operator ? `made by ${d.operator}` : "hand-built";
+  $("genome-sub").textContent = d.genome_lines ? `${made} · one line per part` : `${made} · does not load: ${d.genome_error}`;
+  $("genome-lines").replaceChildren(
+    ...(d.genome_lines || []).map((l) => {
+      const m = l.startsWith("store ") ? null : l.match(/^(\S+)(\s+)(\w+)(.*)$/);
+      return el("div", { class: "gl" }, ...(m ? [el("span", { class: "g-role", text: m[1] + m[2] }), el("span", { class: "g-part", text: m[3] }), m[4]] : [el("span", { class: "g-role", text: l.slice(0, 9) }), l.slice(9)]));
+    }),
+  );
+  $("genome-lines").hidden = !d.genome_lines;
+  const notes = $("genome-notes");
+  notes.hidden = !d.operator_notes.length;
+  notes.replaceChildren(...d.operator_notes.map((n) => el("li", { text: n })));
+  $("genome-json").textContent = JSON.stringify(d.genome, null, 2);
+  $("genome-json-box").open = !d.genome_lines;
 }
 
 function renderCritique(text) {

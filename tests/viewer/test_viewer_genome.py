@@ -1,0 +1,234 @@
+"""The run viewer on a genome search: its JSON API over real HTTP (a design's genome, operator and
+probe score; the run's operator table with the report's numbers), a run from before genomes, and
+the page in headless Chromium (Debian's /usr/bin/chromium through Playwright; skipped without it,
+like tests/trace/test_viewer.py). Screenshots go to artifacts/screenshots/."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+import pytest
+from viewer_helpers import EDIT, OLD_RUN, REPO, edit_archive
+
+from atlas.alma.archive import Archive
+from atlas.alma.genome import parse_genome
+from atlas.alma.genome.bandit import operator_stats
+from atlas.alma.genome.step import GENOME_OPERATORS
+from atlas.viewer.report import write_report
+from atlas.viewer.run_reader import read_run
+from atlas.viewer.server import ViewerThread
+
+SHOTS = REPO / "artifacts" / "screenshots"
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+
+
+def get(url: str) -> tuple[int, Any]:
+    try:
+        with urllib.request.urlopen(url, timeout=10) as res:
+            return res.status, json.loads(res.read() or b"null")
+    except urllib.error.HTTPError as exc:
+        return exc.code, json.loads(exc.read())
+
+
+@pytest.fixture(scope="module")
+def genome_url(genome_run: Path):
+    with ViewerThread(genome_run) as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def old_url():
+    with ViewerThread(OLD_RUN) as url:
+        yield url
+
+
+def _by_operator(run_dir: Path, operator: str) -> Any:
+    return next(e for e in Archive.load(run_dir).entries if e.metadata.get("operator") == operator)
+
+
+# ---------------------------------------------------------------------- API
+
+
+def test_a_genome_designs_detail_has_its_genome_operator_and_probe_score(genome_run: Path, genome_url: str):
+    child = _by_operator(genome_run, "llm_edit")
+    status, d = get(genome_url + f"api/design/{child.id}")
+    assert status == 200
+    assert d["genome"] == child.metadata["genome"]
+    assert d["genome"]["encode"] == EDIT["encode"]  # the scripted meta model's edit was the child
+    assert d["genome_lines"] == parse_genome(child.metadata["genome"]).describe()
+    assert d["genome_error"] is None
+    assert d["operator"] == "llm_edit"
+    assert d["probe_score"] == child.metadata["probe_score"]
+    assert d["beat_parent"] is child.metadata["beat_parent"]
+    assert d["candidates"] == child.metadata["candidates"] and len(d["candidates"]) > 0
+    assert d["operator_notes"] == []
+
+
+def test_a_screened_out_child_and_a_baseline_show_their_genomes(genome_run: Path, genome_url: str):
+    archive = Archive.load(genome_run)
+    for e in archive.entries:
+        _, d = get(genome_url + f"api/design/{e.id}")
+        assert d["operator"] == e.metadata.get("operator")
+        assert (d["genome"] is None) == ("genome" not in e.metadata), e.id
+    baseline = next(e for e in archive.entries if e.name == "trajectory_retrieval")
+    _, d = get(genome_url + f"api/design/{baseline.id}")
+    assert d["genome_lines"] and d["operator"] is None
+
+
+def test_run_summary_has_the_operator_table_of_the_report(genome_run: Path, genome_url: str, tmp_path: Path):
+    status, run = get(genome_url + "api/run")
+    assert status == 200
+    assert run["representation"] == "genome"
+    ops = run["operators"]
+    stats = operator_stats(Archive.load(genome_run).entries, list(GENOME_OPERATORS))
+    assert [r["operator"] for r in ops["rows"]] == list(GENOME_OPERATORS)
+    assert [(r["tries"], r["wins"]) for r in ops["rows"]] == [(s.tries, s.wins) for s in stats.values()]
+    assert ops["total"]["tries"] == sum(s.tries for s in stats.values())
+    assert ops == read_run(genome_run).operators()
+    # The report's table is the same numbers.
+    md = write_report(genome_run, tmp_path / "report").markdown.read_text()
+    for r in ops["rows"]:
+        per_child = f"{r['candidates_per_child']:.1f}" if r["candidates_per_child"] is not None else "—"
+        line = (
+            f"| `{r['operator']}` | {r['tries']} | {r['wins']} | {r['rate']:.3f} | {r['candidates']} | "
+            f"{r['evaluated']} | {per_child} | {r['fallbacks']} |"
+        )
+        assert line in md
+    # The summary stays light: genomes and candidates only come with a design's detail.
+    assert all("genome" not in e and "candidates" not in e for e in run["entries"])
+    assert {e["operator"] for e in run["entries"]} == {None, *GENOME_OPERATORS}
+
+
+def test_a_run_from_before_genomes_is_served_without_errors(old_url: str):
+    status, run = get(old_url + "api/run")
+    assert status == 200
+    assert run["operators"]["rows"] == [] and run["operators"]["notes"] == []
+    assert run["representation"] is None
+    for e in run["entries"]:
+        status, d = get(old_url + f"api/design/{e['id']}")
+        assert status == 200, d
+        assert d["genome"] is None and d["genome_lines"] is None and d["candidates"] == []
+        assert d["operator"] in (None, "write", "edit", "crossover")
+
+
+def test_a_damaged_genome_and_metadata_are_shown_not_fatal(genome_run: Path, tmp_path: Path):
+    run_dir = tmp_path / "run"
+    shutil.copytree(genome_run, run_dir)
+    child = _by_operator(genome_run, "llm_edit")
+
+    def damage(data: dict[str, Any]) -> None:
+        for e in data["entries"]:
+            if e["id"] == child.id:
+                e["metadata"]["genome"]["render"] = {"part": "lines", "params": {"no_such": 1}}
+                e["metadata"]["probe_score"] = "high"
+                e["metadata"]["candidates"] = [1, {"key": "\ud800x"}]
+            elif e["metadata"].get("operator") == "mutate":
+                e["metadata"] = "not a dict"
+
+    edit_archive(run_dir, damage)
+    with ViewerThread(run_dir) as url:
+        status, run = get(url + "api/run")
+        assert status == 200
+        rows = {r["operator"]: r for r in run["operators"]["rows"]}
+        assert rows["mutate"]["tries"] == 0 and rows["llm_edit"]["candidates"] == 1
+        status, d = get(url + f"api/design/{child.id}")
+    assert status == 200
+    assert d["genome_lines"] is None and "no_such" in d["genome_error"]
+    assert d["genome"]["render"]["params"] == {"no_such": 1}
+    assert d["probe_score"] is None and d["candidates"] == [{"key": "\ufffdx"}]
+
+
+# ---------------------------------------------------------------------- browser
+
+needs_chromium = pytest.mark.skipif(
+    not CHROMIUM.exists(),
+    reason="Debian's chromium is not installed at /usr/bin/chromium (scripts/install_browser.sh installs it)",
+)
+
+
+@pytest.fixture(scope="module")
+def browser():
+    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright (dev extra) is not installed")
+    with sync_api.sync_playwright() as pw:
+        b = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        yield b
+        b.close()
+
+
+@pytest.fixture
+def page(browser):
+    ctx = browser.new_context(viewport={"width": 1440, "height": 1000}, device_scale_factor=1)
+    pg = ctx.new_page()
+    errors: list[str] = []
+    pg.on("pageerror", lambda exc: errors.append(str(exc)))
+    pg.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" else None)
+    yield pg
+    ctx.close()
+    assert errors == [], f"the page logged errors: {errors}"
+
+
+def shot(page, name: str, *, full_page: bool = False) -> None:
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=full_page)
+
+
+def expect_text(page, selector: str, text: str) -> None:
+    from playwright.sync_api import expect
+
+    expect(page.locator(selector)).to_contain_text(text)
+
+
+def open_run(page, url: str) -> None:
+    page.goto(url)
+    page.wait_for_selector("#lineage-chart .node")
+    page.wait_for_selector("#design-title:not(:text('Select a design'))")
+
+
+@needs_chromium
+@pytest.mark.browser
+def test_the_genome_block_and_operator_table_are_visible(page, genome_run: Path, genome_url: str):
+    child = _by_operator(genome_run, "llm_edit")
+    open_run(page, genome_url)
+    rows = page.locator("#operators-table tbody tr[data-operator]")
+    assert rows.count() == len(GENOME_OPERATORS)
+    assert rows.evaluate_all("rs => rs.map(r => r.dataset.operator)") == list(GENOME_OPERATORS)
+    assert "total" in page.locator("#operators-table tr.total-row").inner_text()
+    page.click(f'#lineage-chart .node[data-id="{child.id}"]')
+    expect_text(page, "#design-title", child.id)
+    page.wait_for_selector("#design-genome:not([hidden])")
+    assert page.locator("#design-genome").is_visible()
+    lines = page.locator("#genome-lines .gl").all_inner_texts()
+    assert lines == parse_genome(child.metadata["genome"]).describe()
+    assert "made by llm_edit" in page.locator("#genome-sub").inner_text()
+    assert page.locator('#design-meta [data-testid="operator"]').inner_text() == "operator llm_edit"
+    probe = page.locator('#design-meta [data-testid="probe"]').inner_text()
+    assert probe == f"advice probe {child.metadata['probe_score']:.3f}"
+    page.click("#genome-json-box summary")
+    assert json.loads(page.locator("#genome-json").inner_text()) == child.metadata["genome"]
+    shot(page, "viewer_genome")
+    # A design written as code has no genome block.
+    page.click('#lineage-chart .node[data-id="d-0001"]')
+    expect_text(page, "#design-title", "d-0001")
+    assert page.locator("#design-genome").is_hidden()
+
+
+@needs_chromium
+@pytest.mark.browser
+def test_a_run_from_before_genomes_says_it_has_no_operators(page, old_url: str):
+    open_run(page, old_url)
+    expect_text(page, "#operators", "No genome operators in this run.")
+    assert page.locator("#design-genome").is_hidden()
