@@ -33,7 +33,7 @@ class Environment(Protocol):
 
     ``clone()`` gives a fresh instance with the same configuration so episodes can run
     concurrently. Observations are dicts; ``summarize_observation`` renders one as text.
-    Nothing a memory design receives (``design_task_view``) may reveal hidden state. What the
+    Nothing a memory design receives (``atlas.envs.views.task_view`` / ``episode_view``) may reveal hidden state. What the
     search needs beyond episodes (explorer, seed design, context schema, oracle advice, parameters)
     comes with the environment's registration (``atlas.envs.registry.register_env``).
     """
