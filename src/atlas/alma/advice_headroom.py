@@ -24,6 +24,7 @@ from typing import Any
 
 from atlas.alma.stats import PairedDifference, paired_difference
 from atlas.core.types import Task
+from atlas.envs.registry import DEFAULT_ENV
 from atlas.errors import ConfigError
 from atlas.protocols.env import Environment
 
@@ -172,7 +173,7 @@ async def aheadroom(
 
 def headroom(
     *,
-    env: str | Environment = "graphworld",
+    env: str | Environment = DEFAULT_ENV,
     tasks: int = 12,
     llm: Any = None,
     agent: Any = None,

@@ -23,6 +23,7 @@ from atlas.alma.advice_probe import ProbeResult, can_probe, follow_advice
 from atlas.alma.design import Design, DesignProblem, check_design
 from atlas.alma.runlog import CallLog
 from atlas.alma.sandbox.pool import SandboxLimits, WorkerPool
+from atlas.envs.registry import DEFAULT_ENV
 from atlas.infra.aio import run_sync
 
 STUB_TEXT = "- (smoke-run stub model) Explore systematically and remember what you saw."
@@ -232,7 +233,7 @@ def _clip(text: str, n: int) -> str:
 
 async def asmoke_run(
     design: Design | str,
-    env: Any = "graphworld",
+    env: Any = DEFAULT_ENV,
     episodes: int = 3,
     *,
     recall_tasks: int = 2,
@@ -321,7 +322,7 @@ async def asmoke_run(
     return report
 
 
-def smoke_run(design: Design | str, env: Any = "graphworld", episodes: int = 3, **kwargs: Any) -> SmokeReport:
+def smoke_run(design: Design | str, env: Any = DEFAULT_ENV, episodes: int = 3, **kwargs: Any) -> SmokeReport:
     """Sync wrapper of ``asmoke_run`` (safe inside a running event loop)."""
     return run_sync(asmoke_run(design, env, episodes, **kwargs))
 
