@@ -38,6 +38,7 @@ from atlas.envs.alfworld.pddl import gold_plan, problem_pddl
 from atlas.envs.textgame import TextGameEnv
 from atlas.envs.tw_speedups import install_parse_cache, install_translation_cache
 from atlas.errors import ConfigError, EnvError
+from atlas.infra.fs import cache_dir
 
 NAME = "alfworld"
 SPLITS = {
@@ -51,8 +52,7 @@ _TASK_RE = re.compile(r"Your task is to: (.*)$", re.MULTILINE)
 
 
 def default_cache_dir() -> Path:
-    root = os.environ.get("ATLAS_CACHE_DIR")
-    return (Path(root) if root else Path.home() / ".cache" / "atlas") / "alfworld"
+    return cache_dir(NAME)
 
 
 def _require_packages() -> None:
