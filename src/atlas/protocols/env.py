@@ -61,3 +61,19 @@ class EnumeratesActions(Protocol):
     (the task agent's ``choice`` format) and a policy can play without an LLM."""
 
     def candidate_actions(self, observation: dict[str, Any]) -> list[Action]: ...
+
+
+@runtime_checkable
+class StepsInThread(Protocol):
+    """Optional capability: ``step_in_thread`` true when a step takes long enough (a game engine) that
+    callers should run ``reset``/``step`` in a worker thread, keeping the event loop free."""
+
+    step_in_thread: bool
+
+
+@runtime_checkable
+class GivesTaskInstructions(Protocol):
+    """Optional capability: standing instructions for the task agent's system message (how the
+    environment is played), beyond the goal and the actions."""
+
+    def task_instructions(self) -> str: ...
