@@ -1,5 +1,5 @@
 """The subpackages of ``atlas`` form layers: the import graph between them (every import, lazy ones
-included, read with ``ast``) has no cycle, and the edges DESIGN.md forbids are absent."""
+included, read with ``ast``) has no cycle, and the edges docs/design.md forbids are absent."""
 
 from __future__ import annotations
 

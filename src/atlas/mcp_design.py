@@ -20,11 +20,15 @@ import asyncio
 import json
 import threading
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from atlas.alma.export import ExportedDesign, load_export
 from atlas.alma.served import ServedDesign
 from atlas.memory.guidelines.config import check_namespace
+
+if TYPE_CHECKING:
+    from atlas.protocols.embed import Embedder
+    from atlas.protocols.llm import LLM
 
 
 class DesignHub:
@@ -34,8 +38,8 @@ class DesignHub:
         self,
         exported: ExportedDesign,
         *,
-        embedder: Any = None,
-        llm: Any = None,
+        embedder: Embedder | None = None,
+        llm: LLM | None = None,
         learn: bool = False,
         path: str | Path | None = None,
     ) -> None:
@@ -152,7 +156,7 @@ def serve_design(
     port: int = 8765,
     learn: bool = False,
     model: str | None = None,
-    embedder: Any = None,
+    embedder: Embedder | None = None,
     state: str | Path | None = None,
 ) -> None:
     """Load the export, start the hub and run the server until the transport closes."""

@@ -34,6 +34,7 @@ def test_plugins_register_through_the_same_door():
 
 def test_public_api_is_pinned():
     assert sorted(atlas.envs.__all__) == [
+        "DEFAULT_ENV",
         "EnvParam",
         "EpisodeRecorder",
         "ExplorerPolicy",
@@ -47,3 +48,17 @@ def test_public_api_is_pinned():
         "task_view",
         "validate_args",
     ]
+
+
+def test_the_default_environment_is_named_once():
+    """Every default is ``DEFAULT_ENV`` (AlmaConfig's literal too, until it reads the constant)."""
+    import inspect
+
+    from atlas.alma.advice_headroom import headroom
+    from atlas.alma.config import AlmaConfig
+    from atlas.alma.smoke import asmoke_run, smoke_run
+
+    assert atlas.envs.DEFAULT_ENV in list_envs()
+    assert AlmaConfig.model_fields["env"].default == atlas.envs.DEFAULT_ENV
+    for fn in (smoke_run, asmoke_run, headroom):
+        assert inspect.signature(fn).parameters["env"].default == atlas.envs.DEFAULT_ENV

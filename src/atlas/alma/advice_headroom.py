@@ -20,12 +20,17 @@ import math
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from atlas.alma.stats import PairedDifference, paired_difference
 from atlas.core.types import Task
+from atlas.envs.registry import DEFAULT_ENV
 from atlas.errors import ConfigError
 from atlas.protocols.env import Environment
+from atlas.protocols.llm import LLM
+
+if TYPE_CHECKING:
+    from atlas.agent.task_agent import TaskAgent
 
 CONDITIONS = ("none", "learnable", "full")
 CONTRASTS = (("learnable", "none"), ("full", "none"))
@@ -118,7 +123,7 @@ def headroom_tasks(
 
 async def aheadroom(
     env: Environment,
-    agent: Any,
+    agent: TaskAgent,
     tasks: list[Task],
     *,
     conditions: tuple[str, ...] = CONDITIONS,
@@ -162,7 +167,7 @@ async def aheadroom(
     for ep in played:
         episodes[ep.condition].append(ep)
     return HeadroomResult(
-        model=str(getattr(agent.llm, "model", "")),
+        model=str(agent.llm.model),
         env=env.name,
         tasks=[t.id for t in tasks],
         episodes=episodes,
@@ -172,10 +177,10 @@ async def aheadroom(
 
 def headroom(
     *,
-    env: str | Environment = "graphworld",
+    env: str | Environment = DEFAULT_ENV,
     tasks: int = 12,
-    llm: Any = None,
-    agent: Any = None,
+    llm: LLM | None = None,
+    agent: TaskAgent | None = None,
     conditions: tuple[str, ...] = CONDITIONS,
     concurrency: int = 1,
     on_episode: Callable[[HeadroomEpisode], None] | None = None,
@@ -216,7 +221,7 @@ def headroom(
         "family": config.family_seed,
         "deploy_seeds": config.deploy_seeds,
         "max_turns": config.max_turns,
-        "action_format": getattr(agent, "action_format", None),
+        "action_format": agent.action_format,
         "concurrency": concurrency,
     }
     return run_sync(

@@ -1,9 +1,9 @@
 """The evolutionary archive: every design tried, with its scores, lineage and where its logs are.
 
-Persistence is the run folder's ``archive.json`` (format in coord/CONTRACTS.md), written
-atomically; the previous good version is kept as ``archive.json.bak``. Sources live beside it in
-``designs/<id>.py`` (``source_path``); ``load`` reads the scores, ``hydrate`` reads the sources
-back and rebuilds each ``Design``. ``export`` writes one self-contained JSON with sources inline,
+Persistence is the run folder's ``archive.json`` (its format: the models below; the run folder:
+docs/design.md, "Files a run writes"), written atomically; the previous good version is kept as
+``archive.json.bak``. Sources live beside it in ``designs/<id>.py`` (``source_path``); ``load``
+reads the scores, ``hydrate`` reads the sources back and rebuilds each ``Design``. ``export`` writes one self-contained JSON with sources inline,
 which ``load`` also accepts. What a design learned in collection (its memory dict, vector items and
 graph: ``entry.learned``) is saved beside it in ``memory/<id>.json`` (``memory_path``), atomically
 and only under ``MAX_LEARNED_BYTES``; ``hydrate`` reads it back too.

@@ -12,13 +12,16 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field, ValidationError, field_validator
 
 from atlas.alma.prompts import DEBUG_FINAL_REQUEST, DEBUG_SYSTEM, debug_overview, untrusted
 from atlas.errors import LLMError, LLMResponseError, ScriptExhaustedError
 from atlas.protocols.llm import Message
+
+if TYPE_CHECKING:
+    from atlas.infra.llm.client import LLMClient
 
 MAX_TOOL_OUTPUT = 3000  # characters of one tool result shown to the model
 KEEP_EXCHANGES = 4  # tool exchanges kept in the prompt (older ones are dropped: small contexts)
@@ -167,7 +170,7 @@ def log_stats(text: str) -> dict[str, Any]:
 class DebugAgent:
     """``await DebugAgent(llm).analyze(log_text, parents)`` → ``DebugResult``."""
 
-    def __init__(self, llm: Any, *, max_turns: int = 6, head_lines: int = 30) -> None:
+    def __init__(self, llm: LLMClient, *, max_turns: int = 6, head_lines: int = 30) -> None:
         self.llm = llm
         self.max_turns = max_turns
         self.head_lines = head_lines

@@ -1,7 +1,7 @@
 """A memory design (source text + identity) and its static check.
 
 A design is one Python module defining ``update(memory, episode, tools) -> None`` and
-``recall(memory, task, tools) -> str`` (see DESIGN.md, "The memory-design contract").
+``recall(memory, task, tools) -> str`` (see docs/design.md, "The memory-design contract").
 The static check is a *defence layer*, not the sandbox: it rejects the obvious ways out
 (imports outside an allow-list, dunder access, frame/traceback walking, dynamic code) with
 precise messages and line numbers, so the meta-agent gets useful feedback before any run.

@@ -21,11 +21,14 @@ import random
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from atlas.alma.archive import Archive, ArchiveEntry
 from atlas.alma.run_dir import RunDir, atomic_write_text, read_jsonl
 from atlas.errors import ArchiveError
+
+if TYPE_CHECKING:
+    from atlas.alma.design import Design
 
 EXPORT_FORMAT = "atlas-design-export"
 EXPORT_VERSION = 1
@@ -46,7 +49,7 @@ class ExportedDesign:
     def embedder_name(self) -> str | None:
         return self.manifest.get("embedder", {}).get("name")
 
-    def design(self) -> Any:
+    def design(self) -> Design:
         """The ``Design`` object of the exported source."""
         from atlas.alma.design import Design
 

@@ -21,10 +21,15 @@ from atlas.alma.staging import Verdict, batches
 from atlas.core.types import Task, Trajectory
 from atlas.envs.views import episode_view, step_action, task_view
 from atlas.errors import ConfigError, LLMError, SandboxError, ScriptExhaustedError
+from atlas.protocols.agent import TaskPlayer
+from atlas.protocols.embed import Embedder
 from atlas.protocols.env import Environment
+from atlas.protocols.llm import LLM
 
 if TYPE_CHECKING:
     from atlas.alma.design import Design
+    from atlas.alma.runner import DesignRunner
+    from atlas.alma.sandbox.pool import SandboxLimits, WorkerPool
 
 MAX_ADVICE_CHARS = 4000  # advice kept per episode record (the agent saw all of it)
 
@@ -214,7 +219,7 @@ def _shape(v: Any) -> str:
 class Harness:
     """Runs designs on an environment with a task agent.
 
-    ``agent`` is a ``TaskAgent`` (anything with ``async run(env, task, advice) -> Trajectory``);
+    ``agent`` is a ``TaskAgent`` (any ``TaskPlayer``: ``async run(env, task, advice) -> Trajectory``);
     ``design_llm`` backs the designs' ``summarize``/``analyze`` tools; ``concurrency`` bounds the
     deployment episodes in flight. ``on_episode`` is called after every episode (progress bars).
     """
@@ -222,13 +227,13 @@ class Harness:
     def __init__(
         self,
         env: Environment,
-        agent: Any,
+        agent: TaskPlayer,
         *,
-        embedder: Any,
-        design_llm: Any,
+        embedder: Embedder,
+        design_llm: LLM | None,
         concurrency: int = 4,
-        pool: Any = None,
-        limits: Any = None,
+        pool: WorkerPool | None = None,
+        limits: SandboxLimits | None = None,
         on_episode: Callable[[EpisodeRecord], None] | None = None,
     ) -> None:
         self.env = env
@@ -242,7 +247,7 @@ class Harness:
 
     # ---- one episode ---------------------------------------------------------------------------
     async def _episode(
-        self, runner: Any, task: Task, label: str, phase: str, *, learn: bool
+        self, runner: DesignRunner, task: Task, label: str, phase: str, *, learn: bool
     ) -> EpisodeRecord:
         t0 = time.perf_counter()
         env = self.env.clone()
@@ -278,13 +283,13 @@ class Harness:
         return rec
 
     # ---- phases --------------------------------------------------------------------------------
-    async def collect(self, runner: Any, tasks: list[Task]) -> list[EpisodeRecord]:
+    async def collect(self, runner: DesignRunner, tasks: list[Task]) -> list[EpisodeRecord]:
         """Sequential: each episode's ``update`` must land before the next ``recall``."""
         return [
             await self._episode(runner, t, f"C{i}", "collection", learn=True) for i, t in enumerate(tasks, 1)
         ]
 
-    async def deploy(self, runner: Any, tasks: list[Task], *, start: int = 1) -> list[EpisodeRecord]:
+    async def deploy(self, runner: DesignRunner, tasks: list[Task], *, start: int = 1) -> list[EpisodeRecord]:
         """Concurrent (at most ``concurrency`` at once) against the runner's frozen memory; labels
         count from D<start>."""
         sem = asyncio.Semaphore(self.concurrency)
@@ -297,7 +302,7 @@ class Harness:
 
     async def _deploy_staged(
         self,
-        runner: Any,
+        runner: DesignRunner,
         tasks: list[Task],
         ev: Evaluation,
         stage_tasks: int,
@@ -342,11 +347,11 @@ class Harness:
             ev.collection = await self.collect(runner, collection_tasks)
             snapshot = runner.snapshot()
             ev.stores = summarize_snapshot(snapshot)
-            ev.learned = {**snapshot, "embedder": getattr(self.embedder, "name", None)}
+            ev.learned = {**snapshot, "embedder": self.embedder.name}
             runner.freeze()
             await self._deploy_staged(runner, deployment_tasks, ev, stage_tasks, go_on)
             ev.stores["tool_usage"] = runner.tools.usage.to_dict()  # what its tools cost the host (budgets)
-            ev.protections = dict(getattr(runner, "protections", {}) or {})
+            ev.protections = dict(runner.protections or {})
         except SandboxError as exc:
             ev.status = "error"
             ev.errors.append(f"sandbox failure: {exc}")

@@ -10,10 +10,12 @@ the environment's context schema.
 
 from __future__ import annotations
 
+import inspect
 import re
 import textwrap
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from atlas.alma.design import Design, check_design
 from atlas.alma.design_ops import crossover, functions, splice
@@ -28,7 +30,16 @@ from atlas.alma.prompts import (
 )
 from atlas.envs.registry import spec_of
 from atlas.errors import DesignError, LLMError, ScriptExhaustedError
-from atlas.protocols.llm import Message
+from atlas.protocols.embed import Embedder
+from atlas.protocols.env import Environment
+from atlas.protocols.llm import LLM, Message
+
+if TYPE_CHECKING:
+    from atlas.alma.sandbox.pool import WorkerPool
+    from atlas.alma.smoke import SmokeReport
+
+#: What runs a smoke run: ``smoke(design, env, episodes=..., embedder=..., llm=..., pool=...)``.
+SmokeRun = Callable[..., "SmokeReport | Awaitable[SmokeReport]"]
 
 _OPEN = re.compile(r"(`{3,}|~{3,})\s*([\w+#.-]*)")
 _NAME = re.compile(r"^\s*\**name\**\s*[:=]\s*`?([A-Za-z][\w\- ]{0,60})`?", re.IGNORECASE | re.MULTILINE)
@@ -137,20 +148,21 @@ class MetaAgent:
     The smoke run (``atlas.alma.smoke.asmoke_run``) plays ``smoke_episodes`` built-in policy
     episodes through ``update`` and then tries ``recall`` on unseen tasks; ``design_llm`` answers the
     design's summarize/analyze there (None: the smoke run's stub model, cheap and deterministic);
-    ``pool`` shares sandbox workers with the harness.
+    ``pool`` shares sandbox workers with the harness. ``llm`` may be None for ``crossover`` only
+    (made from code, no model call).
     """
 
     def __init__(
         self,
-        llm: Any,
+        llm: LLM | None,
         *,
-        env: Any,
-        embedder: Any = None,
-        design_llm: Any = None,
+        env: Environment,
+        embedder: Embedder | None = None,
+        design_llm: LLM | None = None,
         max_turns: int = 3,
         smoke_episodes: int = 2,
-        smoke: Any = None,
-        pool: Any = None,
+        smoke: SmokeRun | None = None,
+        pool: WorkerPool | None = None,
         temperature: float | None = 0.7,
         probe_retry: bool = False,
     ) -> None:
@@ -168,17 +180,21 @@ class MetaAgent:
         self._last_recalls: list[str] | None = None
         # the last smoke run's advice-probe lines when its advice steered no probe task to success
         self._last_probe: str | None = None
-        self._parent_reports: dict[str, Any] = {}
+        self._parent_reports: dict[str, SmokeReport] = {}
 
     def system_prompt(self) -> str:
         if self._schema is None:
             self._schema = schema_text(spec_of(self.env).context_schema(self.env))
         return META_SYSTEM.format(contract=design_contract(), tools=TOOLS_DOC, schema=self._schema)
 
-    async def _smoke_report(self, design: Any) -> Any:
-        smoke = self._smoke
-        if smoke is None:
-            from atlas.alma.smoke import asmoke_run as smoke
+    async def _smoke_report(self, design: Design) -> SmokeReport:
+        smoke: SmokeRun
+        if self._smoke is not None:
+            smoke = self._smoke
+        else:
+            from atlas.alma.smoke import asmoke_run
+
+            smoke = asmoke_run
         kwargs: dict[str, Any] = {"episodes": self.smoke_episodes}
         if self.embedder is not None:
             kwargs["embedder"] = self.embedder
@@ -187,19 +203,17 @@ class MetaAgent:
         if self.pool is not None:
             kwargs["pool"] = self.pool
         report = smoke(design, self.env, **kwargs)
-        if hasattr(report, "__await__"):
-            report = await report
-        return report
+        return await report if inspect.isawaitable(report) else report
 
-    async def _smoke_check(self, design: Any) -> tuple[bool, str]:
+    async def _smoke_check(self, design: Design) -> tuple[bool, str]:
         report = await self._smoke_report(design)
         self._last_recalls = _recalls(report)
-        probes = getattr(report, "probes", None) or []
+        probes = report.probes or []
         failed = bool(probes) and not any(p.get("success") for p in probes)
         self._last_probe = "\n".join(report.probe_lines()) if failed else None
         return bool(report.ok), report.to_feedback()
 
-    async def _parent_report(self, parent: dict[str, Any], i: int) -> Any | None:
+    async def _parent_report(self, parent: dict[str, Any], i: int) -> SmokeReport | None:
         """The smoke report of a parent (cached by source; None for host designs and sourceless
         parents): the twin check's reference and the parent's advice probe."""
         source = parent.get("source")
@@ -229,8 +243,7 @@ class MetaAgent:
     async def _with_probe(self, parent: dict[str, Any], i: int) -> dict[str, Any]:
         """The parent's brief with its smoke run's advice probe (``probe``) when one ran."""
         report = await self._parent_report(parent, i)
-        lines = getattr(report, "probe_lines", None)
-        probe = "\n".join(lines()) if callable(lines) else ""
+        probe = "\n".join(report.probe_lines()) if report is not None else ""
         return {**parent, "probe": probe} if probe else parent
 
     async def generate(
@@ -263,6 +276,7 @@ class MetaAgent:
             result.turns = turn
             # Only the latest attempt and its feedback stay in the prompt (small contexts).
             messages = [*messages[:2], *messages[-2:]] if len(messages) > 4 else messages
+            assert self.llm is not None, "MetaAgent.generate needs a model (crossover does not)"
             try:
                 reply = await self.llm.acomplete(
                     messages, temperature=self.temperature, max_tokens=MAX_REPLY_TOKENS
@@ -407,9 +421,9 @@ def copied_example_lines(source: str, example: str | None) -> list[str]:
     return copied if len(copied) >= 2 else []
 
 
-def _recalls(report: Any) -> list[str] | None:
+def _recalls(report: SmokeReport) -> list[str] | None:
     """What a smoke run's recalls returned, in order (None: the run did not get that far)."""
-    calls = [c for c in getattr(report, "calls", []) if c.phase == "recall"]
+    calls = [c for c in report.calls if c.phase == "recall"]
     if not calls or any(c.error for c in calls):
         return None
     return [c.return_value or "" for c in calls]

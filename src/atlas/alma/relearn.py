@@ -16,11 +16,18 @@ import ast
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from atlas.alma.archive import Archive, ArchiveEntry
 from atlas.alma.run_dir import RunDir, atomic_write_text, read_jsonl
+from atlas.core.types import Task, Trajectory
 from atlas.errors import ArchiveError, AtlasError
+from atlas.protocols.embed import Embedder
+from atlas.protocols.env import Environment
+
+if TYPE_CHECKING:
+    from atlas.alma.runlog import CallLog
+    from atlas.alma.sandbox.pool import WorkerPool
 
 
 @dataclass
@@ -76,7 +83,9 @@ def _recorded_recalls(calls: list[dict[str, Any]]) -> dict[str, str]:
 class Replayer:
     """Replays a run's recorded episodes for each of its designs (one environment, one embedder)."""
 
-    def __init__(self, run_dir: str | Path, *, embedder: Any = None, env: Any = None) -> None:
+    def __init__(
+        self, run_dir: str | Path, *, embedder: Embedder | None = None, env: Environment | None = None
+    ) -> None:
         from atlas.alma.config import AlmaConfig
         from atlas.alma.harness import make_tasks
 
@@ -106,14 +115,14 @@ class Replayer:
             from atlas.infra.embeddings import make_embedder
 
             embedder = make_embedder(config.embedder_name)
-        if facts.get("embedder") and getattr(embedder, "name", None) != facts["embedder"]:
-            raise ArchiveError(
-                f"the run used the embedder {facts['embedder']!r}, not {getattr(embedder, 'name', '?')!r}"
-            )
+        if facts.get("embedder") and embedder.name != facts["embedder"]:
+            raise ArchiveError(f"the run used the embedder {facts['embedder']!r}, not {embedder.name!r}")
         self.embedder = embedder
         self.tool_names = {t.name for t in env.tools()}
 
-    def _trajectory(self, env: Any, task: Any, first: dict[str, Any], ep: dict[str, Any]) -> Any:
+    def _trajectory(
+        self, env: Environment, task: Task, first: dict[str, Any], ep: dict[str, Any]
+    ) -> Trajectory:
         from atlas.envs.base import EpisodeRecorder
         from atlas.protocols.env import Action
 
@@ -139,7 +148,9 @@ class Replayer:
             )
         return traj
 
-    def replay(self, entry: ArchiveEntry, pool: Any = None) -> tuple[Relearned, dict[str, Any] | None]:
+    def replay(
+        self, entry: ArchiveEntry, pool: WorkerPool | None = None
+    ) -> tuple[Relearned, dict[str, Any] | None]:
         """Replay ``entry``'s run; returns the outcome and, when proved, the learned state."""
         from atlas.alma.runner import DesignRunner
         from atlas.envs.views import episode_view, task_view
@@ -158,7 +169,7 @@ class Replayer:
         plan = [(f"C{i}", t, True) for i, t in enumerate(self.collection, 1)]
         plan += [(f"D{i}", t, False) for i, t in enumerate(self.deployment, 1)]
         runner = None
-        seen: list[Any] = []  # the replay's call logs
+        seen: list[CallLog] = []  # the replay's call logs
         try:
             runner = DesignRunner(entry.design, embedder=self.embedder, llm=None, pool=pool)
             learned = None
@@ -167,7 +178,7 @@ class Replayer:
                 if ep is None or ep.get("task_id") != task.id or label not in recalls:
                     raise _Mismatch(f"{label}: the run's logs do not record this episode of task {task.id}")
                 if not learn and learned is None:
-                    learned = {**runner.snapshot(), "embedder": getattr(self.embedder, "name", None)}
+                    learned = {**runner.snapshot(), "embedder": self.embedder.name}
                     runner.freeze()
                 env = self.env.clone()
                 first = env.reset(task)
@@ -193,7 +204,7 @@ class Replayer:
                             "unlike in the run"
                         )
             if learned is None:  # no deployment tasks
-                learned = {**runner.snapshot(), "embedder": getattr(self.embedder, "name", None)}
+                learned = {**runner.snapshot(), "embedder": self.embedder.name}
             _check_stores(logs / "evaluation.json", learned)
             out.ok = True
             return out, learned
@@ -231,7 +242,11 @@ def _check_stores(path: Path, learned: dict[str, Any]) -> None:
 
 
 def relearn(
-    run_dir: str | Path, *, design_ids: list[str] | None = None, embedder: Any = None, env: Any = None
+    run_dir: str | Path,
+    *,
+    design_ids: list[str] | None = None,
+    embedder: Embedder | None = None,
+    env: Environment | None = None,
 ) -> list[Relearned]:
     """Rebuild and prove the learned memory of every design of ``run_dir`` that ran and has none
     (or of ``design_ids``); saves the proved ones with the archive, adds the task views to their

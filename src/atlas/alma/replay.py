@@ -7,14 +7,13 @@ never cached."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
-from atlas.infra.llm import ResponseCache
+from atlas.infra.llm import LLMClient, ResponseCache
 
 LOCAL_PREFIX = "local:"  # in-process models: every call costs this machine's time
 
 
-def use_replay_cache(llm: Any, directory: Path) -> bool:
+def use_replay_cache(llm: LLMClient, directory: Path) -> bool:
     """Give ``llm`` (an ``LLMClient``) a greedy-only response cache in ``directory`` when it is a
     local model without a cache of its own; True when it now replays."""
     if llm.cache is not None or not str(llm.model).startswith(LOCAL_PREFIX):

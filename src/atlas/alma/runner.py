@@ -32,6 +32,8 @@ from atlas.alma.runlog import (
 from atlas.alma.sandbox.pool import SandboxLimits, ToolValue, WorkerPool
 from atlas.alma.tools import DesignTools, ToolSettings, ToolUsage
 from atlas.errors import AtlasError, InvalidInputError, ToolRefusal
+from atlas.protocols.embed import Embedder
+from atlas.protocols.llm import LLM
 
 SNAPSHOT_VERSION = 1
 MAX_TOOL_RECORDS = 100  # tool call records kept per call; the rest are only counted
@@ -46,8 +48,8 @@ class DesignRunner:
         self,
         design: Design,
         *,
-        embedder: Any,
-        llm: Any = None,
+        embedder: Embedder,
+        llm: LLM | None = None,
         pool: WorkerPool | None = None,
         limits: SandboxLimits | None = None,
         thresholds: SimilarityThresholds = DEFAULT_THRESHOLDS,
@@ -291,7 +293,7 @@ class DesignRunner:
         await self.aclose()
 
 
-def _warm(embedder: Any) -> None:
+def _warm(embedder: Embedder) -> None:
     """Load the embedding model now: tool work counts against a design call's timeout, and loading a
     model inside the first store_obs is not the design's doing. A failure shows up at the tool call."""
     try:

@@ -14,13 +14,18 @@ know).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from atlas.alma.export import ExportedDesign, load_export
 from atlas.errors import ConfigError, DesignError, EmbeddingError, InvalidInputError
+from atlas.protocols.embed import Embedder
+from atlas.protocols.llm import LLM
+
+if TYPE_CHECKING:
+    from atlas.alma.sandbox.pool import SandboxLimits, WorkerPool
 
 
-def embedder_for(exported: ExportedDesign, embedder: Any = None) -> Any:
+def embedder_for(exported: ExportedDesign, embedder: Embedder | None = None) -> Embedder:
     """The embedder the learned vectors were made with (or ``embedder`` after checking it matches)."""
     name = exported.embedder_name
     dims = exported.manifest.get("embedder", {}).get("dims") or []
@@ -36,7 +41,7 @@ def embedder_for(exported: ExportedDesign, embedder: Any = None) -> Any:
             raise ConfigError(
                 f"the export needs the embedder {name!r}, which cannot be loaded here: {exc}"
             ) from exc
-    got = getattr(embedder, "name", None)
+    got = embedder.name
     if name is not None and got is not None and got != name:
         raise ConfigError(
             f"the export's vectors were made with the embedder {name!r}, not {got!r}: "
@@ -59,11 +64,11 @@ class ServedDesign:
         self,
         exported: ExportedDesign,
         *,
-        embedder: Any = None,
-        llm: Any = None,
+        embedder: Embedder | None = None,
+        llm: LLM | None = None,
         learn: bool = False,
-        pool: Any = None,
-        limits: Any = None,
+        pool: WorkerPool | None = None,
+        limits: SandboxLimits | None = None,
         learned: dict[str, Any] | None = None,
     ) -> None:
         """``llm`` backs the design's summarize/analyze tools (the run used its task model, named in
@@ -129,7 +134,7 @@ class ServedDesign:
 
     def snapshot(self) -> dict[str, Any]:
         """The learned memory now (the same shape as the export's memory.json)."""
-        return {**self.runner.snapshot(), "embedder": getattr(self.embedder, "name", None)}
+        return {**self.runner.snapshot(), "embedder": self.embedder.name}
 
     def info(self) -> dict[str, Any]:
         """What it holds: memory keys, vector items per collection, graph size."""

@@ -17,13 +17,20 @@ import json
 import re
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from atlas.alma.advice_probe import ProbeResult, can_probe, follow_advice
 from atlas.alma.design import Design, DesignProblem, check_design
 from atlas.alma.runlog import CallLog
 from atlas.alma.sandbox.pool import SandboxLimits, WorkerPool
+from atlas.envs.registry import DEFAULT_ENV
 from atlas.infra.aio import run_sync
+from atlas.protocols.embed import Embedder
+from atlas.protocols.env import Environment
+from atlas.protocols.llm import LLM
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 STUB_TEXT = "- (smoke-run stub model) Explore systematically and remember what you saw."
 STUB_JSON = {
@@ -159,7 +166,7 @@ class SmokeReport:
         ]
         return out + ["  " + _clip(ProbeResult.from_dict(p).line(p["label"]), 400) for p in self.probes]
 
-    def render(self, console: Any) -> None:
+    def render(self, console: Console) -> None:
         """A readable rich report (``atlas design check``). Everything a design produced (errors,
         advice, source lines in problems) is shown as plain text: no rich markup, no terminal
         control sequences."""
@@ -232,12 +239,12 @@ def _clip(text: str, n: int) -> str:
 
 async def asmoke_run(
     design: Design | str,
-    env: Any = "graphworld",
+    env: str | Environment = DEFAULT_ENV,
     episodes: int = 3,
     *,
     recall_tasks: int = 2,
-    llm: Any = None,
-    embedder: Any = None,
+    llm: LLM | None = None,
+    embedder: Embedder | None = None,
     pool: WorkerPool | None = None,
     limits: SandboxLimits | None = None,
     seed: int = 0,
@@ -321,7 +328,9 @@ async def asmoke_run(
     return report
 
 
-def smoke_run(design: Design | str, env: Any = "graphworld", episodes: int = 3, **kwargs: Any) -> SmokeReport:
+def smoke_run(
+    design: Design | str, env: str | Environment = DEFAULT_ENV, episodes: int = 3, **kwargs: Any
+) -> SmokeReport:
     """Sync wrapper of ``asmoke_run`` (safe inside a running event loop)."""
     return run_sync(asmoke_run(design, env, episodes, **kwargs))
 

@@ -24,6 +24,7 @@ from atlas.errors import InvalidInputError, LLMError, ToolRefusal
 from atlas.infra.graph import GraphStore
 from atlas.infra.vector_index import InMemoryVectorStore
 from atlas.protocols.embed import Embedder
+from atlas.protocols.llm import LLM
 
 TOOL_NAMES = (
     "store_obs",
@@ -120,7 +121,7 @@ class DesignTools:
     def __init__(
         self,
         embedder: Embedder,
-        llm: Any = None,
+        llm: LLM | None = None,
         *,
         thresholds: SimilarityThresholds = DEFAULT_THRESHOLDS,
         settings: ToolSettings | None = None,
@@ -368,7 +369,7 @@ class DesignTools:
 
     @classmethod
     def from_snapshot(
-        cls, data: dict[str, Any], embedder: Embedder, llm: Any = None, **kwargs: Any
+        cls, data: dict[str, Any], embedder: Embedder, llm: LLM | None = None, **kwargs: Any
     ) -> DesignTools:
         tools = cls(embedder, llm, **kwargs)
         if data.get("graph"):

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any
 
 import typer
+
+from atlas.cli.exits import fail
 
 app = typer.Typer(
     help="Guidelines: strategy, recovery and optimization tips learned from trajectories.",
@@ -52,14 +54,7 @@ def _bank(
         llm = make_llm(model) if (need_llm or model) else None
         return GuidelineBank.open(path, namespace=namespace, llm=llm)
     except AtlasError as exc:
-        _fail(exc)
-
-
-def _fail(exc: Exception) -> NoReturn:
-    from atlas.cli.exits import exit_code
-
-    typer.echo(f"error: {exc}", err=True)
-    raise typer.Exit(exit_code(exc)) from exc
+        fail(exc)
 
 
 def _show(g: Any, as_json: bool) -> None:
@@ -93,14 +88,14 @@ def save(
     try:
         text = file.read_text(encoding="utf-8-sig")
     except OSError as exc:
-        _fail(InvalidInputError(f"FILE: cannot read {file}: {exc.strerror}"))
+        fail(InvalidInputError(f"FILE: cannot read {file}: {exc.strerror}"))
     except UnicodeDecodeError as exc:
-        _fail(InvalidInputError(f"FILE: {file} is not UTF-8 text ({exc.reason} at byte {exc.start})"))
+        fail(InvalidInputError(f"FILE: {file} is not UTF-8 text ({exc.reason} at byte {exc.start})"))
     try:  # validate before opening anything: a bad file creates and stores nothing
         trajectory = parse_trajectory(text, success=success)
         result = _bank(path, namespace, model, need_llm=True, create=True).save(trajectory)
     except AtlasError as exc:
-        _fail(exc)
+        fail(exc)
     if as_json:
         typer.echo(json.dumps(result.to_dict(), indent=2, default=str))
     elif result.status == "not_processed":
@@ -140,7 +135,7 @@ def get(
         bank = _bank(path, namespace, model, need_llm=(mode == "llm"))
         found = bank.get_guidelines(task, k=k, mode=mode, filters=filters or None)
     except AtlasError as exc:
-        _fail(exc)
+        fail(exc)
     if as_json:
         typer.echo(json.dumps([g.model_dump(mode="json") for g in found], indent=2))
         return
@@ -164,7 +159,7 @@ def list_(
     try:
         items = _bank(path, namespace).list_guidelines(category=category, limit=limit)
     except AtlasError as exc:
-        _fail(exc)
+        fail(exc)
     if as_json:
         typer.echo(json.dumps([g.model_dump(mode="json") for g in items], indent=2))
         return
@@ -216,7 +211,7 @@ def consolidate(path: Path = _PATH, namespace: str = _NS, as_json: bool = _JSON)
     try:
         decisions = _bank(path, namespace).consolidate()
     except AtlasError as exc:
-        _fail(exc)
+        fail(exc)
     if as_json:
         typer.echo(json.dumps(decisions, indent=2, default=str))
         return
@@ -244,7 +239,7 @@ def reprocess(path: Path = _PATH, namespace: str = _NS, model: str | None = _MOD
     try:
         results = _bank(path, namespace, model, need_llm=True).reprocess()
     except AtlasError as exc:
-        _fail(exc)
+        fail(exc)
     for r in results:
         typer.echo(f"{r.trajectory_id}: {r.status}" + (f" ({r.reason})" if r.reason else ""))
     typer.echo(f"{len(results)} trajectory(ies) retried", err=True)

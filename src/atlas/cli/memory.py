@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any
 
 import typer
+
+from atlas.cli.exits import fail
 
 app = typer.Typer(help="Store trajectories in the memory library and query it.", no_args_is_help=True)
 
@@ -24,20 +26,12 @@ NoEmbedOpt = typer.Option(
 PrimitivesOpt = typer.Option(None, "--primitives", help="Preload a domain's primitive concepts: arc or swe.")
 
 
-def _fail(message: str | Exception) -> NoReturn:
-    """Print the error; exit 2 for bad input (a bare message is about the input), 1 when ATLAS failed."""
-    from atlas.cli.exits import BAD_INPUT, exit_code
-
-    typer.echo(f"error: {message}", err=True)
-    raise typer.Exit(exit_code(message) if isinstance(message, Exception) else BAD_INPUT)
-
-
 def _require_memory(path: Path) -> None:
     """Read-only commands need an existing memory directory."""
     if path.exists() and not path.is_dir():
-        _fail(f"--path {path} is a file, not a memory directory")
+        fail(f"--path {path} is a file, not a memory directory")
     if not (path / "memory.json").exists():
-        _fail(f"no memory at {path} (store something first, or pass the right --path)")
+        fail(f"no memory at {path} (store something first, or pass the right --path)")
 
 
 def _open(path: Path, no_embed: bool, primitives: str | None = None) -> Any:
@@ -51,7 +45,7 @@ def _open(path: Path, no_embed: bool, primitives: str | None = None) -> Any:
         embedder = NGramEmbedder() if use_ngram else default_embedder()
         return build_memory_system(path, embedder=embedder, primitives=primitives)
     except AtlasError as exc:
-        _fail(str(exc))  # opening a damaged directory: the input is bad
+        fail(str(exc))  # opening a damaged directory: the input is bad
 
 
 MAX_FILE_BYTES = 256_000_000  # a trajectories file; each trajectory is also capped (MAX_TRAJECTORY_CHARS)
@@ -65,18 +59,18 @@ def _load_trajectories(file: Path) -> list[Any]:
         raw = file.read_bytes()
         data = jsonsafe.loads(raw.removeprefix(b"\xef\xbb\xbf"), what=str(file), max_bytes=MAX_FILE_BYTES)
     except (OSError, InvalidInputError) as exc:
-        _fail(f"cannot read {file}: {exc}")
+        fail(f"cannot read {file}: {exc}")
     if isinstance(data, dict) and "trajectories" in data:
         data = data["trajectories"]
     items = data if isinstance(data, list) else [data]
     if not items:
-        _fail(
+        fail(
             f"{file} holds no trajectories (expected an object, a non-empty list, or {{'trajectories': [...]}})"
         )
     for i, item in enumerate(items):
         if not isinstance(item, dict):
             where = f"item {i}" if isinstance(data, list) else "the file"
-            _fail(f"{file}: {where} is {type(item).__name__}, expected a trajectory object")
+            fail(f"{file}: {where} is {type(item).__name__}, expected a trajectory object")
     return items
 
 
@@ -99,9 +93,9 @@ def store(
         try:
             trajectories.append(validate_trajectory(item))
         except InvalidInputError as exc:
-            _fail(f"{file}, trajectory {i}: {exc}" if len(items) > 1 else f"{file}: {exc}")
+            fail(f"{file}, trajectory {i}: {exc}" if len(items) > 1 else f"{file}: {exc}")
     if path.exists() and not path.is_dir():
-        _fail(f"--path {path} is a file, not a memory directory")
+        fail(f"--path {path} is a file, not a memory directory")
     failed = 0
     with _open(path, no_embed, primitives) as memory:
         for traj in trajectories:

@@ -30,7 +30,7 @@ class _Model(BaseModel):
 
 class Task(_Model):
     """What an agent is asked to do. ``metadata`` may hold environment data the
-    agent and memory must *not* see (seeds); use ``public_view`` for designs."""
+    agent and memory must *not* see (seeds); designs get ``atlas.envs.views.task_view``."""
 
     id: str = Field(default_factory=new_id)
     description: str

@@ -8,10 +8,11 @@
 
 from atlas.envs.base import EpisodeRecorder, action_text, check_action, validate_args
 from atlas.envs.policies import ExplorerPolicy, RandomPolicy
-from atlas.envs.registry import EnvParam, get_env, list_envs, register_env
+from atlas.envs.registry import DEFAULT_ENV, EnvParam, get_env, list_envs, register_env
 from atlas.envs.views import episode_view, task_view
 
 __all__ = [
+    "DEFAULT_ENV",
     "EnvParam",
     "EpisodeRecorder",
     "ExplorerPolicy",

@@ -27,6 +27,9 @@ from atlas.protocols.env import Action, Environment
 
 EnvFactory = Callable[..., Environment]
 
+#: The environment a search, an evaluation or a smoke run uses when none is named.
+DEFAULT_ENV = "graphworld"
+
 
 class Planner(Protocol):
     """Chooses the next action from the latest observation; None means "nothing sensible left"."""
@@ -268,6 +271,7 @@ register_env(
 )
 
 __all__ = [
+    "DEFAULT_ENV",
     "EnvFactory",
     "EnvParam",
     "EnvSpec",

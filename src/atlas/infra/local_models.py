@@ -8,8 +8,8 @@ A ``.verified`` marker (size, hash, mtime) means a verified file is never downlo
 re-hashed again; a file whose size or mtime no longer matches its marker is re-verified, and a
 corrupt or partial one is re-assembled.
 
-Cache directory: ``$ATLAS_CACHE_DIR/models`` if set, else ``$XDG_CACHE_HOME/atlas/models``, else
-``~/.cache/atlas/models``.
+Cache directory: ``models`` in ATLAS's cache (``atlas.infra.fs.cache_dir``: ``$ATLAS_CACHE_DIR`` if
+set, else ``$XDG_CACHE_HOME/atlas``, else ``~/.cache/atlas``).
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from atlas.errors import LLMConfigError
+from atlas.infra.fs import cache_dir
 
 _CHUNK = 1 << 20  # 1 MiB: streaming, never the whole model in memory
 
@@ -103,11 +104,7 @@ class PullResult:
 
 def models_dir(env: Mapping[str, str] | None = None) -> Path:
     """The directory holding assembled models (not created here)."""
-    env = os.environ if env is None else env
-    if env.get("ATLAS_CACHE_DIR"):
-        return Path(env["ATLAS_CACHE_DIR"]).expanduser() / "models"
-    base = Path(env["XDG_CACHE_HOME"]).expanduser() if env.get("XDG_CACHE_HOME") else Path.home() / ".cache"
-    return base / "atlas" / "models"
+    return cache_dir("models", env=env)
 
 
 def get_spec(name: str) -> LocalModelSpec:

@@ -5,13 +5,16 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
 from atlas.core import jsonsafe
 from atlas.core.types import Step, Task, Trajectory
 from atlas.errors import InvalidInputError, LLMResponseError
+
+if TYPE_CHECKING:
+    from atlas.infra.llm.client import LLMClient
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -168,7 +171,7 @@ def render_trajectory(trajectory: Trajectory, max_steps: int = 30, max_chars: in
     return "\n".join(lines)
 
 
-async def ask_json(llm: Any, system: str, user: str, schema: type[M], *, retries: int = 2) -> M:
+async def ask_json(llm: LLMClient, system: str, user: str, schema: type[M], *, retries: int = 2) -> M:
     """Ask ``llm`` for a reply that validates against ``schema``.
 
     ``LLMClient.astructured`` extracts JSON from prose/fences, repairs it and re-asks with the

@@ -34,6 +34,7 @@ from atlas.protocols.memory import (
 from atlas.protocols.store import VectorStore
 
 if TYPE_CHECKING:
+    from atlas.infra.llm.client import LLMClient
     from atlas.infra.records import RecordStore
 
 log = logging.getLogger(__name__)
@@ -130,7 +131,7 @@ class LLMCompositionStrategy:
         '"code": "def ...", "signature": "name(args)", "usage_guidance": "when to use it"}'
     )
 
-    def __init__(self, llm_client: Any, *, retries: int = 2) -> None:
+    def __init__(self, llm_client: LLMClient, *, retries: int = 2) -> None:
         self.llm = llm_client
         self.retries = retries
 
@@ -188,7 +189,7 @@ class LLMAutoDocumenter:
         '"usage_guidance": "..."}'
     )
 
-    def __init__(self, llm_client: Any, *, retries: int = 2) -> None:
+    def __init__(self, llm_client: LLMClient, *, retries: int = 2) -> None:
         self.llm = llm_client
         self.retries = retries
 

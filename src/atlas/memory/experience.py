@@ -26,7 +26,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from pydantic import BaseModel, Field
@@ -39,8 +39,13 @@ from atlas.memory.guidelines.generalize import RuleGeneralizer
 from atlas.memory.relevance import relevance_floor
 from atlas.memory.storage import IndexedTable
 from atlas.protocols.embed import Embedder
-from atlas.protocols.memory import ExperienceExtractor, RefineStrategy
+from atlas.protocols.llm import LLM
+from atlas.protocols.memory import ExperienceExtractor, ExtractsAsync, RefineStrategy
 from atlas.protocols.store import VectorStore
+
+if TYPE_CHECKING:
+    from atlas.infra.llm.client import LLMClient
+    from atlas.infra.records import RecordStore
 
 log = logging.getLogger(__name__)
 
@@ -65,7 +70,7 @@ class LLMSummarizingExtractor:
         "sentences: what the task was, the approach that was taken, and the outcome. No lists, no JSON."
     )
 
-    def __init__(self, llm_client: Any, max_chars: int = 600) -> None:
+    def __init__(self, llm_client: LLM, max_chars: int = 600) -> None:
         self.llm = llm_client
         self.max_chars = max_chars
 
@@ -195,7 +200,7 @@ class LLMRefineStrategy:
         '"order": [ids], "notes": "why"}'
     )
 
-    def __init__(self, llm_client: Any, *, min_keep: int = 1, retries: int = 2) -> None:
+    def __init__(self, llm_client: LLMClient, *, min_keep: int = 1, retries: int = 2) -> None:
         self.llm = llm_client
         self.min_keep = min_keep
         self.retries = retries
@@ -276,7 +281,7 @@ class ChromaExperienceMemory:
         refine_strategy: RefineStrategy | None = None,
         collection_name: str = "atlas_experiences",
         *,
-        records: Any | None = None,
+        records: RecordStore | None = None,
         max_steps_stored: int = 200,
         pool_factor: int = 4,
         min_similarity: float | None = None,
@@ -393,9 +398,8 @@ class ChromaExperienceMemory:
         return ids
 
     async def _aextract(self, trajectory: Trajectory) -> str:
-        aextract = getattr(self.extractor, "aextract", None)
-        if callable(aextract):
-            return await aextract(trajectory)
+        if isinstance(self.extractor, ExtractsAsync):
+            return await self.extractor.aextract(trajectory)
         return await asyncio.to_thread(self.extractor.extract, trajectory)
 
     async def astore_many(self, trajectories: list[Trajectory | dict]) -> list[str]:
@@ -429,8 +433,11 @@ class ChromaExperienceMemory:
     def store(self, trajectory: Trajectory | dict) -> str:
         """Sync store: validates, extracts, embeds, writes records+vector atomically."""
         traj = validate_trajectory(trajectory)
-        aextract = getattr(self.extractor, "aextract", None)
-        content = run_sync(aextract(traj)) if callable(aextract) else self.extractor.extract(traj)
+        content = (
+            run_sync(self.extractor.aextract(traj))
+            if isinstance(self.extractor, ExtractsAsync)
+            else self.extractor.extract(traj)
+        )
         exp = self._experience(traj, content)
         views = self._view_texts(traj)
         vectors = np.asarray(self.embedder.embed([exp.content, *views]))

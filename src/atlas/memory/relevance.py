@@ -14,7 +14,10 @@ cross-validation; paste its output here when the embedders, the keys or the data
 from __future__ import annotations
 
 import logging
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Literal
+
+if TYPE_CHECKING:
+    from atlas.protocols.embed import Embedder
 
 log = logging.getLogger(__name__)
 
@@ -34,12 +37,12 @@ FALLBACK = "minilm"
 _warned: set[str] = set()
 
 
-def embedder_name(embedder: Any) -> str:
+def embedder_name(embedder: Embedder) -> str:
     """The name an embedder reports (``CachedEmbedder`` reports its inner model's)."""
-    return str(getattr(embedder, "name", None) or type(embedder).__name__)
+    return str(embedder.name or type(embedder).__name__)
 
 
-def relevance_floor(embedder: Any, path: Path) -> float:
+def relevance_floor(embedder: Embedder, path: Path) -> float:
     """The calibrated floor of ``path`` for ``embedder`` (MiniLM's, with a warning, if unknown)."""
     name = embedder_name(embedder)
     table = FLOORS.get(name)

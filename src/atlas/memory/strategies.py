@@ -8,7 +8,7 @@ through ``update_stats`` and a ``SuccessRateUpdater`` (EMA by default; simple av
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field
 
@@ -18,8 +18,12 @@ from atlas.infra.aio import run_sync
 from atlas.memory.common import ask_json, render_trajectory, validate_k, validate_task, validate_trajectory
 from atlas.memory.storage import IndexedTable
 from atlas.protocols.embed import Embedder
-from atlas.protocols.memory import StrategyAbstractor, SuccessRateUpdater
+from atlas.protocols.memory import StartsAtPrior, StrategyAbstractor, SuccessRateUpdater, UpdatesStrategies
 from atlas.protocols.store import VectorStore
+
+if TYPE_CHECKING:
+    from atlas.infra.llm.client import LLMClient
+    from atlas.infra.records import RecordStore
 
 # --- success-rate updaters -------------------------------------------------------------------------------
 
@@ -103,7 +107,7 @@ class LLMStrategyAbstractor:
         '"rationale": "why it works"}. Use abstractable=false if the run holds no transferable strategy.'
     )
 
-    def __init__(self, llm_client: Any, *, retries: int = 2) -> None:
+    def __init__(self, llm_client: LLMClient, *, retries: int = 2) -> None:
         self.llm = llm_client
         self.retries = retries
 
@@ -138,7 +142,7 @@ class ChromaStrategyBank:
         success_updater: SuccessRateUpdater | None = None,
         collection_name: str = "atlas_strategies",
         *,
-        records: Any | None = None,
+        records: RecordStore | None = None,
     ) -> None:
         if records is None:
             from atlas.infra.records import RecordStore
@@ -155,9 +159,8 @@ class ChromaStrategyBank:
         update: dict[str, Any] = {}
         if trajectory.id not in strategy.source_trajectory_ids:
             update["source_trajectory_ids"] = [*strategy.source_trajectory_ids, trajectory.id]
-        initial = getattr(self.success_updater, "initial_rate", None)
-        if initial is not None and strategy.usage_count == 0:
-            update["success_rate"] = float(initial)
+        if isinstance(self.success_updater, StartsAtPrior) and strategy.usage_count == 0:
+            update["success_rate"] = float(self.success_updater.initial_rate)
         return strategy.model_copy(update=update) if update else strategy
 
     def _write(self, strategy: Strategy, vector: Any) -> None:
@@ -222,9 +225,8 @@ class ChromaStrategyBank:
 
         def apply(record: dict[str, Any]) -> dict[str, Any]:
             strategy = Strategy.model_validate(record)
-            update_strategy = getattr(self.success_updater, "update_strategy", None)
-            if callable(update_strategy):
-                strategy = update_strategy(strategy, success)
+            if isinstance(self.success_updater, UpdatesStrategies):
+                strategy = self.success_updater.update_strategy(strategy, success)
             else:
                 rate, count = self.success_updater.update(
                     strategy.success_rate, strategy.usage_count, success

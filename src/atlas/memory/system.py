@@ -26,7 +26,7 @@ import json
 import logging
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from atlas.core.types import MemoryQueryResult, Task, Trajectory
 from atlas.errors import AtlasError, ConfigError, LLMError, StoreError
@@ -48,6 +48,9 @@ from atlas.protocols.memory import (
     StrategyBank,
     TracksExperienceUse,
 )
+
+if TYPE_CHECKING:
+    from atlas.infra.llm.client import LLMClient
 
 log = logging.getLogger(__name__)
 
@@ -375,7 +378,7 @@ def _read_memory_json(meta_file: Path) -> dict[str, Any]:
 
 def _embedder_config(path: Path, embedder: Embedder) -> None:
     meta_file = path / "memory.json"
-    current = {"embedder": getattr(embedder, "name", type(embedder).__name__), "dim": int(embedder.dim)}
+    current = {"embedder": embedder.name, "dim": int(embedder.dim)}
     if meta_file.exists():
         stored = _read_memory_json(meta_file)
         if stored.get("embedder") != current["embedder"] or stored.get("dim") != current["dim"]:
@@ -420,12 +423,12 @@ def _opening(root: Path | None) -> Iterator[None]:
 
 def build_memory_system(
     path: str | Path | None = None,
-    llm: Any | None = None,
+    llm: LLMClient | None = None,
     embedder: Embedder | None = None,
     components: Sequence[str] | None = None,
     *,
     primitives: str | None = None,
-    guidelines: Any | None = None,
+    guidelines: GuidelineBank | None = None,
     refine: bool = False,
     stitch_max_abstractions: int = 5,
 ) -> MemorySystemImpl:
@@ -487,7 +490,7 @@ def build_memory_system(
             experience = ChromaExperienceMemory(
                 embedder,
                 make_vector_store(chroma_dir, "atlas_experiences"),
-                refine_strategy=LLMRefineStrategy(llm) if refine else None,
+                refine_strategy=LLMRefineStrategy(llm) if refine and llm is not None else None,
                 records=records,
             )
         if "concepts" in components:
@@ -503,6 +506,7 @@ def build_memory_system(
                 records=records,
             )
         if "strategies" in components:
+            assert llm is not None  # checked above
             strategies = ChromaStrategyBank(
                 embedder,
                 make_vector_store(chroma_dir, "atlas_strategies"),

@@ -1,8 +1,16 @@
 """Typing protocols: the seams between ATLAS's layers."""
 
+from atlas.protocols.agent import TaskPlayer
 from atlas.protocols.embed import Embedder
-from atlas.protocols.env import Action, EnumeratesActions, Environment, StepResult
-from atlas.protocols.llm import LLM, Completion, Message, ToolCall, ToolSpec, Usage
+from atlas.protocols.env import (
+    Action,
+    EnumeratesActions,
+    Environment,
+    GivesTaskInstructions,
+    StepResult,
+    StepsInThread,
+)
+from atlas.protocols.llm import LLM, Completion, Message, SupportsTools, ToolCall, ToolSpec, Usage
 from atlas.protocols.memory import (
     CompositionStrategy,
     CompressesConcepts,
@@ -12,6 +20,7 @@ from atlas.protocols.memory import (
     Counted,
     ExperienceExtractor,
     ExperienceMemory,
+    ExtractsAsync,
     GuidelineBank,
     LearnsConcepts,
     ListsGuidelines,
@@ -20,10 +29,12 @@ from atlas.protocols.memory import (
     RefinesExperiences,
     RefineStrategy,
     SavesTrajectoriesAsync,
+    StartsAtPrior,
     StrategyAbstractor,
     StrategyBank,
     SuccessRateUpdater,
     TracksExperienceUse,
+    UpdatesStrategies,
 )
 from atlas.protocols.store import QueryResult, VectorStore
 
@@ -42,6 +53,8 @@ __all__ = [
     "Environment",
     "ExperienceExtractor",
     "ExperienceMemory",
+    "ExtractsAsync",
+    "GivesTaskInstructions",
     "GuidelineBank",
     "LearnsConcepts",
     "ListsGuidelines",
@@ -52,13 +65,18 @@ __all__ = [
     "RefineStrategy",
     "RefinesExperiences",
     "SavesTrajectoriesAsync",
+    "StartsAtPrior",
     "StepResult",
+    "StepsInThread",
     "StrategyAbstractor",
     "StrategyBank",
     "SuccessRateUpdater",
+    "SupportsTools",
+    "TaskPlayer",
     "ToolCall",
     "ToolSpec",
     "TracksExperienceUse",
+    "UpdatesStrategies",
     "Usage",
     "VectorStore",
 ]

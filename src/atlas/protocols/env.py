@@ -33,7 +33,7 @@ class Environment(Protocol):
 
     ``clone()`` gives a fresh instance with the same configuration so episodes can run
     concurrently. Observations are dicts; ``summarize_observation`` renders one as text.
-    Nothing a memory design receives (``design_task_view``) may reveal hidden state. What the
+    Nothing a memory design receives (``atlas.envs.views.task_view`` / ``episode_view``) may reveal hidden state. What the
     search needs beyond episodes (explorer, seed design, context schema, oracle advice, parameters)
     comes with the environment's registration (``atlas.envs.registry.register_env``).
     """
@@ -61,3 +61,19 @@ class EnumeratesActions(Protocol):
     (the task agent's ``choice`` format) and a policy can play without an LLM."""
 
     def candidate_actions(self, observation: dict[str, Any]) -> list[Action]: ...
+
+
+@runtime_checkable
+class StepsInThread(Protocol):
+    """Optional capability: ``step_in_thread`` true when a step takes long enough (a game engine) that
+    callers should run ``reset``/``step`` in a worker thread, keeping the event loop free."""
+
+    step_in_thread: bool
+
+
+@runtime_checkable
+class GivesTaskInstructions(Protocol):
+    """Optional capability: standing instructions for the task agent's system message (how the
+    environment is played), beyond the goal and the actions."""
+
+    def task_instructions(self) -> str: ...

@@ -91,3 +91,12 @@ class LLM(Protocol):
     ) -> Completion: ...
 
     def complete(self, messages: list[Message], **kwargs: Any) -> Completion: ...
+
+
+@runtime_checkable
+class SupportsTools(Protocol):
+    """Optional capability: the model says whether it takes native tool calls (``tools=``);
+    ``atlas.infra.llm.LLMClient`` has it. A model without it gets JSON actions instead."""
+
+    @property
+    def supports_tools(self) -> bool: ...

@@ -25,6 +25,13 @@ class ExperienceExtractor(Protocol):
 
 
 @runtime_checkable
+class ExtractsAsync(Protocol):
+    """Optional capability of an extractor: ``aextract`` (an LLM-backed one awaits its model)."""
+
+    async def aextract(self, trajectory: Trajectory) -> str: ...
+
+
+@runtime_checkable
 class RefineStrategy(Protocol):
     """ReMem-style refinement of retrieved experiences: merge, prune noise, reorder."""
 
@@ -61,6 +68,22 @@ class StrategyAbstractor(Protocol):
 @runtime_checkable
 class SuccessRateUpdater(Protocol):
     def update(self, current_rate: float, current_count: int, success: bool) -> tuple[float, int]: ...
+
+
+@runtime_checkable
+class StartsAtPrior(Protocol):
+    """Optional capability of a success-rate updater: the rate a strategy never used starts at."""
+
+    @property
+    def initial_rate(self) -> float: ...
+
+
+@runtime_checkable
+class UpdatesStrategies(Protocol):
+    """Optional capability of a success-rate updater: fold an outcome into the whole ``Strategy``
+    (e.g. keeping a posterior's parameters beside the rate)."""
+
+    def update_strategy(self, strategy: Strategy, success: bool) -> Strategy: ...
 
 
 # --- components ------------------------------------------------------------------------------------

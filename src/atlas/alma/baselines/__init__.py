@@ -27,6 +27,8 @@ from typing import Any
 
 from atlas.alma.design import Design
 from atlas.errors import ConfigError
+from atlas.protocols.embed import Embedder
+from atlas.protocols.llm import LLM
 
 _DIR = Path(__file__).parent
 
@@ -111,7 +113,7 @@ def get_baseline(name: str) -> Design:
     raise ConfigError(f"unknown baseline {name!r}; known: {', '.join(list_baselines())}")
 
 
-def make_host_design(design: Design, *, embedder: Any, llm: Any) -> Any:
+def make_host_design(design: Design, *, embedder: Embedder, llm: LLM | None) -> Any:
     """Instantiate the host adapter named by ``design.metadata['adapter']``."""
     _ensure_host_registered()
     name = design.metadata.get("adapter", design.name)

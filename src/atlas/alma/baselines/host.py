@@ -14,11 +14,15 @@ from __future__ import annotations
 
 import json
 import time
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from atlas.alma.baselines import register_host_design
 from atlas.alma.runlog import CallLog, ToolCallRecord, truncate
 from atlas.core.types import Step, Task, Trajectory
+
+if TYPE_CHECKING:
+    from atlas.infra.llm.client import LLMClient
+    from atlas.protocols.embed import Embedder
 
 
 class HostDesign(Protocol):
@@ -92,7 +96,7 @@ def _record(log: CallLog, name: str, args: dict[str, Any], fn: Any) -> Any:
 class MemorySystemDesign:
     """``atlas.memory`` MemorySystemImpl (in memory) as a design."""
 
-    def __init__(self, *, embedder: Any, llm: Any = None, k: int = 5) -> None:
+    def __init__(self, *, embedder: Embedder, llm: LLMClient | None = None, k: int = 5) -> None:
         from atlas.memory.system import build_memory_system
 
         self.system = build_memory_system(None, llm=llm, embedder=embedder)
@@ -145,7 +149,7 @@ class MemorySystemDesign:
 class GuidelineBankDesign:
     """``atlas.memory.guidelines.GuidelineBank`` (in memory) as a design."""
 
-    def __init__(self, *, embedder: Any, llm: Any = None, k: int = 5) -> None:
+    def __init__(self, *, embedder: Embedder, llm: LLMClient | None = None, k: int = 5) -> None:
         from atlas.memory.guidelines import GuidelineBank
 
         self.bank = GuidelineBank(llm=llm, embedder=embedder, namespace="alma")

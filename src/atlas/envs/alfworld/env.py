@@ -38,6 +38,7 @@ from atlas.envs.alfworld.pddl import gold_plan, problem_pddl
 from atlas.envs.textgame import TextGameEnv
 from atlas.envs.tw_speedups import install_parse_cache, install_translation_cache
 from atlas.errors import ConfigError, EnvError
+from atlas.infra.fs import cache_dir
 from atlas.protocols.env import Action, StepResult
 
 NAME = "alfworld"
@@ -56,8 +57,7 @@ _PUT = re.compile(r"You (?:move|put) the ([a-z]+ \d+) (?:to|in|on)")
 
 
 def default_cache_dir() -> Path:
-    root = os.environ.get("ATLAS_CACHE_DIR")
-    return (Path(root) if root else Path.home() / ".cache" / "atlas") / "alfworld"
+    return cache_dir(NAME)
 
 
 def _require_packages() -> None:

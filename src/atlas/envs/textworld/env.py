@@ -5,12 +5,11 @@ Challenges: ``tw-treasure_hunter`` (levels 1–30), ``tw-coin_collector`` (1–3
 ``tw-cooking`` (levels 1–4 mapped to recipe/take/go/open/cook/cut skills). A task is a seed
 set: in family mode the *map* seed is the family and the objects/quest/grammar seeds come from
 the task, so tasks of a family share the map. Games are compiled on first use into a cache
-directory (``$ATLAS_CACHE_DIR`` or ``~/.cache/atlas``, then ``textworld/``), never the repo.
+directory (``textworld`` in ATLAS's cache, ``atlas.infra.fs.cache_dir``), never the repo.
 """
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
 import tempfile
@@ -22,6 +21,7 @@ from typing import Any
 from atlas.core.types import Task
 from atlas.envs.textgame import TextGameEnv
 from atlas.errors import ConfigError, EnvError
+from atlas.infra.fs import cache_dir
 
 NAME = "textworld"
 CHALLENGES = {
@@ -51,8 +51,7 @@ _locks_guard = threading.Lock()
 
 
 def default_cache_dir() -> Path:
-    root = os.environ.get("ATLAS_CACHE_DIR")
-    return (Path(root) if root else Path.home() / ".cache" / "atlas") / "textworld"
+    return cache_dir(NAME)
 
 
 def _settings(challenge: str, level: int, seed: int) -> dict[str, Any]:

@@ -6,7 +6,7 @@ re-asked by ``LLMClient.astructured`` when invalid. Clean successes need no attr
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel
 
@@ -19,6 +19,9 @@ from atlas.memory.guidelines.schemas import (
     RecoveryAttribution,
     bounded,
 )
+
+if TYPE_CHECKING:
+    from atlas.infra.llm.client import LLMClient
 
 _SCHEMAS: dict[str, type[BaseModel]] = {
     "failure": FailureAttribution,
@@ -82,7 +85,7 @@ class Attributor(Protocol):
 class LLMAttributor:
     """Asks the LLM for the causal analysis matching the outcome class."""
 
-    def __init__(self, llm: Any) -> None:
+    def __init__(self, llm: LLMClient) -> None:
         self.llm = llm
 
     async def attribute(self, trajectory: Trajectory, intel: TrajectoryIntelligence) -> Attribution:

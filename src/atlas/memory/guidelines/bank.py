@@ -12,7 +12,7 @@ import weakref
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
@@ -42,6 +42,11 @@ from atlas.memory.guidelines.segmentation import LLMSegmenter, Segmenter, Segmen
 from atlas.memory.guidelines.store import KEYS, Commit, GuidelineStore, collection_name
 from atlas.memory.guidelines.tips import LLMTipGenerator, TipGenerator
 from atlas.memory.relevance import relevance_floor
+from atlas.protocols.embed import Embedder
+
+if TYPE_CHECKING:
+    from atlas.infra.llm.client import LLMClient
+    from atlas.infra.records import RecordStore
 
 _FILTER_VALUES: dict[str, tuple[str, ...]] = {
     "category": ("strategy", "recovery", "optimization"),
@@ -107,8 +112,8 @@ class GuidelineBank:
         *,
         store: GuidelineStore | None = None,
         namespace: str = "default",
-        llm: Any = None,
-        embedder: Any = None,
+        llm: LLMClient | None = None,
+        embedder: Embedder | None = None,
         config: GuidelineConfig | None = None,
         analyzer: TrajectoryAnalyzer | None = None,
         attributor: Attributor | None = None,
@@ -173,7 +178,7 @@ class GuidelineBank:
         path: str | Path | None = None,
         *,
         namespace: str = "default",
-        records: Any = None,
+        records: RecordStore | None = None,
         **kwargs: Any,
     ) -> GuidelineBank:
         """A bank over ``path`` (SQLite ``guidelines.sqlite`` + Chroma under ``chroma/``) or in memory

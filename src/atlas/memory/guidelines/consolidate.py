@@ -10,13 +10,16 @@ weakest). ``LLMDecider`` asks the model for the same four decisions. Every decis
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 import numpy as np
 
 from atlas.core.types import Guideline, new_id, utc_now
 from atlas.memory.guidelines.prompts import stage_messages
 from atlas.memory.guidelines.schemas import DecisionBatch, bounded
+
+if TYPE_CHECKING:
+    from atlas.infra.llm.client import LLMClient
 
 Action = Literal["ADD", "UPDATE", "DELETE", "NONE"]
 _PRIORITY = {"low": 0, "medium": 1, "high": 2}
@@ -192,7 +195,7 @@ class LLMDecider:
 
     name = "llm"
 
-    def __init__(self, llm: Any) -> None:
+    def __init__(self, llm: LLMClient) -> None:
         self.llm = llm
 
     async def decide(

@@ -14,10 +14,13 @@ service account credentials") and is followed by the rule pass as a safety net."
 from __future__ import annotations
 
 import re
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from atlas.memory.guidelines.prompts import stage_messages
 from atlas.memory.guidelines.schemas import Generalized, bounded
+
+if TYPE_CHECKING:
+    from atlas.infra.llm.client import LLMClient
 
 _SUBS: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"\b[\w.+-]+@[\w-]+(\.[\w-]+)+\b"), "an email address"),
@@ -176,7 +179,7 @@ class Generalizer(Protocol):
 class LLMGeneralizer:
     """One LLM call rewrites all descriptions; the rule pass then removes anything left."""
 
-    def __init__(self, llm: Any, rules: RuleGeneralizer | None = None) -> None:
+    def __init__(self, llm: LLMClient, rules: RuleGeneralizer | None = None) -> None:
         self.llm = llm
         self.rules = rules or RuleGeneralizer()
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from dataclasses import asdict, dataclass, field
-from typing import Any, ClassVar, Literal, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol, runtime_checkable
 
 from pydantic import model_validator
 
@@ -14,6 +14,9 @@ from atlas.core.types import Trajectory
 from atlas.memory.guidelines.config import OutcomeRules
 from atlas.memory.guidelines.prompts import render_steps, stage_messages
 from atlas.memory.guidelines.schemas import _Reply, bounded
+
+if TYPE_CHECKING:
+    from atlas.infra.llm.client import LLMClient
 
 ThoughtKind = Literal["analytical", "planning", "validation", "reflection"]
 OutcomeClass = Literal["clean_success", "failure", "recovery", "inefficient_success"]
@@ -106,7 +109,7 @@ class ThoughtLabels(_Reply):
 class LLMThoughtClassifier:
     """One LLM call labels every thought; the reply must have exactly one valid label per thought."""
 
-    def __init__(self, llm: Any) -> None:
+    def __init__(self, llm: LLMClient) -> None:
         self.llm = llm
 
     async def classify(self, thoughts: list[str]) -> list[str]:

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import logging
 import re
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -31,6 +31,9 @@ from atlas.memory.guidelines.consolidate import rank_key
 from atlas.memory.guidelines.prompts import stage_messages
 from atlas.memory.guidelines.schemas import Selection, bounded
 from atlas.memory.guidelines.store import GuidelineStore
+
+if TYPE_CHECKING:
+    from atlas.infra.llm.client import LLMClient
 
 log = logging.getLogger(__name__)
 
@@ -137,7 +140,7 @@ class LLMSelector:
 
     def __init__(
         self,
-        llm: Any,
+        llm: LLMClient,
         *,
         threshold: float,
         candidates: int = 15,

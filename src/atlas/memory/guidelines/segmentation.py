@@ -6,12 +6,15 @@ that needs it); task-level extraction is kept to measure that."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from atlas.core.types import Trajectory
 from atlas.memory.guidelines.intelligence import TrajectoryIntelligence, describe
 from atlas.memory.guidelines.prompts import stage_messages
 from atlas.memory.guidelines.schemas import Segmentation, bounded
+
+if TYPE_CHECKING:
+    from atlas.infra.llm.client import LLMClient
 
 
 @dataclass
@@ -39,7 +42,7 @@ class LLMSegmenter:
     """One LLM call; ranges must be in bounds, ordered and non-overlapping (else re-asked).
     A trajectory with fewer than ``min_steps`` steps is one segment without a call."""
 
-    def __init__(self, llm: Any, max_segments: int = 8, min_steps: int = 2) -> None:
+    def __init__(self, llm: LLMClient, max_segments: int = 8, min_steps: int = 2) -> None:
         self.llm = llm
         self.max_segments = max_segments
         self.min_steps = min_steps

@@ -14,11 +14,15 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from atlas.core.types import Guideline, utc_now
 from atlas.errors import AtlasError, StoreError
 from atlas.memory.guidelines.config import check_namespace
+
+if TYPE_CHECKING:
+    from atlas.infra.records import RecordStore
+    from atlas.protocols.store import VectorStore
 
 log = logging.getLogger(__name__)
 
@@ -67,7 +71,7 @@ class Commit:
 class GuidelineStore:
     """Guidelines, trajectories and decisions of one namespace (records + vectors)."""
 
-    def __init__(self, namespace: str, records: Any, vectors: Any) -> None:
+    def __init__(self, namespace: str, records: RecordStore, vectors: VectorStore) -> None:
         sfx = table_suffix(namespace)
         self.namespace = namespace
         self.records = records

@@ -6,7 +6,7 @@ and the trajectory (provenance: ``source_trajectory_ids``, ``evidence``, ``metad
 
 from __future__ import annotations
 
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from pydantic import ValidationError
 
@@ -18,6 +18,9 @@ from atlas.memory.guidelines.intelligence import TrajectoryIntelligence, describ
 from atlas.memory.guidelines.prompts import render_steps, stage_messages
 from atlas.memory.guidelines.schemas import TipBatch, bounded
 from atlas.memory.guidelines.segmentation import SegmentSpec
+
+if TYPE_CHECKING:
+    from atlas.infra.llm.client import LLMClient
 
 # Which tip categories each outcome class may produce (the first is the main one).
 CATEGORIES: dict[str, tuple[str, ...]] = {
@@ -48,7 +51,7 @@ class LLMTipGenerator:
     categories; a reply outside the bounds fails validation and is re-asked. A last reply whose only
     fault is too few tips is kept (a segment may hold one lesson)."""
 
-    def __init__(self, llm: Any, min_tips: int = 2, max_tips: int = 4) -> None:
+    def __init__(self, llm: LLMClient, min_tips: int = 2, max_tips: int = 4) -> None:
         self.llm = llm
         self.min_tips = min_tips
         self.max_tips = max_tips
@@ -79,6 +82,7 @@ class LLMTipGenerator:
             categories=", ".join(cats),
         )
         schema = bounded(TipBatch, min_tips=self.min_tips, max_tips=self.max_tips, categories=cats)
+        reply: TipBatch | None
         try:
             reply = await self.llm.astructured(msgs, schema)
         except LLMResponseError as exc:
