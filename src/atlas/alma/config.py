@@ -14,6 +14,7 @@ from typing import Any, Literal, get_args
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from atlas.core import jsonsafe
+from atlas.envs.registry import DEFAULT_ENV
 from atlas.errors import ConfigError, InvalidInputError
 
 # Deployment task seeds are offset by multiples of this from the run seed, far from the collection
@@ -32,7 +33,7 @@ class AlmaConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    env: str = "graphworld"
+    env: str = DEFAULT_ENV
     # Generations (None: 5 when the MetaAgent writes code, 20 for genome search, whose generations mostly
     # cost seconds of probe; `--max-minutes` bounds either).
     iterations: int | None = Field(None, ge=0)
@@ -103,7 +104,7 @@ class AlmaConfig(BaseModel):
 
         data = dict(data)
         params = dict(data.get("env_params") or {})
-        chosen = str(data.get("env") or "graphworld")
+        chosen = str(data.get("env") or DEFAULT_ENV)
         for spec in env_specs():
             for p in spec.params:
                 if p.key in data and p.key not in cls.model_fields:
@@ -222,6 +223,4 @@ def _problem(err: Any) -> str:
     return f"{field}: {err['msg']}{got}"
 
 
-EnvName = Literal["graphworld", "alfworld", "textworld"]
-
-__all__ = ["DEPLOY_SEED_STRIDE", "EVALUATION_VERSION", "AlmaConfig", "EnvName"]
+__all__ = ["DEPLOY_SEED_STRIDE", "EVALUATION_VERSION", "AlmaConfig"]

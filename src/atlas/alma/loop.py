@@ -54,8 +54,9 @@ from atlas.alma.replay import use_replay_cache
 from atlas.alma.run_dir import RunDir, atomic_write_text
 from atlas.alma.sampling import sample_parents, seeded_rng
 from atlas.alma.staging import Verdict, can_still_beat
-from atlas.envs.registry import spec_of
+from atlas.envs.registry import DEFAULT_ENV, spec_of
 from atlas.errors import ArchiveError, ConfigError, SearchStopped
+from atlas.infra.fs import cache_dir
 from atlas.trace.writer import TraceWriter
 
 Callback = Callable[[str, dict[str, Any]], Any]
@@ -82,12 +83,8 @@ def _delta(after: dict[str, Any], before: dict[str, Any]) -> dict[str, Any]:
 
 
 def default_cache_dir() -> Path:
-    import os
-
-    root = os.environ.get("ATLAS_CACHE_DIR") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "atlas"
-    )
-    return Path(root) / "baselines"
+    """Where no-memory baselines are cached across runs (replays sit beside it)."""
+    return cache_dir("baselines")
 
 
 class Progress:
@@ -1062,7 +1059,7 @@ async def arun(
     llm: Any = None,
     meta_llm: Any = None,
     debug_llm: Any = None,
-    env: Any = "graphworld",
+    env: Any = DEFAULT_ENV,
     iterations: int | None = None,
     run_dir: str | Path | None = None,
     resume: str | Path | None = None,
@@ -1158,7 +1155,7 @@ async def aevaluate(
     design: Any,
     *,
     llm: Any,
-    env: Any = "graphworld",
+    env: Any = DEFAULT_ENV,
     run_dir: str | Path | None = None,
     runs_root: str | Path = "runs",
     embedder: Any = None,

@@ -12,6 +12,8 @@ from typing import Any
 
 import typer
 
+from atlas.envs.registry import DEFAULT_ENV
+
 app = typer.Typer(
     help="Memory designs: check one in the sandbox, list and show the baselines, compile and explain genomes.",
     no_args_is_help=True,
@@ -32,7 +34,7 @@ def check(
         "and recall(memory, task, tools).",
     ),
     env: str = typer.Option(
-        "graphworld",
+        DEFAULT_ENV,
         "--env",
         "-e",
         help="Environment whose built-in policy plays the "

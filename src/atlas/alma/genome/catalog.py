@@ -231,6 +231,9 @@ class ObsKeys:
 
     scalar: list[str] = field(default_factory=list)
     lists: list[str] = field(default_factory=list)
+    # How much each field looks like a state (scalar: values recur across observations) or a list of
+    # states nearby (list: its items are values of scalar fields); draws favour the likelier ones.
+    weights: dict[str, float] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, list[str]]:
         return {"scalar": list(self.scalar), "list": list(self.lists)}

@@ -15,22 +15,33 @@ from atlas.alma.genome.model import Genome, PartUse, parse_genome
 from atlas.errors import InvalidInputError
 
 MAX_TRIES = 50
+KEY_FLOOR = 0.05  # the least weight a field (or "no field") gets when a key parameter is drawn
 
 
 def observation_keys(observations: list[dict[str, Any]]) -> ObsKeys:
-    """The fields of real observations by shape: scalar (str / int values, one state name) and list."""
-    scalar: list[str] = []
-    listed: list[str] = []
+    """The fields of real observations by shape: scalar (str / int values, one state name) and list,
+    each weighted by how much it looks like a state (values that recur, but not a constant) or like a
+    list of states (items that are values of scalar fields), likeliest first."""
+    values: dict[str, list[str]] = {}
+    items: dict[str, list[str]] = {}
     for obs in observations:
         for key, value in (obs or {}).items():
             if str(key).startswith("_"):
                 continue
             if isinstance(value, list):
-                if key not in listed:
-                    listed.append(key)
-            elif isinstance(value, str | int) and not isinstance(value, bool) and key not in scalar:
-                scalar.append(key)
-    return ObsKeys(scalar=scalar, lists=listed)
+                items.setdefault(key, []).extend(str(v) for v in value if isinstance(v, str | int))
+            elif isinstance(value, str | int) and not isinstance(value, bool):
+                values.setdefault(key, []).append(str(value))
+    weights: dict[str, float] = {}
+    for key, vals in values.items():
+        distinct = len(set(vals))
+        weights[key] = 0.0 if distinct <= 1 else 1.0 - distinct / len(vals)
+    states = {v for key, vals in values.items() if weights[key] > 0 for v in vals}
+    for key, its in items.items():
+        weights[key] = sum(1 for v in its if v in states) / len(its) if its else 0.0
+    scalar = sorted(values, key=lambda k: -weights[k])
+    listed = sorted(items, key=lambda k: -weights[k])
+    return ObsKeys(scalar=scalar, lists=listed, weights={k: round(w, 4) for k, w in weights.items()})
 
 
 def env_observation_keys(env: Any, seed: int = 0) -> ObsKeys:
@@ -49,9 +60,21 @@ def _value(param: Param, rng: random.Random, keys: ObsKeys) -> Any:
     allowed = param.allowed(keys.as_dict())
     if not allowed:
         return param.default
-    if param.kind in ("state_key", "list_key") and len(allowed) > 1:
-        return rng.choice(allowed[1:])  # a field, rather than none
+    if param.kind in ("state_key", "list_key"):
+        # a field, likelier ones more often; "" (no field) now and then
+        weights = [KEY_FLOOR if not k else keys.weights.get(k, 0.0) + KEY_FLOOR for k in allowed]
+        return rng.choices(allowed, weights=weights)[0]
     return rng.choice(allowed)
+
+
+def _coherent(uses: list[PartUse], kind: str, value: str) -> None:
+    """Every parameter of ``kind`` (state_key / list_key) in ``uses`` set to ``value``: parts that read
+    the same environment should read the same field."""
+    for use in uses:
+        spec = part("encode", use.part) or part("retrieve", use.part)
+        for p in spec.params if spec else ():
+            if p.kind == kind and spec is not None and spec.generic:
+                use.params[p.name] = value
 
 
 def _random_use(spec: Part, rng: random.Random, keys: ObsKeys) -> PartUse:
@@ -98,6 +121,8 @@ def random_genome(rng: random.Random, keys: ObsKeys, *, allow_llm: bool = False,
         chosen = rng.sample(pool, k=min(len(pool), rng.randint(1, 3)))
         retrieve = [_random_use(p, rng, keys) for p in chosen]
         encode = _with_requirements(retrieve, [], rng, keys)
+        for kind in ("state_key", "list_key"):
+            _coherent(encode + retrieve, kind, _value(Param("k", kind, ""), rng, keys))
         render = _random_use(parts("render")[0], rng, keys)
         store = {sp.name: rng.choice(sp.choices) for sp in STORE_PARAMS}
         g = _build(
@@ -138,6 +163,8 @@ def mutate(
             assert spec is not None
             param = rng.choice([p for p in spec.params if p.kind != "text"])
             use.params[param.name] = _value(param, rng, keys)
+            if param.kind in ("state_key", "list_key") and rng.random() < 0.7:
+                _coherent(encode + retrieve, param.kind, use.params[param.name])
         elif move == "add":
             have = {u.part for u in retrieve}
             pool = [
