@@ -32,6 +32,9 @@ from atlas.protocols.llm import LLM
 if TYPE_CHECKING:
     from rich.console import Console
 
+# Explorer episodes by (environment, task, seed): views are plain JSON, copied by the sandbox call.
+_PLAYED: dict[tuple[Any, ...], tuple[dict[str, Any], dict[str, Any], dict[str, Any]]] = {}
+
 STUB_TEXT = "- (smoke-run stub model) Explore systematically and remember what you saw."
 STUB_JSON = {
     "insights": [{"title": "stub insight", "content": "smoke-run stub model reply"}],
@@ -296,20 +299,24 @@ async def asmoke_run(
             tasks = (made[:episodes], made[episodes:])
         policy = ExplorerPolicy(seed)
         for i, task in enumerate(tasks[0], start=1):
-            play = environment.clone()
-            first = play.clone().reset(task)
-            _, log = await runner.recall(task_view(play, task, first), label=f"C{i}")
-            report.calls.append(log)
-            trajectory = policy.run(play, task)
-            report.episode_results.append(
-                {
-                    "label": f"C{i}",
+            key = (id(environment), environment.name, task.id, repr(sorted(task.metadata.items())), seed)
+            if key not in _PLAYED:  # the explorer ignores advice: its episode is the same for every design
+                play = environment.clone()
+                first = task_view(play, task, play.clone().reset(task))
+                trajectory = policy.run(play, task)
+                result = {
                     "success": trajectory.success,
                     "score": trajectory.score,
                     "steps": len(trajectory.steps),
                 }
-            )
-            report.calls.append(await runner.update(episode_view(play, trajectory), label=f"C{i}"))
+                _PLAYED[key] = (first, episode_view(play, trajectory), result)
+                while len(_PLAYED) > 256:
+                    _PLAYED.pop(next(iter(_PLAYED)))
+            first, episode, result = _PLAYED[key]
+            _, log = await runner.recall(first, label=f"C{i}")
+            report.calls.append(log)
+            report.episode_results.append({"label": f"C{i}", **result})
+            report.calls.append(await runner.update(episode, label=f"C{i}"))
             if too_slow():
                 return report
         runner.freeze()

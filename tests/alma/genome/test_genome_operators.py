@@ -117,9 +117,9 @@ def test_observation_fields_come_from_the_keys_given(walk):
                 spec = part(role, use.part)
                 for p in spec.params:
                     if p.kind == "state_key" and p.name in use.params:
-                        assert use.params[p.name] in GRAPHWORLD_KEYS.scalar, use
+                        assert use.params[p.name] in ["", *GRAPHWORLD_KEYS.scalar], use
                     if p.kind == "list_key" and p.name in use.params:
-                        assert use.params[p.name] in GRAPHWORLD_KEYS.lists, use
+                        assert use.params[p.name] in ["", *GRAPHWORLD_KEYS.lists], use
 
 
 def test_operators_keep_to_the_keys_of_another_environment():
@@ -127,7 +127,7 @@ def test_operators_keep_to_the_keys_of_another_environment():
     for _, child, _ in _walk(11, keys)[:60]:
         for use in child.encode:
             for name in ("state_key", "neighbors_key"):
-                assert use.params.get(name, "text") in ("text", "steps_taken", "admissible_commands")
+                assert use.params.get(name, "text") in ("", "text", "steps_taken", "admissible_commands")
 
 
 def test_mutating_and_crossing_baseline_genomes():

@@ -22,6 +22,7 @@ from atlas.alma.genome.operators import crossover, mutate, random_genome
 from atlas.errors import InvalidInputError
 
 GENOME_OPERATORS = ("mutate", "recombine", "random", "llm_edit")
+PROBE_FIRST = 2  # probe tasks every candidate plays; the rest only after it solved one of them
 ROUND_SIZE = 8  # candidates per screening round: the operator's children first, then mutations of the best
 STEER_CREDIT = 0.2  # an unsolved probe task counts this much at most, by the share of steps the advice named
 CODE_OPERATORS = ("write", "edit", "crossover")
@@ -141,23 +142,30 @@ async def probe(
     for the share of steps the advice named."""
     from atlas.alma.smoke import asmoke_run
 
-    report = await asmoke_run(design, env, tasks=(collection, probe_tasks), embedder=embedder, pool=pool)
+    # Successive halving: the first PROBE_FIRST tasks, the rest only when one of them was solved.
+    probes: list[dict[str, Any]] = []
     error = ""
-    if report.problems or report.errors:
-        error = str(report.problems[0] if report.problems else report.errors[0].error)[:200]
-    played = max(1, len(report.probes))
+    for stage in (probe_tasks[:PROBE_FIRST], probe_tasks[PROBE_FIRST:]):
+        if not stage or (probes and not any(p.get("success") for p in probes)):
+            break
+        report = await asmoke_run(design, env, tasks=(collection, stage), embedder=embedder, pool=pool)
+        probes += report.probes
+        if report.problems or report.errors:
+            error = str(report.problems[0] if report.problems else report.errors[0].error)[:200]
+            break
+    total = max(1, len(probe_tasks))
     limit = max(1, int(getattr(env, "max_steps", 20) or 20))
     return {
-        "probe_score": sum(float(p.get("score", 0.0)) for p in report.probes) / played,
+        "probe_score": sum(float(p.get("score", 0.0)) for p in probes) / total,
         "steered": sum(
             float(p.get("score", 0.0))
             if p.get("success")
             else STEER_CREDIT * min(1.0, p.get("steps", 0) / limit)
-            for p in report.probes
+            for p in probes
         )
-        / played,
-        "solved": sum(1 for p in report.probes if p.get("success")),
-        "played": len(report.probes),
+        / total,
+        "solved": sum(1 for p in probes if p.get("success")),
+        "played": len(probes),
         "error": error,
     }
 
