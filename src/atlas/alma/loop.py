@@ -504,12 +504,17 @@ class Search:
             out.append(get_baseline(name))
         return out
 
-    async def _seeds(self) -> None:
+    async def _seeds(self, *, skip_costly: bool = False) -> None:
         """The environment's seed design plays every task; the hand-built baselines are staged against
-        the best so far like any new design (a baseline that cannot win stops early, marked minibatch)."""
+        the best so far like any new design (a baseline that cannot win stops early, marked minibatch).
+        ``skip_costly``: leave out the designs that call the model while they learn (host adapters,
+        cheatsheet, reasoning_bank): a genome search plays them once it has a design to stage them
+        against, so that one that cannot win stops after its first batch."""
         for design in self._seed_designs():
             if any(e.generation == 0 and e.name == design.name for e in self.archive):
                 continue  # already evaluated (resume)
+            if skip_costly and _learns_with_model(design):
+                continue
             design = design.model_copy(update={"id": self.archive.next_id(), "parent_ids": []})
             before = self._usage_now()
             ev = await self._evaluate(design, staged=design.origin != "seed")
@@ -901,7 +906,8 @@ class Search:
         t0 = time.perf_counter()
         try:
             await self._baseline()
-            await self._seeds()
+            deferred = self.representation != "code"
+            await self._seeds(skip_costly=deferred)
             failed: list[str] = []
             for g in range(1, generations + 1):
                 if g in done:
@@ -909,6 +915,11 @@ class Search:
                     continue
                 self._check_cost(g)
                 self._check_time(g, time.perf_counter() - t0)
+                if deferred and (
+                    g > generations // 2 or any(e.origin == "meta" and e.scored for e in self.archive)
+                ):
+                    await self._seeds()
+                    deferred = False
                 entry = await self.iteration(g)
                 failed = (
                     [*failed, f"generation {g} ({entry.id}): {(entry.errors or ['?'])[-1]}"]
@@ -917,6 +928,8 @@ class Search:
                 )
                 if len(failed) >= MAX_FAILED_ITERATIONS:
                     self._stop(failed)
+            if deferred:
+                await self._seeds()
             best = self.archive.best()
             self.emit(
                 "run.stop",
@@ -1020,6 +1033,13 @@ class Search:
         for e in self.archive:
             add_usage(total, e.usage)
         return total
+
+
+def _learns_with_model(design: Design) -> bool:
+    """Whether a hand-built design calls the model in ``update`` (host adapters, LLM-using genomes)."""
+    if design.origin == "host":
+        return True
+    return design.name in BASELINE_GENOMES and baseline_genome(design.name).uses_llm()
 
 
 def _beats(child: ArchiveEntry, parent: ArchiveEntry) -> bool:
