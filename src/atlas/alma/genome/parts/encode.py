@@ -72,10 +72,10 @@ def encode_transitions(memory, episode, tools, p, store):
 
 
 def encode_goal_actions(memory, episode, tools, p, store):
-    """Actions that name words of the goal, as templates (``<verb> {1}``: word 1 of the goal) under the goal's shape, with
-    the state they were taken in when that state is a goal word too (actions that change the state are
-    left to ``transitions``). Only successful episodes when
-    ``p['successes_only']``."""
+    """Actions that name words of the goal, as templates (``<verb> {1}``: word 1 of the goal) under the
+    goal's shape, with the state they were taken in when that state is a goal word too; the state an
+    action names otherwise becomes ``{here}`` (the action then applies in any state). Actions that change
+    the state are left to ``transitions``. Only successful episodes when ``p['successes_only']``."""
     m = memory.setdefault("goal_actions", {})
     if p.get("successes_only", True) and not episode.get("success"):
         return
@@ -84,13 +84,20 @@ def encode_goal_actions(memory, episode, tools, p, store):
     gw = goal_words((episode.get("task") or {}).get("goal", ""))
     key = p.get("state_key", "")
     found, used = [], set()
+    places = memory.setdefault("goal_action_places", [])
     for before, action, after, error in steps_of(episode):
-        moved = key and state_of(after, key) and state_of(after, key) != state_of(before, key)
+        here = state_of(before, key)
+        if here and here not in places:
+            places.append(here)
+        moved = key and state_of(after, key) and state_of(after, key) != here
         template = "" if error or moved else slotted(action, gw)  # moves are the map's job
         if template:
-            where = slotted(state_of(before, key), gw) if key else ""
+            where = slotted(here, gw) if key else ""
+            if here and not where and here in template:
+                template = template.replace(here, "{here}")  # "take {2} 1 from {here}": any place
             found.append([where, template])
             used |= slots_in(template) | slots_in(where)
+    memory["goal_action_places"] = places[-store.get("cap", 200) :]
     kind = goal_kind(gw, used)  # the goal's shape: every word some action named is a slot
     for pair in found:
         bump(m.setdefault(kind, {}), json.dumps(pair))

@@ -151,13 +151,15 @@ def retrieve_goal_rules(memory, task, tools, p):
             if n < p.get("min_support", 1):
                 continue
             where, template = json.loads(key)
-            action = filled(template, gw)
             state = filled(where, gw) if where else ""
-            named = {t.lower() for t in words(action)}
-            items = [w for w in gw if w.lower() in named and w != state][:1]
-            cond = [state, *items] if state else items
-            if action and cond:
-                out.append({"kind": "rule", "cond": cond, "action": action})
+            places = memory.get("goal_action_places") or [] if "{here}" in template else [""]
+            for place in places:
+                action = filled(template.replace("{here}", place), gw)
+                named = {t.lower() for t in words(action)}
+                items = [w for w in gw if w.lower() in named and w != state][:1]
+                cond = [state, *items] if state else items
+                if action and cond:
+                    out.append({"kind": "rule", "cond": cond, "action": action})
     return out
 
 
