@@ -45,6 +45,7 @@ from atlas.alma.genome.step import (
     evolve_candidates,
     operators_for,
     probe,
+    replayed_episodes,
     resolve_representation,
 )
 from atlas.alma.harness import Evaluation, Harness, add_usage, make_tasks
@@ -201,6 +202,9 @@ class Search:
         self.collection_tasks: list[Any] = []
         self.deployment_tasks: list[Any] = []
         self.harness: Harness | None = None
+        self._screen_cache: (
+            tuple[list[tuple[dict[str, Any], dict[str, Any], dict[str, Any]]] | None] | None
+        ) = None
 
     # ---- telemetry -----------------------------------------------------------------------------
     def emit(self, event: str, **fields: Any) -> None:
@@ -727,6 +731,23 @@ class Search:
         self.progress.line(self._design_line(f"gen {generation}", entry, duration=duration, usage=usage))
         return entry
 
+    def _screen_episodes(self) -> list[tuple[dict[str, Any], dict[str, Any], dict[str, Any]]] | None:
+        """The collection episodes candidates learn from before their probe: the task agent's own, from
+        the no-memory baseline (what a design will learn from, not an expert's walk); None (the explorer's)
+        when they cannot be replayed."""
+        if self._screen_cache is None:
+            base = next((e for e in self.archive if e.name == NO_MEMORY_NAME and e.generation == 0), None)
+            records: list[dict[str, Any]] = []
+            if base is not None:
+                logs = DesignLogs.from_dir(
+                    self.run_dir.entry_logs(base.logs_dir, base.id), base.model_dump(mode="json")
+                )
+                records = logs.episodes
+            self._screen_cache = (
+                replayed_episodes(self.env, self.collection_tasks, records) if records else None,
+            )
+        return self._screen_cache[0]
+
     async def _probe_of(self, entry: ArchiveEntry) -> float:
         """``entry``'s advice-probe score on this search's tasks, measured once and kept in its metadata."""
         if entry.metadata.get("probe_score") is None:
@@ -738,6 +759,7 @@ class Search:
                 self.deployment_tasks[: self.config.probe_tasks],
                 embedder=self.embedder,
                 pool=self.pool,
+                played=self._screen_episodes(),
             )
             entry.metadata["probe_score"] = round(result["probe_score"], 4)
             entry.metadata["steered"] = round(result["steered"], 4)
@@ -800,6 +822,7 @@ class Search:
             meta_llm=self.meta_llm,
             name=name,
             good_enough=good_enough,
+            played=self._screen_episodes(),
         )
         ok = [c for c in screened if not c.error]
         best: Candidate | None = max(
