@@ -17,9 +17,9 @@ import time
 from typing import Any
 
 from atlas.alma.design import Design
-from atlas.alma.runner import DesignRunner
+from atlas.alma.evaluate.runner import DesignRunner
+from atlas.alma.evaluate.tools import DesignTools
 from atlas.alma.sandbox.pool import SandboxLimits, WorkerHandle, WorkerPool
-from atlas.alma.tools import DesignTools
 from atlas.infra.embeddings import NGramEmbedder
 
 SOURCE = """

@@ -11,8 +11,8 @@ import pytest
 
 from atlas.alma.baselines import get_baseline
 from atlas.alma.design import Design
-from atlas.alma.runlog import CallLog
-from atlas.alma.runner import DesignRunner
+from atlas.alma.evaluate.runlog import CallLog
+from atlas.alma.evaluate.runner import DesignRunner
 from atlas.alma.sandbox.pool import SandboxLimits, WorkerPool
 from atlas.errors import SandboxError
 from atlas.infra.llm import ScriptedLLM

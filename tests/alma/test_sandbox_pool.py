@@ -148,13 +148,13 @@ def test_protocol_round_trip_and_rejects():
 
 
 def test_public_api_is_pinned():
+    import atlas.alma.author.smoke as smoke
     import atlas.alma.baselines as baselines
     import atlas.alma.design as design
-    import atlas.alma.runlog as runlog
-    import atlas.alma.runner as runner
+    import atlas.alma.evaluate.runlog as runlog
+    import atlas.alma.evaluate.runner as runner
+    import atlas.alma.evaluate.tools as tools
     import atlas.alma.sandbox as sandbox
-    import atlas.alma.smoke as smoke
-    import atlas.alma.tools as tools
 
     assert sandbox.__all__ == [
         "CallOutcome",

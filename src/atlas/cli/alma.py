@@ -214,7 +214,7 @@ def nothing_solved_hint(archive: Any) -> str | None:
 
 
 def _config_value(run_dir: Path, key: str) -> Any:
-    from atlas.alma.run_dir import RunDir
+    from atlas.alma.state.run_dir import RunDir
     from atlas.errors import ArchiveError
 
     try:
@@ -257,15 +257,15 @@ def usage_line(archive: Any) -> str:
 def _run_search(
     console: Any, *, model: str | None, meta_model: str | None, resume: Path | None, **kwargs: Any
 ) -> tuple[Any, Path | None]:
-    from atlas.alma.loop import run
-    from atlas.alma.meta_model import META_N_CTX
+    from atlas.alma.search.loop import run
+    from atlas.alma.state.meta_model import META_N_CTX
     from atlas.errors import AtlasError
 
     saved = "saved in the run's config.json" if resume is not None else None
     llm = _make_client(model, "task model", console, why=saved if model else None)
     why = saved
     if not meta_model and resume is None:
-        from atlas.alma.meta_model import default_meta_model
+        from atlas.alma.state.meta_model import default_meta_model
 
         meta_model, why = default_meta_model(model)
     meta_llm = (
@@ -527,7 +527,7 @@ def register(app: typer.Typer) -> None:
                 genome_candidates=genome_candidates,
             )
         else:
-            from atlas.alma.config import AlmaConfig
+            from atlas.alma.state.config import AlmaConfig
             from atlas.errors import ConfigError
 
             try:
@@ -599,7 +599,7 @@ def register(app: typer.Typer) -> None:
         """Score one design: collection, deployment, the no-memory baseline on the same tasks, and the
         paired difference (normalized) with its bootstrap 95% interval."""
         from atlas.alma.design import check_design
-        from atlas.alma.loop import aevaluate, load_design
+        from atlas.alma.search.loop import aevaluate, load_design
         from atlas.errors import AtlasError
         from atlas.infra.aio import run_sync
 
@@ -722,7 +722,7 @@ def register(app: typer.Typer) -> None:
             _fail(str(exc))
             raise
         if episodes_out is not None:
-            from atlas.alma.run_dir import atomic_write_text
+            from atlas.alma.state.run_dir import atomic_write_text
 
             atomic_write_text(episodes_out, "".join(json.dumps(e) + "\n" for e in result.episode_dicts()))
         if as_json:
@@ -822,7 +822,7 @@ def demo_verdict(archive: Any) -> list[str]:
 def _load(run_dir: Path, *, hydrate: bool | list[str] = False) -> Any:
     """The archive of ``run_dir`` with its sources (all, or the listed ids); a clear error, never a
     traceback."""
-    from atlas.alma.archive import Archive
+    from atlas.alma.state.archive import Archive
     from atlas.errors import ArchiveError
 
     try:
@@ -940,7 +940,7 @@ def export_cmd(
     if best or design:
         if out is None:
             _fail("--out DIR is required with --best/--design")
-        from atlas.alma.export import export_design
+        from atlas.alma.deploy.export import export_design
 
         try:
             folder = export_design(run_dir, out, design_id=design)
@@ -970,7 +970,7 @@ def relearn_cmd(
 ) -> None:
     """Rebuild the learned memory of an older run's designs by replaying its recorded episodes, kept only
     when every recall of the replay returns what the run recorded (then `archive export` works)."""
-    from atlas.alma.relearn import relearn
+    from atlas.alma.deploy.relearn import relearn
     from atlas.errors import AtlasError
 
     try:

@@ -17,7 +17,7 @@ import time
 from typing import TYPE_CHECKING, Any, Protocol
 
 from atlas.alma.baselines import register_host_design
-from atlas.alma.runlog import CallLog, ToolCallRecord, truncate
+from atlas.alma.evaluate.runlog import CallLog, ToolCallRecord, truncate
 from atlas.core.types import Step, Task, Trajectory
 
 if TYPE_CHECKING:

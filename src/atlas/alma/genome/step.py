@@ -139,7 +139,7 @@ async def probe(
     ``probe_tasks`` played doing only what its recall says (no LLM anywhere). Returns
     ``{probe_score, steered, solved, played, error}``; ``steered`` gives unsolved tasks partial credit
     for the share of steps the advice named."""
-    from atlas.alma.smoke import asmoke_run
+    from atlas.alma.author.smoke import asmoke_run
 
     report = await asmoke_run(design, env, tasks=(collection, probe_tasks), embedder=embedder, pool=pool)
     error = ""

@@ -6,7 +6,7 @@
     pool.py         host side: WorkerHandle (one process, the call conversation, timeouts,
                     SIGKILL of the process group) and WorkerPool (warm workers, bound per design)
 
-Most callers want ``atlas.alma.runner.DesignRunner`` instead of these pieces.
+Most callers want ``atlas.alma.evaluate.runner.DesignRunner`` instead of these pieces.
 """
 
 from atlas.alma.sandbox.pool import (

@@ -21,7 +21,7 @@ import time
 from typing import Any
 
 from atlas.alma.design import Design, DesignProblem, check_design
-from atlas.alma.runlog import (
+from atlas.alma.evaluate.runlog import (
     DEFAULT_THRESHOLDS,
     CallLog,
     SimilarityThresholds,
@@ -29,8 +29,8 @@ from atlas.alma.runlog import (
     bounded,
     bounded_args,
 )
+from atlas.alma.evaluate.tools import DesignTools, ToolSettings, ToolUsage
 from atlas.alma.sandbox.pool import SandboxLimits, ToolValue, WorkerPool
-from atlas.alma.tools import DesignTools, ToolSettings, ToolUsage
 from atlas.errors import AtlasError, InvalidInputError, ToolRefusal
 from atlas.protocols.embed import Embedder
 from atlas.protocols.llm import LLM

@@ -16,8 +16,8 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from atlas.alma.archive import TaskResult, empty_usage
-from atlas.alma.staging import Verdict, batches
+from atlas.alma.state.archive import TaskResult, empty_usage
+from atlas.alma.state.staging import Verdict, batches
 from atlas.core.types import Task, Trajectory
 from atlas.envs.views import episode_view, step_action, task_view
 from atlas.errors import ConfigError, LLMError, SandboxError, ScriptExhaustedError
@@ -28,7 +28,7 @@ from atlas.protocols.llm import LLM
 
 if TYPE_CHECKING:
     from atlas.alma.design import Design
-    from atlas.alma.runner import DesignRunner
+    from atlas.alma.evaluate.runner import DesignRunner
     from atlas.alma.sandbox.pool import SandboxLimits, WorkerPool
 
 MAX_ADVICE_CHARS = 4000  # advice kept per episode record (the agent saw all of it)
@@ -334,7 +334,7 @@ class Harness:
 
         Staged (``go_on`` given): deployment runs in batches of ``stage_tasks`` and stops after a
         batch whose episodes ``go_on`` says cannot win (``ev.stage == "minibatch"``)."""
-        from atlas.alma.runner import DesignRunner
+        from atlas.alma.evaluate.runner import DesignRunner
 
         check_disjoint(collection_tasks, deployment_tasks)
         t0 = time.perf_counter()

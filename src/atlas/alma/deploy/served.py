@@ -16,7 +16,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from atlas.alma.export import ExportedDesign, load_export
+from atlas.alma.deploy.export import ExportedDesign, load_export
 from atlas.errors import ConfigError, DesignError, EmbeddingError, InvalidInputError
 from atlas.protocols.embed import Embedder
 from atlas.protocols.llm import LLM
@@ -75,7 +75,7 @@ class ServedDesign:
         ``design.json``); without one those tools are refused, as in a run without an LLM.
         ``learned`` starts from another state of this design (a ``snapshot()`` saved earlier)
         instead of the export's memory.json."""
-        from atlas.alma.runner import DesignRunner
+        from atlas.alma.evaluate.runner import DesignRunner
 
         self.exported = exported
         self.learn = learn
@@ -138,7 +138,7 @@ class ServedDesign:
 
     def info(self) -> dict[str, Any]:
         """What it holds: memory keys, vector items per collection, graph size."""
-        from atlas.alma.harness import summarize_snapshot
+        from atlas.alma.evaluate.harness import summarize_snapshot
 
         m = self.exported.manifest
         return {

@@ -25,15 +25,16 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from atlas.alma.advice_probe import can_probe
-from atlas.alma.advice_use import departure_lines
-from atlas.alma.analysis import parent_analysis
-from atlas.alma.archive import Archive, ArchiveEntry, empty_usage
+from atlas.alma.author.advice_probe import can_probe
+from atlas.alma.author.advice_use import departure_lines
+from atlas.alma.author.analysis import parent_analysis
+from atlas.alma.author.debug_agent import DebugAgent
+from atlas.alma.author.debug_log import DebugLog, DesignLogs, render_design
+from atlas.alma.author.meta_agent import MetaAgent
+from atlas.alma.author.prompts import fmt
 from atlas.alma.baselines import get_baseline, list_baselines
-from atlas.alma.config import AlmaConfig
-from atlas.alma.debug_agent import DebugAgent
-from atlas.alma.debug_log import DebugLog, DesignLogs, render_design
 from atlas.alma.design import Design
+from atlas.alma.evaluate.harness import Evaluation, Harness, add_usage, make_tasks
 from atlas.alma.genome import BASELINE_GENOMES, baseline_genome
 from atlas.alma.genome.bandit import choose_operator, operator_stats, stats_table
 from atlas.alma.genome.compile import genome_design
@@ -47,13 +48,12 @@ from atlas.alma.genome.step import (
     probe,
     resolve_representation,
 )
-from atlas.alma.harness import Evaluation, Harness, add_usage, make_tasks
-from atlas.alma.meta_agent import MetaAgent
-from atlas.alma.prompts import fmt
-from atlas.alma.replay import use_replay_cache
-from atlas.alma.run_dir import RunDir, atomic_write_text
-from atlas.alma.sampling import sample_parents, seeded_rng
-from atlas.alma.staging import Verdict, can_still_beat
+from atlas.alma.state.archive import Archive, ArchiveEntry, empty_usage
+from atlas.alma.state.config import AlmaConfig
+from atlas.alma.state.replay import use_replay_cache
+from atlas.alma.state.run_dir import RunDir, atomic_write_text
+from atlas.alma.state.sampling import sample_parents, seeded_rng
+from atlas.alma.state.staging import Verdict, can_still_beat
 from atlas.envs.registry import DEFAULT_ENV, spec_of
 from atlas.errors import ArchiveError, ConfigError, SearchStopped
 from atlas.infra.fs import cache_dir
@@ -323,7 +323,7 @@ class Search:
     # ---- evaluation + bookkeeping --------------------------------------------------------------
     async def _evaluate(self, design: Any, *, staged: bool = False) -> Evaluation:
         """Collection and deployment; ``staged`` (new designs): deployment stops once the design
-        can no longer beat the best so far (see ``atlas.alma.staging``)."""
+        can no longer beat the best so far (see ``atlas.alma.state.staging``)."""
         assert self.harness is not None
         self.progress.design(design.name, len(self.collection_tasks) + len(self.deployment_tasks))
         go_on = self._stage_check() if staged else None
@@ -1031,7 +1031,7 @@ def _beats(child: ArchiveEntry, parent: ArchiveEntry) -> bool:
 
 def paired_vs_baseline(ev: Evaluation, baseline: dict[str, Any] | None) -> dict[str, Any] | None:
     """The design's deployment scores minus no memory's on the same tasks, with a bootstrap 95% interval."""
-    from atlas.alma.stats import paired_difference
+    from atlas.alma.state.stats import paired_difference
 
     base = {t.get("task_id"): t.get("score") for t in (baseline or {}).get("per_task") or []}
     pairs = [
@@ -1098,7 +1098,7 @@ async def arun(
         llm = make_llm(config.model)
     if meta_llm is None:
         if config.meta_model and config.meta_model != config.model:
-            from atlas.alma.meta_model import META_N_CTX
+            from atlas.alma.state.meta_model import META_N_CTX
             from atlas.infra.llm import make_llm
 
             meta_llm = make_llm(config.meta_model, n_ctx=META_N_CTX)
