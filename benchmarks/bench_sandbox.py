@@ -19,7 +19,8 @@ from typing import Any
 from atlas.alma.design import Design
 from atlas.alma.evaluate.runner import DesignRunner
 from atlas.alma.evaluate.tools import DesignTools
-from atlas.alma.sandbox.pool import SandboxLimits, WorkerHandle, WorkerPool
+from atlas.alma.sandbox.pool import SandboxLimits, WorkerPool
+from atlas.alma.sandbox.process import WorkerHandle
 from atlas.infra.embeddings import NGramEmbedder
 
 SOURCE = """

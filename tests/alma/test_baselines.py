@@ -53,6 +53,7 @@ def test_search_does_not_seed_graphworld_baselines_into_other_environments(tmp_p
     """Regression: the loop called list_baselines(env=...) before it took an argument; a TypeError
     fallback then seeded the GraphWorld-only spatial_graph into every environment's archive."""
     from atlas.alma.search.loop import Search
+    from atlas.alma.search.seeds import seed_designs
     from atlas.alma.state.config import AlmaConfig
     from atlas.alma.state.run_dir import RunDir
     from atlas.envs.registry import get_env
@@ -66,7 +67,7 @@ def test_search_does_not_seed_graphworld_baselines_into_other_environments(tmp_p
         trace=False,
         baseline_cache=False,
     )
-    names = [d.name for d in search._seed_designs()]
+    names = [d.name for d in seed_designs(search.env, search.config)]
     assert "spatial_graph" not in names and "trajectory_retrieval" in names
 
 
@@ -147,6 +148,7 @@ def test_baseline_sources_are_package_files():
 @pytest.mark.parametrize("env_seed", [True, False])
 def test_no_env_seed_leaves_the_hand_written_seed_out_and_keeps_the_baselines(tmp_path, env_seed):
     from atlas.alma.search.loop import Search
+    from atlas.alma.search.seeds import seed_designs
     from atlas.alma.state.config import AlmaConfig
     from atlas.alma.state.run_dir import RunDir
     from atlas.envs.registry import get_env
@@ -159,7 +161,7 @@ def test_no_env_seed_leaves_the_hand_written_seed_out_and_keeps_the_baselines(tm
         trace=False,
         baseline_cache=False,
     )
-    designs = search._seed_designs()
+    designs = seed_designs(search.env, search.config)
     assert ("graphworld_seed" in [d.name for d in designs]) is env_seed
     assert [d.origin for d in designs if d.origin == "seed"] == (["seed"] if env_seed else [])
     assert "spatial_graph" in [d.name for d in designs]

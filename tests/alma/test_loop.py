@@ -10,8 +10,8 @@ from alma_doubles import GIVE_UP_DESIGN, INVALID_DESIGN, debug_policy, fenced, m
 
 import atlas.alma
 from atlas.alma import Archive
+from atlas.alma.api import aevaluate
 from atlas.alma.design import Design
-from atlas.alma.search.loop import aevaluate
 from atlas.infra.llm import ScriptedLLM
 from atlas.trace import read_trace
 

@@ -8,7 +8,8 @@ import time
 import pytest
 
 from atlas.alma.sandbox import protocol
-from atlas.alma.sandbox.pool import SandboxLimits, ToolRefusal, WorkerPool, default_read_paths
+from atlas.alma.sandbox.pool import SandboxLimits, ToolRefusal, WorkerPool
+from atlas.alma.sandbox.process import default_read_paths
 from atlas.errors import SandboxError
 
 SRC = (

@@ -35,10 +35,10 @@ _LAZY = {
     "Harness": "atlas.alma.evaluate.harness",
     "MetaAgent": "atlas.alma.author.meta_agent",
     "Search": "atlas.alma.search.loop",
-    "arun": "atlas.alma.search.loop",
-    "headroom": "atlas.alma.advice_headroom",
+    "arun": "atlas.alma.api",
+    "headroom": "atlas.alma.evaluate.advice_headroom",
     "paired_difference": "atlas.alma.state.stats",
-    "run": "atlas.alma.search.loop",
+    "run": "atlas.alma.api",
 }
 
 

@@ -255,6 +255,7 @@ async def asmoke_run(
     """Async smoke run (see the module docstring). ``design`` may be a Design or source text;
     ``env`` an environment name or instance; ``tasks``: (collection, deployment) tasks to play instead
     of ``episodes`` + ``recall_tasks`` generated ones."""
+    from atlas.alma.baselines import make_host_design
     from atlas.alma.evaluate.runner import DesignRunner
     from atlas.envs.policies import ExplorerPolicy
     from atlas.envs.registry import get_env
@@ -280,6 +281,7 @@ async def asmoke_run(
         pool=pool,
         limits=limits,
         skip_static_check=skip_static_check,
+        host_executor=make_host_design,
     )
 
     def too_slow() -> bool:

@@ -152,6 +152,7 @@ class Replayer:
         self, entry: ArchiveEntry, pool: WorkerPool | None = None
     ) -> tuple[Relearned, dict[str, Any] | None]:
         """Replay ``entry``'s run; returns the outcome and, when proved, the learned state."""
+        from atlas.alma.baselines import make_host_design
         from atlas.alma.evaluate.runner import DesignRunner
         from atlas.envs.views import episode_view, task_view
 
@@ -171,7 +172,9 @@ class Replayer:
         runner = None
         seen: list[CallLog] = []  # the replay's call logs
         try:
-            runner = DesignRunner(entry.design, embedder=self.embedder, llm=None, pool=pool)
+            runner = DesignRunner(
+                entry.design, embedder=self.embedder, llm=None, pool=pool, host_executor=make_host_design
+            )
             learned = None
             for label, task, learn in plan:
                 ep = episodes.get(label)

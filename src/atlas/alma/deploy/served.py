@@ -75,6 +75,7 @@ class ServedDesign:
         ``design.json``); without one those tools are refused, as in a run without an LLM.
         ``learned`` starts from another state of this design (a ``snapshot()`` saved earlier)
         instead of the export's memory.json."""
+        from atlas.alma.baselines import make_host_design
         from atlas.alma.evaluate.runner import DesignRunner
 
         self.exported = exported
@@ -86,7 +87,13 @@ class ServedDesign:
         snapshot = {**(learned if learned is not None else exported.learned), "frozen": not learn}
         try:
             self.runner = DesignRunner.restore(
-                design, snapshot, embedder=self.embedder, llm=llm, pool=pool, limits=limits
+                design,
+                snapshot,
+                embedder=self.embedder,
+                llm=llm,
+                pool=pool,
+                limits=limits,
+                host_executor=make_host_design,
             )
         except InvalidInputError as exc:
             raise DesignError(f"{exported.path}/memory.json cannot be restored: {exc}") from exc
