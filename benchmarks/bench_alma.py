@@ -25,9 +25,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from atlas.alma.config import AlmaConfig
-from atlas.alma.loop import Search
-from atlas.alma.run_dir import RunDir, read_jsonl
+from atlas.alma.search.loop import Search
+from atlas.alma.state.config import AlmaConfig
+from atlas.alma.state.run_dir import RunDir, read_jsonl
 from atlas.infra.embeddings import default_embedder
 from atlas.infra.llm import LLMClient
 from atlas.infra.llm.backend import LLMRequest

@@ -29,12 +29,12 @@ import time
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
+from atlas.alma.author.meta_agent import MetaAgent
 from atlas.alma.design import Design
+from atlas.alma.evaluate.harness import make_tasks
 from atlas.alma.genome.operators import env_observation_keys, random_genome
 from atlas.alma.genome.step import evolve_candidates, probe
-from atlas.alma.harness import make_tasks
-from atlas.alma.meta_agent import MetaAgent
-from atlas.alma.meta_model import META_N_CTX, STRONGER_LOCAL
+from atlas.alma.state.meta_model import META_N_CTX, STRONGER_LOCAL
 from atlas.envs.registry import get_env
 from atlas.infra.embeddings import make_embedder
 from atlas.infra.llm import make_llm

@@ -24,11 +24,11 @@ from typing import Any
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
+from atlas.alma.author.meta_agent import MetaAgent
+from atlas.alma.author.smoke import asmoke_run
 from atlas.alma.baselines import get_baseline
 from atlas.alma.design import Design
-from atlas.alma.meta_agent import MetaAgent
-from atlas.alma.meta_model import META_N_CTX, STRONGER_LOCAL
-from atlas.alma.smoke import asmoke_run
+from atlas.alma.state.meta_model import META_N_CTX, STRONGER_LOCAL
 from atlas.envs.registry import get_env, spec_of
 from atlas.infra.embeddings import make_embedder
 from atlas.infra.llm import make_llm

@@ -17,9 +17,10 @@ import time
 from typing import Any
 
 from atlas.alma.design import Design
-from atlas.alma.runner import DesignRunner
-from atlas.alma.sandbox.pool import SandboxLimits, WorkerHandle, WorkerPool
-from atlas.alma.tools import DesignTools
+from atlas.alma.evaluate.runner import DesignRunner
+from atlas.alma.evaluate.tools import DesignTools
+from atlas.alma.sandbox.pool import SandboxLimits, WorkerPool
+from atlas.alma.sandbox.process import WorkerHandle
 from atlas.infra.embeddings import NGramEmbedder
 
 SOURCE = """

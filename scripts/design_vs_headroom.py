@@ -12,8 +12,8 @@ import argparse
 import json
 from pathlib import Path
 
-from atlas.alma.archive import Archive
-from atlas.alma.stats import paired_difference
+from atlas.alma.state.archive import Archive
+from atlas.alma.state.stats import paired_difference
 
 
 def main() -> None:

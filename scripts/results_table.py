@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from atlas.alma.stats import paired_difference
+from atlas.alma.state.stats import paired_difference
 
 
 def _interval(d: dict[str, Any]) -> str:

@@ -43,7 +43,7 @@ def test_every_path_in_the_design_doc_exists():
 
 def test_the_extraction_sees_paths_and_templates_and_skips_pictures():
     text = "see `src/atlas/alma/` and `nope/gone.py`, `a/<x>.py`, `src/atlas/alma/<x>.py`, `a b/c.py`\n"
-    text += "```\n`inside/fence.py`\n```\n`atlas.alma.loop` `runs/NAME`\n"
+    text += "```\n`inside/fence.py`\n```\n`atlas.alma.search.loop` `runs/NAME`\n"
     assert path_tokens(text) == ["src/atlas/alma/", "nope/gone.py", "a/<x>.py", "src/atlas/alma/<x>.py"]
     assert missing_paths(text) == ["nope/gone.py", "a/<x>.py"]
 

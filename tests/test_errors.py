@@ -25,6 +25,6 @@ def test_every_exception_is_an_atlas_error_and_in_the_documented_tree():
 
 
 def test_search_stopped_is_the_one_in_errors():
-    from atlas.alma.loop import SearchStopped
+    from atlas.alma.search.loop import SearchStopped
 
     assert SearchStopped is errors.SearchStopped

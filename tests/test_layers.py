@@ -1,5 +1,6 @@
 """The subpackages of ``atlas`` form layers: the import graph between them (every import, lazy ones
-included, read with ``ast``) has no cycle, and the edges docs/design.md forbids are absent."""
+included, read with ``ast``) has no cycle, and the edges docs/design.md forbids are absent. Inside
+``atlas.alma`` the same holds for its folders and top-level modules (its floors)."""
 
 from __future__ import annotations
 
@@ -25,18 +26,49 @@ FORBIDDEN = {
 }
 
 
-def _subpackage(path: Path) -> str | None:
-    parts = path.relative_to(SRC).parts
+# The floors of atlas.alma, top to bottom: api → search → genome → author → baselines → evaluate →
+# state, sandbox → design. An edge listed here would run up a floor.
+ALMA_FORBIDDEN = {
+    ("evaluate", "baselines"),  # host designs reach the runner through its HostExecutor seam
+    ("evaluate", "author"),
+    ("evaluate", "search"),
+    ("evaluate", "deploy"),
+    ("evaluate", "genome"),
+    ("state", "evaluate"),
+    ("state", "author"),
+    ("state", "search"),
+    ("state", "baselines"),
+    ("state", "sandbox"),
+    ("sandbox", "state"),
+    ("sandbox", "evaluate"),
+    ("author", "search"),
+    ("author", "genome"),
+    ("author", "deploy"),
+    ("baselines", "author"),
+    ("baselines", "search"),
+    ("deploy", "search"),
+    ("genome", "search"),
+    ("search", "api"),
+    ("design", "state"),
+    ("design", "evaluate"),
+}
+
+
+def _subpackage(path: Path, root: Path = SRC) -> str | None:
+    parts = path.relative_to(root).parts
     if parts == ("__init__.py",):
-        return None  # the top-level package re-exports lazily from everywhere
+        return None  # the package re-exports lazily from everywhere
     return parts[0].removesuffix(".py")
 
 
-def import_graph() -> dict[str, dict[str, list[str]]]:
-    """``{importer: {imported: [files]}}`` between subpackages (and top-level modules) of atlas."""
+def import_graph(package: str = "atlas") -> dict[str, dict[str, list[str]]]:
+    """``{importer: {imported: [files]}}`` between the subpackages (and top-level modules) of
+    ``package`` (``atlas`` or ``atlas.alma``)."""
+    root = SRC.parent.joinpath(*package.split("."))
+    depth = len(package.split("."))
     graph: dict[str, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
-    for path in sorted(SRC.rglob("*.py")):
-        here = _subpackage(path)
+    for path in sorted(root.rglob("*.py")):
+        here = _subpackage(path, root)
         if here is None:
             continue
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
@@ -48,8 +80,9 @@ def import_graph() -> dict[str, dict[str, list[str]]]:
                 continue
             for module in modules:
                 parts = module.split(".")
-                if parts[0] == "atlas" and len(parts) > 1 and parts[1] != here:
-                    graph[here][parts[1]].append(str(path.relative_to(SRC)))
+                inside = parts[:depth] == package.split(".") and len(parts) > depth
+                if inside and parts[depth] != here:
+                    graph[here][parts[depth]].append(str(path.relative_to(SRC)))
     return graph
 
 
@@ -86,6 +119,32 @@ def test_forbidden_edges_are_absent():
     graph = import_graph()
     present = {(a, b): sorted(set(graph[a][b])) for a, b in FORBIDDEN if b in graph.get(a, {})}
     assert present == {}
+
+
+def test_the_floors_of_alma_have_no_cycle():
+    graph = import_graph("atlas.alma")
+    assert {"search", "author", "evaluate", "state", "deploy"} <= set(graph)  # the folders are read
+    cycle = _cycle(graph)
+    where = [f"{a} -> {b}: {sorted(set(graph[a][b]))}" for a, b in pairwise(cycle)] if cycle else []
+    assert cycle is None, "import cycle " + " -> ".join(cycle or []) + "\n" + "\n".join(where)
+
+
+def test_no_import_in_alma_runs_up_a_floor():
+    graph = import_graph("atlas.alma")
+    present = {(a, b): sorted(set(graph[a][b])) for a, b in ALMA_FORBIDDEN if b in graph.get(a, {})}
+    assert present == {}
+
+
+def test_alma_stays_small_at_its_top():
+    """At most 10 modules at the top of atlas.alma, none over 500 lines (800 anywhere in src)."""
+    alma = SRC / "alma"
+    assert len(list(alma.glob("*.py"))) <= 10
+    sizes = {
+        str(p.relative_to(SRC)): len(p.read_text(encoding="utf-8").splitlines()) for p in SRC.rglob("*.py")
+    }
+    # The sandboxed child is one script that imports its siblings before it locks itself down.
+    known = {"alma/sandbox/worker.py"}
+    assert {p: n for p, n in sizes.items() if p.startswith("alma/") and n > 500 and p not in known} == {}
 
 
 def test_the_cycle_finder_finds_a_cycle():

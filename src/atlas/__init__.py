@@ -40,7 +40,7 @@ _EXPORTS: dict[str, str] = {
     "TaskAgent": "atlas.agent",
     # ALMA
     "Design": "atlas.alma.design",
-    "Archive": "atlas.alma.archive",
+    "Archive": "atlas.alma.state.archive",
 }
 
 __all__ = ["__version__", *sorted(_EXPORTS)]

@@ -101,7 +101,7 @@ class DesignMemory:
 def as_memory(memory: Any) -> AutoMemory:
     """Adapt ``memory`` (see the module docstring); a clear error for anything else."""
     if isinstance(memory, str | Path):
-        from atlas.alma.served import ServedDesign
+        from atlas.alma.deploy.served import ServedDesign
 
         return DesignMemory(ServedDesign.open(memory))
     if isinstance(memory, AutoMemory):

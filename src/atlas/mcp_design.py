@@ -22,8 +22,8 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from atlas.alma.export import ExportedDesign, load_export
-from atlas.alma.served import ServedDesign
+from atlas.alma.deploy.export import ExportedDesign, load_export
+from atlas.alma.deploy.served import ServedDesign
 from atlas.memory.guidelines.config import check_namespace
 
 if TYPE_CHECKING:
@@ -43,8 +43,8 @@ class DesignHub:
         learn: bool = False,
         path: str | Path | None = None,
     ) -> None:
+        from atlas.alma.deploy.served import embedder_for
         from atlas.alma.sandbox.pool import SandboxLimits, WorkerPool
-        from atlas.alma.served import embedder_for
 
         self.exported = exported
         self.learn = learn
@@ -66,7 +66,7 @@ class DesignHub:
         learned = None
         saved = self._saved(namespace)
         if saved is not None and saved.exists():
-            from atlas.alma.archive import read_learned
+            from atlas.alma.state.archive import read_learned
 
             learned = read_learned(saved, f"namespace {namespace}")
         return ServedDesign(
@@ -96,7 +96,7 @@ class DesignHub:
         served.update(episode)
         saved = self._saved(namespace)
         if saved is not None:
-            from atlas.alma.run_dir import atomic_write_text
+            from atlas.alma.state.run_dir import atomic_write_text
 
             atomic_write_text(saved, json.dumps(served.snapshot(), separators=(",", ":")) + "\n")
         return served

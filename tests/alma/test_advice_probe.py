@@ -6,11 +6,11 @@ from __future__ import annotations
 import pytest
 from alma_doubles import GIVE_UP_DESIGN, INVALID_DESIGN, fenced
 
-from atlas.alma.advice_probe import ProbeResult, follow_advice
+from atlas.alma.author.advice_probe import ProbeResult, follow_advice
+from atlas.alma.author.meta_agent import MetaAgent
+from atlas.alma.author.smoke import smoke_run
 from atlas.alma.baselines import get_baseline
-from atlas.alma.meta_agent import MetaAgent
 from atlas.alma.sandbox.pool import WorkerPool
-from atlas.alma.smoke import smoke_run
 from atlas.envs.graphworld.oracle import oracle_advice
 from atlas.envs.registry import get_env
 from atlas.infra.llm import ScriptedLLM

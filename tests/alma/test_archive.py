@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from atlas.alma.archive import Archive, ArchiveEntry, TaskResult
+from atlas.alma.state.archive import Archive, ArchiveEntry, TaskResult
 from atlas.errors import ArchiveError
 
 SRC_A = "def update(memory, episode, tools):\n    pass\n\ndef recall(memory, task, tools):\n    return ''\n"
@@ -224,7 +224,7 @@ def test_learned_memory_is_saved_beside_the_entry_and_hydrated_back(tmp_path):
 
 
 def test_learned_memory_over_the_cap_is_not_saved_and_the_entry_says_why(tmp_path, monkeypatch):
-    import atlas.alma.archive as archive_mod
+    import atlas.alma.state.archive as archive_mod
 
     monkeypatch.setattr(archive_mod, "MAX_LEARNED_BYTES", 100)
     arch = Archive()

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from atlas.alma.author.smoke import smoke_run
 from atlas.alma.baselines import (
     SOURCE_BASELINES,
     baseline_source,
@@ -13,9 +14,8 @@ from atlas.alma.baselines import (
     list_baselines,
 )
 from atlas.alma.baselines.host import task_from_view, trajectory_from_episode
-from atlas.alma.runner import DesignRunner
+from atlas.alma.evaluate.runner import DesignRunner
 from atlas.alma.sandbox.pool import WorkerPool
-from atlas.alma.smoke import smoke_run
 from atlas.errors import ConfigError
 from atlas.infra.llm import ScriptedLLM
 
@@ -52,9 +52,10 @@ def test_environment_specific_baselines_are_listed_only_for_their_environment():
 def test_search_does_not_seed_graphworld_baselines_into_other_environments(tmp_path, env_name):
     """Regression: the loop called list_baselines(env=...) before it took an argument; a TypeError
     fallback then seeded the GraphWorld-only spatial_graph into every environment's archive."""
-    from atlas.alma.config import AlmaConfig
-    from atlas.alma.loop import Search
-    from atlas.alma.run_dir import RunDir
+    from atlas.alma.search.loop import Search
+    from atlas.alma.search.seeds import seed_designs
+    from atlas.alma.state.config import AlmaConfig
+    from atlas.alma.state.run_dir import RunDir
     from atlas.envs.registry import get_env
 
     env = get_env(env_name)
@@ -66,7 +67,7 @@ def test_search_does_not_seed_graphworld_baselines_into_other_environments(tmp_p
         trace=False,
         baseline_cache=False,
     )
-    names = [d.name for d in search._seed_designs()]
+    names = [d.name for d in seed_designs(search.env, search.config)]
     assert "spatial_graph" not in names and "trajectory_retrieval" in names
 
 
@@ -146,9 +147,10 @@ def test_baseline_sources_are_package_files():
 
 @pytest.mark.parametrize("env_seed", [True, False])
 def test_no_env_seed_leaves_the_hand_written_seed_out_and_keeps_the_baselines(tmp_path, env_seed):
-    from atlas.alma.config import AlmaConfig
-    from atlas.alma.loop import Search
-    from atlas.alma.run_dir import RunDir
+    from atlas.alma.search.loop import Search
+    from atlas.alma.search.seeds import seed_designs
+    from atlas.alma.state.config import AlmaConfig
+    from atlas.alma.state.run_dir import RunDir
     from atlas.envs.registry import get_env
 
     search = Search(
@@ -159,7 +161,7 @@ def test_no_env_seed_leaves_the_hand_written_seed_out_and_keeps_the_baselines(tm
         trace=False,
         baseline_cache=False,
     )
-    designs = search._seed_designs()
+    designs = seed_designs(search.env, search.config)
     assert ("graphworld_seed" in [d.name for d in designs]) is env_seed
     assert [d.origin for d in designs if d.origin == "seed"] == (["seed"] if env_seed else [])
     assert "spatial_graph" in [d.name for d in designs]

@@ -7,7 +7,7 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from atlas.alma.archive import Archive, ArchiveEntry, TaskResult
+from atlas.alma.state.archive import Archive, ArchiveEntry, TaskResult
 from atlas.cli import app
 
 runner = CliRunner()
@@ -229,8 +229,8 @@ def test_resume_with_a_badly_edited_config_is_clear(tmp_path, text):
 
 
 def test_a_run_where_nothing_was_solved_says_why_and_what_helps(tmp_path):
-    from atlas.alma.archive import Archive, ArchiveEntry, TaskResult
-    from atlas.cli.alma import nothing_solved_hint
+    from atlas.alma.state.archive import Archive, ArchiveEntry, TaskResult
+    from atlas.cli.output import nothing_solved_hint
 
     (tmp_path / "config.json").write_text(json.dumps({"task_model": "local:tiny"}))
     archive = Archive(tmp_path / "archive.json")

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from atlas.alma.debug_agent import Critique, DebugAgent, LogTools
+from atlas.alma.author.debug_agent import Critique, DebugAgent, LogTools
 from atlas.infra.llm import ScriptedLLM
 
 LOG = "\n".join(
@@ -173,7 +173,7 @@ async def test_a_repeated_tool_call_is_not_rerun_and_the_model_is_told():
 
 
 async def test_the_final_critique_has_room_to_finish():
-    from atlas.alma.debug_agent import CRITIQUE_MAX_TOKENS
+    from atlas.alma.author.debug_agent import CRITIQUE_MAX_TOKENS
 
     llm = ScriptedLLM(['{"tool": "head", "args": {}}', json.dumps(FINAL["final"])])
     await DebugAgent(llm, max_turns=1).analyze(LOG, PARENTS)

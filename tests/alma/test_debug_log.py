@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import re
 
-from atlas.alma.debug_log import DebugLog, DesignLogs, is_informative, render_design
-from atlas.alma.run_dir import RunDir
-from atlas.alma.runlog import CallLog, SimilarityStats, ToolCallRecord
+from atlas.alma.author.debug_log import DebugLog, DesignLogs, is_informative, render_design
+from atlas.alma.evaluate.runlog import CallLog, SimilarityStats, ToolCallRecord
+from atlas.alma.state.run_dir import RunDir
 
 
 def _calls(label: str, *, empty: bool) -> list[dict]:

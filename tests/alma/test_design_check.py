@@ -261,8 +261,8 @@ def test_cli_check_good_and_crashing_design(cli, tmp_path):
 
 @pytest.mark.slow
 def test_smoke_run_stops_early_on_a_hanging_design():
+    from atlas.alma.author.smoke import smoke_run
     from atlas.alma.sandbox.pool import SandboxLimits
-    from atlas.alma.smoke import smoke_run
     from atlas.infra.embeddings import NGramEmbedder
 
     source = (

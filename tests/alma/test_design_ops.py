@@ -8,8 +8,8 @@ import pytest
 from alma_doubles import GIVE_UP_DESIGN, ROUTE_DESIGN, debug_policy, fenced, meta_policy, task_policy
 
 import atlas.alma
-from atlas.alma.design_ops import crossover, functions, splice
-from atlas.alma.meta_agent import MetaAgent
+from atlas.alma.author.design_ops import crossover, functions, splice
+from atlas.alma.author.meta_agent import MetaAgent
 from atlas.alma.sandbox.pool import WorkerPool
 from atlas.envs.registry import get_env
 from atlas.errors import DesignError

@@ -8,8 +8,8 @@ import shutil
 import pytest
 from typer.testing import CliRunner
 
-from atlas.alma.archive import Archive
-from atlas.alma.export import export_design, load_export, mean_interval
+from atlas.alma.deploy.export import export_design, load_export, mean_interval
+from atlas.alma.state.archive import Archive
 from atlas.cli import app
 from atlas.errors import ArchiveError
 
@@ -135,7 +135,7 @@ def test_mean_interval_is_reproducible():
 
 
 def test_a_host_adapter_cannot_be_exported(tmp_path):
-    from atlas.alma.archive import ArchiveEntry
+    from atlas.alma.state.archive import ArchiveEntry
 
     arch = Archive()
     entry = arch.add(

@@ -9,7 +9,7 @@ from alma_doubles import GIVE_UP_DESIGN, ROUTE_DESIGN, task_policy
 from atlas.agent import TaskAgent
 from atlas.alma.baselines import baseline_source
 from atlas.alma.design import Design
-from atlas.alma.harness import Evaluation, Harness, check_disjoint, make_tasks
+from atlas.alma.evaluate.harness import Evaluation, Harness, check_disjoint, make_tasks
 from atlas.alma.sandbox.pool import WorkerPool
 from atlas.envs.registry import get_env
 from atlas.errors import ConfigError

@@ -9,8 +9,8 @@ import pytest
 from alma_doubles import task_policy
 
 from atlas.agent import TaskAgent
-from atlas.alma.advice_headroom import CONDITIONS, aheadroom, headroom, headroom_tasks
-from atlas.alma.stats import paired_difference
+from atlas.alma.evaluate.advice_headroom import CONDITIONS, aheadroom, headroom, headroom_tasks
+from atlas.alma.state.stats import paired_difference
 from atlas.core.types import Trajectory
 from atlas.envs.graphworld import GraphWorldEnv
 from atlas.envs.graphworld.oracle import oracle_advice, shortest_path

@@ -16,12 +16,12 @@ from typer.testing import CliRunner
 
 import atlas.alma
 from atlas.alma.design import Design
-from atlas.alma.loop import SearchStopped
-from atlas.alma.runlog import CallLog
-from atlas.alma.runner import MAX_TOOL_RECORDS, RECORD_CHARS, DesignRunner
+from atlas.alma.evaluate.runlog import CallLog
+from atlas.alma.evaluate.runner import MAX_TOOL_RECORDS, RECORD_CHARS, DesignRunner
+from atlas.alma.evaluate.tools import DesignTools, ToolSettings
 from atlas.alma.sandbox.clean import safe_data, safe_text
 from atlas.alma.sandbox.pool import SandboxLimits, ToolRefusal, WorkerPool
-from atlas.alma.tools import DesignTools, ToolSettings
+from atlas.alma.search.loop import SearchStopped
 from atlas.cli import app
 from atlas.infra.embeddings import NGramEmbedder
 from atlas.infra.llm import ScriptedLLM
@@ -167,7 +167,7 @@ class PricedBackend(ScriptedBackend):
 def test_llm_tool_budgets_per_call_and_per_evaluation(embedder):
     llm = ScriptedLLM(default="ok")
     tools = DesignTools(embedder, llm, settings=ToolSettings(max_llm_calls_per_call=3, max_llm_calls=5))
-    from atlas.alma.tools import ToolUsage
+    from atlas.alma.evaluate.tools import ToolUsage
 
     call = ToolUsage()
     for _ in range(3):

@@ -15,8 +15,8 @@ from typer.testing import CliRunner
 
 import atlas.alma
 from atlas.alma import Archive
-from atlas.alma.debug_log import DesignLogs
-from atlas.alma.run_dir import RunDir
+from atlas.alma.author.debug_log import DesignLogs
+from atlas.alma.state.run_dir import RunDir
 from atlas.cli import app
 from atlas.errors import ArchiveError
 from atlas.infra.llm import ScriptedLLM
@@ -222,8 +222,8 @@ def test_resume_after_a_kill_during_the_first_archive_save(tmp_path: Path, embed
 
 def test_a_new_run_has_an_archive_from_the_start(tmp_path: Path, embedder):
     rd = RunDir.create(tmp_path / "r")
-    search = atlas.alma.loop.Search(
-        atlas.alma.config.AlmaConfig.build(**SETTINGS, iterations=0),
+    search = atlas.alma.search.loop.Search(
+        atlas.alma.state.config.AlmaConfig.build(**SETTINGS, iterations=0),
         **{k: v for k, v in llms().items() if k != "debug_llm"},
         run_dir=rd,
         embedder=embedder,

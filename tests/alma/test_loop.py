@@ -10,8 +10,8 @@ from alma_doubles import GIVE_UP_DESIGN, INVALID_DESIGN, debug_policy, fenced, m
 
 import atlas.alma
 from atlas.alma import Archive
+from atlas.alma.api import aevaluate
 from atlas.alma.design import Design
-from atlas.alma.loop import aevaluate
 from atlas.infra.llm import ScriptedLLM
 from atlas.trace import read_trace
 
@@ -272,7 +272,7 @@ def test_a_provider_failure_is_recorded_on_its_iteration_and_the_search_goes_on(
 
 
 def test_a_model_that_keeps_failing_stops_the_search_with_the_archive_saved(tmp_path, embedder):
-    from atlas.alma.loop import MAX_FAILED_ITERATIONS, SearchStopped
+    from atlas.alma.search.loop import MAX_FAILED_ITERATIONS, SearchStopped
     from atlas.errors import LLMConnectionError
 
     down = ScriptedLLM(default=LLMConnectionError("openai/gpt-4.1-mini: request timed out"))

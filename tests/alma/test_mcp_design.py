@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from atlas.alma.archive import Archive
-from atlas.alma.export import export_design, load_export
+from atlas.alma.deploy.export import export_design, load_export
+from atlas.alma.state.archive import Archive
 from atlas.cli import app
 from atlas.errors import ArchiveError
 

@@ -8,8 +8,8 @@ import re
 import pytest
 from alma_doubles import GIVE_UP_DESIGN, INVALID_DESIGN, ROUTE_DESIGN, fenced
 
-from atlas.alma import prompts
-from atlas.alma.meta_agent import MetaAgent, copied_example_lines, extract_code, extract_name
+from atlas.alma.author import prompts
+from atlas.alma.author.meta_agent import MetaAgent, copied_example_lines, extract_code, extract_name
 from atlas.alma.sandbox.pool import WorkerPool
 from atlas.envs.registry import get_env
 from atlas.infra.llm import ScriptedLLM
@@ -157,7 +157,7 @@ async def test_code_in_the_wrong_language_is_named_in_the_feedback(agent_for):
 
 
 async def test_an_enormous_reply_does_not_blow_up_the_next_prompt(agent_for):
-    from atlas.alma.meta_agent import MAX_ECHO_CHARS, MAX_SOURCE_CHARS
+    from atlas.alma.author.meta_agent import MAX_ECHO_CHARS, MAX_SOURCE_CHARS
 
     prose = "I will think about memory. " * 40_000  # ~1 MB of prose, no code
     huge = fenced("huge", ROUTE_DESIGN + "\nTABLE = " + repr("x" * (MAX_SOURCE_CHARS + 10)) + "\n")
@@ -169,7 +169,7 @@ async def test_an_enormous_reply_does_not_blow_up_the_next_prompt(agent_for):
 
 
 async def test_a_reply_cut_at_the_token_limit_is_named_in_the_feedback(agent_for):
-    from atlas.alma.meta_agent import MAX_REPLY_TOKENS
+    from atlas.alma.author.meta_agent import MAX_REPLY_TOKENS
     from atlas.protocols.llm import Completion, Usage
 
     whole = fenced("route_map", ROUTE_DESIGN)

@@ -7,8 +7,8 @@ from __future__ import annotations
 from alma_doubles import ROUTE_DESIGN, debug_policy, fenced, meta_policy, task_policy
 
 import atlas.alma
-from atlas.alma.advice_use import advice_use, departure_lines, follows
-from atlas.alma.analysis import compress_actions, parent_analysis
+from atlas.alma.author.advice_use import advice_use, departure_lines, follows
+from atlas.alma.author.analysis import compress_actions, parent_analysis
 from atlas.infra.llm import ScriptedLLM
 
 EPISODE = {

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from atlas.alma.meta_model import STRONGER_LOCAL, default_meta_model
+from atlas.alma.state.meta_model import STRONGER_LOCAL, default_meta_model
 
 
 def test_no_stronger_model_installed_means_the_task_model(tmp_path):
@@ -18,7 +18,7 @@ def test_provider_or_already_strong_task_models_keep_themselves(tmp_path):
 
 
 def test_a_local_meta_model_gets_a_context_that_fits_two_parents_and_a_module(tmp_path):
-    from atlas.alma.meta_model import META_N_CTX
+    from atlas.alma.state.meta_model import META_N_CTX
     from atlas.infra.llm import make_llm
 
     gguf = tmp_path / "meta.gguf"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 
-from atlas.alma.novelty import ast_distance, ast_tokens, levenshtein, novelty, novelty_scores
+from atlas.alma.state.novelty import ast_distance, ast_tokens, levenshtein, novelty, novelty_scores
 
 BASE = """
 def update(memory, episode, tools):

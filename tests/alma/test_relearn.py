@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from atlas.alma.archive import Archive
-from atlas.alma.export import export_design, load_export
-from atlas.alma.relearn import parse_action, relearn
+from atlas.alma.deploy.export import export_design, load_export
+from atlas.alma.deploy.relearn import parse_action, relearn
+from atlas.alma.state.archive import Archive
 from atlas.cli import app
 
 RESULTS = Path(__file__).resolve().parents[2] / "docs" / "results"

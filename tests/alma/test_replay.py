@@ -3,7 +3,7 @@ calls are never replayed; the loop turns replay on for local models only."""
 
 from __future__ import annotations
 
-from atlas.alma.replay import use_replay_cache
+from atlas.alma.state.replay import use_replay_cache
 from atlas.infra.llm import ResponseCache, ScriptedLLM
 
 MESSAGES = [{"role": "system", "content": "play"}, {"role": "user", "content": "You are in the hall."}]

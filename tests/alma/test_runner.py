@@ -9,12 +9,12 @@ import time
 
 import pytest
 
-from atlas.alma.baselines import get_baseline
+from atlas.alma.baselines import get_baseline, make_host_design
 from atlas.alma.design import Design
-from atlas.alma.runlog import CallLog
-from atlas.alma.runner import DesignRunner
+from atlas.alma.evaluate.runlog import CallLog
+from atlas.alma.evaluate.runner import DesignRunner
 from atlas.alma.sandbox.pool import SandboxLimits, WorkerPool
-from atlas.errors import SandboxError
+from atlas.errors import ConfigError, SandboxError
 from atlas.infra.llm import ScriptedLLM
 
 NOTES = """
@@ -262,7 +262,9 @@ def test_sandbox_that_cannot_start_raises(embedder):
 
 
 def test_memory_system_host_design(embedder):
-    r = DesignRunner(get_baseline("memory_system"), embedder=embedder, llm=None)
+    r = DesignRunner(
+        get_baseline("memory_system"), embedder=embedder, llm=None, host_executor=make_host_design
+    )
     try:
         assert r.protections["sandbox"] is False
         log = r.update_sync(episode("Bring the key to room_C."), label="C1")
@@ -277,8 +279,17 @@ def test_memory_system_host_design(embedder):
         r.close()
 
 
+def test_a_host_design_needs_a_host_executor(embedder):
+    """The runner (evaluation layer) never imports the baselines: whoever runs a host-side design
+    passes the executor that builds it."""
+    with pytest.raises(ConfigError, match="host_executor"):
+        DesignRunner(get_baseline("memory_system"), embedder=embedder, llm=None)
+
+
 def test_guideline_bank_host_design_reports_errors_as_data(embedder):
-    r = DesignRunner(get_baseline("guideline_bank"), embedder=embedder, llm=None)
+    r = DesignRunner(
+        get_baseline("guideline_bank"), embedder=embedder, llm=None, host_executor=make_host_design
+    )
     try:
         log = r.update_sync(episode("Bring the key to room_C."))
         assert log.error is not None and log.error_kind == "host"  # no LLM: the bank cannot learn

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from atlas.alma.sampling import FLOOR, raw_weight, sample_parents, seeded_rng, weights
+from atlas.alma.state.sampling import FLOOR, raw_weight, sample_parents, seeded_rng, weights
 
 
 @dataclass

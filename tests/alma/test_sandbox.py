@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from atlas.alma.design import Design, check_design
-from atlas.alma.runner import DesignRunner
+from atlas.alma.evaluate.runner import DesignRunner
 from atlas.alma.sandbox.pool import SandboxLimits, WorkerPool
 from atlas.infra.embeddings import NGramEmbedder
 

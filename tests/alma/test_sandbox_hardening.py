@@ -11,12 +11,12 @@ import sys
 
 import pytest
 
+from atlas.alma.author.smoke import SmokeReport
 from atlas.alma.design import Design
-from atlas.alma.runlog import CallLog
-from atlas.alma.runner import DesignRunner
+from atlas.alma.evaluate.runlog import CallLog
+from atlas.alma.evaluate.runner import DesignRunner
 from atlas.alma.sandbox import protocol
 from atlas.alma.sandbox.pool import SandboxLimits, WorkerPool
-from atlas.alma.smoke import SmokeReport
 from atlas.infra.embeddings import NGramEmbedder
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="the sandbox needs Linux")

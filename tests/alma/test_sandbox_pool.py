@@ -8,7 +8,8 @@ import time
 import pytest
 
 from atlas.alma.sandbox import protocol
-from atlas.alma.sandbox.pool import SandboxLimits, ToolRefusal, WorkerPool, default_read_paths
+from atlas.alma.sandbox.pool import SandboxLimits, ToolRefusal, WorkerPool
+from atlas.alma.sandbox.process import default_read_paths
 from atlas.errors import SandboxError
 
 SRC = (
@@ -148,13 +149,13 @@ def test_protocol_round_trip_and_rejects():
 
 
 def test_public_api_is_pinned():
+    import atlas.alma.author.smoke as smoke
     import atlas.alma.baselines as baselines
     import atlas.alma.design as design
-    import atlas.alma.runlog as runlog
-    import atlas.alma.runner as runner
+    import atlas.alma.evaluate.runlog as runlog
+    import atlas.alma.evaluate.runner as runner
+    import atlas.alma.evaluate.tools as tools
     import atlas.alma.sandbox as sandbox
-    import atlas.alma.smoke as smoke
-    import atlas.alma.tools as tools
 
     assert sandbox.__all__ == [
         "CallOutcome",

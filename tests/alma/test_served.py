@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from atlas.alma.archive import Archive
-from atlas.alma.export import export_design, load_export
-from atlas.alma.served import ServedDesign
+from atlas.alma.deploy.export import export_design, load_export
+from atlas.alma.deploy.served import ServedDesign
+from atlas.alma.state.archive import Archive
 from atlas.errors import ConfigError, DesignError, InvalidInputError
 from atlas.infra.embeddings import NGramEmbedder
 

@@ -10,9 +10,9 @@ import atlas.alma
 from atlas.agent import TaskAgent
 from atlas.alma.baselines import baseline_source
 from atlas.alma.design import Design
-from atlas.alma.harness import Harness, make_tasks
+from atlas.alma.evaluate.harness import Harness, make_tasks
 from atlas.alma.sandbox.pool import WorkerPool
-from atlas.alma.staging import batches, can_still_beat, optimistic_mean
+from atlas.alma.state.staging import batches, can_still_beat, optimistic_mean
 from atlas.envs.registry import get_env
 from atlas.infra.llm import ScriptedLLM
 

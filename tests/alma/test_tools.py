@@ -8,8 +8,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from atlas.alma.runlog import SimilarityStats, SimilarityThresholds
-from atlas.alma.tools import DesignTools, ToolRefusal
+from atlas.alma.evaluate.runlog import SimilarityStats, SimilarityThresholds
+from atlas.alma.evaluate.tools import DesignTools, ToolRefusal
 from atlas.infra.llm import ScriptedLLM
 
 

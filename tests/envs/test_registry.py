@@ -54,9 +54,9 @@ def test_the_default_environment_is_named_once():
     """Every default is ``DEFAULT_ENV`` (AlmaConfig's literal too, until it reads the constant)."""
     import inspect
 
-    from atlas.alma.advice_headroom import headroom
-    from atlas.alma.config import AlmaConfig
-    from atlas.alma.smoke import asmoke_run, smoke_run
+    from atlas.alma.author.smoke import asmoke_run, smoke_run
+    from atlas.alma.evaluate.advice_headroom import headroom
+    from atlas.alma.state.config import AlmaConfig
 
     assert atlas.envs.DEFAULT_ENV in list_envs()
     assert AlmaConfig.model_fields["env"].default == atlas.envs.DEFAULT_ENV

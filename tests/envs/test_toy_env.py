@@ -12,7 +12,7 @@ import pytest
 import toy_env
 
 import atlas.alma
-from atlas.alma.config import AlmaConfig
+from atlas.alma.state.config import AlmaConfig
 from atlas.envs import ExplorerPolicy, get_env
 from atlas.envs.registry import env_spec
 from atlas.infra.llm import ScriptedLLM

@@ -13,10 +13,10 @@ from typing import Any
 import pytest
 from viewer_helpers import OLD_RUN, edit_archive
 
-from atlas.alma.archive import Archive
 from atlas.alma.genome import parse_genome
 from atlas.alma.genome.bandit import operator_stats
 from atlas.alma.genome.step import GENOME_OPERATORS, entry_genome
+from atlas.alma.state.archive import Archive
 from atlas.viewer.report import NO_OPERATORS, write_report
 from atlas.viewer.run_reader import read_run
 

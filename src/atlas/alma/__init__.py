@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from atlas.alma.archive import Archive, ArchiveEntry, TaskResult
-from atlas.alma.config import AlmaConfig
+from atlas.alma.state.archive import Archive, ArchiveEntry, TaskResult
+from atlas.alma.state.config import AlmaConfig
 
 __all__ = [
     "AlmaConfig",
@@ -30,15 +30,15 @@ __all__ = [
 ]
 
 _LAZY = {
-    "DebugAgent": "atlas.alma.debug_agent",
-    "DebugLog": "atlas.alma.debug_log",
-    "Harness": "atlas.alma.harness",
-    "MetaAgent": "atlas.alma.meta_agent",
-    "Search": "atlas.alma.loop",
-    "arun": "atlas.alma.loop",
-    "headroom": "atlas.alma.advice_headroom",
-    "paired_difference": "atlas.alma.stats",
-    "run": "atlas.alma.loop",
+    "DebugAgent": "atlas.alma.author.debug_agent",
+    "DebugLog": "atlas.alma.author.debug_log",
+    "Harness": "atlas.alma.evaluate.harness",
+    "MetaAgent": "atlas.alma.author.meta_agent",
+    "Search": "atlas.alma.search.loop",
+    "arun": "atlas.alma.api",
+    "headroom": "atlas.alma.evaluate.advice_headroom",
+    "paired_difference": "atlas.alma.state.stats",
+    "run": "atlas.alma.api",
 }
 
 

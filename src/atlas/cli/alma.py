@@ -1,4 +1,5 @@
-"""`atlas run`, `atlas eval`, `atlas demo` and `atlas archive` commands.
+"""`atlas run`, `atlas eval`, `atlas headroom` and `atlas demo` (`atlas archive` is
+``atlas.cli.archive``; what they print is ``atlas.cli.output``).
 
 Heavy imports (the loop, litellm, the sandbox, the embedder) happen inside the commands so that
 ``atlas --help`` stays fast.
@@ -11,35 +12,26 @@ import functools
 import inspect
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, NoReturn, Optional
+from typing import Any, Optional
 
 import typer
 
-from atlas.envs.registry import DEFAULT_ENV, EnvParam, env_specs
-
-archive_app = typer.Typer(
-    help="Inspect a run's archive: show the table, the best design, export it.", no_args_is_help=True
+from atlas.cli.output import (
+    ci_text,
+    demo_verdict,
+    eval_json,
+    fail,
+    fmt,
+    headroom_table,
+    make_console,
+    nothing_solved_hint,
+    results_table,
+    usage_line,
 )
+from atlas.envs.registry import DEFAULT_ENV, EnvParam, env_specs
 
 ENV_HELP = "Environment: " + " | ".join(s.name for s in env_specs()) + "."
 DEMO_BASELINES = "trajectory_retrieval"
-
-
-def _console(stderr: bool = False) -> Any:
-    from rich.console import Console
-
-    return Console(stderr=stderr, highlight=False)
-
-
-def _fail(message: str | BaseException) -> NoReturn:
-    """Print the error and exit: 2 when the input is bad (an exception saying so, or a bare message
-    about what was given), 1 when ATLAS failed (see ``atlas.cli.exits``)."""
-    from rich.markup import escape
-
-    from atlas.cli.exits import BAD_INPUT, exit_code
-
-    _console(stderr=True).print(f"[red]error:[/red] {escape(str(message))}")
-    raise typer.Exit(exit_code(message) if isinstance(message, BaseException) else BAD_INPUT)
 
 
 def _make_client(model: str | None, label: str, console: Any, why: str | None = None, **options: Any) -> Any:
@@ -52,176 +44,8 @@ def _make_client(model: str | None, label: str, console: Any, why: str | None = 
     try:
         return make_llm(model, **options)
     except LLMConfigError as exc:
-        _fail(exc)
+        fail(exc)
         raise  # unreachable: _fail exits
-
-
-def _shown(name: str) -> str:
-    """A name from an archive, safe inside a rich table: no escape sequences, no markup."""
-    from rich.markup import escape
-
-    from atlas.core.safetext import safe_text
-
-    return escape(safe_text(name))
-
-
-def _fmt(v: float | None, signed: bool = False) -> str:
-    if v is None:
-        return "—"
-    return f"{v:+.3f}" if signed else f"{v:.3f}"
-
-
-def results_table(archive: Any, title: str = "Results") -> Any:
-    """No memory, hand-built designs, then the best evolved design (deployment is fitness)."""
-    from rich.table import Table
-
-    table = Table(title=title)
-    for col in ("design", "origin", "status", "collection", "deployment", "normalized"):
-        table.add_column(
-            col, justify="right" if col in ("collection", "deployment", "normalized") else "left"
-        )
-    hand = [e for e in archive if e.origin != "meta"]
-    evolved = [e for e in archive if e.origin == "meta"]
-    for e in hand:
-        table.add_row(
-            f"{_shown(e.name)} ({e.id})",
-            e.origin,
-            e.status,
-            _fmt(e.collection_score),
-            _fmt(e.deployment_score),
-            _fmt(e.normalized_score, True),
-        )
-    best = archive.best(origin="meta")
-    if best is not None:
-        table.add_row(
-            f"[bold]best evolved: {_shown(best.name)} ({best.id})[/bold]",
-            "meta",
-            best.status,
-            _fmt(best.collection_score),
-            _fmt(best.deployment_score),
-            _fmt(best.normalized_score, True),
-        )
-    failed = sum(1 for e in evolved if e.status != "ok")
-    table.caption = (
-        f"{len(evolved)} evolved designs ({failed} invalid or failed); "
-        "normalized = deployment − no-memory baseline on the same held-out tasks"
-    )
-    return table
-
-
-def _ci_text(diff: dict[str, Any] | None) -> str:
-    if not diff:
-        return ""
-    lo, hi = diff["ci95"]
-    verdict = (
-        "beats no memory" if lo > 0 else "worse than no memory" if hi < 0 else "cannot tell from no memory"
-    )
-    return f"  95% CI [{lo:+.3f}, {hi:+.3f}] over {diff['n']} tasks: {verdict}"
-
-
-def eval_json(entry: Any, archive: Any) -> dict[str, Any]:
-    """What `atlas eval --json` prints."""
-    base = archive.baseline or {}
-    diff = entry.vs_no_memory or {}
-    settings = {}
-    if archive.path is not None:
-        cfg = archive.path.parent / "config.json"
-        if cfg.exists():
-            import json
-
-            settings = json.loads(cfg.read_text(encoding="utf-8"))
-    return {
-        "design": entry.name,
-        "status": entry.status,
-        "errors": entry.errors,
-        "scores": {t.task_id: t.score for t in entry.per_task if t.phase == "deployment"},
-        "no_memory_scores": {t["task_id"]: t["score"] for t in base.get("per_task") or []},
-        "deployment_score": entry.deployment_score,
-        "no_memory_score": base.get("score"),
-        "normalized": {
-            "mean": diff.get("mean", entry.normalized_score),
-            "ci95": diff.get("ci95"),
-            "n": diff.get("n", 0),
-        },
-        "settings": settings,
-    }
-
-
-def headroom_table(result: Any) -> Any:
-    """Per-condition outcomes and the paired differences with their intervals."""
-    from rich.table import Table
-
-    data = result.to_dict()
-    table = Table(title=f"Headroom — {data['env']}, {data['model']}, {data['tasks']} tasks")
-    for col in ("condition", "solved", "mean score", "mean steps", "s/episode", "vs none [95% CI]"):
-        table.add_column(col)
-    diffs = data["differences"]
-    for name, c in data["conditions"].items():
-        d = diffs.get(f"{name}-none")
-        vs = f"{d['mean']:+.3f} [{d['ci95'][0]:+.3f}, {d['ci95'][1]:+.3f}]" if d else "—"
-        table.add_row(
-            name,
-            f"{c['success_rate']:.0%}",
-            f"{c['mean_score']:.3f}",
-            f"{c['mean_steps']:.1f}",
-            f"{c['seconds_per_episode']:.1f}",
-            vs,
-        )
-    return table
-
-
-def _episode_progress(console: Any, total: int, *, quiet: bool) -> Any:
-    """A rich progress bar over episodes (``advance()``), silent when ``quiet``."""
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-    class _Bar:
-        def __init__(self) -> None:
-            self.bar = Progress(
-                TextColumn("episodes"),
-                BarColumn(),
-                MofNCompleteColumn(),
-                TimeElapsedColumn(),
-                console=console,
-                disable=quiet,
-                transient=False,
-            )
-            self.task = self.bar.add_task("episodes", total=total)
-
-        def __enter__(self) -> _Bar:
-            self.bar.__enter__()
-            return self
-
-        def __exit__(self, *exc: Any) -> None:
-            self.bar.__exit__(*exc)
-
-        def advance(self) -> None:
-            self.bar.advance(self.task)
-
-    return _Bar()
-
-
-def nothing_solved_hint(archive: Any) -> str | None:
-    """When no episode of any design was solved, fitness carries no signal: say so and what helps."""
-    tasks = [t for e in archive for t in e.per_task]
-    if not tasks or any(t.success for t in tasks):
-        return None
-    model = (archive.path and _config_value(archive.path.parent, "task_model")) or "the task model"
-    return (
-        f"No episode was solved by any design, so these scores cannot tell designs apart: {model} is too "
-        "weak for these tasks. A larger model helps: `atlas models pull qwen2.5-coder-1.5b` then "
-        "`--model local:qwen2.5-coder-1.5b`, or a hosted model (`--model openai/gpt-4.1-mini`)."
-    )
-
-
-def _config_value(run_dir: Path, key: str) -> Any:
-    from atlas.alma.run_dir import RunDir
-    from atlas.errors import ArchiveError
-
-    try:
-        config = RunDir(run_dir).read_config()
-    except ArchiveError:
-        return None
-    return config.get(key) if isinstance(config, dict) else None
 
 
 def parse_baselines(value: str) -> list[str] | None:
@@ -236,36 +60,23 @@ def parse_baselines(value: str) -> list[str] | None:
     names = [n.strip() for n in value.split(",") if n.strip()]
     unknown = [n for n in names if n not in list_baselines()]
     if unknown:
-        _fail(f"unknown baseline(s) {', '.join(unknown)}; known: {', '.join(list_baselines())}")
+        fail(f"unknown baseline(s) {', '.join(unknown)}; known: {', '.join(list_baselines())}")
     return names
-
-
-def usage_line(archive: Any) -> str:
-    """Tokens and cost of the whole run (every design's generation and evaluation)."""
-    keys = ("prompt_tokens", "completion_tokens", "calls")
-    tot = {k: sum(int(e.usage.get(k, 0) or 0) for e in archive) for k in keys}
-    cost = sum(float(e.usage.get("cost_usd", 0.0) or 0.0) for e in archive)
-    line = (
-        f"tokens: {tot['prompt_tokens'] + tot['completion_tokens']:,} (prompt {tot['prompt_tokens']:,}, "
-        f"completion {tot['completion_tokens']:,}) in {tot['calls']:,} LLM calls; cost ${cost:.4f}"
-    )
-    if saved := archive.episodes_saved():
-        line += f"; staged evaluation saved {saved} deployment episodes"
-    return line
 
 
 def _run_search(
     console: Any, *, model: str | None, meta_model: str | None, resume: Path | None, **kwargs: Any
 ) -> tuple[Any, Path | None]:
-    from atlas.alma.loop import run
-    from atlas.alma.meta_model import META_N_CTX
+    from atlas.alma.api import run
+    from atlas.alma.state.meta_model import META_N_CTX
+    from atlas.cli.progress import RichProgress
     from atlas.errors import AtlasError
 
     saved = "saved in the run's config.json" if resume is not None else None
     llm = _make_client(model, "task model", console, why=saved if model else None)
     why = saved
     if not meta_model and resume is None:
-        from atlas.alma.meta_model import default_meta_model
+        from atlas.alma.state.meta_model import default_meta_model
 
         meta_model, why = default_meta_model(model)
     meta_llm = (
@@ -278,9 +89,10 @@ def _run_search(
     if resume is None:  # a new run saves the model names in its settings; a resumed run has them
         kwargs.update(model=model, meta_model=meta_model)
     try:
-        return run(llm=llm, meta_llm=meta_llm, resume=resume, **kwargs)
+        progress = RichProgress(bool(kwargs.get("quiet")))
+        return run(llm=llm, meta_llm=meta_llm, resume=resume, progress=progress, **kwargs)
     except AtlasError as exc:
-        _fail(exc)
+        fail(exc)
         raise
 
 
@@ -495,7 +307,7 @@ def register(app: typer.Typer) -> None:
         env_settings: dict[str, Any] | None = None,
     ) -> None:
         """Run an ALMA search: evolve memory designs, scored on held-out deployment tasks."""
-        console = _console()
+        console = make_console()
         kwargs: dict[str, Any] = {"quiet": quiet, "concurrency": concurrency, "trace": not no_trace}
         if max_cost is not None:
             kwargs["max_cost_usd"] = max_cost
@@ -527,13 +339,13 @@ def register(app: typer.Typer) -> None:
                 genome_candidates=genome_candidates,
             )
         else:
-            from atlas.alma.config import AlmaConfig
+            from atlas.alma.state.config import AlmaConfig
             from atlas.errors import ConfigError
 
             try:
                 saved = AlmaConfig.load(resume / "config.json")
             except ConfigError as exc:
-                _fail(exc)
+                fail(exc)
                 raise
             model = model or saved.model
             meta_model = meta_model or saved.meta_model
@@ -598,20 +410,21 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Score one design: collection, deployment, the no-memory baseline on the same tasks, and the
         paired difference (normalized) with its bootstrap 95% interval."""
+        from atlas.alma.api import aevaluate, load_design
         from atlas.alma.design import check_design
-        from atlas.alma.loop import aevaluate, load_design
+        from atlas.cli.progress import RichProgress
         from atlas.errors import AtlasError
         from atlas.infra.aio import run_sync
 
-        console = _console(stderr=as_json)  # with --json, stdout holds the JSON object only
+        console = make_console(stderr=as_json)  # with --json, stdout holds the JSON object only
         try:
             d = load_design(design)
         except AtlasError as exc:
-            _fail(exc)
+            fail(exc)
             raise
         problems = check_design(d.source) if d.origin != "host" else []
         if problems:
-            _fail("the design fails the static check:\n" + "\n".join(f"  {p}" for p in problems))
+            fail("the design fails the static check:\n" + "\n".join(f"  {p}" for p in problems))
         llm = _make_client(model, "task model", console)
         try:
             entry, archive = run_sync(
@@ -630,12 +443,13 @@ def register(app: typer.Typer) -> None:
                     no_embed=no_embed,
                     concurrency=concurrency,
                     quiet=quiet,
+                    progress=RichProgress(quiet),
                     max_turns=max_turns,
                     **(env_settings or {}),
                 )
             )
         except AtlasError as exc:
-            _fail(exc)
+            fail(exc)
             raise
         base = archive.baseline or {}
         if as_json:
@@ -644,10 +458,10 @@ def register(app: typer.Typer) -> None:
             print(json.dumps(eval_json(entry, archive)))
             return
         console.print(f"design      {entry.name} ({entry.status})")
-        console.print(f"collection  {_fmt(entry.collection_score)}")
-        console.print(f"deployment  {_fmt(entry.deployment_score)}")
-        console.print(f"baseline    {_fmt(base.get('score'))}{'  (cached)' if base.get('cached') else ''}")
-        console.print(f"normalized  {_fmt(entry.normalized_score, True)}{_ci_text(entry.vs_no_memory)}")
+        console.print(f"collection  {fmt(entry.collection_score)}")
+        console.print(f"deployment  {fmt(entry.deployment_score)}")
+        console.print(f"baseline    {fmt(base.get('score'))}{'  (cached)' if base.get('cached') else ''}")
+        console.print(f"normalized  {fmt(entry.normalized_score, True)}{ci_text(entry.vs_no_memory)}")
         if entry.errors:
             console.print("errors: " + "; ".join(entry.errors))
         console.print(f"logs: {(archive.path.parent if archive.path else Path()) / (entry.logs_dir or '')}")
@@ -693,13 +507,14 @@ def register(app: typer.Typer) -> None:
         (full), with paired differences and bootstrap 95% intervals over tasks."""
         import json
 
-        from atlas.alma.advice_headroom import headroom
+        from atlas.alma.evaluate.advice_headroom import headroom
+        from atlas.cli.progress import episode_progress
         from atlas.errors import AtlasError
 
-        console = _console(stderr=as_json)
+        console = make_console(stderr=as_json)
         llm = _make_client(model, "task model", console)
         wanted = tuple(c.strip() for c in conditions.split(",") if c.strip())
-        progress = _episode_progress(console, tasks * len(wanted), quiet=as_json)
+        progress = episode_progress(console, tasks * len(wanted), quiet=as_json)
         try:
             with progress:
                 result = headroom(
@@ -719,10 +534,10 @@ def register(app: typer.Typer) -> None:
                     **(env_settings or {}),
                 )
         except AtlasError as exc:
-            _fail(str(exc))
+            fail(str(exc))
             raise
         if episodes_out is not None:
-            from atlas.alma.run_dir import atomic_write_text
+            from atlas.alma.state.run_dir import atomic_write_text
 
             atomic_write_text(episodes_out, "".join(json.dumps(e) + "\n" for e in result.episode_dicts()))
         if as_json:
@@ -757,7 +572,7 @@ def register(app: typer.Typer) -> None:
         embedder; then the results table and what its numbers can and cannot show."""
         import time
 
-        console = _console()
+        console = make_console()
         console.print(
             "[bold]ATLAS demo[/bold]: discovering memory on GraphWorld from environment-blind parts "
             f"(rooms 5, episodes 2, deploy-seeds 3, {iterations} genome generations, no hand-written "
@@ -795,203 +610,4 @@ def register(app: typer.Typer) -> None:
         console.print(f"see it: atlas view {folder}   |   atlas report {folder}")
 
 
-def demo_verdict(archive: Any) -> list[str]:
-    """What the demo's numbers show: the best discovered design against no memory, paired on the same
-    tasks with its 95% interval, and what so few tasks cannot show."""
-    evolved = [e for e in archive if e.origin == "meta" and e.status == "ok" and e.vs_no_memory]
-    if not evolved:
-        return ["No discovered design reached the task agent (none beat the probe of the designs played)."]
-    best = max(evolved, key=lambda e: e.vs_no_memory["mean"])
-    v = best.vs_no_memory
-    lo, hi = v["ci95"]
-    lines = [
-        f"best discovered design {best.name} ({best.id}): {v['mean']:+.3f} over no memory, "
-        f"95% interval [{lo:+.3f}, {hi:+.3f}] on {v['n']} paired deployment tasks"
-    ]
-    if lo > 0:
-        lines.append("It beats no memory on these tasks: the interval is above 0.")
-    else:
-        lines.append("These tasks cannot separate it from no memory: the interval includes 0.")
-    lines.append(
-        f"What {v['n']} tasks cannot show: how large the gain is elsewhere, or which of two good designs is "
-        "better. The search without the seed on 24 tasks, and `atlas eval` on a fresh seed, can (README)."
-    )
-    return lines
-
-
-def _load(run_dir: Path, *, hydrate: bool | list[str] = False) -> Any:
-    """The archive of ``run_dir`` with its sources (all, or the listed ids); a clear error, never a
-    traceback."""
-    from atlas.alma.archive import Archive
-    from atlas.errors import ArchiveError
-
-    try:
-        arch = Archive.load(run_dir)
-        if hydrate is False:
-            return arch
-        return arch.hydrate(None if hydrate is True else hydrate)
-    except ArchiveError as exc:
-        _fail(exc)
-        raise
-
-
-@archive_app.command("show")
-def show_cmd(run_dir: Path = typer.Argument(..., help="Run folder (or an archive.json).")) -> None:
-    """Print every design of the archive with its scores, novelty and lineage."""
-    from rich.table import Table
-
-    arch = _load(run_dir)
-    base = (arch.baseline or {}).get("score")
-    table = Table(title=f"{run_dir} — baseline {_fmt(base)}")
-    for col in (
-        "id",
-        "name",
-        "origin",
-        "gen",
-        "status",
-        "parents",
-        "collection",
-        "deployment",
-        "normalized",
-        "novelty",
-        "sampled",
-    ):
-        table.add_column(col)
-    for e in arch:
-        status = e.status if e.stage == "full" else f"{e.status} (stopped {_staged(e)})"
-        table.add_row(
-            e.id,
-            _shown(e.name),
-            e.origin,
-            str(e.generation),
-            status,
-            ",".join(e.parent_ids),
-            _fmt(e.collection_score),
-            _fmt(e.deployment_score),
-            _fmt(e.normalized_score, True),
-            _fmt(e.novelty),
-            str(e.times_sampled),
-        )
-    saved = arch.episodes_saved()
-    if saved or any(e.stage != "full" for e in arch):
-        table.caption = (
-            f"staged evaluation saved {saved} deployment episodes; a design 'stopped' after a "
-            "minibatch could not beat the best so far, and its scores cover only the tasks it played"
-        )
-    _console().print(table)
-
-
-def _staged(e: Any) -> str:
-    staged = e.metadata.get("staged") or {}
-    return f"{staged.get('played', '?')}/{staged.get('of', '?')}"
-
-
-@archive_app.command("best")
-def best_cmd(
-    run_dir: Path = typer.Argument(..., help="Run folder (or an archive.json)."),
-    source: bool = typer.Option(True, "--source/--no-source", help="Print the design's source."),
-) -> None:
-    """Print the best design (highest normalized deployment score) and its source."""
-    best = _load(run_dir).best()
-    if best is None:
-        _fail("the archive has no scored design yet")
-    if source:
-        best = _load(run_dir, hydrate=[best.id]).get(best.id)
-    c = _console()
-    c.print(
-        f"{best.id} {_shown(best.name)} ({best.origin}, generation {best.generation}): collection "
-        f"{_fmt(best.collection_score)}, deployment {_fmt(best.deployment_score)}, normalized "
-        f"{_fmt(best.normalized_score, True)}"
-    )
-    if source and best.source:
-        from atlas.core.safetext import safe_text
-
-        typer.echo(safe_text(best.source))  # a model wrote it: no escape sequences reach the terminal
-
-
-@archive_app.command("export")
-def export_cmd(
-    run_dir: Path = typer.Argument(..., help="Run folder (or an archive.json)."),
-    best: bool = typer.Option(
-        False, "--best", help="Export the best design as a self-contained folder (--out)."
-    ),
-    design: str | None = typer.Option(
-        None, "--design", help="Export this design id (e.g. d-0009) as a folder."
-    ),
-    out: Path | None = typer.Option(
-        None,
-        "--out",
-        help="With --best/--design: the folder to write (design "
-        "source, learned memory, advice.jsonl, manifest, README).",
-    ),
-    output: Path = typer.Option(
-        Path("archive-export.json"),
-        "--output",
-        "-o",
-        help="Without --best/--design: where to write the whole archive as one JSON (sources inline).",
-    ),
-) -> None:
-    """Export one design with what it learned (--best | --design ID, --out DIR), or the whole archive as
-    one JSON file (-o FILE)."""
-    from atlas.errors import AtlasError
-
-    if best and design:
-        _fail("give --best or --design ID, not both")
-    if best or design:
-        if out is None:
-            _fail("--out DIR is required with --best/--design")
-        from atlas.alma.export import export_design
-
-        try:
-            folder = export_design(run_dir, out, design_id=design)
-        except AtlasError as exc:
-            _fail(str(exc))
-            raise
-        except OSError as exc:
-            _fail(f"cannot write {out}: {exc}")
-            raise
-        typer.echo(str(folder))
-        return
-    if out is not None:
-        _fail("--out needs --best or --design ID (use -o FILE for the whole archive as JSON)")
-    arch = _load(run_dir, hydrate=True)
-    try:
-        path = arch.export(output)
-    except OSError as exc:
-        _fail(f"cannot write {output}: {exc}")
-        raise
-    typer.echo(str(path))
-
-
-@archive_app.command("relearn")
-def relearn_cmd(
-    run_dir: Path = typer.Argument(..., help="Run folder made before learned memory was kept."),
-    design: list[str] = typer.Option(None, "--design", help="Only this design id (repeatable)."),
-) -> None:
-    """Rebuild the learned memory of an older run's designs by replaying its recorded episodes, kept only
-    when every recall of the replay returns what the run recorded (then `archive export` works)."""
-    from atlas.alma.relearn import relearn
-    from atlas.errors import AtlasError
-
-    try:
-        results = relearn(run_dir, design_ids=design or None)
-    except AtlasError as exc:
-        _fail(str(exc))
-        raise
-    c = _console()
-    for r in results:
-        c.print(
-            f"{r.design_id} {r.name}: "
-            + (
-                f"rebuilt ({r.recalls_matched} recalls matched the run)"
-                if r.ok
-                else f"not rebuilt: {r.reason}"
-            ),
-            highlight=False,
-            markup=False,
-        )
-    if not results:
-        c.print("nothing to rebuild: every design that ran already has its learned memory")
-
-
-__all__ = ["archive_app", "register", "results_table", "usage_line"]
+__all__ = ["register", "with_env_options"]

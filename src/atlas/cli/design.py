@@ -70,9 +70,9 @@ def check(
     """
     from rich.markup import escape
 
+    from atlas.alma.author.smoke import smoke_run
     from atlas.alma.design import Design
     from atlas.alma.sandbox.pool import SandboxLimits
-    from atlas.alma.smoke import smoke_run
     from atlas.errors import AtlasError
 
     try:

@@ -1,6 +1,6 @@
 """Read an ALMA run folder (``runs/<name>/``) for the viewer and the report.
 
-The folder is the one ``atlas.alma.run_dir.RunDir`` writes: ``config.json``, ``archive.json`` (atomic),
+The folder is the one ``atlas.alma.state.run_dir.RunDir`` writes: ``config.json``, ``archive.json`` (atomic),
 ``trace.jsonl``, ``designs/<id>.py`` and ``logs/<id>/{debug_log.txt,calls.jsonl}``.
 
 A run may still be going while it is read, so the reader is tolerant of what a live run looks
@@ -23,11 +23,11 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
-from atlas.alma.debug_log import episode_block
+from atlas.alma.author.debug_log import episode_block
+from atlas.alma.evaluate.runlog import CallLog
 from atlas.alma.genome.bandit import operator_stats, stats_table
 from atlas.alma.genome.model import parse_genome
 from atlas.alma.genome.step import CODE_OPERATORS, GENOME_OPERATORS
-from atlas.alma.runlog import CallLog
 from atlas.core import jsonsafe
 from atlas.core.safetext import safe_data, safe_text
 from atlas.errors import ArchiveError, InvalidInputError

@@ -54,7 +54,7 @@ def make_env(env_cache):
 @pytest.fixture
 def smoke(pool, embedder):
     """``smoke(design, env)``: the real smoke run (3 collection episodes, 3 deployment recalls)."""
-    from atlas.alma.smoke import smoke_run
+    from atlas.alma.author.smoke import smoke_run
 
     def run(design, env, episodes=3, recall_tasks=3):
         return smoke_run(design, env, episodes, recall_tasks=recall_tasks, pool=pool, embedder=embedder)

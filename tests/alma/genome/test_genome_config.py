@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from atlas.alma.config import AlmaConfig
+from atlas.alma.state.config import AlmaConfig
 
 
 def test_a_config_without_representation_resumes_as_code(tmp_path):

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
+from atlas.alma.author.smoke import stub_llm
+from atlas.alma.evaluate.runner import DesignRunner
 from atlas.alma.genome import genome_design, parse_genome
-from atlas.alma.runner import DesignRunner
-from atlas.alma.smoke import stub_llm
 
 
 def episode(i: int, *, success: bool = True) -> dict:

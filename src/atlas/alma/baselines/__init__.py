@@ -53,7 +53,7 @@ _HOST: dict[str, tuple[str, HostFactory]] = {}
 def register_host_design(name: str, description: str, factory: HostFactory) -> None:
     """Register a trusted host-side design: ``factory(embedder=..., llm=...)`` returns an object with
     ``update(episode, log)``, ``recall(task, log) -> str``, ``freeze()``, ``snapshot()``,
-    ``restore(data)``, ``close()`` (see ``host.HostDesign``)."""
+    ``restore(data)``, ``close()`` (see ``atlas.alma.evaluate.runner.HostDesign``)."""
     _HOST[name] = (description, factory)
 
 

@@ -14,26 +14,16 @@ from __future__ import annotations
 
 import json
 import time
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from atlas.alma.baselines import register_host_design
-from atlas.alma.runlog import CallLog, ToolCallRecord, truncate
+from atlas.alma.evaluate.runlog import CallLog, ToolCallRecord, truncate
+from atlas.alma.evaluate.runner import HostDesign
 from atlas.core.types import Step, Task, Trajectory
 
 if TYPE_CHECKING:
     from atlas.infra.llm.client import LLMClient
     from atlas.protocols.embed import Embedder
-
-
-class HostDesign(Protocol):
-    """What DesignRunner needs from a host-side design."""
-
-    def update(self, episode: dict[str, Any], log: CallLog) -> None: ...
-    def recall(self, task: dict[str, Any], log: CallLog) -> str: ...
-    def freeze(self) -> None: ...
-    def snapshot(self) -> dict[str, Any]: ...
-    def restore(self, data: dict[str, Any]) -> None: ...
-    def close(self) -> None: ...
 
 
 def _action_text(action: dict[str, Any]) -> str:

@@ -185,7 +185,7 @@ async def probe(
     ``probe_tasks`` played doing only what its recall says (no LLM anywhere). Returns
     ``{probe_score, steered, solved, played, error}``; ``steered`` gives unsolved tasks partial credit
     for the share of steps the advice named."""
-    from atlas.alma.smoke import asmoke_run
+    from atlas.alma.author.smoke import asmoke_run
 
     # Successive halving: the first PROBE_FIRST tasks, the rest only when one of them was solved.
     probes: list[dict[str, Any]] = []

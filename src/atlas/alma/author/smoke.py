@@ -19,9 +19,9 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from atlas.alma.advice_probe import ProbeResult, can_probe, follow_advice
+from atlas.alma.author.advice_probe import ProbeResult, can_probe, follow_advice
 from atlas.alma.design import Design, DesignProblem, check_design
-from atlas.alma.runlog import CallLog
+from atlas.alma.evaluate.runlog import CallLog
 from atlas.alma.sandbox.pool import SandboxLimits, WorkerPool
 from atlas.envs.registry import DEFAULT_ENV
 from atlas.infra.aio import run_sync
@@ -66,7 +66,7 @@ class SmokeReport:
     duration_s: float = 0.0
     episode_results: list[dict[str, Any]] = field(default_factory=list)
     stopped_early: str | None = None
-    # Deployment tasks played by the advice probe (atlas.alma.advice_probe): label + ProbeResult fields.
+    # Deployment tasks played by the advice probe (atlas.alma.author.advice_probe): label + ProbeResult fields.
     probes: list[dict[str, Any]] = field(default_factory=list)
 
     @property
@@ -260,7 +260,8 @@ async def asmoke_run(
     ``env`` an environment name or instance; ``tasks``: (collection, deployment) tasks to play instead
     of ``episodes`` + ``recall_tasks`` generated ones; ``played``: the collection episodes as
     ``(task view, episode view, outcome)``, instead of the explorer's (e.g. the task agent's own)."""
-    from atlas.alma.runner import DesignRunner
+    from atlas.alma.baselines import make_host_design
+    from atlas.alma.evaluate.runner import DesignRunner
     from atlas.envs.policies import ExplorerPolicy
     from atlas.envs.registry import get_env
     from atlas.envs.views import episode_view, task_view
@@ -285,6 +286,7 @@ async def asmoke_run(
         pool=pool,
         limits=limits,
         skip_static_check=skip_static_check,
+        host_executor=make_host_design,
     )
 
     def too_slow() -> bool:

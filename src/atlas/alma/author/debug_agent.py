@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field, ValidationError, field_validator
 
-from atlas.alma.prompts import DEBUG_FINAL_REQUEST, DEBUG_SYSTEM, debug_overview, untrusted
+from atlas.alma.author.prompts import DEBUG_FINAL_REQUEST, DEBUG_SYSTEM, debug_overview, untrusted
 from atlas.errors import LLMError, LLMResponseError, ScriptExhaustedError
 from atlas.protocols.llm import Message
 

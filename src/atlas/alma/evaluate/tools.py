@@ -19,7 +19,7 @@ import time
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from atlas.alma.runlog import DEFAULT_THRESHOLDS, SimilarityStats, SimilarityThresholds
+from atlas.alma.evaluate.runlog import DEFAULT_THRESHOLDS, SimilarityStats, SimilarityThresholds
 from atlas.errors import InvalidInputError, LLMError, ToolRefusal
 from atlas.infra.graph import GraphStore
 from atlas.infra.vector_index import InMemoryVectorStore

@@ -21,8 +21,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator
 
-from atlas.alma.novelty import novelty_scores
-from atlas.alma.run_dir import atomic_write_text, confined
+from atlas.alma.state.novelty import novelty_scores
+from atlas.alma.state.run_dir import atomic_write_text, confined
 from atlas.core import jsonsafe
 from atlas.errors import ArchiveError, InvalidInputError
 

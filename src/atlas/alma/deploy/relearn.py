@@ -18,15 +18,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from atlas.alma.archive import Archive, ArchiveEntry
-from atlas.alma.run_dir import RunDir, atomic_write_text, read_jsonl
+from atlas.alma.state.archive import Archive, ArchiveEntry
+from atlas.alma.state.run_dir import RunDir, atomic_write_text, read_jsonl
 from atlas.core.types import Task, Trajectory
 from atlas.errors import ArchiveError, AtlasError
 from atlas.protocols.embed import Embedder
 from atlas.protocols.env import Environment
 
 if TYPE_CHECKING:
-    from atlas.alma.runlog import CallLog
+    from atlas.alma.evaluate.runlog import CallLog
     from atlas.alma.sandbox.pool import WorkerPool
 
 
@@ -86,8 +86,8 @@ class Replayer:
     def __init__(
         self, run_dir: str | Path, *, embedder: Embedder | None = None, env: Environment | None = None
     ) -> None:
-        from atlas.alma.config import AlmaConfig
-        from atlas.alma.harness import make_tasks
+        from atlas.alma.evaluate.harness import make_tasks
+        from atlas.alma.state.config import AlmaConfig
 
         self.run = RunDir.open(run_dir)
         config = AlmaConfig.load(self.run.config_path)
@@ -152,7 +152,8 @@ class Replayer:
         self, entry: ArchiveEntry, pool: WorkerPool | None = None
     ) -> tuple[Relearned, dict[str, Any] | None]:
         """Replay ``entry``'s run; returns the outcome and, when proved, the learned state."""
-        from atlas.alma.runner import DesignRunner
+        from atlas.alma.baselines import make_host_design
+        from atlas.alma.evaluate.runner import DesignRunner
         from atlas.envs.views import episode_view, task_view
 
         out = Relearned(entry.id, entry.name, ok=False)
@@ -171,7 +172,9 @@ class Replayer:
         runner = None
         seen: list[CallLog] = []  # the replay's call logs
         try:
-            runner = DesignRunner(entry.design, embedder=self.embedder, llm=None, pool=pool)
+            runner = DesignRunner(
+                entry.design, embedder=self.embedder, llm=None, pool=pool, host_executor=make_host_design
+            )
             learned = None
             for label, task, learn in plan:
                 ep = episodes.get(label)
@@ -224,7 +227,7 @@ class Replayer:
 
 def _check_stores(path: Path, learned: dict[str, Any]) -> None:
     """The run's own summary of the stores after collection (``evaluation.json``) must match."""
-    from atlas.alma.harness import summarize_snapshot
+    from atlas.alma.evaluate.harness import summarize_snapshot
 
     if not path.exists():
         return

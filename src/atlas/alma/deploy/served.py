@@ -16,7 +16,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from atlas.alma.export import ExportedDesign, load_export
+from atlas.alma.deploy.export import ExportedDesign, load_export
 from atlas.errors import ConfigError, DesignError, EmbeddingError, InvalidInputError
 from atlas.protocols.embed import Embedder
 from atlas.protocols.llm import LLM
@@ -75,7 +75,8 @@ class ServedDesign:
         ``design.json``); without one those tools are refused, as in a run without an LLM.
         ``learned`` starts from another state of this design (a ``snapshot()`` saved earlier)
         instead of the export's memory.json."""
-        from atlas.alma.runner import DesignRunner
+        from atlas.alma.baselines import make_host_design
+        from atlas.alma.evaluate.runner import DesignRunner
 
         self.exported = exported
         self.learn = learn
@@ -86,7 +87,13 @@ class ServedDesign:
         snapshot = {**(learned if learned is not None else exported.learned), "frozen": not learn}
         try:
             self.runner = DesignRunner.restore(
-                design, snapshot, embedder=self.embedder, llm=llm, pool=pool, limits=limits
+                design,
+                snapshot,
+                embedder=self.embedder,
+                llm=llm,
+                pool=pool,
+                limits=limits,
+                host_executor=make_host_design,
             )
         except InvalidInputError as exc:
             raise DesignError(f"{exported.path}/memory.json cannot be restored: {exc}") from exc
@@ -138,7 +145,7 @@ class ServedDesign:
 
     def info(self) -> dict[str, Any]:
         """What it holds: memory keys, vector items per collection, graph size."""
-        from atlas.alma.harness import summarize_snapshot
+        from atlas.alma.evaluate.harness import summarize_snapshot
 
         m = self.exported.manifest
         return {

@@ -16,8 +16,8 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from atlas.alma.archive import TaskResult, empty_usage
-from atlas.alma.staging import Verdict, batches
+from atlas.alma.state.archive import TaskResult, empty_usage
+from atlas.alma.state.staging import Verdict, batches
 from atlas.core.types import Task, Trajectory
 from atlas.envs.views import episode_view, step_action, task_view
 from atlas.errors import ConfigError, LLMError, SandboxError, ScriptExhaustedError
@@ -28,7 +28,7 @@ from atlas.protocols.llm import LLM
 
 if TYPE_CHECKING:
     from atlas.alma.design import Design
-    from atlas.alma.runner import DesignRunner
+    from atlas.alma.evaluate.runner import DesignRunner, HostExecutor
     from atlas.alma.sandbox.pool import SandboxLimits, WorkerPool
 
 MAX_ADVICE_CHARS = 4000  # advice kept per episode record (the agent saw all of it)
@@ -222,6 +222,7 @@ class Harness:
     ``agent`` is a ``TaskAgent`` (any ``TaskPlayer``: ``async run(env, task, advice) -> Trajectory``);
     ``design_llm`` backs the designs' ``summarize``/``analyze`` tools; ``concurrency`` bounds the
     deployment episodes in flight. ``on_episode`` is called after every episode (progress bars).
+    ``host_executor`` runs host-side designs (``atlas.alma.baselines.make_host_design``).
     """
 
     def __init__(
@@ -235,8 +236,10 @@ class Harness:
         pool: WorkerPool | None = None,
         limits: SandboxLimits | None = None,
         on_episode: Callable[[EpisodeRecord], None] | None = None,
+        host_executor: HostExecutor | None = None,
     ) -> None:
         self.env = env
+        self.host_executor = host_executor
         self.agent = agent
         self.embedder = embedder
         self.design_llm = design_llm
@@ -334,7 +337,7 @@ class Harness:
 
         Staged (``go_on`` given): deployment runs in batches of ``stage_tasks`` and stops after a
         batch whose episodes ``go_on`` says cannot win (``ev.stage == "minibatch"``)."""
-        from atlas.alma.runner import DesignRunner
+        from atlas.alma.evaluate.runner import DesignRunner
 
         check_disjoint(collection_tasks, deployment_tasks)
         t0 = time.perf_counter()
@@ -342,7 +345,12 @@ class Harness:
         runner = None
         try:
             runner = DesignRunner(
-                design, embedder=self.embedder, llm=self.design_llm, pool=self.pool, limits=self.limits
+                design,
+                embedder=self.embedder,
+                llm=self.design_llm,
+                pool=self.pool,
+                limits=self.limits,
+                host_executor=self.host_executor,
             )
             ev.collection = await self.collect(runner, collection_tasks)
             snapshot = runner.snapshot()

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from atlas.alma.advice_use import advice_use, listed_text
+from atlas.alma.author.advice_use import advice_use, listed_text
 from atlas.core.safetext import safe_text
 
 MAX_EPISODES = 4

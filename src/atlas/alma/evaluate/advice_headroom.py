@@ -22,7 +22,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from atlas.alma.stats import PairedDifference, paired_difference
+from atlas.alma.state.stats import PairedDifference, paired_difference
 from atlas.core.types import Task
 from atlas.envs.registry import DEFAULT_ENV
 from atlas.errors import ConfigError
@@ -190,7 +190,7 @@ def headroom(
     (``seed``, ``family``, an environment parameter such as ``rooms``, ``deploy_seeds``, ``max_turns``, ``model`` …); the tasks are the
     deployment tasks a search with those settings would use, and the agent is built as the search
     builds it (``TaskAgent(llm, max_turns=...)``) unless ``agent`` is given."""
-    from atlas.alma.config import AlmaConfig
+    from atlas.alma.state.config import AlmaConfig
     from atlas.infra.aio import run_sync
 
     env_name = env if isinstance(env, str) else env.name

@@ -9,7 +9,9 @@ design's faults, only ``SandboxError`` when the sandbox itself cannot run.
 Before ``freeze()`` calls are serialized (each one reads and replaces ``memory``); after it, write
 tools are refused, memory changes made in ``recall`` are discarded, and recalls may run
 concurrently (each in its own worker). Host-side designs (``origin == "host"``: trusted adapters
-of the memory library) present the same interface without a sandbox.
+of the memory library) present the same interface without a sandbox; the runner gets them from the
+``HostExecutor`` it is given (``atlas.alma.baselines.make_host_design``), so the evaluation layer
+never imports the baselines.
 """
 
 from __future__ import annotations
@@ -18,10 +20,10 @@ import asyncio
 import json
 import threading
 import time
-from typing import Any
+from typing import Any, Protocol
 
 from atlas.alma.design import Design, DesignProblem, check_design
-from atlas.alma.runlog import (
+from atlas.alma.evaluate.runlog import (
     DEFAULT_THRESHOLDS,
     CallLog,
     SimilarityThresholds,
@@ -29,9 +31,10 @@ from atlas.alma.runlog import (
     bounded,
     bounded_args,
 )
-from atlas.alma.sandbox.pool import SandboxLimits, ToolValue, WorkerPool
-from atlas.alma.tools import DesignTools, ToolSettings, ToolUsage
-from atlas.errors import AtlasError, InvalidInputError, ToolRefusal
+from atlas.alma.evaluate.tools import DesignTools, ToolSettings, ToolUsage
+from atlas.alma.sandbox.pool import SandboxLimits, WorkerPool
+from atlas.alma.sandbox.process import ToolValue
+from atlas.errors import AtlasError, ConfigError, InvalidInputError, ToolRefusal
 from atlas.protocols.embed import Embedder
 from atlas.protocols.llm import LLM
 
@@ -39,6 +42,24 @@ SNAPSHOT_VERSION = 1
 MAX_TOOL_RECORDS = 100  # tool call records kept per call; the rest are only counted
 MAX_EVAL_TOOL_RECORDS = 2_000  # ... and per evaluation (calls.jsonl stays a few MB at most)
 RECORD_CHARS = 600  # JSON characters of a record's arguments, and of its result
+
+
+class HostDesign(Protocol):
+    """What DesignRunner needs from a host-side design (a trusted in-process adapter)."""
+
+    def update(self, episode: dict[str, Any], log: CallLog) -> None: ...
+    def recall(self, task: dict[str, Any], log: CallLog) -> str: ...
+    def freeze(self) -> None: ...
+    def snapshot(self) -> dict[str, Any]: ...
+    def restore(self, data: dict[str, Any]) -> None: ...
+    def close(self) -> None: ...
+
+
+class HostExecutor(Protocol):
+    """Builds the adapter that runs a host-side design (``origin == "host"``) in process;
+    ``atlas.alma.baselines.make_host_design`` is the one ATLAS ships."""
+
+    def __call__(self, design: Design, *, embedder: Embedder, llm: LLM | None) -> HostDesign: ...
 
 
 class DesignRunner:
@@ -55,9 +76,11 @@ class DesignRunner:
         thresholds: SimilarityThresholds = DEFAULT_THRESHOLDS,
         tool_settings: ToolSettings | None = None,
         skip_static_check: bool = False,
+        host_executor: HostExecutor | None = None,
     ) -> None:
-        """``skip_static_check`` exists for tests that prove the sandbox contains code the checker
-        would have rejected; never set it for real designs."""
+        """``host_executor`` runs host-side designs (required for one). ``skip_static_check`` exists
+        for tests that prove the sandbox contains code the checker would have rejected; never set it
+        for real designs."""
         self.design = design
         self.embedder = embedder
         self.llm = llm
@@ -73,12 +96,15 @@ class DesignRunner:
         self.records = 0  # tool call records kept in this evaluation's logs
         self._closed = False
         self.calls = 0
-        self.host = None
+        self.host: HostDesign | None = None
         self._static_checked = not skip_static_check
         if design.origin == "host":
-            from atlas.alma.baselines import make_host_design
-
-            self.host = make_host_design(design, embedder=embedder, llm=llm)
+            if host_executor is None:
+                raise ConfigError(
+                    f"{design.name!r} is a host-side design: pass host_executor= "
+                    "(atlas.alma.baselines.make_host_design) to run it"
+                )
+            self.host = host_executor(design, embedder=embedder, llm=llm)
             self.problems: list[DesignProblem] = []
         else:
             self.problems = [] if skip_static_check else check_design(design.source)

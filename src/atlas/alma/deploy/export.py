@@ -23,8 +23,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from atlas.alma.archive import Archive, ArchiveEntry
-from atlas.alma.run_dir import RunDir, atomic_write_text, read_jsonl
+from atlas.alma.state.archive import Archive, ArchiveEntry
+from atlas.alma.state.run_dir import RunDir, atomic_write_text, read_jsonl
 from atlas.errors import ArchiveError
 
 if TYPE_CHECKING:
@@ -246,7 +246,7 @@ def _readme(m: dict[str, Any], entry: ArchiveEntry, n_advice: int) -> str:
         "Files: `design.py` (source), `memory.json` (what it learned), `advice.jsonl` "
         f"({n_advice} deployment tasks with the advice it gave), `design.json` (manifest).\n\n"
         "Use it:\n\n```bash\natlas mcp --design .            # MCP tools recall / update / memory_info\n```\n\n"
-        "```python\nfrom atlas.alma.served import ServedDesign\n"
+        "```python\nfrom atlas.alma.deploy.served import ServedDesign\n"
         "with ServedDesign.open('.') as memory:\n    print(memory.recall({'goal': '...', 'observation': {}}))\n```\n"
     )
 

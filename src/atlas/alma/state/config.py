@@ -78,7 +78,7 @@ class AlmaConfig(BaseModel):
         default_factory=lambda: list(get_args(MetaOperator)), min_length=1
     )
     # A written design that passes the smoke run but whose advice steers the advice probe to no
-    # success gets one more MetaAgent turn with the probe's report (atlas.alma.advice_probe).
+    # success gets one more MetaAgent turn with the probe's report (atlas.alma.author.advice_probe).
     probe_retry: bool = True
     # Replay identical greedy (temperature 0) task-model prompts from an on-disk cache (local models).
     replay_cache: bool = True

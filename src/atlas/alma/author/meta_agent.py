@@ -1,7 +1,7 @@
 """MetaAgent: writes a new memory design from parent designs, their scores and a critique.
 
 Multi-turn: each candidate goes through the static check (``check_design``) and a sandboxed
-smoke run (``atlas.alma.smoke.smoke_run``, the machinery behind ``atlas design check``); their
+smoke run (``atlas.alma.author.smoke.smoke_run``, the machinery behind ``atlas design check``); their
 findings are fed back and the model fixes its module, up to ``max_turns`` rounds. A design that
 never validates comes back with ``status == "invalid"`` and every error seen, so the loop can
 record it and go on. The prompts are domain-blind: the only domain knowledge the model gets is
@@ -17,9 +17,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from atlas.alma.design import Design, check_design
-from atlas.alma.design_ops import crossover, functions, splice
-from atlas.alma.prompts import (
+from atlas.alma.author.design_ops import crossover, functions, splice
+from atlas.alma.author.prompts import (
     META_SYSTEM,
     TOOLS_DOC,
     design_contract,
@@ -28,6 +27,7 @@ from atlas.alma.prompts import (
     probe_feedback,
     schema_text,
 )
+from atlas.alma.design import Design, check_design
 from atlas.envs.registry import spec_of
 from atlas.errors import DesignError, LLMError, ScriptExhaustedError
 from atlas.protocols.embed import Embedder
@@ -35,8 +35,8 @@ from atlas.protocols.env import Environment
 from atlas.protocols.llm import LLM, Message
 
 if TYPE_CHECKING:
+    from atlas.alma.author.smoke import SmokeReport
     from atlas.alma.sandbox.pool import WorkerPool
-    from atlas.alma.smoke import SmokeReport
 
 #: What runs a smoke run: ``smoke(design, env, episodes=..., embedder=..., llm=..., pool=...)``.
 SmokeRun = Callable[..., "SmokeReport | Awaitable[SmokeReport]"]
@@ -145,7 +145,7 @@ class MetaResult:
 class MetaAgent:
     """``await MetaAgent(llm, env=env, embedder=..., design_llm=...).generate(parents, critique, ...)``.
 
-    The smoke run (``atlas.alma.smoke.asmoke_run``) plays ``smoke_episodes`` built-in policy
+    The smoke run (``atlas.alma.author.smoke.asmoke_run``) plays ``smoke_episodes`` built-in policy
     episodes through ``update`` and then tries ``recall`` on unseen tasks; ``design_llm`` answers the
     design's summarize/analyze there (None: the smoke run's stub model, cheap and deterministic);
     ``pool`` shares sandbox workers with the harness. ``llm`` may be None for ``crossover`` only
@@ -192,7 +192,7 @@ class MetaAgent:
         if self._smoke is not None:
             smoke = self._smoke
         else:
-            from atlas.alma.smoke import asmoke_run
+            from atlas.alma.author.smoke import asmoke_run
 
             smoke = asmoke_run
         kwargs: dict[str, Any] = {"episodes": self.smoke_episodes}

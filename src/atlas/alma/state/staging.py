@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
-from atlas.alma.stats import paired_difference
+from atlas.alma.state.stats import paired_difference
 
 MAX_SCORE = 1.0  # episode scores are in [0, 1]
 Rule = Literal["bound", "ci"]

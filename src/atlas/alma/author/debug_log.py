@@ -22,10 +22,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from atlas.alma.advice_use import advice_use
-from atlas.alma.prompts import fmt
-from atlas.alma.run_dir import confined
+from atlas.alma.author.advice_use import advice_use
+from atlas.alma.author.prompts import fmt
 from atlas.alma.sandbox.clean import safe_text
+from atlas.alma.state.run_dir import confined
 from atlas.errors import ArchiveError
 
 MAX_AGENT_LINES = 30  # actions shown per episode
@@ -38,7 +38,7 @@ _TAG = re.compile(r"^\[[^\]]+:(?:recall|update)\] (TOOL|PRINT|RETURN|ERROR|WARN|
 
 def call_lines(call: dict[str, Any], label: str) -> list[str]:
     """Greppable lines of one CallLog dict, tagged ``[<label>:<phase>]``."""
-    from atlas.alma.runlog import CallLog
+    from atlas.alma.evaluate.runlog import CallLog
 
     return CallLog.from_dict(call).format_lines(label)
 
@@ -128,7 +128,7 @@ def _episode_ok(ep: dict[str, Any]) -> bool:
 
 
 def _call_ok(call: dict[str, Any]) -> bool:
-    from atlas.alma.runlog import CallLog
+    from atlas.alma.evaluate.runlog import CallLog
 
     try:
         CallLog.from_dict(call).format_lines("x")

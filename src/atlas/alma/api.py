@@ -1,0 +1,182 @@
+"""The public entry points of ALMA: ``run``/``arun`` (a search, new or resumed), ``aevaluate`` (one
+design against the no-memory baseline, what ``atlas eval`` runs) and ``load_design``.
+
+They build the ``AlmaConfig`` and the run folder, make the models a search needs when they are not
+given, and hand over to ``atlas.alma.search.loop.Search``. Progress: by default one line per design
+on standard error (nothing with ``quiet=True``); pass ``progress=`` (an
+``atlas.alma.search.progress.SearchProgress``) to show it another way, ``callbacks=`` to receive
+every telemetry event.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from atlas.alma.baselines import get_baseline
+from atlas.alma.design import Design
+from atlas.alma.search.loop import Callback, Search
+from atlas.alma.search.progress import SearchProgress
+from atlas.alma.state.archive import Archive, ArchiveEntry
+from atlas.alma.state.config import AlmaConfig
+from atlas.alma.state.run_dir import RunDir
+from atlas.envs.registry import DEFAULT_ENV
+from atlas.errors import ConfigError
+
+RUNTIME_FIELDS = (
+    "quiet",
+    "concurrency",
+    "trace",
+    "max_cost_usd",
+    "max_minutes",
+    "exploit",
+)  # may change when a run is resumed
+
+
+async def arun(
+    *,
+    llm: Any = None,
+    meta_llm: Any = None,
+    debug_llm: Any = None,
+    env: Any = DEFAULT_ENV,
+    iterations: int | None = None,
+    run_dir: str | Path | None = None,
+    resume: str | Path | None = None,
+    trace: bool | str | Path = True,
+    embedder: Any = None,
+    agent: Any = None,
+    callbacks: list[Callback] | None = None,
+    progress: SearchProgress | None = None,
+    baseline_cache: Path | bool | None = None,
+    runs_root: str | Path = "runs",
+    pool: Any = None,
+    limits: Any = None,
+    run_facts: dict[str, Any] | None = None,
+    **settings: Any,
+) -> tuple[Archive, Path | None]:
+    """Async twin of ``run``."""
+    env_obj = None if isinstance(env, str) else env
+    if trace is False:
+        settings["trace"] = False
+    if resume is not None:
+        rd = RunDir.open(resume)
+        config = AlmaConfig.load(rd.config_path)
+        updates = {k: v for k, v in settings.items() if k in RUNTIME_FIELDS}
+        if iterations is not None:
+            updates["iterations"] = iterations
+        config = AlmaConfig.build("--resume", **{**config.model_dump(), **updates})
+    else:
+        env_name = env if isinstance(env, str) else getattr(env, "name", "custom")
+        config = AlmaConfig.build(
+            env=env_name, **({"iterations": iterations} if iterations is not None else {}), **settings
+        )
+        rd = RunDir.create(run_dir, env=config.env, root=runs_root)
+    if llm is None:
+        from atlas.infra.llm import make_llm
+
+        llm = make_llm(config.model)
+    if meta_llm is None:
+        if config.meta_model and config.meta_model != config.model:
+            from atlas.alma.state.meta_model import META_N_CTX
+            from atlas.infra.llm import make_llm
+
+            meta_llm = make_llm(config.meta_model, n_ctx=META_N_CTX)
+        else:
+            meta_llm = llm
+    if resume is not None:
+        _check_same_task_model(rd, llm)
+    search = Search(
+        config,
+        llm=llm,
+        meta_llm=meta_llm,
+        debug_llm=debug_llm,
+        run_dir=rd,
+        env=env_obj,
+        embedder=embedder,
+        agent=agent,
+        trace=trace if config.trace else False,
+        callbacks=callbacks,
+        progress=progress,
+        baseline_cache=baseline_cache,
+        pool=pool,
+        limits=limits,
+        run_facts=run_facts,
+    )
+    archive = await search.arun(resume=resume is not None)
+    return archive, search.trace_path
+
+
+def _check_same_task_model(rd: RunDir, llm: Any) -> None:
+    """Every score of a run, the baseline's included, comes from one task model; a resume with
+    another would compare designs measured by different agents."""
+    started = rd.read_config().get("task_model")
+    now = getattr(llm, "model", None)
+    if started and now and started != now:
+        raise ConfigError(
+            f"{rd.path} was started with the task model {started!r}; resuming with {now!r} would "
+            "score new designs with another agent than the baseline and the archive. Resume with "
+            f"the task model {started!r} (--model on the command line, or the same client from Python: "
+            "atlas.alma.run(resume=..., llm=...)), or start a new run."
+        )
+
+
+def load_design(ref: str) -> Any:
+    """A design from a file path or a library baseline name (``no_memory``, ...)."""
+    path = Path(ref)
+    if path.suffix == ".py" or path.exists():
+        if not path.exists():
+            raise ConfigError(f"no design file at {path}")
+        return Design(name=path.stem, source=path.read_text(encoding="utf-8"), origin="seed")
+    return get_baseline(ref)
+
+
+async def aevaluate(
+    design: Any,
+    *,
+    llm: Any,
+    env: Any = DEFAULT_ENV,
+    run_dir: str | Path | None = None,
+    runs_root: str | Path = "runs",
+    embedder: Any = None,
+    agent: Any = None,
+    progress: SearchProgress | None = None,
+    baseline_cache: Path | bool | None = None,
+    trace: bool = True,
+    **settings: Any,
+) -> tuple[ArchiveEntry, Archive]:
+    """Evaluate one design (and the no-memory baseline) with the search's harness; returns the
+    design's archive entry and the small archive written to ``run_dir``."""
+    env_obj = None if isinstance(env, str) else env
+    env_name = env if isinstance(env, str) else getattr(env, "name", "custom")
+    config = AlmaConfig.build(env=env_name, iterations=0, **settings)
+    rd = RunDir.create(run_dir, env=f"eval-{config.env}", root=runs_root)
+    search = Search(
+        config,
+        llm=llm,
+        run_dir=rd,
+        env=env_obj,
+        embedder=embedder,
+        agent=agent,
+        trace=trace,
+        progress=progress,
+        baseline_cache=baseline_cache,
+    )
+    entry = await search.evaluate_only(design)
+    return entry, search.archive
+
+
+def run(**kwargs: Any) -> tuple[Archive, Path | None]:
+    """Run an ALMA search and return ``(archive, trace_path)``.
+
+    ``llm`` plays the tasks; ``meta_llm`` (default ``llm``) writes designs; ``env`` is a name
+    ("graphworld" | "alfworld" | "textworld") or an Environment; ``iterations``, ``episodes``,
+    ``rooms``, ``seed``, ``family``, ``use_family``, ``deploy_seeds``, ``concurrency``, ``quiet``, …
+    are ``AlmaConfig`` fields. ``trace=True`` writes ``<run_dir>/trace.jsonl`` (a str: that path;
+    False: none). ``resume=RUN_DIR`` continues a stopped run with its saved settings.
+    """
+    from atlas.infra.aio import run_sync
+
+    return run_sync(arun(**kwargs))
+
+
+__all__ = ["RUNTIME_FIELDS", "aevaluate", "arun", "load_design", "run"]

@@ -1,0 +1,496 @@
+"""The ALMA loop: baseline → seeds → iterations (sample parents → debug → generate → collect →
+deploy → archive), with telemetry, progress and a run folder that can be resumed.
+
+Determinism for resume: each iteration's randomness is a pure function of (seed, generation), the
+archive (with ``times_sampled``) is saved atomically after every design, and the DebugAgent reads
+the parents' logs from the run folder — so a run killed between iterations and resumed produces
+the same archive as one that never stopped (given deterministic models). A run killed in the
+middle of an iteration loses only that unfinished iteration: nothing of it is in archive.json, and
+the resumed run redoes it under the same id.
+
+Model failures: a model that still fails after its client's retries (timeout, rate limit, endpoint
+down) is recorded on the iteration's entry (``status="error"``, the reason in ``errors``) and the
+search goes on — a short outage costs one iteration, not the run. After ``MAX_FAILED_ITERATIONS``
+such iterations in a row the search stops with ``SearchStopped``: the archive is saved, and
+``atlas run --resume RUN_DIR`` continues with the next generation once the model is back.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from atlas.alma.baselines import make_host_design
+from atlas.alma.evaluate.harness import Harness, make_tasks
+from atlas.alma.genome.bandit import choose_operator, operator_stats
+from atlas.alma.genome.operators import env_observation_keys
+from atlas.alma.genome.step import GENOME_OPERATORS, operators_for, resolve_representation
+from atlas.alma.search.budget import MAX_FAILED_ITERATIONS, over_cost, over_time, too_many_failures
+from atlas.alma.search.code_step import CodeStep
+from atlas.alma.search.genome_step import GenomeStep
+from atlas.alma.search.progress import SearchProgress, default_progress
+from atlas.alma.search.record import Recorder
+from atlas.alma.search.seeds import (
+    NO_MEMORY_NAME,
+    default_cache_dir,
+    play_baseline,
+    play_seeds,
+    seed_designs,
+)
+from atlas.alma.search.usage import UsageMeter, archive_usage
+from atlas.alma.state.archive import Archive, ArchiveEntry
+from atlas.alma.state.config import AlmaConfig
+from atlas.alma.state.replay import use_replay_cache
+from atlas.alma.state.run_dir import RunDir
+from atlas.alma.state.sampling import sample_parents, seeded_rng
+from atlas.errors import ArchiveError, ConfigError, SearchStopped
+from atlas.trace.writer import TraceWriter
+
+Callback = Callable[[str, dict[str, Any]], Any]
+
+DEFAULT_GENERATIONS = {"code": 5, "genome": 20, "both": 20}
+
+
+class Search:
+    """One ALMA search over a run folder. Build with collaborators, then ``await arun()``.
+
+    ``llm`` plays the tasks (and backs designs' summarize/analyze tools); ``meta_llm`` writes
+    designs; ``debug_llm`` (default ``meta_llm``) analyzes logs. ``callbacks`` receive every
+    telemetry event ``(event, fields)``; an exception raised by one stops the run (the archive is
+    already saved, so ``--resume`` continues from there). ``progress`` shows the run (default: one
+    line per design on standard error, nothing with ``quiet``; the ``atlas`` command passes its bars).
+
+    The search orchestrates; its steps live beside it: generation 0 in ``seeds``, a generation's child
+    in ``code_step`` and ``genome_step``, evaluate → record in ``record``, usage in ``usage``.
+    """
+
+    def __init__(
+        self,
+        config: AlmaConfig,
+        *,
+        llm: Any,
+        meta_llm: Any = None,
+        debug_llm: Any = None,
+        run_dir: RunDir,
+        env: Any = None,
+        embedder: Any = None,
+        agent: Any = None,
+        trace: bool | str | Path = True,
+        callbacks: list[Callback] | None = None,
+        progress: SearchProgress | None = None,
+        pool: Any = None,
+        limits: Any = None,
+        baseline_cache: Path | bool | None = None,
+        run_facts: dict[str, Any] | None = None,
+    ) -> None:
+        self.config = config
+        self.llm = llm
+        self.meta_llm = meta_llm or llm
+        self.debug_llm = debug_llm or self.meta_llm
+        self.run_dir = run_dir
+        self.env = env
+        self.embedder = embedder
+        self.agent = agent
+        self.callbacks = list(callbacks or [])
+        self.pool = pool
+        self._owns_pool = pool is None
+        self.limits = limits
+        self.progress: SearchProgress = (
+            default_progress(True) if config.quiet else progress or default_progress(False)
+        )
+        self.run_facts = dict(run_facts or {})
+        if trace is True:
+            self.trace_path: Path | None = run_dir.trace_path
+        elif trace:
+            self.trace_path = Path(trace)
+        else:
+            self.trace_path = None
+        self._trace: TraceWriter | None = None
+        if baseline_cache is False:
+            self.baseline_cache: Path | None = None
+        elif baseline_cache is None or baseline_cache is True:
+            # A model known by name only is cacheable; a client whose behaviour is in code is not.
+            self.baseline_cache = default_cache_dir() if getattr(llm, "reusable_results", True) else None
+        else:
+            self.baseline_cache = Path(baseline_cache)
+        self.archive = Archive(run_dir.archive_path)
+        self.meter = UsageMeter([self.llm, self.meta_llm, self.debug_llm])
+        self.collection_tasks: list[Any] = []
+        self.deployment_tasks: list[Any] = []
+        self.harness: Harness | None = None
+        self._recorder: Recorder | None = None
+        self._genome_step: GenomeStep | None = None
+        self._code_step: CodeStep | None = None
+
+    # ---- telemetry -----------------------------------------------------------------------------
+    def emit(self, event: str, **fields: Any) -> None:
+        if self._trace is not None:
+            self._trace.emit(event, **fields)
+        for cb in self.callbacks:
+            cb(event, dict(fields))
+
+    @property
+    def recorder(self) -> Recorder:
+        assert self._recorder is not None, "the search is not set up (arun or evaluate_only first)"
+        return self._recorder
+
+    # ---- setup ---------------------------------------------------------------------------------
+    def _setup(self, resume: bool) -> None:
+        cfg = self.config
+        if self.env is None:
+            from atlas.envs.registry import get_env
+
+            try:
+                self.env = get_env(cfg.env, **cfg.env_kwargs())
+            except (TypeError, ValueError) as exc:  # env_params from a (maybe edited) config.json
+                raise ConfigError(
+                    f"cannot build the environment {cfg.env!r} from the run's settings "
+                    f"{cfg.env_kwargs()}: {exc}; fix env_params/rooms in config.json"
+                ) from exc
+        if self.embedder is None:
+            from atlas.infra.embeddings import make_embedder
+
+            self.embedder = make_embedder(cfg.embedder_name)
+        if self.agent is None:
+            from atlas.agent import TaskAgent
+
+            self.agent = TaskAgent(self.llm, max_turns=cfg.max_turns)
+        if self.pool is None:
+            from atlas.alma.sandbox.pool import SandboxLimits, WorkerPool
+
+            # One pool for the whole search. Recalls take milliseconds while episodes wait on the
+            # LLM, so a few warm workers serve many concurrent episodes; spawning one per episode
+            # would cost more than it saves on a small machine.
+            workers = max(2, min(cfg.concurrency, os.cpu_count() or 2))
+            self.pool = WorkerPool(self.limits or SandboxLimits(), max_workers=workers)
+        if cfg.replay_cache and self.baseline_cache is not None:
+            use_replay_cache(self.llm, self.baseline_cache.parent / "replay")
+        self.collection_tasks, self.deployment_tasks = make_tasks(
+            self.env,
+            episodes=cfg.episodes,
+            seed=cfg.collection_seed(),
+            family=cfg.family_seed,
+            deployment_seeds=cfg.deployment_seeds(),
+        )
+        self.harness = Harness(
+            self.env,
+            self.agent,
+            embedder=self.embedder,
+            design_llm=self.llm,
+            concurrency=cfg.concurrency,
+            pool=self.pool,
+            limits=self.limits,
+            on_episode=self.progress.episode,
+            host_executor=make_host_design,
+        )
+        self.representation, self.representation_reason = resolve_representation(
+            cfg.representation, getattr(self.meta_llm, "model", None)
+        )
+        if cfg.iterations is None:
+            self.config = cfg = cfg.model_copy(
+                update={"iterations": DEFAULT_GENERATIONS[self.representation]}
+            )
+        self.operators = [
+            op
+            for op in operators_for(self.representation, self.meta_llm is not None)
+            if op in GENOME_OPERATORS or op in cfg.meta_operators
+        ]
+        self.obs_keys = env_observation_keys(self.env, cfg.seed) if self.representation != "code" else None
+        if resume:
+            self.run_dir.remove_stale_tmp()
+            if self.run_dir.archive_path.exists():
+                self.archive = Archive.load(self.run_dir.archive_path).hydrate()
+            elif not self.run_dir.never_saved():
+                bak = self.run_dir.archive_path.with_name("archive.json.bak")
+                raise ArchiveError(
+                    f"{self.run_dir.archive_path} is missing but {self.run_dir.designs_dir} holds designs: "
+                    + (f"copy {bak} to archive.json to recover" if bak.exists() else "restore archive.json")
+                    + " (resuming without it would start over and overwrite them)"
+                )
+            facts = self.run_dir.read_config()
+            facts["iterations"] = cfg.iterations
+            resumed = facts.get("resumed_at")
+            facts["resumed_at"] = [
+                *(resumed if isinstance(resumed, list) else []),
+                datetime.now(UTC).isoformat(),
+            ]
+            self.run_dir.write_config(facts)
+        else:
+            facts = {
+                **cfg.model_dump(),
+                **self.run_facts,
+                "task_model": getattr(self.llm, "model", None),
+                "meta_model_resolved": getattr(self.meta_llm, "model", None),
+                "embedder": getattr(self.embedder, "name", None),
+                "representation_resolved": self.representation,
+                "evaluation_key": cfg.evaluation_key(getattr(self.llm, "model", "")),
+                "collection_tasks": [t.id for t in self.collection_tasks],
+                "deployment_tasks": [t.id for t in self.deployment_tasks],
+                "created_at": datetime.now(UTC).isoformat(),
+            }
+            self.run_dir.write_config(facts)
+            self.archive.save()  # an empty archive first: a kill at any later point leaves one to resume
+        if self.trace_path is not None:
+            self._trace = TraceWriter(self.trace_path)
+        self._make_steps()
+
+    def _make_steps(self) -> None:
+        """The collaborators that play and record designs, once the archive and the tasks are known."""
+        assert self.harness is not None and self.pool is not None
+        self._recorder = rec = Recorder(
+            config=self.config,
+            archive=self.archive,
+            run_dir=self.run_dir,
+            harness=self.harness,
+            collection_tasks=self.collection_tasks,
+            deployment_tasks=self.deployment_tasks,
+            progress=self.progress,
+            meter=self.meter,
+            emit=self.emit,
+        )
+        if self.obs_keys is not None:
+            self._genome_step = GenomeStep(
+                rec,
+                env=self.env,
+                embedder=self.embedder,
+                pool=self.pool,
+                meta_llm=self.meta_llm,
+                obs_keys=self.obs_keys,
+                representation=self.representation,
+                operators=self.operators,
+            )
+        self._code_step = CodeStep(
+            rec,
+            env=self.env,
+            embedder=self.embedder,
+            pool=self.pool,
+            meta_llm=self.meta_llm,
+            debug_llm=self.debug_llm,
+        )
+
+    # ---- generation 0 --------------------------------------------------------------------------
+    def _cache_file(self) -> Path | None:
+        if self.baseline_cache is None:
+            return None
+        return self.baseline_cache / f"{self._evaluation_key()}.json"
+
+    def _evaluation_key(self) -> str:
+        return self.config.evaluation_key(getattr(self.llm, "model", ""))
+
+    async def _baseline(self) -> None:
+        await play_baseline(self.recorder, cache=self._cache_file(), key=self._evaluation_key())
+
+    async def _seeds(self, *, skip_costly: bool = False) -> None:
+        await play_seeds(self.recorder, seed_designs(self.env, self.config), skip_costly=skip_costly)
+
+    # ---- one iteration -------------------------------------------------------------------------
+    async def iteration(self, generation: int) -> ArchiveEntry:
+        cfg = self.config
+        t0 = time.perf_counter()
+        before = self.meter.now()
+        rng = seeded_rng(cfg.seed, generation)
+        parents = sample_parents(
+            self.archive.scored(), cfg.parents, rng, elite=self.archive.best(), exploit=cfg.exploit
+        )
+        if not parents:
+            raise ArchiveError(
+                f"no design in {self.run_dir.archive_path} has a score to sample parents from (every entry "
+                "is invalid or failed, and the no-memory baseline is missing): start a new run, or restore a "
+                "good archive.json (archive.json.bak) and resume"
+            )
+        for p in parents:
+            p.times_sampled += 1
+        parent_ids = [p.id for p in parents]
+        self.emit("iteration.start", generation=generation, parent_ids=parent_ids)
+        operator: str
+        if self.representation == "code":  # the MetaAgent's operators in turn, as before genomes existed
+            operator = cfg.meta_operators[(generation - 1) % len(cfg.meta_operators)]
+        else:
+            operator = choose_operator(operator_stats(self.archive, self.operators))
+        if operator in GENOME_OPERATORS:
+            assert self._genome_step is not None
+            entry, source = await self._genome_step.child(generation, parents, operator, rng)
+            skipped = True
+        else:
+            assert self._code_step is not None
+            entry, source, skipped = await self._code_step.child(generation, parents, operator)
+        return self._record_iteration(
+            generation, entry, source, parent_ids, t0, before, critique_skipped=skipped
+        )
+
+    def _record_iteration(
+        self,
+        generation: int,
+        entry: ArchiveEntry,
+        source: str,
+        parent_ids: list[str],
+        t0: float,
+        before: dict[str, Any],
+        *,
+        critique_skipped: bool,
+    ) -> ArchiveEntry:
+        usage = self.meter.since(before)
+        duration = round(time.perf_counter() - t0, 3)
+        record = {
+            "generation": generation,
+            "parent_ids": parent_ids,
+            "child_id": entry.id,
+            "duration_s": duration,
+            "usage": usage,
+            "status": entry.status,
+            "critique_skipped": critique_skipped,
+            "operator": entry.metadata.get("operator"),
+        }
+        if entry.status == "error":
+            record["error"] = (entry.errors or ["unknown error"])[-1]
+        self.archive.iterations.append(record)
+        self.recorder.keep(entry, source, usage=usage)
+        baseline = (self.archive.baseline or {}).get("score")
+        self.emit(
+            "iteration.stop",
+            generation=generation,
+            duration_s=duration,
+            collection_score=entry.collection_score,
+            deployment_score=entry.deployment_score,
+            normalized_score=entry.normalized_score,
+            baseline_score=baseline,
+            design_name=entry.name,
+            design_id=entry.id,
+            status=entry.status,
+            archive_size=len(self.archive),
+            usage=usage,
+            operator=entry.metadata.get("operator"),
+        )
+        self.progress.iteration_done()
+        self.progress.line(
+            self.recorder.design_line(f"gen {generation}", entry, duration=duration, usage=usage)
+        )
+        return entry
+
+    # ---- the run -------------------------------------------------------------------------------
+    async def arun(self, *, resume: bool = False) -> Archive:
+        cfg = self.config
+        self._setup(resume)
+        start = self.meter.now()
+        # Generations already in the archive (an evolved entry without its iteration record counts too,
+        # so a hand-edited archive never gets a second design for one generation).
+        done = {int(it["generation"]) for it in self.archive.iterations}
+        done |= {e.generation for e in self.archive if e.origin == "meta"}
+        self.emit(
+            "run.resume" if resume else "run.start",
+            env=cfg.env,
+            iterations=cfg.iterations,
+            episodes=cfg.episodes,
+            seed=cfg.seed,
+            run_dir=str(self.run_dir.path),
+            model=getattr(self.llm, "model", None),
+            meta_model=getattr(self.meta_llm, "model", None),
+            completed_generations=sorted(done),
+            representation=self.representation,
+            operators=self.operators,
+        )
+        self.progress.line(f"representation: {self.representation} ({self.representation_reason})")
+        generations = cfg.iterations or 0  # resolved by _setup
+        self.progress.start(generations)
+        t0 = time.perf_counter()
+        try:
+            await self._baseline()
+            deferred = self.representation != "code"  # see play_seeds(skip_costly=...)
+            await self._seeds(skip_costly=deferred)
+            failed: list[str] = []
+            for g in range(1, generations + 1):
+                if g in done:
+                    self.progress.iteration_done()
+                    continue
+                where = self.run_dir.path
+                self._stop(over_cost(g, archive_usage(self.archive)["cost_usd"], cfg.max_cost_usd, where))
+                self._stop(over_time(g, time.perf_counter() - t0, cfg.max_minutes, where))
+                if deferred and (
+                    g > generations // 2 or any(e.origin == "meta" and e.scored for e in self.archive)
+                ):
+                    await self._seeds()
+                    deferred = False
+                entry = await self.iteration(g)
+                failed = (
+                    [*failed, f"generation {g} ({entry.id}): {(entry.errors or ['?'])[-1]}"]
+                    if entry.status == "error"
+                    else []
+                )
+                self._stop(too_many_failures(failed, self.run_dir.path), failed)
+            if deferred:
+                await self._seeds()
+            best = self.archive.best()
+            self.emit(
+                "run.stop",
+                duration_s=round(time.perf_counter() - t0, 3),
+                archive_size=len(self.archive),
+                best_id=best.id if best else None,
+                best_name=best.name if best else None,
+                best_normalized_score=best.normalized_score if best else None,
+                usage=self.meter.since(start),
+                total_usage=archive_usage(self.archive),
+                **self._savings(),
+            )
+            saved = self._savings()
+            self.progress.line(
+                f"saved     {saved['episodes_saved']} deployment episodes by staged evaluation, "
+                f"{saved['replayed_calls']} task-model calls replayed from the cache"
+            )
+        finally:
+            self.progress.stop()
+            self.close()
+        return self.archive
+
+    def _savings(self) -> dict[str, int]:
+        """What the search did not pay for: episodes staged evaluation skipped, replayed model calls."""
+        return {
+            "episodes_saved": self.archive.episodes_saved(),
+            "replayed_calls": int(getattr(self.llm, "cache_hits", 0) or 0),
+        }
+
+    def _stop(self, reason: str | None, failed: list[str] | None = None) -> None:
+        """Stop the search with ``reason`` (None: go on); the archive is already saved."""
+        if reason is None:
+            return
+        self.emit("run.stopped", reason=reason, failed=list(failed or []), archive_size=len(self.archive))
+        raise SearchStopped(reason)
+
+    async def evaluate_only(self, design: Any) -> ArchiveEntry:
+        """Baseline (cached when possible) and one design, no search: what `atlas eval` runs."""
+        self._setup(False)
+        self.progress.start(0)
+        try:
+            await self._baseline()
+            if design.name == NO_MEMORY_NAME:  # the baseline itself: already evaluated
+                return self.archive.get("d-0001")
+            design = design.model_copy(update={"id": self.archive.next_id(), "parent_ids": []})
+            before = self.meter.now()
+            _, entry = await self.recorder.play(design, generation=0)
+            self.recorder.keep(entry, design.source, usage=self.meter.since(before))
+        finally:
+            self.progress.stop()
+            self.close()
+        return entry
+
+    def close(self) -> None:
+        """Stop the sandbox workers this search started and close the trace (idempotent)."""
+        if self._owns_pool and self.pool is not None:
+            self.pool.close()
+            self.pool = None
+        if self._trace is not None:
+            self._trace.close()
+            self._trace = None
+
+
+__all__ = [
+    "DEFAULT_GENERATIONS",
+    "MAX_FAILED_ITERATIONS",
+    "NO_MEMORY_NAME",
+    "Callback",
+    "Search",
+    "SearchStopped",
+]

@@ -1,0 +1,145 @@
+"""Generation 0: the no-memory baseline (cached across runs by evaluation key) and the seed designs
+(the environment's own and the hand-built baselines), played and recorded before the search."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+from atlas.alma.author.prompts import fmt
+from atlas.alma.baselines import get_baseline, list_baselines
+from atlas.alma.design import Design
+from atlas.alma.evaluate.harness import Evaluation
+from atlas.alma.genome import BASELINE_GENOMES, baseline_genome
+from atlas.alma.search.record import Recorder
+from atlas.alma.state.archive import Archive
+from atlas.alma.state.config import AlmaConfig
+from atlas.alma.state.run_dir import atomic_write_text
+from atlas.envs.registry import spec_of
+from atlas.errors import ConfigError
+from atlas.infra.fs import cache_dir
+from atlas.protocols.env import Environment
+
+NO_MEMORY_NAME = "no_memory"
+
+
+def default_cache_dir() -> Path:
+    """Where no-memory baselines are cached across runs (replays sit beside it)."""
+    return cache_dir("baselines")
+
+
+def no_memory_design(archive: Archive) -> Design:
+    base = get_baseline(NO_MEMORY_NAME)
+    return base.model_copy(update={"id": archive.next_id(), "parent_ids": [], "origin": "baseline"})
+
+
+def seed_designs(env: Environment, config: AlmaConfig) -> list[Design]:
+    """The environment's seed design (unless ``env_seed`` is off) and the library baselines (except
+    no_memory), in order."""
+    out: list[Design] = []
+    seed_src = spec_of(env).seed_design(env) if config.env_seed else None
+    if seed_src:
+        out.append(Design(name=f"{env.name}_seed", source=seed_src, origin="seed"))
+    wanted = config.baselines
+    for name in list_baselines(env=env.name):
+        if name == NO_MEMORY_NAME or (wanted is not None and name not in wanted):
+            continue
+        out.append(get_baseline(name))
+    return out
+
+
+async def play_baseline(rec: Recorder, *, cache: Path | None, key: str) -> None:
+    """Play (or read from ``cache``) the no-memory baseline and record it as the archive's baseline
+    and its first entry; a baseline that cannot run stops the search (``ConfigError``)."""
+    archive = rec.archive
+    if archive.baseline is not None:
+        return
+    design = no_memory_design(archive)
+    t0 = time.perf_counter()
+    before = rec.meter.now()
+    ev: Evaluation | None = None
+    cached = False
+    if cache is not None and cache.exists():
+        try:
+            ev = Evaluation.from_dict(json.loads(cache.read_text(encoding="utf-8")))
+            ev.design_id, ev.name = design.id, design.name
+            cached = True
+        except (ValueError, KeyError, TypeError):
+            ev = None  # unreadable cache entry: recompute (and overwrite it below)
+    if ev is None:
+        ev = await rec.evaluate(design)
+        if ev.status != "ok":
+            raise ConfigError(f"the no-memory baseline could not run: {'; '.join(ev.errors)}")
+        if cache is not None:
+            atomic_write_text(cache, json.dumps(ev.to_dict(), default=str))
+    archive.baseline = {
+        "score": ev.deployment_score,
+        "collection_score": ev.collection_score,
+        "per_task": [
+            {
+                "task_id": e.task_id,
+                "success": e.success,
+                "score": e.score,
+                "steps": e.steps,
+                "label": e.label,
+            }
+            for e in ev.deployment
+        ],
+        "cached": cached,
+        "key": key,
+    }
+    entry = rec.entry(ev, design=design, generation=0, metadata={"baseline_cached": cached})
+    entry.normalized_score = 0.0
+    rec.keep(entry, design.source, usage=rec.meter.since(before), announce=False)
+    rec.emit(
+        "baseline.done",
+        score=ev.deployment_score,
+        collection_score=ev.collection_score,
+        cached=cached,
+        duration_s=round(time.perf_counter() - t0, 3),
+    )
+    rec.announce(entry)
+    rec.progress.line(
+        f"baseline  no_memory      deployment {fmt(ev.deployment_score)}  "
+        f"collection {fmt(ev.collection_score)}{'  (cached)' if cached else ''}"
+    )
+
+
+def learns_with_model(design: Design) -> bool:
+    """Whether a hand-built design calls the model in ``update`` (host adapters, LLM-using genomes)."""
+    if design.origin == "host":
+        return True
+    return design.name in BASELINE_GENOMES and baseline_genome(design.name).uses_llm()
+
+
+async def play_seeds(rec: Recorder, designs: list[Design], *, skip_costly: bool = False) -> None:
+    """The environment's seed design plays every task; the hand-built baselines are staged against
+    the best so far like any new design (a baseline that cannot win stops early, marked minibatch).
+    ``skip_costly``: leave out the designs that call the model while they learn (host adapters,
+    cheatsheet, reasoning_bank): a genome search plays them once it has a design to stage them
+    against, so that one that cannot win stops after its first batch."""
+    for design in designs:
+        if any(e.generation == 0 and e.name == design.name for e in rec.archive):
+            continue  # already evaluated (resume)
+        if skip_costly and learns_with_model(design):
+            continue
+        design = design.model_copy(update={"id": rec.archive.next_id(), "parent_ids": []})
+        before = rec.meter.now()
+        genome = (
+            {"genome": baseline_genome(design.name).model_dump()} if design.name in BASELINE_GENOMES else {}
+        )
+        _, entry = await rec.play(design, generation=0, staged=design.origin != "seed", metadata=genome)
+        rec.keep(entry, design.source, usage=rec.meter.since(before))
+        rec.progress.line(rec.design_line("seed", entry))
+
+
+__all__ = [
+    "NO_MEMORY_NAME",
+    "default_cache_dir",
+    "learns_with_model",
+    "no_memory_design",
+    "play_baseline",
+    "play_seeds",
+    "seed_designs",
+]
