@@ -567,7 +567,7 @@ def register(app: typer.Typer) -> None:
             12, "--max-turns", help="Task agent turns per episode (5 rooms need few)."
         ),
     ) -> None:
-        """The main job, small: a genome search on GraphWorld (5 rooms, 2 collection episodes, 6 deployment
+        """The main job, small: a genome search on GraphWorld (5 rooms, 3 collection episodes, 6 deployment
         tasks) started without GraphWorld's hand-written design, with the default model and the local
         embedder; then the results table and what its numbers can and cannot show."""
         import time
@@ -575,7 +575,7 @@ def register(app: typer.Typer) -> None:
         console = make_console()
         console.print(
             "[bold]ATLAS demo[/bold]: discovering memory on GraphWorld from environment-blind parts "
-            f"(rooms 5, episodes 2, deploy-seeds 3, {iterations} genome generations, no hand-written "
+            f"(rooms 5, episodes 3, deploy-seeds 2, {iterations} genome generations, no hand-written "
             "GraphWorld design); the local model takes a while on 2 cores."
         )
         t0 = time.perf_counter()
@@ -586,9 +586,9 @@ def register(app: typer.Typer) -> None:
             resume=None,
             env=DEFAULT_ENV,
             iterations=iterations,
-            episodes=2,
+            episodes=3,
             rooms=5,
-            deploy_seeds=3,
+            deploy_seeds=2,
             seed=42,
             run_dir=run_dir,
             quiet=quiet,

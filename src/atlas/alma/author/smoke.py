@@ -254,12 +254,10 @@ async def asmoke_run(
     skip_static_check: bool = False,
     max_timeouts: int = 2,
     tasks: tuple[list[Any], list[Any]] | None = None,
-    played: list[tuple[dict[str, Any], dict[str, Any], dict[str, Any]]] | None = None,
 ) -> SmokeReport:
     """Async smoke run (see the module docstring). ``design`` may be a Design or source text;
     ``env`` an environment name or instance; ``tasks``: (collection, deployment) tasks to play instead
-    of ``episodes`` + ``recall_tasks`` generated ones; ``played``: the collection episodes as
-    ``(task view, episode view, outcome)``, instead of the explorer's (e.g. the task agent's own)."""
+    of ``episodes`` + ``recall_tasks`` generated ones."""
     from atlas.alma.baselines import make_host_design
     from atlas.alma.evaluate.runner import DesignRunner
     from atlas.envs.policies import ExplorerPolicy
@@ -302,10 +300,9 @@ async def asmoke_run(
             made = environment.generate_tasks(episodes + recall_tasks, seed)
             tasks = (made[:episodes], made[episodes:])
         policy = ExplorerPolicy(seed)
-        collection = played if played is not None else [None] * len(tasks[0])
-        for i, (task, given) in enumerate(zip(tasks[0], collection, strict=False), start=1):
+        for i, task in enumerate(tasks[0], start=1):
             key = (id(environment), environment.name, task.id, repr(sorted(task.metadata.items())), seed)
-            if given is None and key not in _PLAYED:  # the explorer ignores advice: same for every design
+            if key not in _PLAYED:  # the explorer ignores advice: its episode is the same for every design
                 play = environment.clone()
                 first = task_view(play, task, play.clone().reset(task))
                 trajectory = policy.run(play, task)
@@ -317,7 +314,7 @@ async def asmoke_run(
                 _PLAYED[key] = (first, episode_view(play, trajectory), result)
                 while len(_PLAYED) > 256:
                     _PLAYED.pop(next(iter(_PLAYED)))
-            first, episode, result = given if given is not None else _PLAYED[key]
+            first, episode, result = _PLAYED[key]
             _, log = await runner.recall(first, label=f"C{i}")
             report.calls.append(log)
             report.episode_results.append({"label": f"C{i}", **result})

@@ -133,44 +133,6 @@ async def make_children(
     return out, notes
 
 
-def replayed_episodes(
-    env: Any, tasks: list[Any], records: list[dict[str, Any]]
-) -> list[tuple[dict[str, Any], dict[str, Any], dict[str, Any]]] | None:
-    """The task agent's own collection episodes of a played design (its episode records: the actions
-    as the agent's list wrote them) played again on the environment, as the views a design receives;
-    None when a task has no record or the environment does not list its actions."""
-    from atlas.envs.base import EpisodeRecorder, action_label
-    from atlas.envs.views import episode_view, task_view
-    from atlas.protocols.env import EnumeratesActions
-
-    by_id = {r.get("task_id"): r for r in records if r.get("phase") == "collection"}
-    out = []
-    for task in tasks:
-        record = by_id.get(task.id)
-        play = env.clone()
-        if record is None or not isinstance(env, EnumeratesActions):
-            return None
-        obs = play.reset(task)
-        first = obs
-        recorder = EpisodeRecorder(play, task, first)
-        for action in record.get("actions") or []:
-            options = play.candidate_actions(obs)
-            labels = [action_label(a.tool, a.args) for a in options]
-            text = str(action.get("text") or "")
-            if text not in labels:
-                continue  # a reply that was not a listed action: nothing happened
-            chosen = options[labels.index(text)]
-            result = play.step(chosen)
-            recorder.record(chosen.tool, chosen.args, result)
-            obs = result.observation
-            if result.done:
-                break
-        trajectory = recorder.finish()
-        outcome = {"success": trajectory.success, "score": trajectory.score, "steps": len(trajectory.steps)}
-        out.append((task_view(play, task, first), episode_view(play, trajectory), outcome))
-    return out
-
-
 async def probe(
     design: Design,
     env: Any,
@@ -179,7 +141,6 @@ async def probe(
     *,
     embedder: Any,
     pool: Any,
-    played: list[tuple[dict[str, Any], dict[str, Any], dict[str, Any]]] | None = None,
 ) -> dict[str, Any]:
     """A design's advice probe: memory from the explorer's episodes on ``collection``, then
     ``probe_tasks`` played doing only what its recall says (no LLM anywhere). Returns
@@ -193,9 +154,7 @@ async def probe(
     for stage in (probe_tasks[:PROBE_FIRST], probe_tasks[PROBE_FIRST:]):
         if not stage or (probes and not any(p.get("success") for p in probes)):
             break
-        report = await asmoke_run(
-            design, env, tasks=(collection, stage), embedder=embedder, pool=pool, played=played
-        )
+        report = await asmoke_run(design, env, tasks=(collection, stage), embedder=embedder, pool=pool)
         probes += report.probes
         if report.problems or report.errors:
             error = str(report.problems[0] if report.problems else report.errors[0].error)[:200]
@@ -225,14 +184,11 @@ async def screen(
     *,
     embedder: Any,
     pool: Any,
-    played: list[tuple[dict[str, Any], dict[str, Any], dict[str, Any]]] | None = None,
 ) -> list[Candidate]:
     """Each genome's advice probe (see ``probe``)."""
     out = []
     for genome in candidates:
-        r = await probe(
-            genome_design(genome), env, collection, probe_tasks, embedder=embedder, pool=pool, played=played
-        )
+        r = await probe(genome_design(genome), env, collection, probe_tasks, embedder=embedder, pool=pool)
         out.append(
             Candidate(
                 genome=genome,
@@ -262,7 +218,6 @@ async def evolve_candidates(
     meta_llm: Any = None,
     name: str,
     good_enough: Callable[[Candidate], bool] | None = None,
-    played: list[tuple[dict[str, Any], dict[str, Any], dict[str, Any]]] | None = None,
 ) -> tuple[list[Candidate], list[str]]:
     """Up to ``budget`` candidates, screened with no LLM: a first round by ``operator``, then rounds of
     mutations of the best so far (by how far their advice steered the probe), until one is
@@ -271,9 +226,7 @@ async def evolve_candidates(
     genomes, notes = await make_children(
         operator, parents, keys, rng, count=size, seen=seen, meta_llm=meta_llm, name=name
     )
-    screened = await screen(
-        genomes, env, collection, probe_tasks, embedder=embedder, pool=pool, played=played
-    )
+    screened = await screen(genomes, env, collection, probe_tasks, embedder=embedder, pool=pool)
     while len(screened) < budget and not (good_enough and any(good_enough(c) for c in screened)):
         ranked = sorted((c for c in screened if not c.error), key=lambda c: -c.steered)[:3]
         if not ranked:
@@ -286,9 +239,7 @@ async def evolve_candidates(
                 more.append(child)
         if not more:
             break
-        screened += await screen(
-            more, env, collection, probe_tasks, embedder=embedder, pool=pool, played=played
-        )
+        screened += await screen(more, env, collection, probe_tasks, embedder=embedder, pool=pool)
     return screened, notes
 
 

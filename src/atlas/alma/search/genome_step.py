@@ -14,16 +14,13 @@ from atlas.alma.baselines import get_baseline
 from atlas.alma.genome import ObsKeys
 from atlas.alma.genome.bandit import operator_stats, stats_table
 from atlas.alma.genome.compile import genome_design
-from atlas.alma.genome.step import Candidate, entry_genome, evolve_candidates, probe, replayed_episodes
+from atlas.alma.genome.step import Candidate, entry_genome, evolve_candidates, probe
 from atlas.alma.sandbox.pool import WorkerPool
 from atlas.alma.search.record import Recorder, beats
-from atlas.alma.search.seeds import NO_MEMORY_NAME
 from atlas.alma.state.archive import ArchiveEntry
 from atlas.protocols.embed import Embedder
 from atlas.protocols.env import Environment
 from atlas.protocols.llm import LLM
-
-Played = list[tuple[dict[str, Any], dict[str, Any], dict[str, Any]]]
 
 
 class GenomeStep:
@@ -49,23 +46,6 @@ class GenomeStep:
         self.obs_keys = obs_keys
         self.representation = representation
         self.operators = operators
-        self._played: tuple[Played | None] | None = None
-
-    def played(self) -> Played | None:
-        """The collection episodes candidates learn from before their probe: the task agent's own, from
-        the no-memory baseline (what a design will learn from, not an expert's walk); None (the
-        explorer's) when they cannot be replayed."""
-        if self._played is None:
-            rec = self.rec
-            base = next((e for e in rec.archive if e.name == NO_MEMORY_NAME and e.generation == 0), None)
-            records: list[dict[str, Any]] = []
-            if base is not None:
-                logs = DesignLogs.from_dir(
-                    rec.run_dir.entry_logs(base.logs_dir, base.id), base.model_dump(mode="json")
-                )
-                records = logs.episodes
-            self._played = (replayed_episodes(self.env, rec.collection_tasks, records) if records else None,)
-        return self._played[0]
 
     async def probe_of(self, entry: ArchiveEntry) -> float:
         """``entry``'s advice-probe score on this search's tasks, measured once and kept in its metadata."""
@@ -78,7 +58,6 @@ class GenomeStep:
                 self.rec.deployment_tasks[: self.rec.config.probe_tasks],
                 embedder=self.embedder,
                 pool=self.pool,
-                played=self.played(),
             )
             entry.metadata["probe_score"] = round(result["probe_score"], 4)
             entry.metadata["steered"] = round(result["steered"], 4)
@@ -134,7 +113,6 @@ class GenomeStep:
             meta_llm=self.meta_llm,
             name=name,
             good_enough=good_enough,
-            played=self.played(),
         )
         ok = [c for c in screened if not c.error]
         best: Candidate | None = max(
