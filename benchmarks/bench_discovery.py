@@ -44,6 +44,7 @@ class Tally:
     def __init__(self, name: str) -> None:
         self.name, self.t0 = name, time.perf_counter()
         self.count, self.first_win, self.best = 0, None, 0.0
+        self.took = 0.0
 
     def add(self, probe_score: float, solved: int) -> None:
         self.count += 1
@@ -51,8 +52,13 @@ class Tally:
         if solved > 0 and self.first_win is None:
             self.first_win = time.perf_counter() - self.t0
 
+    @property
+    def rate(self) -> float:
+        """Candidates per hour over the phase (its time is taken when ``line`` is called)."""
+        return 3600 * self.count / max(self.took, 1e-9)
+
     def line(self) -> str:
-        took = time.perf_counter() - self.t0
+        took = self.took = time.perf_counter() - self.t0
         first = f"{self.first_win:.0f} s" if self.first_win is not None else "never"
         return (
             f"{self.name:<7} {self.count:>5} candidates in {took:6.0f} s = {3600 * self.count / took:8.0f}/hour; "
@@ -123,10 +129,9 @@ async def main(args: argparse.Namespace) -> None:
         else:
             code.add(0.0, 0)
     print(code.line())
-    g_rate = genome.count / max(1e-9, time.perf_counter() - genome.t0)
-    c_rate = code.count / max(1e-9, time.perf_counter() - code.t0)
     print(
-        f"ratio genome/code: candidates per hour {g_rate / max(c_rate, 1e-9):.0f}x; best probe {genome.best:.3f} vs {code.best:.3f}"
+        f"ratio genome/code: candidates per hour {genome.rate / max(code.rate, 1e-9):.0f}x; "
+        f"best probe {genome.best:.3f} vs {code.best:.3f}"
     )
 
 
