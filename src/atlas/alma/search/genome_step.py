@@ -91,12 +91,18 @@ class GenomeStep:
         seen = {g.key for g in (entry_genome(e) for e in archive) if g is not None}
         name = f"{operator}-{child_id}"
         # Cheap first: only a candidate whose probe beats every design the task agent has played (and
-        # its parent) is worth episodes; the screening goes on until one does or the budget is spent.
+        # its parent) is worth episodes. The screening spends its whole budget and hands on the best
+        # (the probe's memory comes from the explorer, so it flatters: the first candidate past the bar
+        # is often a marginal one), stopping early only for one that solves every probe task.
         bar = max([await self.probe_of(parents[0])] + [await self.probe_of(e) for e in archive.scored()])
         probing = can_probe(self.env)
+        every = len(rec.deployment_tasks[: cfg.probe_tasks])
 
         def good_enough(c: Candidate) -> bool:
             return not c.error and (not probing or (c.solved > 0 and c.probe_score > bar))
+
+        def perfect(c: Candidate) -> bool:
+            return not probing or (not c.error and c.solved >= every)
 
         screened, notes = await evolve_candidates(
             operator,
@@ -112,7 +118,7 @@ class GenomeStep:
             pool=self.pool,
             meta_llm=self.meta_llm,
             name=name,
-            good_enough=good_enough,
+            good_enough=perfect,
         )
         ok = [c for c in screened if not c.error]
         best: Candidate | None = max(

@@ -86,9 +86,8 @@ class AlmaConfig(BaseModel):
     # crossover, random draws and the meta model as a grammar-constrained genome editor), "code" (the
     # MetaAgent writes modules), "both", or "auto": genome with a local meta model, both with a hosted one.
     representation: Literal["auto", "genome", "code", "both"] = "auto"
-    # Genome search: at most this many candidates screened by the advice probe per generation (it stops
-    # at the first whose probe beats every played design; that one is played), and the deployment
-    # tasks each probe plays.
+    # Genome search: candidates screened by the advice probe per generation (the best is played when its
+    # probe beats every played design's), and the deployment tasks each probe plays.
     genome_candidates: int = Field(96, ge=1, le=1000)
     probe_tasks: int = Field(8, ge=1, le=64)
 
