@@ -22,7 +22,7 @@ import os
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
@@ -37,6 +37,10 @@ from atlas.memory.guidelines.config import GuidelineConfig, check_namespace
 from atlas.memory.guidelines.messages import parse_trajectory
 from atlas.memory.guidelines.render import format_guidelines
 from atlas.memory.guidelines.store import table_suffix
+from atlas.protocols.embed import Embedder
+
+if TYPE_CHECKING:
+    from atlas.infra.llm import LLMClient
 
 TRANSPORTS = ("stdio", "streamable-http")
 MAX_QUERY_CHARS = 20_000  # a task text to search with
@@ -67,9 +71,9 @@ class MemoryHub:
         self,
         path: str | Path | None = None,
         *,
-        llm: Any = None,
+        llm: LLMClient | None = None,
         llm_factory: Callable[[], Any] | None = None,
-        embedder: Any = None,
+        embedder: Embedder | None = None,
         config: GuidelineConfig | None = None,
     ) -> None:
         from atlas.infra.records import RecordStore

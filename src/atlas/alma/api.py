@@ -11,7 +11,7 @@ every telemetry event.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from atlas.alma.baselines import get_baseline
 from atlas.alma.design import Design
@@ -22,6 +22,14 @@ from atlas.alma.state.config import AlmaConfig
 from atlas.alma.state.run_dir import RunDir
 from atlas.envs.registry import DEFAULT_ENV
 from atlas.errors import ConfigError
+from atlas.protocols.agent import TaskPlayer
+from atlas.protocols.embed import Embedder
+from atlas.protocols.env import Environment
+from atlas.protocols.llm import LLM
+
+if TYPE_CHECKING:
+    from atlas.alma.sandbox.pool import SandboxLimits, WorkerPool
+    from atlas.infra.llm import LLMClient
 
 RUNTIME_FIELDS = (
     "quiet",
@@ -35,22 +43,22 @@ RUNTIME_FIELDS = (
 
 async def arun(
     *,
-    llm: Any = None,
-    meta_llm: Any = None,
-    debug_llm: Any = None,
-    env: Any = DEFAULT_ENV,
+    llm: LLM | None = None,
+    meta_llm: LLM | None = None,
+    debug_llm: LLMClient | None = None,
+    env: Environment | str = DEFAULT_ENV,
     iterations: int | None = None,
     run_dir: str | Path | None = None,
     resume: str | Path | None = None,
     trace: bool | str | Path = True,
-    embedder: Any = None,
-    agent: Any = None,
+    embedder: Embedder | None = None,
+    agent: TaskPlayer | None = None,
     callbacks: list[Callback] | None = None,
     progress: SearchProgress | None = None,
     baseline_cache: Path | bool | None = None,
     runs_root: str | Path = "runs",
-    pool: Any = None,
-    limits: Any = None,
+    pool: WorkerPool | None = None,
+    limits: SandboxLimits | None = None,
     run_facts: dict[str, Any] | None = None,
     **settings: Any,
 ) -> tuple[Archive, Path | None]:
@@ -106,7 +114,7 @@ async def arun(
     return archive, search.trace_path
 
 
-def _check_same_task_model(rd: RunDir, llm: Any) -> None:
+def _check_same_task_model(rd: RunDir, llm: LLM) -> None:
     """Every score of a run, the baseline's included, comes from one task model; a resume with
     another would compare designs measured by different agents."""
     started = rd.read_config().get("task_model")
@@ -120,7 +128,7 @@ def _check_same_task_model(rd: RunDir, llm: Any) -> None:
         )
 
 
-def load_design(ref: str) -> Any:
+def load_design(ref: str) -> Design:
     """A design from a file path or a library baseline name (``no_memory``, ...)."""
     path = Path(ref)
     if path.suffix == ".py" or path.exists():
@@ -131,14 +139,14 @@ def load_design(ref: str) -> Any:
 
 
 async def aevaluate(
-    design: Any,
+    design: Design,
     *,
-    llm: Any,
-    env: Any = DEFAULT_ENV,
+    llm: LLM,
+    env: Environment | str = DEFAULT_ENV,
     run_dir: str | Path | None = None,
     runs_root: str | Path = "runs",
-    embedder: Any = None,
-    agent: Any = None,
+    embedder: Embedder | None = None,
+    agent: TaskPlayer | None = None,
     progress: SearchProgress | None = None,
     baseline_cache: Path | bool | None = None,
     trace: bool = True,

@@ -5,9 +5,12 @@ console and error exit they share."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import typer
+
+if TYPE_CHECKING:
+    from atlas.alma.state.archive import Archive
 
 
 def make_console(stderr: bool = False) -> Any:
@@ -42,7 +45,7 @@ def fmt(v: float | None, signed: bool = False) -> str:
     return f"{v:+.3f}" if signed else f"{v:.3f}"
 
 
-def results_table(archive: Any, title: str = "Results") -> Any:
+def results_table(archive: Archive, title: str = "Results") -> Any:
     """No memory, hand-built designs, then the best evolved design (deployment is fitness)."""
     from rich.table import Table
 
@@ -90,7 +93,7 @@ def ci_text(diff: dict[str, Any] | None) -> str:
     return f"  95% CI [{lo:+.3f}, {hi:+.3f}] over {diff['n']} tasks: {verdict}"
 
 
-def eval_json(entry: Any, archive: Any) -> dict[str, Any]:
+def eval_json(entry: Any, archive: Archive) -> dict[str, Any]:
     """What `atlas eval --json` prints."""
     base = archive.baseline or {}
     diff = entry.vs_no_memory or {}
@@ -141,7 +144,7 @@ def headroom_table(result: Any) -> Any:
     return table
 
 
-def nothing_solved_hint(archive: Any) -> str | None:
+def nothing_solved_hint(archive: Archive) -> str | None:
     """When no episode of any design was solved, fitness carries no signal: say so and what helps."""
     tasks = [t for e in archive for t in e.per_task]
     if not tasks or any(t.success for t in tasks):
@@ -165,7 +168,7 @@ def _config_value(run_dir: Path, key: str) -> Any:
     return config.get(key) if isinstance(config, dict) else None
 
 
-def usage_line(archive: Any) -> str:
+def usage_line(archive: Archive) -> str:
     """Tokens and cost of the whole run (every design's generation and evaluation)."""
     keys = ("prompt_tokens", "completion_tokens", "calls")
     tot = {k: sum(int(e.usage.get(k, 0) or 0) for e in archive) for k in keys}
@@ -179,14 +182,15 @@ def usage_line(archive: Any) -> str:
     return line
 
 
-def demo_verdict(archive: Any) -> list[str]:
+def demo_verdict(archive: Archive) -> list[str]:
     """What the demo's numbers show: the best discovered design against no memory, paired on the same
     tasks with its 95% interval, and what so few tasks cannot show."""
-    evolved = [e for e in archive if e.origin == "meta" and e.status == "ok" and e.vs_no_memory]
+    evolved = [
+        (e, e.vs_no_memory) for e in archive if e.origin == "meta" and e.status == "ok" and e.vs_no_memory
+    ]
     if not evolved:
         return ["No discovered design reached the task agent (none beat the probe of the designs played)."]
-    best = max(evolved, key=lambda e: e.vs_no_memory["mean"])
-    v = best.vs_no_memory
+    best, v = max(evolved, key=lambda pair: pair[1]["mean"])
     lo, hi = v["ci95"]
     lines = [
         f"best discovered design {best.name} ({best.id}): {v['mean']:+.3f} over no memory, "

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from atlas.envs.views import episode_view, task_view
+from atlas.protocols.env import Environment
 
 OBSERVATION_KEYS = {
     "text": "str — what the game printed after the last command (the first one includes the goal)",
@@ -16,7 +17,7 @@ OBSERVATION_KEYS = {
 
 
 def text_game_schema(
-    env: Any,
+    env: Environment,
     *,
     summary: str,
     goal_hint: str,

@@ -34,6 +34,8 @@ from atlas.protocols.memory import (
 from atlas.protocols.store import VectorStore
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from atlas.infra.llm.client import LLMClient
     from atlas.infra.records import RecordStore
 
@@ -335,12 +337,15 @@ class ChromaConceptLibrary:
             out.append(c)
         return out
 
-    def _write(self, concepts: list[CodeConcept], vectors: Any, extra: list | tuple = ()) -> None:
+    def _write(
+        self, concepts: list[CodeConcept], vectors: np.ndarray | None, extra: list | tuple = ()
+    ) -> None:
         if not concepts:
             with self._records.transaction():
                 for table, rid, record in extra:
                     self._records.put(table, rid, record)
             return
+        assert vectors is not None  # embedded whenever there are concepts to write
         self._table.write(
             [(c.id, c.model_dump(mode="json")) for c in concepts],
             vectors,

@@ -10,7 +10,18 @@ from atlas.protocols.env import (
     StepResult,
     StepsInThread,
 )
-from atlas.protocols.llm import LLM, Completion, Message, SupportsTools, ToolCall, ToolSpec, Usage
+from atlas.protocols.llm import (
+    LLM,
+    Completion,
+    CountsCacheHits,
+    CountsUsage,
+    Message,
+    ReusesResults,
+    SupportsTools,
+    ToolCall,
+    ToolSpec,
+    Usage,
+)
 from atlas.protocols.memory import (
     CompositionStrategy,
     CompressesConcepts,
@@ -48,6 +59,8 @@ __all__ = [
     "ConceptDocumenter",
     "ConceptLibrary",
     "Counted",
+    "CountsCacheHits",
+    "CountsUsage",
     "Embedder",
     "EnumeratesActions",
     "Environment",
@@ -64,6 +77,7 @@ __all__ = [
     "QueryResult",
     "RefineStrategy",
     "RefinesExperiences",
+    "ReusesResults",
     "SavesTrajectoriesAsync",
     "StartsAtPrior",
     "StepResult",

@@ -39,7 +39,9 @@ class Environment(Protocol):
     """
 
     name: str
-    max_steps: int
+
+    @property
+    def max_steps(self) -> int: ...
 
     def clone(self) -> Environment: ...
     def generate_tasks(self, n: int, seed: int) -> list[Task]: ...

@@ -100,3 +100,29 @@ class SupportsTools(Protocol):
 
     @property
     def supports_tools(self) -> bool: ...
+
+
+@runtime_checkable
+class CountsUsage(Protocol):
+    """Optional capability: ``usage``, what the model has spent so far (``atlas.infra.llm.LLMClient``
+    has it); a model without it counts as spending nothing."""
+
+    @property
+    def usage(self) -> Usage: ...
+
+
+@runtime_checkable
+class CountsCacheHits(Protocol):
+    """Optional capability: ``cache_hits``, the replies served from a cache rather than the model."""
+
+    @property
+    def cache_hits(self) -> int: ...
+
+
+@runtime_checkable
+class ReusesResults(Protocol):
+    """Optional capability: ``reusable_results``, whether results measured with this model can be reused
+    by name (false for a client whose behaviour is in code, e.g. a scripted one); without it: true."""
+
+    @property
+    def reusable_results(self) -> bool: ...

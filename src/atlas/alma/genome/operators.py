@@ -13,6 +13,7 @@ from typing import Any
 from atlas.alma.genome.catalog import STORE_PARAMS, ObsKeys, Param, Part, part, parts
 from atlas.alma.genome.model import Genome, PartUse, parse_genome
 from atlas.errors import InvalidInputError
+from atlas.protocols.env import Environment
 
 MAX_TRIES = 50
 KEY_FLOOR = 0.05  # the least weight a field (or "no field") gets when a key parameter is drawn
@@ -44,7 +45,7 @@ def observation_keys(observations: list[dict[str, Any]]) -> ObsKeys:
     return ObsKeys(scalar=scalar, lists=listed, weights={k: round(w, 4) for k, w in weights.items()})
 
 
-def env_observation_keys(env: Any, seed: int = 0) -> ObsKeys:
+def env_observation_keys(env: Environment, seed: int = 0) -> ObsKeys:
     """Observation fields of ``env``, read from one episode its explorer (or random valid actions) plays."""
     from atlas.envs.policies import ExplorerPolicy
 

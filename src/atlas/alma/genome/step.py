@@ -11,7 +11,7 @@ from __future__ import annotations
 import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from atlas.alma.design import Design
 from atlas.alma.genome.catalog import ObsKeys
@@ -20,6 +20,12 @@ from atlas.alma.genome.llm_edit import llm_edit
 from atlas.alma.genome.model import Genome, parse_genome
 from atlas.alma.genome.operators import crossover, mutate, random_genome
 from atlas.errors import InvalidInputError
+from atlas.protocols.embed import Embedder
+from atlas.protocols.env import Environment
+from atlas.protocols.llm import LLM
+
+if TYPE_CHECKING:
+    from atlas.alma.sandbox.pool import WorkerPool
 
 GENOME_OPERATORS = ("mutate", "recombine", "random", "llm_edit")
 PROBE_FIRST = 2  # probe tasks every candidate plays; the rest only after it solved one of them
@@ -102,7 +108,7 @@ async def make_children(
     *,
     count: int,
     seen: set[str],
-    meta_llm: Any = None,
+    meta_llm: LLM | None = None,
     name: str,
 ) -> tuple[list[Genome], list[str]]:
     """Up to ``count`` new genomes (keys not in ``seen``) by ``operator``; notes say where it fell back."""
@@ -135,12 +141,12 @@ async def make_children(
 
 async def probe(
     design: Design,
-    env: Any,
+    env: Environment,
     collection: list[Any],
     probe_tasks: list[Any],
     *,
-    embedder: Any,
-    pool: Any,
+    embedder: Embedder,
+    pool: WorkerPool,
 ) -> dict[str, Any]:
     """A design's advice probe: memory from the explorer's episodes on ``collection``, then
     ``probe_tasks`` played doing only what its recall says (no LLM anywhere). Returns
@@ -178,12 +184,12 @@ async def probe(
 
 async def screen(
     candidates: list[Genome],
-    env: Any,
+    env: Environment,
     collection: list[Any],
     probe_tasks: list[Any],
     *,
-    embedder: Any,
-    pool: Any,
+    embedder: Embedder,
+    pool: WorkerPool,
 ) -> list[Candidate]:
     """Each genome's advice probe (see ``probe``)."""
     out = []
@@ -210,12 +216,12 @@ async def evolve_candidates(
     *,
     budget: int,
     seen: set[str],
-    env: Any,
+    env: Environment,
     collection: list[Any],
     probe_tasks: list[Any],
-    embedder: Any,
-    pool: Any,
-    meta_llm: Any = None,
+    embedder: Embedder,
+    pool: WorkerPool,
+    meta_llm: LLM | None = None,
     name: str,
     good_enough: Callable[[Candidate], bool] | None = None,
 ) -> tuple[list[Candidate], list[str]]:

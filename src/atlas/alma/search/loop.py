@@ -22,13 +22,15 @@ import time
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from atlas.alma.baselines import make_host_design
+from atlas.alma.design import Design
 from atlas.alma.evaluate.harness import Harness, make_tasks
 from atlas.alma.genome.bandit import choose_operator, operator_stats
 from atlas.alma.genome.operators import env_observation_keys
 from atlas.alma.genome.step import GENOME_OPERATORS, operators_for, resolve_representation
+from atlas.alma.sandbox.pool import SandboxLimits, WorkerPool
 from atlas.alma.search.budget import MAX_FAILED_ITERATIONS, over_cost, over_time, too_many_failures
 from atlas.alma.search.code_step import CodeStep
 from atlas.alma.search.genome_step import GenomeStep
@@ -41,13 +43,15 @@ from atlas.alma.search.seeds import (
     play_seeds,
     seed_designs,
 )
-from atlas.alma.search.usage import UsageMeter, archive_usage
+from atlas.alma.search.usage import UsageMeter, archive_usage, cache_hits, reusable_results
 from atlas.alma.state.archive import Archive, ArchiveEntry
 from atlas.alma.state.config import AlmaConfig
 from atlas.alma.state.replay import use_replay_cache
 from atlas.alma.state.run_dir import RunDir
 from atlas.alma.state.sampling import sample_parents, seeded_rng
 from atlas.errors import ArchiveError, ConfigError, SearchStopped
+from atlas.infra.llm import LLMClient
+from atlas.protocols import LLM, Embedder, Environment, TaskPlayer
 from atlas.trace.writer import TraceWriter
 
 Callback = Callable[[str, dict[str, Any]], Any]
@@ -72,25 +76,25 @@ class Search:
         self,
         config: AlmaConfig,
         *,
-        llm: Any,
-        meta_llm: Any = None,
-        debug_llm: Any = None,
+        llm: LLM,
+        meta_llm: LLM | None = None,
+        debug_llm: LLMClient | None = None,
         run_dir: RunDir,
-        env: Any = None,
-        embedder: Any = None,
-        agent: Any = None,
+        env: Environment | None = None,
+        embedder: Embedder | None = None,
+        agent: TaskPlayer | None = None,
         trace: bool | str | Path = True,
         callbacks: list[Callback] | None = None,
         progress: SearchProgress | None = None,
-        pool: Any = None,
-        limits: Any = None,
+        pool: WorkerPool | None = None,
+        limits: SandboxLimits | None = None,
         baseline_cache: Path | bool | None = None,
         run_facts: dict[str, Any] | None = None,
     ) -> None:
         self.config = config
         self.llm = llm
         self.meta_llm = meta_llm or llm
-        self.debug_llm = debug_llm or self.meta_llm
+        self.debug_llm: LLMClient = debug_llm or cast("LLMClient", self.meta_llm)  # needs astructured
         self.run_dir = run_dir
         self.env = env
         self.embedder = embedder
@@ -114,7 +118,7 @@ class Search:
             self.baseline_cache: Path | None = None
         elif baseline_cache is None or baseline_cache is True:
             # A model known by name only is cacheable; a client whose behaviour is in code is not.
-            self.baseline_cache = default_cache_dir() if getattr(llm, "reusable_results", True) else None
+            self.baseline_cache = default_cache_dir() if reusable_results(llm) else None
         else:
             self.baseline_cache = Path(baseline_cache)
         self.archive = Archive(run_dir.archive_path)
@@ -160,15 +164,13 @@ class Search:
 
             self.agent = TaskAgent(self.llm, max_turns=cfg.max_turns)
         if self.pool is None:
-            from atlas.alma.sandbox.pool import SandboxLimits, WorkerPool
-
             # One pool for the whole search. Recalls take milliseconds while episodes wait on the
             # LLM, so a few warm workers serve many concurrent episodes; spawning one per episode
             # would cost more than it saves on a small machine.
             workers = max(2, min(cfg.concurrency, os.cpu_count() or 2))
             self.pool = WorkerPool(self.limits or SandboxLimits(), max_workers=workers)
         if cfg.replay_cache and self.baseline_cache is not None:
-            use_replay_cache(self.llm, self.baseline_cache.parent / "replay")
+            use_replay_cache(cast("LLMClient", self.llm), self.baseline_cache.parent / "replay")
         self.collection_tasks, self.deployment_tasks = make_tasks(
             self.env,
             episodes=cfg.episodes,
@@ -241,6 +243,7 @@ class Search:
     def _make_steps(self) -> None:
         """The collaborators that play and record designs, once the archive and the tasks are known."""
         assert self.harness is not None and self.pool is not None
+        assert self.env is not None and self.embedder is not None
         self._recorder = rec = Recorder(
             config=self.config,
             archive=self.archive,
@@ -285,6 +288,7 @@ class Search:
         await play_baseline(self.recorder, cache=self._cache_file(), key=self._evaluation_key())
 
     async def _seeds(self, *, skip_costly: bool = False) -> None:
+        assert self.env is not None, "the search is not set up (arun or evaluate_only first)"
         await play_seeds(self.recorder, seed_designs(self.env, self.config), skip_costly=skip_costly)
 
     # ---- one iteration -------------------------------------------------------------------------
@@ -449,7 +453,7 @@ class Search:
         """What the search did not pay for: episodes staged evaluation skipped, replayed model calls."""
         return {
             "episodes_saved": self.archive.episodes_saved(),
-            "replayed_calls": int(getattr(self.llm, "cache_hits", 0) or 0),
+            "replayed_calls": cache_hits(self.llm),
         }
 
     def _stop(self, reason: str | None, failed: list[str] | None = None) -> None:
@@ -459,7 +463,7 @@ class Search:
         self.emit("run.stopped", reason=reason, failed=list(failed or []), archive_size=len(self.archive))
         raise SearchStopped(reason)
 
-    async def evaluate_only(self, design: Any) -> ArchiveEntry:
+    async def evaluate_only(self, design: Design) -> ArchiveEntry:
         """Baseline (cached when possible) and one design, no search: what `atlas eval` runs."""
         self._setup(False)
         self.progress.start(0)

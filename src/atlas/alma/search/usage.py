@@ -8,14 +8,26 @@ from typing import Any
 
 from atlas.alma.evaluate.harness import add_usage
 from atlas.alma.state.archive import Archive, empty_usage
+from atlas.protocols.llm import LLM, CountsCacheHits, CountsUsage, ReusesResults
 
 USAGE_KEYS = ("prompt_tokens", "completion_tokens", "total_tokens", "calls")
 
 
-def usage_of(client: Any) -> dict[str, Any]:
+def usage_of(client: LLM) -> dict[str, Any]:
     """A client's usage so far as a dict (zeros when it does not count)."""
-    u = getattr(client, "usage", None)
+    u = client.usage if isinstance(client, CountsUsage) else None
     return u.to_dict() if u is not None and hasattr(u, "to_dict") else empty_usage()
+
+
+def cache_hits(client: LLM) -> int:
+    """The replies a client served from its cache (0 when it does not count them)."""
+    return int((client.cache_hits if isinstance(client, CountsCacheHits) else 0) or 0)
+
+
+def reusable_results(client: LLM) -> bool:
+    """Whether results measured with a client can be reused by its model's name (a model known by name
+    only: yes; a client whose behaviour is in code: no; a client that does not say: yes)."""
+    return client.reusable_results if isinstance(client, ReusesResults) else True
 
 
 def usage_delta(after: dict[str, Any], before: dict[str, Any]) -> dict[str, Any]:
@@ -36,8 +48,8 @@ def archive_usage(archive: Archive) -> dict[str, Any]:
 class UsageMeter:
     """Reads the usage of a search's clients (each counted once, however many roles it plays)."""
 
-    def __init__(self, clients: Iterable[Any]) -> None:
-        seen: dict[int, Any] = {}
+    def __init__(self, clients: Iterable[LLM | None]) -> None:
+        seen: dict[int, LLM] = {}
         for c in clients:
             if c is not None:
                 seen.setdefault(id(c), c)
@@ -53,4 +65,4 @@ class UsageMeter:
         return usage_delta(self.now(), before)
 
 
-__all__ = ["UsageMeter", "archive_usage", "usage_delta", "usage_of"]
+__all__ = ["UsageMeter", "archive_usage", "cache_hits", "reusable_results", "usage_delta", "usage_of"]

@@ -5,9 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 from atlas.envs.textgame_schema import text_game_schema
+from atlas.protocols.env import Environment
 
 
-def context_schema(env: Any) -> dict[str, Any]:
+def context_schema(env: Environment) -> dict[str, Any]:
     return text_game_schema(
         env,
         summary=(

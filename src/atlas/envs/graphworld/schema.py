@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from atlas.envs.views import episode_view, task_view
+from atlas.protocols.env import Environment
 
 OBSERVATION_KEYS = {
     "location": "str — the room the agent is in, e.g. 'room_C'",
@@ -21,7 +22,7 @@ OBSERVATION_KEYS = {
 }
 
 
-def context_schema(env: Any) -> dict[str, Any]:
+def context_schema(env: Environment) -> dict[str, Any]:
     from atlas.envs.policies import ExplorerPolicy
 
     probe = env.clone()
