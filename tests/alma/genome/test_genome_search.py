@@ -114,3 +114,28 @@ def test_a_resumed_search_equals_one_that_never_stopped(tmp_path, embedder, stra
         ]
 
     assert shape(resumed) == shape(straight)
+
+
+def test_without_iterations_a_genome_search_runs_its_default_generations(tmp_path, embedder):
+    archive = atlas.alma.run(
+        llm=ScriptedLLM(task_policy),
+        meta_llm=meta(json.dumps(EDIT)),
+        debug_llm=ScriptedLLM(debug_policy),
+        embedder=embedder,
+        trace=False,
+        baseline_cache=False,
+        run_dir=tmp_path / "run",
+        env="graphworld",
+        episodes=2,
+        rooms=5,
+        deploy_seeds=1,
+        seed=42,
+        baselines=[],
+        env_seed=False,
+        quiet=True,
+        representation="genome",
+        genome_candidates=1,
+        probe_tasks=1,
+    )[0]
+    config = json.loads((tmp_path / "run" / "config.json").read_text())
+    assert config["iterations"] == 20 and len(archive.iterations) == 20

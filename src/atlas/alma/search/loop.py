@@ -377,8 +377,8 @@ class Search:
 
     # ---- the run -------------------------------------------------------------------------------
     async def arun(self, *, resume: bool = False) -> Archive:
-        cfg = self.config
         self._setup(resume)
+        cfg = self.config  # as _setup resolved it (the default number of generations)
         start = self.meter.now()
         # Generations already in the archive (an evolved entry without its iteration record counts too,
         # so a hand-edited archive never gets a second design for one generation).
