@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from atlas.alma.design import Design
@@ -32,7 +32,6 @@ PROBE_FIRST = 2  # probe tasks every candidate plays; the rest only after it sol
 ROUND_SIZE = 8  # candidates per screening round: the operator's children first, then mutations of the best
 STEER_CREDIT = 0.2  # an unsolved probe task counts this much at most, by the share of steps the advice named
 CODE_OPERATORS = ("write", "edit", "crossover")
-Representation = str  # "genome" | "code" | "both"
 
 
 def resolve_representation(setting: str, meta_model: str | None) -> tuple[str, str]:
@@ -76,28 +75,6 @@ class Candidate:
     played: int = 0
     error: str = ""
     steered: float = 0.0  # probe score, with partial credit for advice followed on unsolved tasks
-
-
-@dataclass
-class Proposal:
-    """What a genome generation produced: the candidates screened and the one chosen (None: all failed)."""
-
-    operator: str
-    candidates: list[Candidate]
-    chosen: Candidate | None
-    notes: list[str] = field(default_factory=list)
-
-    def summary(self) -> list[dict[str, Any]]:
-        return [
-            {
-                "key": c.genome.key,
-                "probe_score": round(c.probe_score, 4),
-                "solved": c.solved,
-                "played": c.played,
-                "error": c.error,
-            }
-            for c in self.candidates
-        ]
 
 
 async def make_children(
@@ -253,7 +230,6 @@ __all__ = [
     "CODE_OPERATORS",
     "GENOME_OPERATORS",
     "Candidate",
-    "Proposal",
     "entry_genome",
     "make_children",
     "operators_for",
