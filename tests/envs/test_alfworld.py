@@ -117,7 +117,10 @@ def test_views_hide_the_answer(cache):
         assert secret not in text
     assert json.dumps(env.gold_plan()) not in text
     first = task_view(env, task, env.clone().reset(task))
-    assert set(first) == {"goal", "observation", "domain"} and first["domain"] == "alfworld"
+    assert (
+        set(first) == {"goal", "observation", "observation_text", "domain"} and first["domain"] == "alfworld"
+    )
+    assert "Admissible commands" not in first["observation_text"]  # the design reads actions from steps
     assert first["goal"] == task.description
 
 

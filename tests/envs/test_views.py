@@ -24,8 +24,9 @@ def test_task_view_shape():
     task = env.generate_tasks(1, seed=3)[0]
     first = env.reset(task)
     view = task_view(env, task, first)
-    assert set(view) == {"goal", "observation", "domain"}
+    assert set(view) == {"goal", "observation", "observation_text", "domain"}
     assert view["goal"] == task.description and view["domain"] == "graphworld"
+    assert view["observation_text"] == env.summarize_observation(first)  # what the agent reads
     assert view["observation"] == first and view["observation"] is not first  # a copy
     json.dumps(view)
 
@@ -79,7 +80,8 @@ def test_episode_view_shape_and_outcome():
     assert ep["success"] is True and ep["score"] == traj.score and ep["steps_taken"] == env.steps_taken()
     assert len(ep["steps"]) == len(traj.steps)
     for s, raw in zip(ep["steps"], traj.steps, strict=True):
-        assert set(s) == {"action", "observation", "error"}
+        assert set(s) == {"action", "observation", "observation_text", "error"}
+        assert s["observation_text"] == raw.observation  # the text the agent read after the action
         # text: the action as the agent's action list writes it ("move_to room_B"), for advice
         assert s["action"] == {
             "tool": raw.tool,
@@ -103,6 +105,7 @@ def test_episode_view_rebuilds_first_observation_and_keeps_invalid_replies():
         {
             "action": {"tool": "", "args": {}, "text": ""},
             "observation": {},
+            "observation_text": "",
             "error": "reply is not a JSON action",
         }
     ]

@@ -25,7 +25,7 @@ from atlas.agent.advice_match import advice_now
 from atlas.agent.loops import Past, loop_nudge
 from atlas.agent.prompts import system_prompt, turn_prompt
 from atlas.core.types import Task, Trajectory
-from atlas.envs.base import EpisodeRecorder, action_text
+from atlas.envs.base import EpisodeRecorder, action_text, without_commands
 from atlas.errors import ConfigError
 from atlas.infra.aio import run_sync
 from atlas.protocols.env import Action, EnumeratesActions, Environment, GivesTaskInstructions, StepsInThread
@@ -50,7 +50,7 @@ def _threaded(env: Environment) -> bool:
 
 def _brief(observation_text: str) -> str:
     """An observation for the history window: without the command list (the current one is shown)."""
-    return observation_text.split("\nAdmissible commands:", 1)[0]
+    return without_commands(observation_text)
 
 
 def _observation_text(env: Environment, result: Any) -> str:

@@ -83,6 +83,15 @@ def check_action(tools: list[ToolSpec], action: Action) -> str | None:
     return validate_args(spec, action.args)
 
 
+COMMANDS_HEADER = "\nAdmissible commands:"
+
+
+def without_commands(observation_text: str) -> str:
+    """An observation's text without the command list that follows ``COMMANDS_HEADER`` (the agent is
+    shown the current list on its own; a memory design reads the actions from the steps)."""
+    return observation_text.split(COMMANDS_HEADER, 1)[0]
+
+
 class EpisodeRecorder:
     """Builds a ``Trajectory`` step by step while an episode runs (policies and the agent).
 
@@ -129,6 +138,7 @@ class EpisodeRecorder:
             "env": self.env.name,
             "steps_taken": self.env.steps_taken(),
             "initial_observation": self.first_observation,
+            "initial_text": self.env.summarize_observation(self.first_observation),
             **metadata,
         }
         return Trajectory(

@@ -15,6 +15,7 @@ import weakref
 from typing import Any
 
 from atlas.core.types import Task
+from atlas.envs.base import COMMANDS_HEADER
 from atlas.errors import EnvError
 from atlas.protocols.env import Action, StepResult
 from atlas.protocols.llm import ToolSpec
@@ -259,7 +260,7 @@ class TextGameEnv:
     def summarize_observation(self, observation: dict[str, Any]) -> str:
         text = observation.get("text", "")
         cmds = observation.get("admissible_commands") or []
-        tail = f"\nAdmissible commands: {', '.join(cmds)}" if cmds else ""
+        tail = f"{COMMANDS_HEADER} {', '.join(cmds)}" if cmds else ""
         return f"{text}{tail}\nSteps left: {observation.get('steps_left', 0)}."
 
     def candidate_actions(self, observation: dict[str, Any]) -> list[Action]:

@@ -58,6 +58,7 @@ def text_game_schema(
             "keys": {
                 "goal": f"str — {goal_hint}",
                 "observation": "dict — the first observation",
+                "observation_text": "str — the first observation as the agent reads it (no command list)",
                 "domain": f"str — '{env.name}'",
             },
             "example": tview,
@@ -66,7 +67,7 @@ def text_game_schema(
             "keys": {
                 "task": "dict — the task view above",
                 "steps": "list[dict] — {'action': {'tool': 'act', 'args': {'command': str}, 'text': str}, "
-                "'observation': dict, 'error': str | None}; tool '' = the agent's reply was not a valid action; "
+                "'observation': dict, 'observation_text': str, 'error': str | None}; tool '' = the agent's reply was not a valid action; "
                 "text = the command as the agent's action list writes it: advice naming actions this way is acted on",
                 "success": "bool",
                 "score": "float in [0, 1]",

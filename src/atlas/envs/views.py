@@ -12,7 +12,7 @@ import json
 from typing import Any
 
 from atlas.core.types import Step, Task, Trajectory
-from atlas.envs.base import action_label
+from atlas.envs.base import action_label, without_commands
 from atlas.protocols.env import Environment
 
 
@@ -24,11 +24,17 @@ def _public(observation: dict[str, Any] | None) -> dict[str, Any]:
     return json.loads(json.dumps(clean, default=str))
 
 
-def task_view(env: Environment, task: Task, first_observation: dict[str, Any]) -> dict[str, Any]:
-    """``{"goal": str, "observation": dict, "domain": str}``: only what the agent sees at the start."""
+def task_view(
+    env: Environment, task: Task, first_observation: dict[str, Any], text: str | None = None
+) -> dict[str, Any]:
+    """``{"goal": str, "observation": dict, "observation_text": str, "domain": str}``: only what the
+    agent sees at the start; ``observation_text`` is the observation as the agent reads it (without
+    the command list), ``text`` when given, else the environment's summary of ``first_observation``."""
+    seen = text if text is not None else env.summarize_observation(first_observation)
     return {
         "goal": env.format_goal(task),
         "observation": _public(first_observation),
+        "observation_text": without_commands(seen),
         "domain": task.domain,
     }
 
@@ -51,7 +57,8 @@ def step_action(step: Step) -> dict[str, Any]:
 
 
 def episode_view(env: Environment, trajectory: Trajectory) -> dict[str, Any]:
-    """The design's ``episode``: task view, the steps (action, observation, error), outcome.
+    """The design's ``episode``: task view, the steps (action, observation, observation_text, error),
+    outcome.
 
     Steps that never reached the environment (unparseable replies) keep ``tool == ""`` and their
     error, so a design can learn from them; their observation is ``{}``.
@@ -64,12 +71,15 @@ def episode_view(env: Environment, trajectory: Trajectory) -> dict[str, Any]:
                 "observation": _public(s.data)
                 if s.data is not None
                 else ({"text": s.observation} if s.observation and s.tool else {}),
+                "observation_text": without_commands(s.observation or "") if s.tool else "",
                 "error": s.error,
             }
         )
     taken = trajectory.metadata.get("steps_taken")
     return {
-        "task": task_view(env, trajectory.task, _first_observation(env, trajectory)),
+        "task": task_view(
+            env, trajectory.task, _first_observation(env, trajectory), trajectory.metadata.get("initial_text")
+        ),
         "steps": steps,
         "success": bool(trajectory.success),
         "score": float(trajectory.score),

@@ -31,24 +31,15 @@ WORDS = (
 # letters around a word make another word (broom, roomy); digits, "_" and punctuation do not (room_A)
 ENV_WORD = re.compile(r"(?<![A-Za-z])(" + "|".join(WORDS) + r")(?![A-Za-z])", re.IGNORECASE)
 
-# A known src bug, reported: the docstring of the generic part encode_goal_actions (parts/encode.py)
-# gives GraphWorld's action as its example, and that docstring is copied into every compiled module
-# with goal_actions. The scans below let only that line through (so any other leak still fails) and
-# test_known_leak_is_fixed fails the day it is gone (then delete KNOWN_LEAK and that test).
-KNOWN_LEAK = "as templates (``pick_up {1}``) under the goal"
 
-
-def _hits(text: str, skip: list[tuple[int, int]] = (), known: str = "") -> list[str]:
-    """'line N: <line>' for every environment word in ``text`` outside the ``skip`` character ranges
-    and the lines containing ``known``."""
+def _hits(text: str, skip: list[tuple[int, int]] = ()) -> list[str]:
+    """'line N: <line>' for every environment word in ``text`` outside the ``skip`` character ranges."""
     out = []
     for m in ENV_WORD.finditer(text):
         if any(a <= m.start() < b for a, b in skip):
             continue
         line = text.count("\n", 0, m.start()) + 1
         shown = text.splitlines()[line - 1]
-        if known and known in shown:
-            continue
         out.append(f"line {line}: {m.group(0)!r} in {shown.strip()!r}")
     return out
 
@@ -65,14 +56,7 @@ def test_part_files_are_all_scanned():
 @pytest.mark.parametrize("path", PART_FILES, ids=lambda p: p.name)
 def test_part_code_names_no_environment(path):
     text = path.read_text(encoding="utf-8")
-    assert _hits(text, known=KNOWN_LEAK) == [], f"{path.name} names an environment"
-
-
-def test_known_leak_is_fixed():
-    text = (GENOME_DIR / "parts" / "encode.py").read_text(encoding="utf-8")
-    assert _hits(text) == []
-    source = compile_genome(parse_genome({"encode": [{"part": "goal_actions"}]}))
-    assert _hits(source) == []
+    assert _hits(text) == [], f"{path.name} names an environment"
 
 
 def _non_generic_param_ranges(text: str) -> list[tuple[int, int]]:
@@ -134,4 +118,4 @@ GENERIC = [p for p in PARTS if p.generic]
 def test_compiled_module_of_a_generic_part_names_no_environment(spec):
     source = compile_genome(parse_genome({"name": "probe", **_alone(spec)}))
     assert f"def {spec.function}(" in source
-    assert _hits(source, known=KNOWN_LEAK) == []
+    assert _hits(source) == []

@@ -97,7 +97,7 @@ def _check_graphworld_advice(env, advice: str) -> None:
     lines = advice.splitlines()
     rules = [
         m
-        for m in (re.match(r"^In (room_\w+)(?: with the \w+)?: (move_to room_\w+)\.$", x) for x in lines)
+        for m in (re.match(r"^In (room_\w+)(?: with [\w ]+)?: (move_to room_\w+)\.$", x) for x in lines)
         if m
     ]
     assert rules, advice
@@ -106,7 +106,9 @@ def _check_graphworld_advice(env, advice: str) -> None:
     goal = re.fullmatch(r"Bring the (\w+) to (room_\w+)\.", last.description)
     assert goal, last.description
     item, dest = goal.groups()
-    assert f"In {dest} with the {item}: put_down {item}." in lines, advice  # goal_rules
+    # goal_rules: framed as the agent reads it ("You carry: lamp" -> "carry lamp")
+    assert f"In {dest} with carry {item}: put_down {item}." in lines, advice
+    assert any(f" with carry {item}: move_to " in x for x in lines), advice  # route, once it is held
     assert any(x.endswith(f": pick_up {item}.") for x in lines), advice
     for heading in ("Where these were found before: ", "What worked before: ", "Similar past episodes"):
         assert any(x.startswith(heading) for x in lines), (

@@ -254,13 +254,16 @@ async def asmoke_run(
     skip_static_check: bool = False,
     max_timeouts: int = 2,
     tasks: tuple[list[Any], list[Any]] | None = None,
+    explorer_episodes: int | None = None,
 ) -> SmokeReport:
     """Async smoke run (see the module docstring). ``design`` may be a Design or source text;
     ``env`` an environment name or instance; ``tasks``: (collection, deployment) tasks to play instead
-    of ``episodes`` + ``recall_tasks`` generated ones."""
+    of ``episodes`` + ``recall_tasks`` generated ones; ``explorer_episodes``: how many collection
+    episodes the explorer plays (None: all), the rest random valid actions — the mix a weak task
+    agent's collection has (few episodes solved, many wanderings)."""
     from atlas.alma.baselines import make_host_design
     from atlas.alma.evaluate.runner import DesignRunner
-    from atlas.envs.policies import ExplorerPolicy
+    from atlas.envs.policies import ExplorerPolicy, RandomPolicy
     from atlas.envs.registry import get_env
     from atlas.envs.views import episode_view, task_view
 
@@ -299,12 +302,20 @@ async def asmoke_run(
         if tasks is None:
             made = environment.generate_tasks(episodes + recall_tasks, seed)
             tasks = (made[:episodes], made[episodes:])
-        policy = ExplorerPolicy(seed)
         for i, task in enumerate(tasks[0], start=1):
-            key = (id(environment), environment.name, task.id, repr(sorted(task.metadata.items())), seed)
-            if key not in _PLAYED:  # the explorer ignores advice: its episode is the same for every design
+            explore = explorer_episodes is None or i <= explorer_episodes
+            policy = ExplorerPolicy(seed) if explore else RandomPolicy(seed)
+            key = (
+                id(environment),
+                environment.name,
+                task.id,
+                repr(sorted(task.metadata.items())),
+                seed,
+                explore,
+            )
+            if key not in _PLAYED:  # policies ignore advice: their episode is the same for every design
                 play = environment.clone()
-                first = task_view(play, task, play.clone().reset(task))
+                first = task_view(play, task, play.reset(task))
                 trajectory = policy.run(play, task)
                 result = {
                     "success": trajectory.success,

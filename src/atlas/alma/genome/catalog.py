@@ -62,7 +62,12 @@ class Part:
 
 
 STATE = Param("state_key", "state_key", "", doc="observation field naming where the agent is")
-SUCCESSES_ONLY = Param("successes_only", "bool", True, doc="learn from successful episodes only")
+SUCCESSES_ONLY = Param(
+    "successes_only",
+    "bool",
+    True,
+    doc="learn from successful episodes only (else also what failures' actions left)",
+)
 
 PARTS: tuple[Part, ...] = (
     # ---- encode ----------------------------------------------------------------------------------
@@ -75,14 +80,15 @@ PARTS: tuple[Part, ...] = (
     Part(
         "goal_actions",
         "encode",
-        "actions that name words of the goal, as templates per goal shape (and the goal state they were taken in)",
+        "actions that name words of the goal, as templates per goal shape, with the goal state they were taken in "
+        "and how the observation text framed the word named (as the agent reads it)",
         (SUCCESSES_ONLY, STATE),
     ),
     Part(
         "sightings",
         "encode",
-        "which action first showed each word in the observations",
-        (Param("goal_only", "bool", False, doc="only words of the episode's goal"),),
+        "which action first showed each word in the observations (and in which state)",
+        (Param("goal_only", "bool", False, doc="only words of the episode's goal"), STATE),
     ),
     Part(
         "sequences",
@@ -123,7 +129,8 @@ PARTS: tuple[Part, ...] = (
     Part(
         "route",
         "retrieve",
-        "rules: from every known state, the action toward the state the goal names (a path in the learned map)",
+        "rules: from every known state, the action toward the state the goal names (a path in the learned map); "
+        "with context goal_items, once the goal's item is framed as goal_actions left it (held)",
         (Param("context", "choice", "goal_items", ("goal_items", "none")),),
         requires=("transitions",),
     ),
@@ -144,7 +151,7 @@ PARTS: tuple[Part, ...] = (
     Part(
         "where_seen",
         "retrieve",
-        "a plan of the actions that most often showed the goal's words",
+        "a plan of the actions that most often showed the goal's words (moving to where they did first)",
         (Param("k", "int", 2, (1, 2, 3)),),
         requires=("sightings",),
     ),

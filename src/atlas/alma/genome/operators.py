@@ -17,6 +17,10 @@ from atlas.protocols.env import Environment
 
 MAX_TRIES = 50
 KEY_FLOOR = 0.05  # the least weight a field (or "no field") gets when a key parameter is drawn
+# A mutation's move, by weight: parts combine (a map is used by a walk, then by rules once the goal's item
+# is held), so adding a retrieve part is as likely as retuning one.
+MOVES = ("param", "param", "param", "add", "add", "add", "remove", "swap", "store", "render")
+MAX_RETRIEVE = 4
 
 
 def observation_keys(observations: list[dict[str, Any]]) -> ObsKeys:
@@ -116,10 +120,10 @@ def _build(data: dict[str, Any]) -> Genome | None:
 
 
 def random_genome(rng: random.Random, keys: ObsKeys, *, allow_llm: bool = False, name: str = "") -> Genome:
-    """A random valid genome of generic parts (1-3 retrieve parts and what they read)."""
+    """A random valid genome of generic parts (1 to ``MAX_RETRIEVE`` retrieve parts and what they read)."""
     for _ in range(MAX_TRIES):
         pool = [p for p in parts("retrieve", generic_only=True) if allow_llm or not _reads_llm(p)]
-        chosen = rng.sample(pool, k=min(len(pool), rng.randint(1, 3)))
+        chosen = rng.sample(pool, k=min(len(pool), rng.randint(1, MAX_RETRIEVE)))
         retrieve = [_random_use(p, rng, keys) for p in chosen]
         encode = _with_requirements(retrieve, [], rng, keys)
         for kind in ("state_key", "list_key"):
@@ -153,7 +157,7 @@ def mutate(
         data = genome.model_dump()
         retrieve = [PartUse(**u) for u in data["retrieve"]]
         encode = [PartUse(**u) for u in data["encode"]]
-        move = rng.choice(["param", "param", "param", "add", "remove", "swap", "store", "render"])
+        move = rng.choice(MOVES)
         if move == "param":
             role, uses = rng.choice([("encode", encode), ("retrieve", retrieve)])
             tunable = [u for u in uses if [p for p in part(role, u.part).params if p.kind != "text"]]  # type: ignore[union-attr]
@@ -173,7 +177,7 @@ def mutate(
                 for p in parts("retrieve", generic_only=True)
                 if p.name not in have and (allow_llm or not _reads_llm(p))
             ]
-            if not pool or len(retrieve) >= 4:
+            if not pool or len(retrieve) >= MAX_RETRIEVE:
                 continue
             retrieve.append(_random_use(rng.choice(pool), rng, keys))
         elif move == "remove":
@@ -210,7 +214,7 @@ def crossover(a: Genome, b: Genome, rng: random.Random, keys: ObsKeys, *, name: 
     for _ in range(MAX_TRIES):
         pool = {u.part: u for u in b.retrieve} | {u.part: u for u in a.retrieve}
         names = list(pool)
-        picked = rng.sample(names, k=rng.randint(1, min(4, len(names)))) if names else []
+        picked = rng.sample(names, k=rng.randint(1, min(MAX_RETRIEVE, len(names)))) if names else []
         retrieve = [pool[n].model_copy(deep=True) for n in picked]
         encoders = {u.part: u for u in (b.encode if rng.random() < 0.5 else a.encode)}
         for u in a.encode + b.encode:

@@ -23,7 +23,9 @@ DEPLOY_SEED_STRIDE = 10_007
 
 # Part of the no-memory baseline cache key: bump it whenever how an episode is played or scored
 # changes (task agent, prompts, environment rules), so no run compares against a stale baseline.
-EVALUATION_VERSION = 5  # 5: ALFWorld observations carry location and inventory
+EVALUATION_VERSION = (
+    6  # 6: designs see the observation text (observation_text); 5: ALFWorld location, inventory
+)
 
 MetaOperator = Literal["write", "edit", "crossover"]
 

@@ -49,6 +49,7 @@ def context_schema(env: Environment) -> dict[str, Any]:
             "keys": {
                 "goal": "str — always 'Bring the OBJECT to ROOM.'",
                 "observation": "dict — the first observation (keys as in 'observation')",
+                "observation_text": "str — the first observation as the agent reads it (no command list)",
                 "domain": "str — 'graphworld'",
             },
             "example": task_view(probe, task, first),
@@ -57,7 +58,7 @@ def context_schema(env: Environment) -> dict[str, Any]:
             "keys": {
                 "task": "dict — the task view above",
                 "steps": "list[dict] — {'action': {'tool': str, 'args': dict, 'text': str}, 'observation': dict, "
-                "'error': str | None}; tool '' = the agent's reply was not a valid action; text = the action as "
+                "'observation_text': str, 'error': str | None}; tool '' = the agent's reply was not a valid action; text = the action as "
                 "the agent's action list writes it (e.g. 'move_to room_B'): advice naming actions this way is "
                 "acted on",
                 "success": "bool",

@@ -101,6 +101,62 @@ def steps_of(episode):
     return out
 
 
+def texts_of(episode):
+    """``[before_text, after_text]`` per step of ``steps_of``: the observations as the agent read them."""
+    before = (episode.get("task") or {}).get("observation_text") or ""
+    out = []
+    for step in episode.get("steps") or []:
+        after = str(step.get("observation_text") or "")
+        if str((step.get("action") or {}).get("text") or ""):
+            out.append([before, after])
+        if after:
+            before = after
+    return out
+
+
+def value_words(obs):
+    """Lower-case words that name things in an observation: the words of its values and list items of
+    at most three words (names such as 'hall_2' or 'key 1'; prose and command lists are left out)."""
+    out = set()
+    for value in obs.values() if isinstance(obs, dict) else []:
+        for item in value if isinstance(value, list) else [value]:
+            found = words(value_text(item))
+            if len(found) <= 3:
+                out.update(w.lower() for w in found)
+    return out
+
+
+def observed_words(episode):
+    """Lower-case words naming things in any observation of the episode (see ``value_words``)."""
+    first = (episode.get("task") or {}).get("observation") or {}
+    out = value_words(first)
+    for step in episode.get("steps") or []:
+        out |= value_words(step.get("observation") or {})
+    return out
+
+
+SENTENCE = re.compile(r"[.!?;\n]+(?:\s|$)")
+
+
+def frame_of(text, word, names):
+    """How the observation text frames ``word``: in the last sentence of ``text`` that names it, the first
+    two content words before it that name nothing (not in ``names``, not a number nor followed by one), e.g. 'holding' in
+    'You are holding: key.' and 'lying here' in 'Lying here: lamp, key.' ('' when no sentence names
+    the word)."""
+    low = word.lower()
+    for sentence in reversed(SENTENCE.split(str(text))):
+        tokens = [w.lower() for w in words(sentence)]
+        if low not in tokens:
+            continue
+        lead = tokens[: tokens.index(low)]
+        numbered = {
+            w for w, nxt in zip(lead, [*lead[1:], low], strict=True) if nxt.isdigit()
+        }  # 'lamp 1': a name
+        kept = [w for w in lead if w not in STOP | names | numbered and not w.isdigit()]
+        return " ".join(kept[:2])
+    return ""
+
+
 def slotted(text, gw):
     """``text`` with every goal word replaced by ``{i}`` (its index in ``gw``); '' when none occurs."""
     low = [w.lower() for w in gw]

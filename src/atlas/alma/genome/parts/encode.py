@@ -10,13 +10,16 @@ from common import (
     bump,
     capped,
     decay,
+    frame_of,
     goal_kind,
     goal_words,
+    observed_words,
     recent,
     slots_in,
     slotted,
     state_of,
     steps_of,
+    texts_of,
     value_text,
     words,
 )
@@ -71,21 +74,47 @@ def encode_transitions(memory, episode, tools, p, store):
     print("transitions:", added, "new;", len(m["entered"]), "states entered,", len(m["seen"]), "seen")
 
 
+def _lasting(found, texts, names):
+    """Of a failed episode's goal actions, per goal word the last one, kept when the episode ended with
+    the word framed as that action left it, unlike when the word was first seen (its effect lasted and
+    was not a return to where things began)."""
+    last = {}
+    for entry in found:
+        if entry[3]:
+            last[entry[3]] = entry
+    seen = [t for pair in texts for t in pair]
+
+    def first_frame(word):
+        return next((f for f in (frame_of(t, word, names) for t in seen) if f), "")
+
+    end = texts[-1][1] if texts else ""
+    return [e for w, e in last.items() if e[4] and frame_of(end, w, names) == e[4] and e[4] != first_frame(w)]
+
+
 def encode_goal_actions(memory, episode, tools, p, store):
     """Actions that name words of the goal, as templates (``<verb> {1}``: word 1 of the goal) under the
-    goal's shape, with the state they were taken in when that state is a goal word too; the state an
-    action names otherwise becomes ``{here}`` (the action then applies in any state). Actions that change
-    the state are left to ``transitions``. Only successful episodes when ``p['successes_only']``."""
+    goal's shape, with the state they were taken in when that state is a goal word too, and how the
+    observation text framed the named word before the action (``holding`` in 'You are holding: key'); the
+    state an action names otherwise becomes ``{here}`` (the action then applies in any state). How
+    the text frames the word after an action taken anywhere is kept too (``goal_action_after``: what
+    holding it looks like). Actions that change the state are left to ``transitions``. Only
+    successful episodes when ``p['successes_only']``; otherwise a failed episode teaches, per goal
+    word, the last action on it when its effect lasted to the end and changed the word's first frame."""
     m = memory.setdefault("goal_actions", {})
+    after_m = memory.setdefault("goal_action_after", {})
     if p.get("successes_only", True) and not episode.get("success"):
         return
-    for k in list(m):
-        m[k] = decay(m[k], store.get("decay", 1.0))
+    for table in (m, after_m):
+        for k in list(table):
+            table[k] = decay(table[k], store.get("decay", 1.0))
     gw = goal_words((episode.get("task") or {}).get("goal", ""))
     key = p.get("state_key", "")
-    found, used = [], set()
+    names = observed_words(episode)
+    found, afters, used = [], [], set()
     places = memory.setdefault("goal_action_places", [])
-    for before, action, after, error in steps_of(episode):
+    for (before, action, after, error), (seen, then) in zip(
+        steps_of(episode), texts_of(episode), strict=True
+    ):
         here = state_of(before, key)
         if here and here not in places:
             places.append(here)
@@ -95,25 +124,43 @@ def encode_goal_actions(memory, episode, tools, p, store):
             where = slotted(here, gw) if key else ""
             if here and not where and here in template:
                 template = template.replace(here, "{here}")  # "take {2} 1 from {here}": any place
-            found.append([where, template])
+            item = sorted(slots_in(template) - slots_in(where), key=lambda i: gw[i].lower() not in names)
+            word = gw[item[0]] if item else ""  # the word an action acts on: a name the agent saw first
+            frame = frame_of(seen, word, names) if word else ""
+            after_frame = frame_of(then, word, names) if word else ""
+            found.append([where, template, slotted(frame, gw) or frame, word, after_frame])
             used |= slots_in(template) | slots_in(where)
+    if not episode.get("success"):
+        found = _lasting(found, texts_of(episode), names)
+    for where, _template, _frame, word, after_frame in found:
+        if word and not where and after_frame:
+            afters.append([gw.index(word), after_frame])
     memory["goal_action_places"] = places[-store.get("cap", 200) :]
-    kind = goal_kind(gw, used)  # the goal's shape: every word some action named is a slot
-    for pair in found:
-        bump(m.setdefault(kind, {}), json.dumps(pair))
-    for k in list(m):
-        m[k] = capped(m[k], store.get("cap", 200))
+    # the goal's shape: every word an action named, or the observations named, is a slot
+    used |= {i for i, w in enumerate(gw) if w.lower() in names}
+    kind = goal_kind(gw, used)
+    for where, template, frame, word, _ in found:
+        slot = gw.index(word) if word else -1
+        bump(m.setdefault(kind, {}), json.dumps([where, template, frame, slot]))
+    for pair in afters:
+        bump(after_m.setdefault(kind, {}), json.dumps(pair))
+    for table in (m, after_m):
+        for k in list(table):
+            table[k] = capped(table[k], store.get("cap", 200))
     print("goal actions:", len(found), "templated;", len(m), "goal shapes")
 
 
 def encode_sightings(memory, episode, tools, p, store):
     """Which action first showed each word (a word in the observation after the action, not before it):
-    ``word -> {action: count}``. Words of the goal only when ``p['goal_only']``."""
+    ``word -> {action: count}``, and with ``p['state_key']`` in which state (``sighting_places``).
+    Words of the goal only when ``p['goal_only']``."""
     m = memory.setdefault("sightings", {})
     gw = [w.lower() for w in goal_words((episode.get("task") or {}).get("goal", ""))]
     for w in list(m):
         m[w] = decay(m[w], store.get("decay", 1.0))
     shown = 0
+    places = memory.setdefault("sighting_places", {})
+    key = p.get("state_key", "")
     for before, action, after, error in steps_of(episode):
         if error or not after:
             continue
@@ -122,9 +169,15 @@ def encode_sightings(memory, episode, tools, p, store):
             if w.isdigit() or (p.get("goal_only", False) and w not in gw):
                 continue
             bump(m.setdefault(w, {}), action)
+            if state_of(after, key):
+                bump(places.setdefault(w, {}), json.dumps([state_of(after, key), action]))
             shown += 1
     for w in list(m):
         m[w] = capped(m[w], 3)
+    for w in list(places):
+        places[w] = capped(places[w], 3) if w in m else {}
+        if not places[w]:
+            del places[w]
     if len(m) > store.get("cap", 200):
         ranked = sorted(m, key=lambda w: -sum(m[w].values()))[: store.get("cap", 200)]
         memory["sightings"] = {w: m[w] for w in ranked}
@@ -143,6 +196,7 @@ def encode_sequences(memory, episode, tools, p, store):
     used = set()
     for t in templates:
         used |= slots_in(t)
+    used |= {i for i, w in enumerate(gw) if w.lower() in observed_words(episode)}
     m.append({"kind": goal_kind(gw, used), "actions": templates, "score": episode.get("score", 0.0)})
     memory["sequences"] = recent(m, store.get("recent", 0))[-store.get("cap", 200) :]
     print("sequences:", len(memory["sequences"]), "kept")

@@ -14,8 +14,10 @@ def _rule_line(item, style):
         situation = ". ".join(cond)
     elif style == "bare":
         situation = " ".join(cond)
-    else:
-        situation = "In " + cond[0] + ("" if len(cond) == 1 else " with the " + " and the ".join(cond[1:]))
+    else:  # "In hall with the key", "In hall with holding key", "Lying here key"
+        head = cond[0][:1].upper() + cond[0][1:] if " " in cond[0] else "In " + cond[0]
+        rest = [c if " " in c else "the " + c for c in cond[1:]]
+        situation = head + ("" if not rest else " with " + " and ".join(rest))
     return situation + ": " + item.get("action", "") + "."
 
 

@@ -87,8 +87,9 @@ def _circles(done, path, window=6):
 
 def retrieve_route(memory, task, tools, p):
     """From every known state, the action toward the state the goal names (a path in the learned map).
-    ``p['context']``: 'goal_items' adds the goal's other words to each rule's situation (the route then
-    applies once what the goal names is in sight or in hand), 'none' conditions on the state alone."""
+    ``p['context']``: 'goal_items' adds the goal's item to each rule's situation, framed as goal actions
+    left it ('holding key', learned by ``goal_actions``; no rules before that is learned), 'none'
+    conditions on the state alone."""
     m = memory.get("transitions") or {}
     gw = goal_words(task.get("goal", ""))
     states = list(dict.fromkeys(m.get("entered", []) + m.get("seen", [])))
@@ -97,8 +98,9 @@ def retrieve_route(memory, task, tools, p):
         return []
     extra = []
     if p.get("context", "goal_items") == "goal_items":
-        low = {t.lower() for t in targets}
-        extra = [w for w in gw[1:] if w.lower() not in low][:1]
+        extra = _held(memory, gw, targets)
+        if not extra:  # what holding the item looks like is not known yet: no rule can say when
+            return []
     hops = _towards(_graph(m), set(targets))
     if extra and len(hops) > 1 and len(set(hops.values())) == 1:
         # every state takes the same first step (one hop from anywhere): the state does not matter
@@ -139,37 +141,73 @@ def retrieve_explore(memory, task, tools, p):
     return [{"kind": "plan", "title": "Search plan", "steps": steps}] if len(steps) >= 2 else []
 
 
+def _framed(frame, word):
+    """A situation piece: the word as the observation text frames it ('holding key'), or the word."""
+    return (frame + " " + word).strip()
+
+
 def retrieve_goal_rules(memory, task, tools, p):
     """Templates of goal-naming actions learned under this goal's shape, filled with this goal's words:
-    'do X when the situation shows what X names' (or the goal state it was taken in)."""
+    'do X when the situation shows what X names, framed as it was when X was done' (and the goal
+    state it was taken in; an action also done in the goal's state is advised only there)."""
     gw = goal_words(task.get("goal", ""))
     out = []
     for kind, counts in (memory.get("goal_actions") or {}).items():
         if not same_kind(kind, gw):
             continue
-        for key, n in sorted(counts.items(), key=lambda kv: -kv[1]):
-            if n < p.get("min_support", 1):
-                continue
-            where, template = json.loads(key)
+        ranked = sorted(counts.items(), key=lambda kv: -kv[1])
+        learned = [[*json.loads(k), "", -1][:4] for k, n in ranked if n >= p.get("min_support", 1)]
+        in_goal_state = {template for where, template, _, _ in learned if where}
+        for where, template, frame, slot in learned:
+            if not where and template in in_goal_state:
+                continue  # done in the goal's state too: elsewhere it was a detour
             state = filled(where, gw) if where else ""
             places = memory.get("goal_action_places") or [] if "{here}" in template else [""]
             for place in places:
                 action = filled(template.replace("{here}", place), gw)
                 named = {t.lower() for t in words(action)}
                 items = [w for w in gw if w.lower() in named and w != state][:1]
+                items = [gw[slot]] if 0 <= slot < len(gw) else items
+                items = [_framed(filled(frame, gw) or frame, w) for w in items]
                 cond = [state, *items] if state else items
                 if action and cond:
                     out.append({"kind": "rule", "cond": cond, "action": action})
     return out
 
 
+def _held(memory, gw, targets):
+    """How the goal's item looks once a goal action taken anywhere has been done ('holding key'): the
+    most frequent frame learned under this goal's shape, for a goal word that is not a target state."""
+    low = {t.lower() for t in targets}
+    for kind, counts in (memory.get("goal_action_after") or {}).items():
+        if not same_kind(kind, gw):
+            continue
+        for key, _ in sorted(counts.items(), key=lambda kv: -kv[1]):
+            slot, frame = json.loads(key)
+            if slot < len(gw) and gw[slot].lower() not in low:
+                return [_framed(frame, gw[slot])]
+    return []
+
+
 def retrieve_where_seen(memory, task, tools, p):
-    """For each goal word, the actions that most often showed it before (a search plan)."""
+    """For each goal word, the actions that most often showed it before (a search plan); where the state
+    they showed it in is known and ``transitions`` learned how moves are written, the move there first."""
     seen = memory.get("sightings") or {}
+    places = memory.get("sighting_places") or {}
+    moves = (memory.get("transitions") or {}).get("moves") or {}
+    move = max(moves, key=lambda t: moves[t]) if moves else ""
     steps = []
     for w in goal_words(task.get("goal", "")):
-        ranked = sorted((seen.get(w.lower()) or {}).items(), key=lambda kv: -kv[1])
-        steps += [a for a, _ in ranked[: p.get("k", 2)] if a not in steps]
+        if move and places.get(w.lower()):
+            ranked = sorted(places[w.lower()].items(), key=lambda kv: -kv[1])[: p.get("k", 2)]
+            found = []
+            for key, _ in ranked:
+                place, action = json.loads(key)
+                found += [move.replace("{to}", place), action]
+        else:
+            ranked = sorted((seen.get(w.lower()) or {}).items(), key=lambda kv: -kv[1])
+            found = [a for a, _ in ranked[: p.get("k", 2)]]
+        steps += [a for a in found if a not in steps]
     return [{"kind": "plan", "title": "Where these were found before", "steps": steps}] if steps else []
 
 

@@ -1,0 +1,161 @@
+"""Goal actions framed as the agent reads them: what a goal-naming action is learned from (successes,
+and the lasting effects of failures), the goal's shape, and the rules recalled — compiled and run in
+the real sandbox on episodes in the shape ``episode_view`` gives, in a made-up world (no built-in
+environment's words)."""
+
+from __future__ import annotations
+
+import pytest
+
+from atlas.alma.author.smoke import stub_llm
+from atlas.alma.evaluate.runner import DesignRunner
+from atlas.alma.genome import genome_design, parse_genome
+
+GENOME = {
+    "name": "framed",
+    "encode": [
+        {"part": "transitions", "params": {"state_key": "place", "neighbors_key": "exits"}},
+        {"part": "goal_actions", "params": {"successes_only": False, "state_key": "place"}},
+    ],
+    "retrieve": [{"part": "goal_rules"}, {"part": "route", "params": {"context": "goal_items"}}],
+}
+
+
+def obs(place: str, exits: list[str], lying: list[str], held: list[str]) -> tuple[dict, str]:
+    """An observation and its text as the agent would read it."""
+    text = f"You stand in {place}. Lying here: {', '.join(lying) or 'nothing'}. "
+    text += f"You are holding: {', '.join(held) or 'nothing'}."
+    return {"place": place, "exits": exits, "lying": lying, "held": held}, text
+
+
+def episode(goal: str, start: tuple[dict, str], steps: list[tuple[str, tuple[dict, str]]], success: bool):
+    first, first_text = start
+    return {
+        "task": {"goal": goal, "observation": first, "observation_text": first_text},
+        "steps": [
+            {
+                "action": {"tool": "act", "args": {}, "text": action},
+                "observation": o,
+                "observation_text": t,
+                "error": None,
+            }
+            for action, (o, t) in steps
+        ],
+        "success": success,
+        "score": 0.8 if success else 0.0,
+        "steps_taken": len(steps),
+    }
+
+
+def fetch(item: str, dest: str, *, drop_at: str, undo: bool = False, success: bool = True) -> dict:
+    """Take ``item`` in the hall, walk to ``drop_at`` and drop it there (or drop it back at once)."""
+    hall_exits, far_exits = ["cellar", "attic"], ["hall"]
+    steps = [("take " + item, obs("hall", hall_exits, [], [item]))]
+    if undo:
+        steps.append(("drop " + item, obs("hall", hall_exits, [item], [])))
+    else:
+        steps += [
+            ("go " + drop_at, obs(drop_at, far_exits, [], [item])),
+            ("drop " + item, obs(drop_at, far_exits, [item], [])),
+        ]
+    return episode(f"fetch the {item} to the {dest}", obs("hall", hall_exits, [item], []), steps, success)
+
+
+def advice_after(episodes: list[dict], goal: str, pool, embedder) -> list[str]:
+    runner = DesignRunner(genome_design(parse_genome(GENOME)), embedder=embedder, llm=stub_llm(), pool=pool)
+    try:
+        for i, ep in enumerate(episodes):
+            log = runner.update_sync(ep, label=f"C{i}")
+            assert log.ok, log.error
+        start, text = obs("hall", ["cellar", "attic"], ["ruby"], [])
+        advice, log = runner.recall_sync({"goal": goal, "observation": start, "observation_text": text})
+        assert log.ok, log.error
+        return (advice or "").splitlines()
+    finally:
+        runner.close()
+
+
+@pytest.fixture(scope="module")
+def embedder():
+    from atlas.infra.embeddings import default_embedder
+
+    return default_embedder()
+
+
+def test_a_success_teaches_framed_rules_for_any_goal_of_its_shape(pool, embedder):
+    lines = advice_after(
+        [fetch("gem", "cellar", drop_at="cellar")], "fetch the ruby to the attic", pool, embedder
+    )
+    assert "Lying here ruby: take ruby." in lines, lines  # framed as the text showed it before
+    assert "In attic with holding ruby: drop ruby." in lines, lines  # in the goal's place, once held
+    assert "In hall with holding ruby: go attic." in lines, lines  # the route applies once it is held
+
+
+def test_a_failure_teaches_only_what_lasted(pool, embedder):
+    undone = fetch("gem", "cellar", drop_at="cellar", undo=True, success=False)
+    assert advice_after([undone], "fetch the ruby to the attic", pool, embedder) == []
+    # taken, carried to the wrong place, dropped there: back as it began, nothing learned
+    wrong = fetch("gem", "cellar", drop_at="attic", success=False)
+    assert advice_after([wrong], "fetch the ruby to the attic", pool, embedder) == []
+    # taken and never dropped: the take lasted; once held, the route leads to the goal's place
+    kept = episode(
+        "fetch the gem to the cellar",
+        obs("hall", ["cellar", "attic"], ["gem"], []),
+        [
+            ("take gem", obs("hall", ["cellar", "attic"], [], ["gem"])),
+            ("go attic", obs("attic", ["hall"], [], ["gem"])),
+        ],
+        False,
+    )
+    lines = advice_after([kept], "fetch the ruby to the hall", pool, embedder)
+    assert "Lying here ruby: take ruby." in lines and "In attic with holding ruby: go hall." in lines, lines
+
+
+def test_a_goal_of_another_shape_gets_no_rules(pool, embedder):
+    lines = advice_after([fetch("gem", "cellar", drop_at="cellar")], "polish the ruby", pool, embedder)
+    assert lines == []
+
+
+def test_where_seen_moves_to_where_the_goal_word_showed_up(pool, embedder):
+    genome = {
+        "name": "seen",
+        "encode": [
+            {"part": "transitions", "params": {"state_key": "place", "neighbors_key": "exits"}},
+            {"part": "sightings", "params": {"goal_only": True, "state_key": "place"}},
+        ],
+        "retrieve": [{"part": "where_seen", "params": {"k": 1}}],
+    }
+    hall, cellar = obs("hall", ["cellar"], [], []), obs("cellar", ["hall"], [], [])
+    found = obs("cellar", ["hall"], ["gem"], [])
+    ep = episode(
+        "fetch the gem to the hall",
+        hall,
+        [("go cellar", cellar), ("open chest", found), ("go hall", hall)],
+        False,
+    )
+    runner = DesignRunner(genome_design(parse_genome(genome)), embedder=embedder, llm=stub_llm(), pool=pool)
+    try:
+        assert runner.update_sync(ep, label="C1").ok
+        advice, log = runner.recall_sync({"goal": "fetch the gem to the attic", "observation": hall[0]})
+        assert log.ok, log.error
+    finally:
+        runner.close()
+    assert advice == "Where these were found before: go cellar, open chest.", advice
+
+
+def test_an_action_done_in_the_goal_state_is_advised_only_there(pool, embedder):
+    # a success with a detour: dropped in the hall first, taken again, dropped in the cellar
+    hall_exits = ["cellar", "attic"]
+    steps = [
+        ("take gem", obs("hall", hall_exits, [], ["gem"])),
+        ("drop gem", obs("hall", hall_exits, ["gem"], [])),
+        ("take gem", obs("hall", hall_exits, [], ["gem"])),
+        ("go cellar", obs("cellar", ["hall"], [], ["gem"])),
+        ("drop gem", obs("cellar", ["hall"], ["gem"], [])),
+    ]
+    ep = episode("fetch the gem to the cellar", obs("hall", hall_exits, ["gem"], []), steps, True)
+    lines = advice_after([ep], "fetch the ruby to the attic", pool, embedder)
+    assert "In attic with holding ruby: drop ruby." in lines, lines
+    assert [x for x in lines if x.endswith(": drop ruby.")] == ["In attic with holding ruby: drop ruby."], (
+        lines
+    )
