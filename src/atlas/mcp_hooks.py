@@ -135,7 +135,7 @@ async def context(hub: MemoryHub, body: dict[str, Any]) -> dict[str, Any]:
     found = await bank.aget_guidelines(prompt[:MAX_PROMPT_CHARS], k=k, mode="cosine")
     if not found:
         return {"context": "", "count": 0}
-    return {"context": f"{CONTEXT_HEADER}\n{format_guidelines(found)}", "count": len(found)}
+    return {"context": format_guidelines(found, header=CONTEXT_HEADER), "count": len(found)}
 
 
 async def drain_pending(queue: IngestQueue, folder: Path | None = None) -> int:

@@ -160,8 +160,9 @@ def end(data: dict[str, Any]) -> None:
         size = os.stat(path).st_size
     except OSError as exc:
         raise HookProblem(f"transcript {path} cannot be read ({exc.strerror}); nothing learned") from exc
+    notes = []
     if size > MAX_TRANSCRIPT_BYTES:
-        warn(f"transcript is {size // 1_000_000} MB; only its last {MAX_TRANSCRIPT_BYTES // 1_000_000} MB are read")
+        notes.append(f"transcript is {size // 1_000_000} MB: only its last {MAX_TRANSCRIPT_BYTES // 1_000_000} MB are read")
     body = {"transcript_path": os.path.abspath(path), "namespace": project_namespace(str(data.get("cwd") or ""))}
     try:
         reply = call("/hooks/ingest", body, timeout=10)
@@ -170,9 +171,14 @@ def end(data: dict[str, Any]) -> None:
         folder.mkdir(parents=True, exist_ok=True)
         name = re.sub(r"[^A-Za-z0-9_-]+", "-", str(data.get("session_id") or time.time_ns()))[:80]
         (folder / f"{name}.json").write_text(json.dumps(body), encoding="utf-8")
-        raise HookProblem(f"{exc}; the transcript waits in {folder} until the server runs") from exc
-    if reply.get("skipped_lines"):
-        warn(f"{reply['skipped_lines']} malformed line(s) in {path} were skipped")
+        notes.append(f"{exc}; the transcript waits in {folder} until the server runs")
+    except HookProblem as exc:
+        notes.append(str(exc))
+    else:
+        if reply.get("skipped_lines"):
+            notes.append(f"{reply['skipped_lines']} malformed line(s) skipped")
+    if notes:
+        raise HookProblem("; ".join(notes))
 
 
 def emit(data: dict[str, Any], event: str, context: str) -> None:

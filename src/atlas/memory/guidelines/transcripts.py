@@ -248,8 +248,8 @@ def _codex_turns(rows: list[dict[str, Any]]) -> tuple[str, list[_Turn]]:
 
 # --- reading ---------------------------------------------------------------------------------------
 def detect_format(rows: list[dict[str, Any]]) -> Format:
-    """``claude-code`` or ``codex`` from the first rows that say which; InvalidInputError otherwise."""
-    for row in rows[:50]:
+    """``claude-code`` or ``codex`` from the first row that says which; InvalidInputError otherwise."""
+    for row in rows:
         if "sessionId" in row or (row.get("type") in ("user", "assistant") and "message" in row):
             return "claude-code"
         if row.get("type") in ("session_meta", "response_item", "turn_context", "event_msg"):
