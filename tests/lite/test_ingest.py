@@ -1,0 +1,82 @@
+"""`atlas guidelines ingest` end to end (real Chroma and embedder, a scripted model), and the jobs hooks
+leave while the server is down."""
+
+from __future__ import annotations
+
+import json
+import logging
+
+from conftest import FIX_TIP, PUBLISH_TIP, REPLIES, SAMPLES
+from typer.testing import CliRunner
+
+from atlas.cli import app
+
+CLAUDE = SAMPLES / "claude_code_session.jsonl"
+
+
+def run(*args: str):
+    return CliRunner().invoke(app, list(args))
+
+
+def test_ingest_learns_each_turn_once(tmp_path):
+    replies = tmp_path / "replies.json"
+    replies.write_text(json.dumps(REPLIES))
+    common = ["--path", str(tmp_path / "store"), "--namespace", "shop", "--model", f"scripted:{replies}"]
+    first = run("guidelines", "ingest", str(CLAUDE), *common, "--json")
+    assert first.exit_code == 0, first.output
+    results = json.loads(first.stdout)
+    assert [r["status"] for r in results] == ["processed", "processed"]
+    assert [r["outcome"] for r in results] == ["recovery", "failure"]
+    listed = run("guidelines", "list", "--path", str(tmp_path / "store"), "--namespace", "shop", "--json")
+    contents = {g["content"] for g in json.loads(listed.stdout)}
+    assert {FIX_TIP, PUBLISH_TIP} <= contents
+
+    again = run("guidelines", "ingest", str(CLAUDE), *common, "--json")
+    assert [r["status"] for r in json.loads(again.stdout)] == ["duplicate", "duplicate"]
+
+
+def test_dry_run_shows_tool_calls_errors_and_outcomes_without_a_model(tmp_path):
+    out = run("guidelines", "ingest", str(SAMPLES / "codex_rollout.jsonl"), "--dry-run", "--json")
+    assert out.exit_code == 0, out.output
+    (traj,) = json.loads(out.stdout)
+    assert [s["tool"] for s in traj["steps"]] == ["shell", "apply_patch", "shell"]
+    assert [s["error"] is not None for s in traj["steps"]] == [True, False, False]
+    assert traj["success"] is True and traj["metadata"]["source"] == "codex"
+    text = run("guidelines", "ingest", str(CLAUDE), "--dry-run")
+    assert "success, 4 tool call(s), 1 error(s)" in text.stdout
+    assert "failure, 1 tool call(s), 1 error(s)" in text.stdout
+    assert not (tmp_path / ".atlas").exists()
+
+
+def test_ingest_errors_say_how_to_fix(tmp_path):
+    missing = run("guidelines", "ingest", str(tmp_path / "nope.jsonl"), "--dry-run")
+    assert missing.exit_code != 0 and "check the path" in missing.output
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"a": 1}\n{"b": 2}\n')
+    out = run("guidelines", "ingest", str(bad), "--dry-run")
+    assert out.exit_code != 0 and "--format openai" in out.output
+    fmt = run("guidelines", "ingest", str(CLAUDE), "--format", "cursor", "--dry-run")
+    assert fmt.exit_code != 0 and "format: must be one of" in fmt.output
+
+
+async def test_jobs_left_while_the_server_was_down_are_learned_on_start(tmp_path, embedder, caplog):
+    from atlas.infra.llm import ScriptedLLM
+    from atlas.mcp_hooks import IngestQueue, drain_pending
+    from atlas.mcp_server import MemoryHub
+    from guideline_doubles import auto_responder
+
+    pending = tmp_path / "pending"
+    pending.mkdir()
+    (pending / "s1.json").write_text(json.dumps({"transcript_path": str(CLAUDE), "namespace": "shop-1"}))
+    (pending / "s2.json").write_text(json.dumps({"transcript_path": str(tmp_path / "gone.jsonl"), "namespace": "x"}))
+    (pending / "s3.json").write_text("{broken")
+    hub = MemoryHub(tmp_path / "mem", llm=ScriptedLLM(auto_responder()), embedder=embedder)
+    queue = IngestQueue(hub)
+    with caplog.at_level(logging.WARNING, logger="atlas.mcp_hooks"):
+        assert await drain_pending(queue, pending) == 1
+        await queue.join()
+    assert list(pending.iterdir()) == []  # taken or dropped, never retried forever
+    assert "gone.jsonl" in caplog.text and "s3.json dropped" in caplog.text
+    (summary,) = queue.done
+    assert summary == {"namespace": "shop-1", "saved": 2, "duplicate": 0, "failed": []}
+    assert hub.bank("shop-1").store.count() > 0
