@@ -19,14 +19,18 @@ import json
 import logging
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from atlas.errors import AtlasError, InvalidInputError
+from atlas.memory.guidelines.bank import GuidelineBank
 from atlas.memory.guidelines.config import check_namespace
 from atlas.memory.guidelines.render import format_guidelines
 
-if TYPE_CHECKING:
-    from atlas.mcp_server import MemoryHub
+
+class MemoryHub(Protocol):
+    """What the hooks need of ``atlas.mcp_server.MemoryHub``: one guideline bank per namespace."""
+
+    def bank(self, namespace: str, *, need_llm: bool = False) -> GuidelineBank: ...
 
 log = logging.getLogger(__name__)
 
