@@ -74,7 +74,7 @@ def timed(argv: list[str], stdin: bytes = b"", env: dict[str, str] | None = None
 
 def summary(name: str, times: list[float], reference: float) -> None:
     ms = sorted(t * 1000 for t in times)
-    p95 = ms[min(len(ms) - 1, int(round(0.95 * (len(ms) - 1))))]
+    p95 = ms[min(len(ms) - 1, round(0.95 * (len(ms) - 1)))]
     med = statistics.median(ms)
     print(f"{name:<34} median {med:7.1f} ms   p95 {p95:7.1f} ms   {med / reference:5.1f}× the reference")
 
@@ -157,19 +157,29 @@ def main() -> None:
                         row["uuid"] = f"{row['uuid']}-{k}"
                     fh.write(json.dumps(row) + "\n")
         ends = {}
-        for name, path in (("session-end (sample, 2 turns)", transcript), ("session-end (big, 600 turns)", big)):
+        for name, path in (
+            ("session-end (sample, 2 turns)", transcript),
+            ("session-end (big, 600 turns)", big),
+        ):
             data = json.dumps({**base, "hook_event_name": "SessionEnd", "reason": "other",
                                "transcript_path": str(path)}).encode()  # fmt: skip
-            ends[name] = [timed([*py, str(HOOK), "session-end"], data, hook_env)[0] for _ in range(max(5, args.runs // 4))]
+            ends[name] = [
+                timed([*py, str(HOOK), "session-end"], data, hook_env)[0]
+                for _ in range(max(5, args.runs // 4))
+            ]
 
-        print(f"store: {args.guidelines} guidelines; {args.runs} runs per hook; python {sys.version.split()[0]}")
+        print(
+            f"store: {args.guidelines} guidelines; {args.runs} runs per hook; python {sys.version.split()[0]}"
+        )
         print(f"{'reference: python3 -S -c pass':<34} median {reference:7.1f} ms")
         summary("UserPromptSubmit, relevant prompt", related, reference)
         summary("UserPromptSubmit, unrelated prompt", unrelated, reference)
         print(f"  guidelines added to {added}/{args.runs} relevant prompts, to 0/{args.runs} unrelated ones")
         for name, times in ends.items():
             summary(name, times, reference)
-        print(f"  ({big.stat().st_size / 1e6:.1f} MB big transcript; tips are extracted after the hook returned)")
+        print(
+            f"  ({big.stat().st_size / 1e6:.1f} MB big transcript; tips are extracted after the hook returned)"
+        )
     finally:
         server.terminate()
         server.wait(timeout=15)

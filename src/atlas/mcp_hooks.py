@@ -32,6 +32,7 @@ class MemoryHub(Protocol):
 
     def bank(self, namespace: str, *, need_llm: bool = False) -> GuidelineBank: ...
 
+
 log = logging.getLogger(__name__)
 
 HOOK_PREFIX = "/hooks/"

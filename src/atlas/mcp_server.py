@@ -145,9 +145,7 @@ class MemoryHub:
             return mem
 
 
-def create_server(
-    hub: MemoryHub, *, host: str = "127.0.0.1", port: int = 8765, hooks: bool = False
-) -> Any:
+def create_server(hub: MemoryHub, *, host: str = "127.0.0.1", port: int = 8765, hooks: bool = False) -> Any:
     """A FastMCP server exposing ``hub`` (tools listed in the module docstring); with ``hooks``, also
     the coding-agent hook routes of ``atlas.mcp_hooks`` (served on the streamable-HTTP transport)."""
     from mcp.server.fastmcp import FastMCP
@@ -258,7 +256,7 @@ def create_server(
     if hooks:
         from atlas.mcp_hooks import add_hook_routes
 
-        server.atlas_ingest_queue = add_hook_routes(server, hub)
+        add_hook_routes(server, hub)
     return server
 
 

@@ -291,7 +291,12 @@ def test_headroom_json(scripted_models):
     assert out["tasks"] == 3 and set(out["conditions"]) == {"none", "learnable", "full"}
     assert out["conditions"]["full"]["success_rate"] == 1.0  # the double follows the route it is given
     full = out["conditions"]["full"]
-    assert full["tgc"] == {"rate": 1.0, "ci95": [pytest.approx(0.438503, abs=1e-6), 1.0], "successes": 3, "n": 3}
+    assert full["tgc"] == {
+        "rate": 1.0,
+        "ci95": [pytest.approx(0.438503, abs=1e-6), 1.0],
+        "successes": 3,
+        "n": 3,
+    }
     assert full["sgc"]["rate"] == 1.0 and full["sgc"]["n"] == 1  # three tasks of one family
     assert set(out["differences"]) == {"learnable-none", "full-none"}
     res = runner.invoke(app, ["headroom", "--tasks", "2", "--conditions", "none,psychic", *scripted_models])

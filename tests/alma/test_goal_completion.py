@@ -25,7 +25,9 @@ def test_a_scenario_counts_only_when_every_variant_succeeds():
 
 def test_consistent_agent_vs_inconsistent_agent_same_tgc_different_sgc():
     consistent = goal_completion(results({"A": [True] * 3, "B": [True] * 3, "C": [False] * 3}))
-    scattered = goal_completion(results({"A": [True, True, False], "B": [True, False, True], "C": [False, True, True]}))
+    scattered = goal_completion(
+        results({"A": [True, True, False], "B": [True, False, True], "C": [False, True, True]})
+    )
     assert consistent.tgc.rate == scattered.tgc.rate == pytest.approx(6 / 9)
     assert consistent.sgc.rate == pytest.approx(2 / 3) and scattered.sgc.rate == 0.0
 

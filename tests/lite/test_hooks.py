@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import (
+from lite_helpers import (
     CODEX_TIP,
     FIX_TIP,
     PUBLISH_TIP,
@@ -71,7 +71,9 @@ async def test_session_end_learns_and_later_prompts_get_the_relevant_guideline(s
     assert run.seconds < 10  # the tips are extracted after the hook returned
     server.wait_jobs(1)
 
-    related = hook_input("UserPromptSubmit", project, prompt="tests/test_cart.py::test_totals fails, please fix the test")
+    related = hook_input(
+        "UserPromptSubmit", project, prompt="tests/test_cart.py::test_totals fails, please fix the test"
+    )
     run = run_hook("prompt", related, env)
     assert run.returncode == 0 and run.stderr == ""
     out = run.context()
@@ -106,14 +108,18 @@ async def test_session_end_learns_and_later_prompts_get_the_relevant_guideline(s
         found = json.loads(got.content[0].text)["guidelines"]
         fix = next(g for g in found if g["content"] == FIX_TIP)
         assert set(fix["source_trajectory_ids"]) <= ids
-        listed = json.loads((await session.call_tool("list_guidelines", {"namespace": namespace})).content[0].text)
+        listed = json.loads(
+            (await session.call_tool("list_guidelines", {"namespace": namespace})).content[0].text
+        )
         assert {FIX_TIP, PUBLISH_TIP} <= {g["content"] for g in listed["guidelines"]}
 
         # SessionEnd after the last Stop: the same turns again are skipped, nothing is learned twice
         run = run_hook("session-end", hook_input("SessionEnd", project, reason="prompt_input_exit"), env)
         assert (run.returncode, run.stderr) == (0, "")
         server.wait_jobs(2)
-        again = json.loads((await session.call_tool("list_guidelines", {"namespace": namespace})).content[0].text)
+        again = json.loads(
+            (await session.call_tool("list_guidelines", {"namespace": namespace})).content[0].text
+        )
         assert again["count"] == listed["count"]
 
     # Codex: its Stop hook input names the rollout file; the same hook hands it over
@@ -125,7 +131,9 @@ async def test_session_end_learns_and_later_prompts_get_the_relevant_guideline(s
     run = run_hook("stop", data, env)
     assert (run.returncode, run.stdout, run.stderr) == (0, "", "")
     server.wait_jobs(3)
-    run = run_hook("prompt", hook_input("UserPromptSubmit", cli, prompt="add a --dry-run option to the cli"), env)
+    run = run_hook(
+        "prompt", hook_input("UserPromptSubmit", cli, prompt="add a --dry-run option to the cli"), env
+    )
     assert CODEX_TIP in run.context()["additionalContext"]
 
 
@@ -136,7 +144,9 @@ def test_malformed_transcript_one_warning(server, project):
 
 
 def test_missing_transcript_one_warning(server, project):
-    line = one_warning(run_hook("session-end", hook_input("SessionEnd", project, reason="other"), server.hook_env()))
+    line = one_warning(
+        run_hook("session-end", hook_input("SessionEnd", project, reason="other"), server.hook_env())
+    )
     assert "session.jsonl cannot be read" in line
 
 
@@ -203,7 +213,15 @@ def test_session_start_starts_the_server_when_it_is_down(tmp_path, project):
             break
         time.sleep(0.05)
     argv = json.loads(record.read_text())
-    assert argv == ["mcp", "--transport", "streamable-http", "--port", str(port), "--path", str(home / "memory")]
+    assert argv == [
+        "mcp",
+        "--transport",
+        "streamable-http",
+        "--port",
+        str(port),
+        "--path",
+        str(home / "memory"),
+    ]
 
 
 def test_unknown_event_prints_usage_and_exits_0(server):

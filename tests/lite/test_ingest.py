@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import logging
 
-from conftest import FIX_TIP, PUBLISH_TIP, REPLIES, SAMPLES
+from lite_helpers import FIX_TIP, PUBLISH_TIP, REPLIES, SAMPLES
 from typer.testing import CliRunner
 
 from atlas.cli import app
@@ -68,7 +68,9 @@ async def test_jobs_left_while_the_server_was_down_are_learned_on_start(tmp_path
     pending = tmp_path / "pending"
     pending.mkdir()
     (pending / "s1.json").write_text(json.dumps({"transcript_path": str(CLAUDE), "namespace": "shop-1"}))
-    (pending / "s2.json").write_text(json.dumps({"transcript_path": str(tmp_path / "gone.jsonl"), "namespace": "x"}))
+    (pending / "s2.json").write_text(
+        json.dumps({"transcript_path": str(tmp_path / "gone.jsonl"), "namespace": "x"})
+    )
     (pending / "s3.json").write_text("{broken")
     hub = MemoryHub(tmp_path / "mem", llm=ScriptedLLM(auto_responder()), embedder=embedder)
     queue = IngestQueue(hub)

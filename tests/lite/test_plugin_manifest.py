@@ -12,9 +12,14 @@ from pathlib import Path
 
 import jsonschema
 import pytest
-from conftest import HOOK, PLUGIN, ROOT
+from lite_helpers import HOOK, PLUGIN, ROOT
 
-PATHS = {"anyOf": [{"type": "string", "pattern": r"^\./"}, {"type": "array", "items": {"type": "string", "pattern": r"^\./"}}]}
+PATHS = {
+    "anyOf": [
+        {"type": "string", "pattern": r"^\./"},
+        {"type": "array", "items": {"type": "string", "pattern": r"^\./"}},
+    ]
+}
 
 # .claude-plugin/plugin.json (Claude Code plugins reference: "name" is required, kebab-case; the
 # rest is metadata or component paths relative to the plugin root, starting with ./)
@@ -29,7 +34,11 @@ PLUGIN_SCHEMA = {
         "author": {
             "type": "object",
             "required": ["name"],
-            "properties": {"name": {"type": "string"}, "email": {"type": "string"}, "url": {"type": "string"}},
+            "properties": {
+                "name": {"type": "string"},
+                "email": {"type": "string"},
+                "url": {"type": "string"},
+            },
             "additionalProperties": False,
         },
         "homepage": {"type": "string"},
@@ -67,7 +76,10 @@ def hooks_schema(events: list[str]) -> dict:
     group = {
         "type": "object",
         "required": ["hooks"],
-        "properties": {"matcher": {"type": "string"}, "hooks": {"type": "array", "minItems": 1, "items": handler}},
+        "properties": {
+            "matcher": {"type": "string"},
+            "hooks": {"type": "array", "minItems": 1, "items": handler},
+        },
         "additionalProperties": False,
     }
     return {
@@ -96,9 +108,16 @@ MCP_SCHEMA = {
                     {
                         "type": "object",
                         "required": ["type", "url"],
-                        "properties": {"type": {"enum": ["http", "sse"]}, "url": {"type": "string", "pattern": "^https?://"}},
+                        "properties": {
+                            "type": {"enum": ["http", "sse"]},
+                            "url": {"type": "string", "pattern": "^https?://"},
+                        },
                     },
-                    {"type": "object", "required": ["command"], "properties": {"command": {"type": "string"}}},
+                    {
+                        "type": "object",
+                        "required": ["command"],
+                        "properties": {"command": {"type": "string"}},
+                    },
                 ]
             },
         }
@@ -114,7 +133,11 @@ MARKETPLACE_SCHEMA = {
         "plugins": {
             "type": "array",
             "minItems": 1,
-            "items": {"type": "object", "required": ["name", "source"], "properties": {"source": {"type": "string", "pattern": r"^\./"}}},
+            "items": {
+                "type": "object",
+                "required": ["name", "source"],
+                "properties": {"source": {"type": "string", "pattern": r"^\./"}},
+            },
         },
     },
 }
@@ -132,7 +155,12 @@ def test_plugin_manifest_is_valid_and_every_path_exists():
 
 
 def test_the_schema_catches_a_broken_manifest():
-    for bad in ({}, {"name": "Atlas Memory"}, {"name": "atlas", "hooks": "/abs/hooks.json"}, {"name": "a", "hoks": "./x"}):
+    for bad in (
+        {},
+        {"name": "Atlas Memory"},
+        {"name": "atlas", "hooks": "/abs/hooks.json"},
+        {"name": "a", "hoks": "./x"},
+    ):
         with pytest.raises(jsonschema.ValidationError):
             jsonschema.validate(bad, PLUGIN_SCHEMA)
 
@@ -140,7 +168,12 @@ def test_the_schema_catches_a_broken_manifest():
 def test_hooks_json_is_valid_and_runs_the_script_for_each_event():
     hooks = load(PLUGIN / "hooks" / "hooks.json")
     jsonschema.validate(hooks, hooks_schema(CLAUDE_EVENTS))
-    expected = {"SessionStart": "session-start", "UserPromptSubmit": "prompt", "Stop": "stop", "SessionEnd": "session-end"}
+    expected = {
+        "SessionStart": "session-start",
+        "UserPromptSubmit": "prompt",
+        "Stop": "stop",
+        "SessionEnd": "session-end",
+    }
     assert set(hooks["hooks"]) == set(expected)
     for event, arg in expected.items():
         (handler,) = hooks["hooks"][event][0]["hooks"]
@@ -180,10 +213,14 @@ def test_codex_files():
     hooks = load(ROOT / "integrations" / "codex" / "hooks.json")
     jsonschema.validate(hooks, hooks_schema(CODEX_EVENTS))  # Codex has no SessionEnd
     for event, arg in {"SessionStart": "session-start", "UserPromptSubmit": "prompt", "Stop": "stop"}.items():
-        assert hooks["hooks"][event][0]["hooks"][0]["command"].endswith(f"/integrations/claude-code/hooks/atlas_hook.py {arg}")
+        assert hooks["hooks"][event][0]["hooks"][0]["command"].endswith(
+            f"/integrations/claude-code/hooks/atlas_hook.py {arg}"
+        )
 
 
 @pytest.mark.skipif(shutil.which("claude") is None, reason="the claude CLI is not installed here")
 def test_claude_plugin_validate_accepts_it():  # pragma: no cover - needs Claude Code
-    out = subprocess.run(["claude", "plugin", "validate", str(PLUGIN)], capture_output=True, text=True, timeout=60)
+    out = subprocess.run(
+        ["claude", "plugin", "validate", str(PLUGIN)], capture_output=True, text=True, timeout=60
+    )
     assert out.returncode == 0, out.stdout + out.stderr

@@ -63,7 +63,7 @@ def test_ids_are_stable_so_reading_twice_gives_the_same_trajectories():
 def test_malformed_lines_are_skipped_and_counted(tmp_path):
     f = tmp_path / "s.jsonl"
     lines = CLAUDE.read_text().splitlines()
-    f.write_text("\n".join([lines[0], "{not json", *lines[1:], '{"type": "user", "message": {"rol'] ) + "\n")
+    f.write_text("\n".join([lines[0], "{not json", *lines[1:], '{"type": "user", "message": {"rol']) + "\n")
     t = read_transcript(f)
     assert t.skipped_lines == 2 and len(t.trajectories) == 2
 

@@ -16,7 +16,10 @@ def test_design_detail_and_report_carry_goal_completion(tmp_path):
     run_dir = tmp_path / "run"
     shutil.copytree(SAMPLE, run_dir)
     archive = json.loads((run_dir / "archive.json").read_text())
-    best = max((e for e in archive["entries"] if e.get("deployment_score") is not None), key=lambda e: e["deployment_score"])
+    best = max(
+        (e for e in archive["entries"] if e.get("deployment_score") is not None),
+        key=lambda e: e["deployment_score"],
+    )
     deployed = [t for t in best["per_task"] if t["phase"] == "deployment"]
     for i, t in enumerate(deployed):  # two scenarios; the first fully solved, the second not
         t["scenario"] = "A" if i < len(deployed) // 2 else "B"

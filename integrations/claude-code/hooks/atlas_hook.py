@@ -87,9 +87,7 @@ def read_input() -> dict[str, Any]:
 def call(path: str, body: dict[str, Any] | None, timeout: float) -> dict[str, Any]:
     """POST ``body`` (GET when None) to the server; HookProblem with the reason on any failure."""
     data = None if body is None else json.dumps(body).encode()
-    req = urllib.request.Request(
-        base_url() + path, data=data, headers={"Content-Type": "application/json"}
-    )
+    req = urllib.request.Request(base_url() + path, data=data, headers={"Content-Type": "application/json"})
     try:
         with urllib.request.urlopen(req, timeout=timeout) as resp:
             return json.loads(resp.read() or b"{}")
@@ -162,8 +160,13 @@ def end(data: dict[str, Any]) -> None:
         raise HookProblem(f"transcript {path} cannot be read ({exc.strerror}); nothing learned") from exc
     notes = []
     if size > MAX_TRANSCRIPT_BYTES:
-        notes.append(f"transcript is {size // 1_000_000} MB: only its last {MAX_TRANSCRIPT_BYTES // 1_000_000} MB are read")
-    body = {"transcript_path": os.path.abspath(path), "namespace": project_namespace(str(data.get("cwd") or ""))}
+        notes.append(
+            f"transcript is {size // 1_000_000} MB: only its last {MAX_TRANSCRIPT_BYTES // 1_000_000} MB are read"
+        )
+    body = {
+        "transcript_path": os.path.abspath(path),
+        "namespace": project_namespace(str(data.get("cwd") or "")),
+    }
     try:
         reply = call("/hooks/ingest", body, timeout=10)
     except ServerDown as exc:

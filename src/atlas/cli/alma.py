@@ -18,8 +18,8 @@ import typer
 
 from atlas.cli.output import (
     ci_text,
-    deployment_completion,
     demo_verdict,
+    deployment_completion,
     eval_json,
     fail,
     fmt,

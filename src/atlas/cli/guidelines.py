@@ -116,9 +116,7 @@ def ingest(
         help="A Claude Code session (~/.claude/projects/*/SESSION.jsonl), a Codex CLI rollout "
         "(~/.codex/sessions/**/rollout-*.jsonl), or an OpenAI message list (JSON).",
     ),
-    fmt: str = typer.Option(
-        "auto", "--format", help="auto (by content), claude-code, codex or openai."
-    ),
+    fmt: str = typer.Option("auto", "--format", help="auto (by content), claude-code, codex or openai."),
     dry_run: bool = typer.Option(
         False, "--dry-run", help="Show the trajectories the transcript yields; store nothing, call no LLM."
     ),
@@ -149,7 +147,9 @@ def ingest(
         for t in trajectories:
             errors = sum(s.error is not None for s in t.steps)
             outcome = "success" if t.success else "failure"
-            typer.echo(f"{t.id}  {outcome}, {len(t.steps)} tool call(s), {errors} error(s)  {t.task.description[:80]}")
+            typer.echo(
+                f"{t.id}  {outcome}, {len(t.steps)} tool call(s), {errors} error(s)  {t.task.description[:80]}"
+            )
         typer.echo(f"{len(trajectories)} trajectory(ies) from a {transcript.format} transcript", err=True)
         return
     if not trajectories:

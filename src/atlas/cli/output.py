@@ -140,7 +140,15 @@ def headroom_table(result: Any) -> Any:
 
     data = result.to_dict()
     table = Table(title=f"Headroom — {data['env']}, {data['model']}, {data['tasks']} tasks")
-    for col in ("condition", "TGC", "SGC [95% CI]", "mean score", "mean steps", "s/episode", "vs none [95% CI]"):
+    for col in (
+        "condition",
+        "TGC",
+        "SGC [95% CI]",
+        "mean score",
+        "mean steps",
+        "s/episode",
+        "vs none [95% CI]",
+    ):
         table.add_column(col)
     diffs = data["differences"]
     for name, c in data["conditions"].items():

@@ -61,7 +61,12 @@ class Rate:
 
     def to_dict(self) -> dict[str, Any]:
         lo, hi = self.ci95
-        return {"rate": round(self.rate, 6), "ci95": [round(lo, 6), round(hi, 6)], "successes": self.successes, "n": self.n}
+        return {
+            "rate": round(self.rate, 6),
+            "ci95": [round(lo, 6), round(hi, 6)],
+            "successes": self.successes,
+            "n": self.n,
+        }
 
     def text(self) -> str:
         lo, hi = self.ci95

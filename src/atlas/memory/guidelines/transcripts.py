@@ -17,6 +17,7 @@ cut to ``MAX_OUTPUT_CHARS`` so one turn stays storable.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import re
@@ -119,7 +120,7 @@ def _call(call_id: str, name: str, args: Any) -> dict[str, Any]:
 
 # --- Claude Code -----------------------------------------------------------------------------------
 def _claude_turns(rows: list[dict[str, Any]]) -> tuple[str, list[_Turn]]:
-    session, turns = "", []
+    session, turns = "", list[_Turn]()
     known: set[str] = set()
     for row in rows:
         kind = row.get("type")
@@ -132,17 +133,17 @@ def _claude_turns(rows: list[dict[str, Any]]) -> tuple[str, list[_Turn]]:
             blocks = content if isinstance(content, list) else [content]
             results = [b for b in blocks if isinstance(b, dict) and b.get("type") == "tool_result"]
             if results and turns:
-                for b in results:
-                    if b.get("tool_use_id") not in known:
+                for res in results:
+                    if res.get("tool_use_id") not in known:
                         continue
-                    text = _blocks_text(b.get("content"))
+                    text = _blocks_text(res.get("content"))
                     turns[-1].interrupted |= _INTERRUPTED in text
                     turns[-1].messages.append(
                         {
                             "role": "tool",
-                            "tool_call_id": b["tool_use_id"],
+                            "tool_call_id": res["tool_use_id"],
                             "content": _cut(text),
-                            "is_error": bool(b.get("is_error")),
+                            "is_error": bool(res.get("is_error")),
                         }
                     )
                 continue
@@ -184,7 +185,7 @@ def _codex_output(raw: Any) -> tuple[str, bool]:
     except (json.JSONDecodeError, TypeError):
         data = None
     if isinstance(data, dict) and "output" in data:
-        meta = data.get("metadata") if isinstance(data.get("metadata"), dict) else {}
+        meta: dict[str, Any] = data["metadata"] if isinstance(data.get("metadata"), dict) else {}
         code = meta.get("exit_code")
         return str(data["output"]), isinstance(code, int) and code != 0
     m = _EXIT_CODE.search(text[:200])
@@ -194,7 +195,7 @@ def _codex_output(raw: Any) -> tuple[str, bool]:
 
 
 def _codex_turns(rows: list[dict[str, Any]]) -> tuple[str, list[_Turn]]:
-    session, turns = "", []
+    session, turns = "", list[_Turn]()
     known: set[str] = set()
     for row in rows:
         if row.get("type") == "session_meta" and isinstance(row.get("payload"), dict):
@@ -220,10 +221,8 @@ def _codex_turns(rows: list[dict[str, Any]]) -> tuple[str, list[_Turn]]:
             cid = str(item.get("call_id") or item.get("id") or f"call-{turns[-1].calls}")
             raw = item.get("arguments", item.get("input", item.get("action", {})))
             if isinstance(raw, str):
-                try:
+                with contextlib.suppress(json.JSONDecodeError):  # custom tools (apply_patch) take free text
                     raw = json.loads(raw)
-                except json.JSONDecodeError:
-                    pass  # custom tools (apply_patch) take free text
             known.add(cid)
             last = turns[-1].messages[-1] if turns[-1].messages else None
             call = _call(cid, str(item.get("name") or kind), raw)
@@ -348,4 +347,11 @@ def _single_json(data: bytes) -> bool:
     return isinstance(obj, dict) and not ({"sessionId", "payload", "record_type"} & set(obj))
 
 
-__all__ = ["FORMATS", "MAX_OUTPUT_CHARS", "MAX_TRANSCRIPT_BYTES", "Transcript", "detect_format", "read_transcript"]
+__all__ = [
+    "FORMATS",
+    "MAX_OUTPUT_CHARS",
+    "MAX_TRANSCRIPT_BYTES",
+    "Transcript",
+    "detect_format",
+    "read_transcript",
+]
