@@ -38,6 +38,8 @@ log = logging.getLogger(__name__)
 HOOK_PREFIX = "/hooks/"
 MAX_BODY_BYTES = 1_000_000
 MAX_PROMPT_CHARS = 4_000  # the part of a prompt used to find guidelines
+MAX_ATTEMPTS = 3  # a turn whose extraction failed this often waits for `atlas guidelines reprocess`
+LOOPBACK = ("127.0.0.1", "::1")
 CONTEXT_HEADER = "Guidelines learned from earlier sessions in this project (apply those that fit):"
 
 
@@ -76,6 +78,16 @@ class IngestQueue:
             try:
                 bank = await asyncio.to_thread(self.hub.bank, namespace, need_llm=True)
                 for traj in trajectories:
+                    known = bank.store.trajectory(traj.id)
+                    if (
+                        known
+                        and known.get("status") != "processed"
+                        and int(known.get("attempts", 0)) >= MAX_ATTEMPTS
+                    ):
+                        summary["failed"].append(
+                            {"id": traj.id, "reason": "gave up: run `atlas guidelines reprocess`"}
+                        )
+                        continue
                     result = await bank.asave(traj)
                     if result.status == "duplicate":
                         summary["duplicate"] += 1
@@ -161,6 +173,17 @@ async def drain_pending(queue: IngestQueue, folder: Path | None = None) -> int:
     return taken
 
 
+def _refusal(request: Any) -> str | None:
+    """Hooks run on this machine: a request from elsewhere, or one a web page could send without a
+    CORS preflight (not ``application/json``), is refused, since ``/hooks/ingest`` reads a file."""
+    host = request.client.host if request.client else ""
+    if host not in LOOPBACK:
+        return f"hook requests are accepted from this machine only, not from {host or 'an unknown client'}"
+    if request.headers.get("content-type", "").split(";")[0].strip() != "application/json":
+        return "hook requests must be sent with Content-Type: application/json"
+    return None
+
+
 def add_hook_routes(server: Any, hub: MemoryHub) -> IngestQueue:
     """Register the ``/hooks/*`` routes on a FastMCP server; returns the ingest queue they feed."""
     from starlette.requests import Request
@@ -185,6 +208,9 @@ def add_hook_routes(server: Any, hub: MemoryHub) -> IngestQueue:
 
     async def answer(request: Request, handler: Any) -> JSONResponse:
         nonlocal started
+        refused = _refusal(request)
+        if refused:
+            return JSONResponse({"error": refused}, status_code=403)
         if not started:  # the event loop runs now: take what waited while the server was down
             started = True
             await drain_pending(queue)

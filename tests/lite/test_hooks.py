@@ -227,3 +227,29 @@ def test_session_start_starts_the_server_when_it_is_down(tmp_path, project):
 def test_unknown_event_prints_usage_and_exits_0(server):
     run = run_hook("pre-tool-use", b"{}", server.hook_env())
     assert run.returncode == 0 and "usage: atlas_hook.py" in run.stderr
+
+
+def test_requests_a_web_page_could_send_are_refused(server, project):
+    import urllib.error
+    import urllib.request
+
+    transcript = project / "session.jsonl"
+    shutil.copy(SAMPLES / "claude_code_session.jsonl", transcript)
+    body = json.dumps({"transcript_path": str(transcript), "namespace": "web"}).encode()
+    req = urllib.request.Request(
+        f"{server.url}/hooks/ingest", data=body, headers={"Content-Type": "text/plain"}
+    )
+    with pytest.raises(urllib.error.HTTPError) as err:
+        urllib.request.urlopen(req, timeout=5)
+    assert err.value.code == 403 and "application/json" in json.loads(err.value.read())["error"]
+
+
+def test_requests_from_another_machine_are_refused(embedder, tmp_path):
+    from starlette.testclient import TestClient
+
+    from atlas.mcp_server import MemoryHub, create_server
+
+    app = create_server(MemoryHub(tmp_path / "mem", embedder=embedder), hooks=True).streamable_http_app()
+    with TestClient(app) as client:  # its requests come from the host "testclient", not loopback
+        out = client.post("/hooks/ingest", json={"transcript_path": "/etc/passwd", "namespace": "x"})
+    assert out.status_code == 403 and "this machine only" in out.json()["error"]

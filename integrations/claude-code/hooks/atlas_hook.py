@@ -97,8 +97,12 @@ def call(path: str, body: dict[str, Any] | None, timeout: float) -> dict[str, An
         except (ValueError, AttributeError):
             reason = exc.reason
         raise HookProblem(f"the ATLAS server refused the request: {reason}") from exc
+    except TimeoutError as exc:
+        raise ServerDown(f"the ATLAS server at {base_url()} did not answer in {timeout:g} s") from exc
     except (urllib.error.URLError, OSError, ValueError) as exc:
         reason = getattr(exc, "reason", exc)
+        if isinstance(reason, TimeoutError):
+            raise ServerDown(f"the ATLAS server at {base_url()} did not answer in {timeout:g} s") from exc
         raise ServerDown(f"no ATLAS server at {base_url()} ({reason})") from exc
 
 
