@@ -1,7 +1,8 @@
 """The coding-agent hooks' side of the MCP server (the Lite tier): plain JSON over HTTP next to
 ``/mcp`` on the streamable-HTTP transport, so a hook script needs nothing but the standard library.
 
-- ``GET  /hooks/health``   → ``{"ok": true, "pending": N}``
+- ``GET  /hooks/health``   → ``{"ok": true, "pending": N, "jobs_done": N, "last_jobs": [...]}``: what
+  the latest ingest jobs saved, skipped as already learned, or failed (with the reason)
 - ``POST /hooks/context``  ``{"prompt", "namespace", "k"?}`` → ``{"context": TEXT, "count": N}``: the
   guidelines relevant to a prompt (cosine retrieval, no LLM call; ``""`` when none is relevant).
 - ``POST /hooks/ingest``   ``{"transcript_path", "namespace", "format"?}`` → ``{"queued": N, ...}``: the
@@ -18,6 +19,7 @@ import asyncio
 import json
 import logging
 import os
+from collections import deque
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -59,7 +61,8 @@ class IngestQueue:
     def __init__(self, hub: MemoryHub) -> None:
         self.hub = hub
         self.queue: asyncio.Queue[tuple[str, list[Any]]] = asyncio.Queue()
-        self.done: list[dict[str, Any]] = []  # one summary per job (what tests and /health read)
+        self.done: deque[dict[str, Any]] = deque(maxlen=100)  # the latest jobs' summaries
+        self.finished = 0  # jobs done since the server started
         self._worker: asyncio.Task[None] | None = None
 
     def put(self, namespace: str, trajectories: list[Any]) -> None:
@@ -101,6 +104,7 @@ class IngestQueue:
             finally:
                 self.queue.task_done()
             self.done.append(summary)
+            self.finished += 1
 
     async def join(self) -> None:
         """Wait until every queued job is saved (tests, and a server shutting down)."""
@@ -223,7 +227,14 @@ def add_hook_routes(server: Any, hub: MemoryHub) -> IngestQueue:
 
     @server.custom_route("/hooks/health", methods=["GET"])
     async def health(request: Request) -> JSONResponse:
-        return JSONResponse({"ok": True, "pending": queue.pending, "jobs_done": len(queue.done)})
+        return JSONResponse(
+            {
+                "ok": True,
+                "pending": queue.pending,
+                "jobs_done": queue.finished,
+                "last_jobs": list(queue.done)[-5:],
+            }
+        )
 
     @server.custom_route("/hooks/context", methods=["POST"])
     async def context_route(request: Request) -> JSONResponse:

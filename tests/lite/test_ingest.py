@@ -79,7 +79,7 @@ async def test_jobs_left_while_the_server_was_down_are_learned_on_start(tmp_path
         await queue.join()
     assert list(pending.iterdir()) == []  # taken or dropped, never retried forever
     assert "gone.jsonl" in caplog.text and "s3.json dropped" in caplog.text
-    (summary,) = queue.done
+    (summary,) = list(queue.done)
     assert summary == {"namespace": "shop-1", "saved": 2, "duplicate": 0, "failed": []}
     assert hub.bank("shop-1").store.count() > 0
 
