@@ -135,6 +135,7 @@ async def ingest(queue: IngestQueue, body: dict[str, Any]) -> dict[str, Any]:
         "format": transcript.format,
         "session_id": transcript.session_id,
         "skipped_lines": transcript.skipped_lines,
+        "skipped_turns": transcript.skipped_turns,
         "truncated": transcript.truncated,
     }
 

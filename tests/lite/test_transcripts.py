@@ -133,3 +133,15 @@ def test_an_openai_message_list_is_one_trajectory(tmp_path):
 def test_unknown_format_is_refused():
     with pytest.raises(InvalidInputError, match="format: must be one of"):
         read_transcript(CLAUDE, "cursor")
+
+
+def test_a_turn_too_big_to_store_is_skipped_with_its_reason_not_the_whole_session(tmp_path, monkeypatch):
+    from atlas.memory import common
+
+    monkeypatch.setattr(common, "MAX_TRAJECTORY_CHARS", 1_500)  # the fix turn is larger, the other smaller
+    t = read_transcript(CLAUDE)
+    assert [tr.task.description for tr in t.trajectories] == [
+        "Now bump the version in pyproject.toml and publish"
+    ]
+    (reason,) = t.skipped_turns
+    assert reason.startswith("turn 0: ") and "over the limit" in reason

@@ -184,6 +184,8 @@ def end(data: dict[str, Any]) -> None:
     else:
         if reply.get("skipped_lines"):
             notes.append(f"{reply['skipped_lines']} malformed line(s) skipped")
+        if reply.get("skipped_turns"):
+            notes.append(f"{len(reply['skipped_turns'])} turn(s) not stored: {reply['skipped_turns'][0]}")
     if notes:
         raise HookProblem("; ".join(notes))
 

@@ -137,6 +137,8 @@ def ingest(
         fail(exc)
     if transcript.skipped_lines:
         typer.echo(f"warning: {transcript.skipped_lines} malformed line(s) skipped", err=True)
+    for reason in transcript.skipped_turns:
+        typer.echo(f"warning: skipped {reason}", err=True)
     if transcript.truncated:
         typer.echo("warning: the transcript is over the size limit; only its end was read", err=True)
     trajectories = transcript.trajectories

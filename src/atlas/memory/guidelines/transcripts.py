@@ -27,6 +27,7 @@ from typing import Any, Literal
 
 from atlas.core.types import Trajectory
 from atlas.errors import InvalidInputError
+from atlas.memory.common import check_size
 from atlas.memory.guidelines.messages import looks_like_error, messages_to_trajectory, parse_trajectory
 
 Format = Literal["claude-code", "codex", "openai"]
@@ -47,6 +48,7 @@ class Transcript:
     trajectories: list[Trajectory] = field(default_factory=list)
     skipped_lines: int = 0
     truncated: bool = False  # the file was over MAX_TRANSCRIPT_BYTES: only its end was read
+    skipped_turns: list[str] = field(default_factory=list)  # turns that could not be stored, and why
 
 
 def _cut(text: str, limit: int = MAX_OUTPUT_CHARS) -> str:
@@ -263,22 +265,29 @@ def detect_format(rows: list[dict[str, Any]]) -> Format:
 
 def _to_trajectories(
     fmt: Format, session: str, turns: list[_Turn], metadata: dict[str, Any]
-) -> list[Trajectory]:
+) -> tuple[list[Trajectory], list[str]]:
+    """The turns with a tool call as trajectories, and why any other turn could not be one (too big
+    to store, say): one bad turn does not cost the session's other turns."""
     prefix = "cc" if fmt == "claude-code" else "codex"
-    out = []
+    out, skipped = [], []
     for i, turn in enumerate(turns):
         if turn.calls == 0:
             continue
         meta = {**metadata, "source": fmt, "session_id": session, "turn": i}
-        traj = messages_to_trajectory(
-            [{"role": "user", "content": turn.prompt}, *turn.messages],
-            task=_cut(turn.prompt, 2_000),
-            success=False if turn.interrupted else None,
-            trajectory_id=_turn_id(prefix, session, turn.key),
-            metadata=meta,
-        )
+        try:
+            traj = messages_to_trajectory(
+                [{"role": "user", "content": turn.prompt}, *turn.messages],
+                task=_cut(turn.prompt, 2_000),
+                success=False if turn.interrupted else None,
+                trajectory_id=_turn_id(prefix, session, turn.key),
+                metadata=meta,
+            )
+            check_size(traj.model_dump(mode="json"), f"turn {i}")
+        except InvalidInputError as exc:
+            skipped.append(f"turn {i}: {exc}")
+            continue
         out.append(traj)
-    return out
+    return out, skipped
 
 
 def read_transcript(
@@ -331,8 +340,8 @@ def read_transcript(
             f"transcript: no user prompt found in this {kind} transcript ({len(rows)} lines read, "
             f"{skipped} malformed); check --format"
         )
-    trajectories = _to_trajectories(kind, session, turns, dict(metadata or {}))
-    return Transcript(kind, session, trajectories, skipped, truncated)
+    trajectories, bad_turns = _to_trajectories(kind, session, turns, dict(metadata or {}))
+    return Transcript(kind, session, trajectories, skipped, truncated, bad_turns)
 
 
 def _single_json(data: bytes) -> bool:
