@@ -143,6 +143,11 @@ def test_malformed_transcript_one_warning(server, project):
     assert "refused" in line and "no JSON line" in line
 
 
+def test_no_transcript_path_one_warning(server, project):  # Codex may give null
+    line = one_warning(run_hook("stop", hook_input("Stop", project, transcript_path=None), server.hook_env()))
+    assert "names no transcript_path" in line
+
+
 def test_missing_transcript_one_warning(server, project):
     line = one_warning(
         run_hook("session-end", hook_input("SessionEnd", project, reason="other"), server.hook_env())
@@ -222,6 +227,15 @@ def test_session_start_starts_the_server_when_it_is_down(tmp_path, project):
         "--path",
         str(home / "memory"),
     ]
+
+    record.unlink()
+    env["ATLAS_LITE_MODEL"] = "openai/gpt-4.1-mini"
+    run_hook("session-start", hook_input("SessionStart", project, source="startup"), env)
+    for _ in range(100):
+        if record.exists() and record.read_text():
+            break
+        time.sleep(0.05)
+    assert json.loads(record.read_text())[-2:] == ["--model", "openai/gpt-4.1-mini"]
 
 
 def test_unknown_event_prints_usage_and_exits_0(server):

@@ -16,7 +16,8 @@ Settings (environment): ATLAS_LITE_URL, ATLAS_LITE_NAMESPACE (default: one per p
 working directory), ATLAS_LITE_K (guidelines per prompt, default 3), ATLAS_LITE_TIMEOUT (seconds
 to wait for guidelines, default 2), ATLAS_LITE_HOME (default ~/.atlas/lite: memory, server log,
 jobs kept while the server is down), ATLAS_LITE_AUTOSTART=0 (never start the server),
-ATLAS_LITE_ATLAS_CMD (the command that runs atlas, default `atlas` on PATH).
+ATLAS_LITE_ATLAS_CMD (the command that runs atlas, default `atlas` on PATH), ATLAS_LITE_MODEL (the
+model a server started by the hook extracts tips with, default ATLAS's standard model resolution).
 """
 
 from __future__ import annotations
@@ -120,6 +121,8 @@ def start_server() -> str:
     home.mkdir(parents=True, exist_ok=True)
     log = (home / "server.log").open("ab")
     args = [*argv, "mcp", "--transport", "streamable-http", "--port", port, "--path", str(home / "memory")]
+    if os.environ.get("ATLAS_LITE_MODEL"):
+        args += ["--model", os.environ["ATLAS_LITE_MODEL"]]
     subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True)
     return f"starting it now (log: {home / 'server.log'}); guidelines arrive from the next prompts"
 
