@@ -61,3 +61,10 @@ def test_archive_entries_written_before_scenarios_still_load():
     )
     assert entry.per_task[0].scenario is None
     assert goal_completion(entry.per_task).sgc.n == 1
+
+
+def test_the_text_atlas_eval_prints():
+    gc = goal_completion(results({"A": [True, True], "B": [True, False]}))
+    assert gc.text() == (
+        "task goal completion 75% [30%, 95%] (3/4), scenario goal completion 50% [9%, 91%] (1/2)"
+    )
