@@ -6,8 +6,10 @@
 - ``POST /hooks/context``  ``{"prompt", "namespace", "k"?}`` → ``{"context": TEXT, "count": N}``: the
   guidelines relevant to a prompt (cosine retrieval, no LLM call; ``""`` when none is relevant).
 - ``POST /hooks/ingest``   ``{"transcript_path", "namespace", "format"?}`` → ``{"queued": N, ...}``: the
-  transcript is read now (a bad one is answered 400 with the reason), its turns are saved to the
-  namespace's bank in the background, one job at a time, so the hook returns at once.
+  transcript is read now (a bad one is answered 400 with the reason) and its turns are recorded in
+  the namespace's bank as queued; their tips are extracted in the background, one job at a time, so
+  the hook returns at once (a server stopped before that leaves them to ``atlas guidelines
+  reprocess``).
 
 Jobs a hook could not deliver (the server was down) wait as JSON files in the pending folder
 (``ATLAS_LITE_HOME``/pending, default ``~/.atlas/lite/pending``); the server takes them with its first hook request.
@@ -129,6 +131,9 @@ async def ingest(queue: IngestQueue, body: dict[str, Any]) -> dict[str, Any]:
 
     path, namespace, fmt = read_job(body)
     transcript = await asyncio.to_thread(read_transcript, path, fmt)
+    bank = await asyncio.to_thread(queue.hub.bank, namespace)
+    for traj in transcript.trajectories:  # on disk now: a server stopped before extraction loses nothing
+        bank.enqueue(traj)
     queue.put(namespace, transcript.trajectories)
     return {
         "queued": len(transcript.trajectories),

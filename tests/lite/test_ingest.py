@@ -100,3 +100,27 @@ async def test_a_turn_that_keeps_failing_is_left_for_reprocess(tmp_path, embedde
     assert all("stage failed" in r for r in reasons[:MAX_ATTEMPTS])
     assert "reprocess" in reasons[-1]
     assert hub.bank("shop").store.trajectory(fix.id)["attempts"] == MAX_ATTEMPTS
+
+
+async def test_turns_are_on_disk_before_extraction_so_a_stopped_server_loses_nothing(tmp_path, embedder):
+    from atlas.infra.llm import ScriptedLLM
+    from atlas.mcp_hooks import IngestQueue, ingest
+    from atlas.mcp_server import MemoryHub
+    from atlas.memory.guidelines import GuidelineBank
+    from guideline_doubles import auto_responder
+
+    hub = MemoryHub(tmp_path / "mem", llm=ScriptedLLM(auto_responder()), embedder=embedder)
+    queue = IngestQueue(hub)
+    reply = await ingest(queue, {"transcript_path": str(CLAUDE), "namespace": "shop"})
+    assert reply["queued"] == 2 and reply["format"] == "claude-code"
+    assert queue._worker is not None
+    queue._worker.cancel()  # the server stops before any tip is extracted
+    waiting = hub.bank("shop").unprocessed()
+    assert [(w["reason"], w["attempts"]) for w in waiting] == [("queued", 0), ("queued", 0)]
+
+    later = GuidelineBank.open(
+        tmp_path / "mem", namespace="shop", llm=ScriptedLLM(auto_responder()), embedder=embedder
+    )
+    results = await later.areprocess()
+    assert [r.status for r in results] == ["processed", "processed"]
+    assert later.unprocessed() == []
