@@ -147,11 +147,21 @@ def load(path: Path) -> dict:
     return json.loads(path.read_text(encoding="utf-8"))
 
 
-def test_plugin_manifest_is_valid_and_every_path_exists():
+STANDARD = {"hooks": "hooks/hooks.json", "mcpServers": ".mcp.json", "skills": "skills"}
+
+
+def test_plugin_manifest_is_valid_and_its_parts_sit_where_they_are_loaded_from():
     manifest = load(PLUGIN / ".claude-plugin" / "plugin.json")
     jsonschema.validate(manifest, PLUGIN_SCHEMA)
-    for key in ("hooks", "mcpServers", "skills"):
-        assert (PLUGIN / manifest[key]).exists(), f"{key}: {manifest[key]} is missing"
+    # Claude Code loads hooks/hooks.json, .mcp.json and skills/ from the plugin root by itself; a
+    # manifest that names them again makes it load them twice ("Duplicate hooks file detected")
+    for key, standard in STANDARD.items():
+        assert (PLUGIN / standard).exists(), f"{standard} is missing"
+        named = manifest.get(key, [])
+        assert not any(
+            Path(PLUGIN / n).resolve() == (PLUGIN / standard).resolve()
+            for n in ([named] if isinstance(named, str) else named)
+        ), key
 
 
 def test_the_schema_catches_a_broken_manifest():
