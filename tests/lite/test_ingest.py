@@ -124,3 +124,42 @@ async def test_turns_are_on_disk_before_extraction_so_a_stopped_server_loses_not
     results = await later.areprocess()
     assert [r.status for r in results] == ["processed", "processed"]
     assert later.unprocessed() == []
+
+
+def test_project_namespace_is_the_hooks_namespace(tmp_path):
+    from lite_helpers import load_hook_module
+
+    from atlas.memory.guidelines.config import check_namespace, project_namespace
+
+    hook = load_hook_module()
+    for name in ("shop", "my project (copy)", "ünïcode-ñame", "x" * 90, "---"):
+        folder = tmp_path / name
+        folder.mkdir()
+        assert project_namespace(str(folder)) == hook.project_namespace(str(folder))
+        check_namespace(project_namespace(str(folder)))
+    a, b = tmp_path / "one" / "shop", tmp_path / "two" / "shop"
+    assert project_namespace(str(a)) != project_namespace(str(b))  # same name, other checkout
+
+
+def test_ingest_into_a_projects_namespace(tmp_path):
+    replies = tmp_path / "replies.json"
+    replies.write_text(json.dumps(REPLIES))
+    project = tmp_path / "shop"
+    project.mkdir()
+    store = ["--path", str(tmp_path / "store")]
+    out = run(
+        "guidelines",
+        "ingest",
+        str(CLAUDE),
+        "--project",
+        str(project),
+        *store,
+        "--model",
+        f"scripted:{replies}",
+    )
+    assert out.exit_code == 0, out.output
+    from atlas.memory.guidelines.config import project_namespace
+
+    ns = project_namespace(str(project))
+    listed = run("guidelines", "list", *store, "--namespace", ns, "--json")
+    assert FIX_TIP in {g["content"] for g in json.loads(listed.stdout)}

@@ -120,6 +120,12 @@ def ingest(
     dry_run: bool = typer.Option(
         False, "--dry-run", help="Show the trajectories the transcript yields; store nothing, call no LLM."
     ),
+    project: Path | None = typer.Option(
+        None,
+        "--project",
+        help="Use the namespace the Claude Code / Codex hooks use for the project in this folder "
+        "(instead of --namespace), so hand-ingested sessions join what the hooks learned.",
+    ),
     path: Path = _PATH,
     namespace: str = _NS,
     model: str | None = _MODEL,
@@ -157,6 +163,11 @@ def ingest(
     if not trajectories:
         typer.echo("no turn with a tool call in this transcript: nothing to learn", err=True)
         return
+    if project is not None:
+        from atlas.memory.guidelines.config import project_namespace
+
+        namespace = project_namespace(str(project))
+        typer.echo(f"namespace {namespace}", err=True)
     try:
         bank = _bank(path, namespace, model, need_llm=True, create=True)
         results = [bank.save(t) for t in trajectories]
