@@ -145,3 +145,23 @@ def test_a_turn_too_big_to_store_is_skipped_with_its_reason_not_the_whole_sessio
     ]
     (reason,) = t.skipped_turns
     assert reason.startswith("turn 0: ") and "over the limit" in reason
+
+
+def test_a_compaction_summary_continues_the_turn_it_interrupted(tmp_path):
+    rows = [json.loads(x) for x in CLAUDE.read_text().splitlines()]
+    at = next(i for i, r in enumerate(rows) if r.get("uuid") == "a4")  # before the Edit
+    summary = {
+        **rows[at],
+        "type": "user",
+        "uuid": "c1",
+        "isCompactSummary": True,
+        "message": {
+            "role": "user",
+            "content": "This session is being continued from a previous conversation...",
+        },
+    }
+    f = tmp_path / "compacted.jsonl"
+    f.write_text("\n".join(json.dumps(r) for r in [*rows[:at], summary, *rows[at:]]))
+    fix, _ = read_transcript(f).trajectories
+    assert [s.tool for s in fix.steps] == ["Bash", "Read", "Edit", "Bash"]
+    assert fix.id == read_transcript(CLAUDE).trajectories[0].id

@@ -150,8 +150,8 @@ def _claude_turns(rows: list[dict[str, Any]]) -> tuple[str, list[_Turn]]:
                     )
                 continue
             text = _blocks_text(content).strip()
-            if row.get("isMeta") or not text:
-                continue
+            if row.get("isMeta") or row.get("isCompactSummary") or not text:
+                continue  # meta lines; a compaction's summary continues the turn it interrupted
             if text.startswith(_INTERRUPTED):
                 if turns:
                     turns[-1].interrupted = True
