@@ -68,3 +68,26 @@ def test_the_text_atlas_eval_prints():
     assert gc.text() == (
         "task goal completion 75% [30%, 95%] (3/4), scenario goal completion 50% [9%, 91%] (1/2)"
     )
+
+
+def test_the_headroom_table_shows_both_rates():
+    from rich.console import Console
+
+    from atlas.alma.evaluate.advice_headroom import HeadroomEpisode, HeadroomResult
+    from atlas.cli.output import headroom_table
+
+    def ep(task: str, scenario: str, condition: str, ok: bool) -> HeadroomEpisode:
+        return HeadroomEpisode(task, condition, ok, float(ok), 3, 3, 0, 0.1, scenario=scenario)
+
+    outcomes = {"none": [True, False, True, True], "learnable": [True, True, True, True]}
+    episodes = {
+        c: [ep(f"t{i}", "AB"[i // 2], c, ok) for i, ok in enumerate(oks)] for c, oks in outcomes.items()
+    }
+    result = HeadroomResult("scripted", "graphworld", [f"t{i}" for i in range(4)], episodes)
+    data = result.to_dict()["conditions"]
+    assert data["none"]["tgc"]["successes"] == 3 and data["none"]["sgc"]["successes"] == 1
+    assert data["learnable"]["sgc"] == {"rate": 1.0, "ci95": [0.34238, 1.0], "successes": 2, "n": 2}
+    console = Console(width=200, record=True)
+    console.print(headroom_table(result))
+    text = console.export_text()
+    assert "SGC [95% CI]" in text and "50% [9%, 91%] of 2" in text and "100% [34%, 100%] of 2" in text
