@@ -10,6 +10,9 @@ never sees another's memory:
 
 With ``--design DIR`` it serves an exported memory design instead (``atlas.mcp_design``).
 
+Over streamable HTTP the server also answers the coding-agent hooks (``/hooks/*``, the Lite tier:
+``atlas.mcp_hooks``).
+
 Run: ``atlas mcp`` (stdio) or ``atlas mcp --transport streamable-http --host 127.0.0.1 --port 8765``;
 also ``python -m atlas.mcp_server ...`` with the same options. ``--model`` takes any model name
 ``make_llm`` knows, plug-in providers included (``atlas.infra.llm.providers``).
@@ -142,8 +145,9 @@ class MemoryHub:
             return mem
 
 
-def create_server(hub: MemoryHub, *, host: str = "127.0.0.1", port: int = 8765) -> Any:
-    """A FastMCP server exposing ``hub`` (tools listed in the module docstring)."""
+def create_server(hub: MemoryHub, *, host: str = "127.0.0.1", port: int = 8765, hooks: bool = False) -> Any:
+    """A FastMCP server exposing ``hub`` (tools listed in the module docstring); with ``hooks``, also
+    the coding-agent hook routes of ``atlas.mcp_hooks`` (served on the streamable-HTTP transport)."""
     from mcp.server.fastmcp import FastMCP
 
     server = FastMCP(
@@ -249,6 +253,10 @@ def create_server(hub: MemoryHub, *, host: str = "127.0.0.1", port: int = 8765) 
         deleted = await hub.bank(namespace).adelete_guideline(guideline_id)
         return {"namespace": namespace, "guideline_id": guideline_id, "deleted": deleted}
 
+    if hooks:
+        from atlas.mcp_hooks import add_hook_routes
+
+        add_hook_routes(server, hub)
     return server
 
 
@@ -271,7 +279,7 @@ def serve(
 
     from atlas.mcp_stdio import run_http, run_stdio
 
-    server = create_server(hub, host=host, port=port)
+    server = create_server(hub, host=host, port=port, hooks=transport == "streamable-http")
     # every request gets a reply, even a malformed one (see atlas.mcp_stdio)
     anyio.run(run_stdio if transport == "stdio" else run_http, server)
 

@@ -216,7 +216,7 @@ def guarded_http_app(app: Any) -> Any:
     checked like a stdio line; a bad one is answered here with a JSON-RPC error (HTTP 400)."""
 
     async def guard(scope: dict[str, Any], receive: Any, send: Any) -> None:
-        if scope.get("type") != "http" or scope.get("method") != "POST":
+        if scope.get("type") != "http" or scope.get("method") != "POST" or _is_hook(scope):
             await app(scope, receive, send)
             return
         chunks, size, more = [], 0, True
@@ -254,6 +254,12 @@ def guarded_http_app(app: Any) -> Any:
         await app(scope, replay, send)
 
     return guard
+
+
+def _is_hook(scope: dict[str, Any]) -> bool:
+    """The coding-agent hook routes (``atlas.mcp_hooks``) speak plain JSON, not JSON-RPC; they cap
+    and check their bodies themselves."""
+    return str(scope.get("path", "")).startswith("/hooks/")
 
 
 async def _send_json(send: Any, status: int, obj: dict[str, Any]) -> None:

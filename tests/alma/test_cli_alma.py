@@ -275,6 +275,12 @@ def test_eval_json_pairs_the_design_with_no_memory(tmp_path, scripted_models):
     lo, hi = out["normalized"]["ci95"]
     assert lo <= out["normalized"]["mean"] <= hi and out["normalized"]["n"] == 4
     assert out["settings"]["env_params"]["rooms"] == 5 and out["settings"]["deploy_seeds"] == 2
+    # goal completion: all four tasks are one GraphWorld family (family mode), so one scenario
+    gc = out["goal_completion"]["deployment"]
+    assert gc["tgc"]["n"] == 4 and gc["sgc"]["n"] == 1
+    assert gc["sgc"]["successes"] == int(gc["tgc"]["successes"] == 4)
+    assert gc["tgc"]["ci95"][0] <= gc["tgc"]["rate"] <= gc["tgc"]["ci95"][1]
+    assert out["goal_completion"]["no_memory"]["tgc"]["n"] == 4
 
 
 def test_headroom_json(scripted_models):
@@ -284,6 +290,14 @@ def test_headroom_json(scripted_models):
     out = json.loads(res.output.strip().splitlines()[-1])
     assert out["tasks"] == 3 and set(out["conditions"]) == {"none", "learnable", "full"}
     assert out["conditions"]["full"]["success_rate"] == 1.0  # the double follows the route it is given
+    full = out["conditions"]["full"]
+    assert full["tgc"] == {
+        "rate": 1.0,
+        "ci95": [pytest.approx(0.438503, abs=1e-6), 1.0],
+        "successes": 3,
+        "n": 3,
+    }
+    assert full["sgc"]["rate"] == 1.0 and full["sgc"]["n"] == 1  # three tasks of one family
     assert set(out["differences"]) == {"learnable-none", "full-none"}
     res = runner.invoke(app, ["headroom", "--tasks", "2", "--conditions", "none,psychic", *scripted_models])
     _no_traceback(res)

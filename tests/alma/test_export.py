@@ -56,6 +56,8 @@ def test_export_folder_is_self_contained(scripted_run, tmp_path):
     assert m["models"]["task_model"] == "scripted"
     dep = m["scores"]["deployment"]
     assert dep["n"] == 2 and dep["low"] <= dep["mean"] <= dep["high"]
+    gc = m["scores"]["goal_completion"]
+    assert gc["tgc"]["n"] == 2 and f"{gc['tgc']['successes']}/2" == m["scores"]["solved"]["deployment"]
     assert "def recall" in exp.source and "find_similar" in exp.source
     assert [set(a) for a in exp.advice] == [{"task", "advice"}] * 2
     assert all(set(a["task"]) == {"goal", "observation", "observation_text", "domain"} for a in exp.advice)

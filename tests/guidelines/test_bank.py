@@ -48,6 +48,7 @@ def test_public_api_is_pinned():
             "TaskLevelSegmenter",
             "ThoughtClassifier",
             "TipGenerator",
+            "Transcript",
             "TrajectoryAnalyzer",
             "TrajectoryIntelligence",
             "check_namespace",
@@ -57,6 +58,7 @@ def test_public_api_is_pinned():
             "format_guidelines",
             "messages_to_trajectory",
             "parse_trajectory",
+            "read_transcript",
         ]
     )
 

@@ -19,6 +19,7 @@ import typer
 from atlas.cli.output import (
     ci_text,
     demo_verdict,
+    deployment_completion,
     eval_json,
     fail,
     fmt,
@@ -462,6 +463,7 @@ def register(app: typer.Typer) -> None:
         console.print(f"deployment  {fmt(entry.deployment_score)}")
         console.print(f"baseline    {fmt(base.get('score'))}{'  (cached)' if base.get('cached') else ''}")
         console.print(f"normalized  {fmt(entry.normalized_score, True)}{ci_text(entry.vs_no_memory)}")
+        console.print(f"completion  {deployment_completion(entry).text()}")
         if entry.errors:
             console.print("errors: " + "; ".join(entry.errors))
         console.print(f"logs: {(archive.path.parent if archive.path else Path()) / (entry.logs_dir or '')}")

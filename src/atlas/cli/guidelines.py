@@ -109,6 +109,82 @@ def save(
         raise typer.Exit(1)
 
 
+@app.command("ingest")
+def ingest(
+    file: Path = typer.Argument(
+        ...,
+        help="A Claude Code session (~/.claude/projects/*/SESSION.jsonl), a Codex CLI rollout "
+        "(~/.codex/sessions/**/rollout-*.jsonl), or an OpenAI message list (JSON).",
+    ),
+    fmt: str = typer.Option("auto", "--format", help="auto (by content), claude-code, codex or openai."),
+    dry_run: bool = typer.Option(
+        False, "--dry-run", help="Show the trajectories the transcript yields; store nothing, call no LLM."
+    ),
+    project: Path | None = typer.Option(
+        None,
+        "--project",
+        help="Use the namespace the Claude Code / Codex hooks use for the project in this folder "
+        "(instead of --namespace), so hand-ingested sessions join what the hooks learned.",
+    ),
+    path: Path = _PATH,
+    namespace: str = _NS,
+    model: str | None = _MODEL,
+    as_json: bool = _JSON,
+) -> None:
+    """Learn tips from a coding agent's transcript: each turn (a prompt and the tool calls that
+    followed) becomes a trajectory with its tool calls, errors and outcome, and its tips are
+    extracted and stored. Turns already learned are skipped, so running it twice is harmless."""
+    from atlas.errors import AtlasError
+    from atlas.memory.guidelines.transcripts import read_transcript
+
+    try:
+        transcript = read_transcript(file, fmt)
+    except AtlasError as exc:
+        fail(exc)
+    if transcript.skipped_lines:
+        typer.echo(f"warning: {transcript.skipped_lines} malformed line(s) skipped", err=True)
+    for reason in transcript.skipped_turns:
+        typer.echo(f"warning: skipped {reason}", err=True)
+    if transcript.truncated:
+        typer.echo("warning: the transcript is over the size limit; only its end was read", err=True)
+    trajectories = transcript.trajectories
+    if dry_run:
+        if as_json:
+            typer.echo(json.dumps([t.model_dump(mode="json") for t in trajectories], indent=2))
+            return
+        for t in trajectories:
+            errors = sum(s.error is not None for s in t.steps)
+            outcome = "success" if t.success else "failure"
+            typer.echo(
+                f"{t.id}  {outcome}, {len(t.steps)} tool call(s), {errors} error(s)  {t.task.description[:80]}"
+            )
+        typer.echo(f"{len(trajectories)} trajectory(ies) from a {transcript.format} transcript", err=True)
+        return
+    if not trajectories:
+        typer.echo("no turn with a tool call in this transcript: nothing to learn", err=True)
+        return
+    if project is not None:
+        from atlas.memory.guidelines.config import project_namespace
+
+        namespace = project_namespace(str(project))
+        typer.echo(f"namespace {namespace}", err=True)
+    try:
+        bank = _bank(path, namespace, model, need_llm=True, create=True)
+        results = [bank.save(t) for t in trajectories]
+    except AtlasError as exc:
+        fail(exc)
+    if as_json:
+        typer.echo(json.dumps([r.to_dict() for r in results], indent=2, default=str))
+    else:
+        for r in results:
+            typer.echo(f"{r.trajectory_id}: {r.status}" + (f" ({r.reason})" if r.reason else ""))
+            for gid in r.guideline_ids:
+                typer.echo(f"  {gid}")
+    if any(r.status == "not_processed" for r in results):
+        typer.echo("some turns were not processed: run `atlas guidelines reprocess` to retry", err=True)
+        raise typer.Exit(1)
+
+
 @app.command("get")
 def get(
     task: str = typer.Argument(..., help="The task text to find guidelines for."),

@@ -13,7 +13,10 @@ def register(app: typer.Typer) -> None:
     @app.command("mcp")
     def mcp_command(
         transport: str = typer.Option(
-            "stdio", "--transport", help="'stdio' (for an MCP client that spawns us) or 'streamable-http'."
+            "stdio",
+            "--transport",
+            help="'stdio' (for an MCP client that spawns us) or 'streamable-http' (MCP at /mcp, and the "
+            "Claude Code / Codex hooks of integrations/claude-code at /hooks/*: the Lite tier).",
         ),
         host: str = typer.Option("127.0.0.1", "--host", help="Interface to bind for streamable-http."),
         port: int = typer.Option(8765, "--port", help="Port for streamable-http."),

@@ -95,6 +95,8 @@ def ci_text(diff: dict[str, Any] | None) -> str:
 
 def eval_json(entry: Any, archive: Archive) -> dict[str, Any]:
     """What `atlas eval --json` prints."""
+    from atlas.alma.state.goal_completion import goal_completion
+
     base = archive.baseline or {}
     diff = entry.vs_no_memory or {}
     settings = {}
@@ -117,8 +119,19 @@ def eval_json(entry: Any, archive: Archive) -> dict[str, Any]:
             "ci95": diff.get("ci95"),
             "n": diff.get("n", 0),
         },
+        "goal_completion": {
+            "deployment": deployment_completion(entry).to_dict(),
+            "no_memory": goal_completion(base.get("per_task") or []).to_dict(),
+        },
         "settings": settings,
     }
+
+
+def deployment_completion(entry: Any) -> Any:
+    """TGC and SGC of a design's deployment episodes (``atlas.alma.state.goal_completion``)."""
+    from atlas.alma.state.goal_completion import goal_completion
+
+    return goal_completion([t for t in entry.per_task if t.phase == "deployment"])
 
 
 def headroom_table(result: Any) -> Any:
@@ -127,15 +140,25 @@ def headroom_table(result: Any) -> Any:
 
     data = result.to_dict()
     table = Table(title=f"Headroom — {data['env']}, {data['model']}, {data['tasks']} tasks")
-    for col in ("condition", "solved", "mean score", "mean steps", "s/episode", "vs none [95% CI]"):
+    for col in (
+        "condition",
+        "TGC",
+        "SGC [95% CI]",
+        "mean score",
+        "mean steps",
+        "s/episode",
+        "vs none [95% CI]",
+    ):
         table.add_column(col)
     diffs = data["differences"]
     for name, c in data["conditions"].items():
         d = diffs.get(f"{name}-none")
         vs = f"{d['mean']:+.3f} [{d['ci95'][0]:+.3f}, {d['ci95'][1]:+.3f}]" if d else "—"
+        sgc = c["sgc"]
         table.add_row(
             name,
             f"{c['success_rate']:.0%}",
+            f"{sgc['rate']:.0%} [{sgc['ci95'][0]:.0%}, {sgc['ci95'][1]:.0%}] of {sgc['n']}",
             f"{c['mean_score']:.3f}",
             f"{c['mean_steps']:.1f}",
             f"{c['seconds_per_episode']:.1f}",

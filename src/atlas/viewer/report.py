@@ -17,7 +17,7 @@ from typing import Any
 
 from atlas.errors import ArchiveError
 from atlas.viewer.lineage import lineage_layout
-from atlas.viewer.run_reader import RunSnapshot, _inside, read_run
+from atlas.viewer.run_reader import RunSnapshot, _inside, deployment_completion, read_run
 
 SERIES = (
     ("collection", "Collection", "#4c8bf5"),
@@ -343,6 +343,11 @@ def _f(v: float | None, signed: bool = False) -> str:
     return f"{v:+.3f}" if signed else f"{v:.3f}"
 
 
+def _pct(rate: dict[str, Any]) -> str:
+    lo, hi = rate["ci95"]
+    return f"**{rate['rate']:.0%}** [{lo:.0%}, {hi:.0%}] ({rate['successes']}/{rate['n']})"
+
+
 def _cell(text: Any) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
 
@@ -496,6 +501,14 @@ def render_markdown(run: RunSnapshot, paths: ReportPaths) -> str:
             f"{_f(best['collection_score'])}, normalized **{_f(best['normalized_score'], True)}** "
             f"against the no-memory baseline {_f(base)}. Source: `{best['source_path']}`."
         )
+        completion = deployment_completion(best)
+        if completion is not None:
+            tgc, sgc = completion["tgc"], completion["sgc"]
+            out += [
+                "",
+                f"Deployment goal completion: tasks {_pct(tgc)}, scenarios {_pct(sgc)} (a scenario counts "
+                "only when every one of its tasks is solved; 95% Wilson intervals).",
+            ]
         out.append("")
         out += _genome_block(best)
         if best["critique"]:

@@ -528,6 +528,15 @@ def unified_diff(parent_source: str, child_source: str, parent_id: str, child_id
     )
 
 
+def deployment_completion(entry: dict[str, Any]) -> dict[str, Any] | None:
+    """Task and scenario goal completion of an entry's deployment episodes, with their intervals
+    (``atlas.alma.state.goal_completion``); None when it has none."""
+    from atlas.alma.state.goal_completion import goal_completion
+
+    deployed = [t for t in entry.get("per_task") or [] if t.get("phase", "deployment") == "deployment"]
+    return goal_completion(deployed).to_dict() if deployed else None
+
+
 def design_detail(run: RunSnapshot, design_id: str, parent_id: str | None = None) -> dict[str, Any] | None:
     """Everything the design panel shows: entry, source, diff against a parent (the first one
     unless ``parent_id`` names another), critique, per-task results. None if no such design."""
@@ -545,6 +554,7 @@ def design_detail(run: RunSnapshot, design_id: str, parent_id: str | None = None
     children = [e["id"] for e in run.entries if design_id in e["parent_ids"]]
     return {
         **entry,
+        "goal_completion": deployment_completion(entry),
         "source": source,
         "diff_parent": chosen,
         "diff": diff,

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from atlas.alma.state.archive import Archive, ArchiveEntry
+from atlas.alma.state.goal_completion import goal_completion
 from atlas.alma.state.run_dir import RunDir, atomic_write_text, read_jsonl
 from atlas.errors import ArchiveError
 
@@ -95,6 +96,7 @@ def _scores(entry: ArchiveEntry, baseline: dict[str, Any] | None) -> dict[str, A
             "collection": f"{sum(t.success for t in entry.per_task if t.phase == 'collection')}/{len(col)}",
             "deployment": f"{sum(t.success for t in entry.per_task if t.phase == 'deployment')}/{len(dep)}",
         },
+        "goal_completion": goal_completion([t for t in entry.per_task if t.phase == "deployment"]).to_dict(),
     }
 
 

@@ -22,6 +22,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from atlas.alma.state.goal_completion import goal_completion, scenario_of
 from atlas.alma.state.stats import PairedDifference, paired_difference
 from atlas.core.types import Task
 from atlas.envs.registry import DEFAULT_ENV
@@ -51,6 +52,7 @@ class HeadroomEpisode:
     advice: str = ""
     actions: list[str] = field(default_factory=list)
     usage: dict[str, Any] = field(default_factory=dict)
+    scenario: str | None = None  # the task's scenario (family), for scenario goal completion
 
 
 @dataclass
@@ -64,10 +66,14 @@ class HeadroomResult:
     def scores(self, condition: str) -> list[float]:
         return [e.score for e in self.episodes[condition]]
 
-    def condition_summary(self, condition: str) -> dict[str, float]:
+    def condition_summary(self, condition: str) -> dict[str, Any]:
+        """Outcomes of one condition: ``success_rate`` is task goal completion; ``tgc`` and ``sgc``
+        carry it and scenario goal completion with their Wilson 95% intervals."""
         eps = self.episodes[condition]
         n = max(1, len(eps))
+        completion = goal_completion(eps).to_dict()
         return {
+            **completion,
             "success_rate": round(sum(e.success for e in eps) / n, 4),
             "mean_score": round(sum(e.score for e in eps) / n, 4),
             "mean_steps": round(sum(e.steps for e in eps) / n, 3),
@@ -156,6 +162,7 @@ async def aheadroom(
                 advice=text,
                 actions=[s.action for s in traj.steps],
                 usage=dict(meta.get("usage") or {}),
+                scenario=scenario_of(task.metadata),
             )
             if on_episode is not None:
                 on_episode(ep)

@@ -17,6 +17,7 @@ from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from atlas.alma.state.archive import TaskResult, empty_usage
+from atlas.alma.state.goal_completion import scenario_of
 from atlas.alma.state.staging import Verdict, batches
 from atlas.core.types import Task, Trajectory
 from atlas.envs.views import episode_view, step_action, task_view
@@ -66,6 +67,7 @@ class EpisodeRecord:
     invalid_actions: int = 0
     usage: dict[str, Any] = field(default_factory=empty_usage)
     duration_s: float = 0.0
+    scenario: str | None = None  # from the task's metadata (never shown to the design)
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
@@ -80,6 +82,7 @@ class EpisodeRecord:
             score=self.score,
             steps=self.steps,
             label=self.label,
+            scenario=self.scenario,
         )
 
 
@@ -280,6 +283,7 @@ class Harness:
             invalid_actions=int(meta.get("invalid_actions", 0) or 0),
             usage=add_usage(empty_usage(), meta.get("usage")),
             duration_s=round(time.perf_counter() - t0, 4),
+            scenario=scenario_of(task.metadata),
         )
         if self.on_episode is not None:
             self.on_episode(rec)

@@ -83,6 +83,7 @@ async def play_baseline(rec: Recorder, *, cache: Path | None, key: str) -> None:
                 "score": e.score,
                 "steps": e.steps,
                 "label": e.label,
+                "scenario": e.scenario,
             }
             for e in ev.deployment
         ],

@@ -59,6 +59,7 @@ class TaskResult(BaseModel):
     score: float = 0.0
     steps: int = 0
     label: str | None = None  # C1 / D3: the episode's tag in the runtime logs
+    scenario: str | None = None  # the task's scenario (family): see atlas.alma.state.goal_completion
 
 
 class ArchiveEntry(BaseModel):

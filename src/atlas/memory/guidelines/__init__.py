@@ -9,6 +9,8 @@ retrieval (cosine threshold + top-k, or one LLM selection call).
     bank = GuidelineBank.open("./mem", namespace="shop", llm=make_llm("haiku"))
     bank.save_trajectory(trajectory_or_openai_messages)      # -> ids of tips added/updated
     bank.get_guidelines("log in to the shop", k=5)           # -> list[Guideline]
+    for t in read_transcript("session.jsonl").trajectories:  # Claude Code / Codex transcript
+        bank.save(t)                                          #   one trajectory per turn
 """
 
 from atlas.memory.guidelines.attribution import Attribution, Attributor, LLMAttributor, NoAttributor
@@ -30,6 +32,7 @@ from atlas.memory.guidelines.retrieval import CosineRetriever, LLMSelector, Retr
 from atlas.memory.guidelines.segmentation import LLMSegmenter, Segmenter, SegmentSpec, TaskLevelSegmenter
 from atlas.memory.guidelines.store import GuidelineStore
 from atlas.memory.guidelines.tips import LLMTipGenerator, TipGenerator
+from atlas.memory.guidelines.transcripts import Transcript, read_transcript
 
 __all__ = [
     "Attribution",
@@ -62,6 +65,7 @@ __all__ = [
     "TipGenerator",
     "TrajectoryAnalyzer",
     "TrajectoryIntelligence",
+    "Transcript",
     "check_namespace",
     "cluster",
     "episode_to_trajectory",
@@ -69,4 +73,5 @@ __all__ = [
     "format_guidelines",
     "messages_to_trajectory",
     "parse_trajectory",
+    "read_transcript",
 ]

@@ -249,6 +249,16 @@ class GuidelineBank:
     def save_trajectory(self, trajectory: Any, *, success: bool | None = None) -> list[str]:
         return run_sync(self.asave_trajectory(trajectory, success=success))
 
+    def enqueue(self, trajectory: Trajectory) -> bool:
+        """Record a trajectory as waiting for extraction (status ``not_processed``, reason
+        ``queued``, no attempt made) so that ``reprocess()`` finds it if whoever queued it stops
+        before ``save``; False (nothing written) when the bank already has it."""
+        if self.store.trajectory(trajectory.id) is not None:
+            return False
+        record = self._trajectory_record(trajectory, "not_processed", 0, None, None, [], "queued")
+        self.store.put_trajectory(record)
+        return True
+
     def _require_llm(self) -> None:
         missing = [
             n

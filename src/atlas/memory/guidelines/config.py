@@ -9,6 +9,8 @@ the floor of :mod:`atlas.memory.relevance`, chosen per embedder on the transfer 
 
 from __future__ import annotations
 
+import hashlib
+import os
 import re
 from typing import Literal
 
@@ -28,6 +30,15 @@ def check_namespace(namespace: str) -> str:
         shown = repr(namespace) if len(repr(namespace)) <= 80 else repr(namespace)[:77] + "..."
         raise InvalidInputError(f"namespace: {shown} is not valid (use 1-64 letters, digits, '_' or '-')")
     return namespace
+
+
+def project_namespace(project_dir: str) -> str:
+    """The namespace the coding-agent hooks (``integrations/claude-code/hooks/atlas_hook.py``) use
+    for a project: the folder's name and a hash of its full path, so two checkouts named alike
+    never share memory."""
+    full = os.path.realpath(project_dir)
+    name = re.sub(r"[^A-Za-z0-9_-]+", "-", os.path.basename(full)).strip("-")[:40] or "project"
+    return f"{name}-{hashlib.sha1(full.encode()).hexdigest()[:8]}"
 
 
 class OutcomeRules(BaseModel):

@@ -605,11 +605,14 @@ function inlineCode(text) {
 function renderTasks(d) {
   const box = $("tasks");
   if (!d.per_task.length) return box.replaceChildren(el("p", { class: "muted", text: "No per-task results (the design was not evaluated)." }));
+  const gc = d.goal_completion;
+  const pct = (r) => `${Math.round(r.rate * 100)}% [${Math.round(r.ci95[0] * 100)}, ${Math.round(r.ci95[1] * 100)}] (${r.successes}/${r.n})`;
+  const summary = gc ? el("p", { class: "muted", text: `Deployment: task goal completion ${pct(gc.tgc)} · scenario goal completion ${pct(gc.sgc)} (a scenario counts only when all its tasks succeed; 95% Wilson intervals)` }) : "";
   const t = el("table", { class: "grid compact" }, el("thead", {}, el("tr", {}, ["Episode", "Phase", "Task", "Result", "Score", "Steps"].map((h, i) => el("th", { class: i >= 4 ? "num" : "", text: h })))));
   const body = el("tbody");
   for (const r of d.per_task) body.append(el("tr", {}, el("td", { class: "mono", text: r.label || "—" }), el("td", { text: r.phase || "" }), el("td", { class: "mono", text: r.task_id || "" }), el("td", {}, el("span", { class: "badge " + (r.success ? "status-ok" : "status-error"), text: r.success ? "success" : "failed" })), el("td", { class: "num", text: fmt(r.score) }), el("td", { class: "num", text: r.steps ?? "—" })));
   t.append(body);
-  box.replaceChildren(t);
+  box.replaceChildren(summary, t);
 }
 
 function codeLines(lines) {
