@@ -5,18 +5,20 @@
 explorer registered with the environment (``register_env(..., explorer=...)``; GraphWorld: explore
 breadth-first, take the object when seen, walk the known map to the destination; ALFWorld/TextWorld:
 admissible-command heuristics), or random valid actions when none is registered; with
-``use_gold=True`` it replays the game's walkthrough (``env.gold_plan()``) when there is one. Both return a ``Trajectory`` recorded exactly
+``use_gold=True`` it replays the game's walkthrough (``env.gold_plan()``) when there is one.
+``GoalWordPolicy(seed)`` is random but takes listed actions naming a goal word half the time. All return a ``Trajectory`` recorded exactly
 like the task agent's, so designs see the same ``episode`` shape whatever produced it.
 """
 
 from __future__ import annotations
 
 import random
+import re
 from collections.abc import Callable
 from typing import Any
 
 from atlas.core.types import Task, Trajectory
-from atlas.envs.base import EpisodeRecorder
+from atlas.envs.base import EpisodeRecorder, action_label
 from atlas.envs.registry import Planner, spec_of
 from atlas.errors import EnvError
 from atlas.protocols.env import Action, EnumeratesActions, Environment
@@ -91,6 +93,37 @@ class RandomPolicy:
         return _run(env, task, _random_chooser(env, rng), "random", self.max_turns)
 
 
+_WORD = re.compile(r"[a-z0-9_]+")
+_COMMON = frozenset({"a", "an", "the", "to", "in", "on", "of", "and", "or", "at", "is", "it", "some", "from"})
+
+
+class GoalWordPolicy:
+    """Random valid actions, except that when listed actions name a word of the goal, one of them is
+    taken with probability ``greed``: the habit of a small language-model agent (it acts on what the
+    goal names when it sees it), with no model and nothing known of the environment."""
+
+    def __init__(self, seed: int = 0, *, greed: float = 0.5, max_turns: int | None = None) -> None:
+        self.seed = seed
+        self.greed = greed
+        self.max_turns = max_turns
+
+    def run(self, env: Environment, task: Task) -> Trajectory:
+        rng = random.Random(f"goal-word-policy/{self.seed}/{task.id}")
+        fallback = _random_chooser(env, rng)
+        goal = set(_WORD.findall(env.format_goal(task).lower())) - _COMMON
+        assert isinstance(env, EnumeratesActions)  # _random_chooser checked it
+
+        def choose(obs: dict[str, Any]) -> Action | None:
+            named = [
+                a
+                for a in env.candidate_actions(obs)
+                if goal & set(_WORD.findall(action_label(a.tool, a.args).lower()))
+            ]
+            return rng.choice(named) if named and rng.random() < self.greed else fallback(obs)
+
+        return _run(env, task, choose, "goal-word", self.max_turns)
+
+
 class ExplorerPolicy:
     """The environment's registered explorer, else random valid actions (see the module docstring)."""
 
@@ -116,4 +149,4 @@ class ExplorerPolicy:
         return _run(env, task, choose, name, self.max_turns)
 
 
-__all__ = ["ExplorerPolicy", "Planner", "RandomPolicy"]
+__all__ = ["ExplorerPolicy", "GoalWordPolicy", "Planner", "RandomPolicy"]

@@ -91,13 +91,17 @@ def test_a_success_teaches_framed_rules_for_any_goal_of_its_shape(pool, embedder
     assert "In hall with holding ruby: go attic." in lines, lines  # the route applies once it is held
 
 
-def test_a_failure_teaches_only_what_lasted(pool, embedder):
+def test_a_failure_teaches_what_made_the_item_carried_and_what_ended_it(pool, embedder):
+    # taken and dropped on the spot: it never moved with the agent, nothing is learned
     undone = fetch("gem", "cellar", drop_at="cellar", undo=True, success=False)
     assert advice_after([undone], "fetch the ruby to the attic", pool, embedder) == []
-    # taken, carried to the wrong place, dropped there: back as it began, nothing learned
+    # taken, carried to the wrong place, dropped there: 'holding' moved with the agent, so the take made
+    # it carried (it applies anywhere) and the drop ended it (it applies in the place a goal names)
     wrong = fetch("gem", "cellar", drop_at="attic", success=False)
-    assert advice_after([wrong], "fetch the ruby to the attic", pool, embedder) == []
-    # taken and never dropped: the take lasted; once held, the route leads to the goal's place
+    lines = advice_after([wrong], "fetch the ruby to the attic", pool, embedder)
+    assert "Lying here ruby: take ruby." in lines and "In attic with holding ruby: drop ruby." in lines, lines
+    assert "In hall with holding ruby: go attic." in lines, lines
+    # taken and never dropped: the take alone
     kept = episode(
         "fetch the gem to the cellar",
         obs("hall", ["cellar", "attic"], ["gem"], []),
@@ -109,6 +113,7 @@ def test_a_failure_teaches_only_what_lasted(pool, embedder):
     )
     lines = advice_after([kept], "fetch the ruby to the hall", pool, embedder)
     assert "Lying here ruby: take ruby." in lines and "In attic with holding ruby: go hall." in lines, lines
+    assert not [x for x in lines if "drop" in x], lines
 
 
 def test_a_goal_of_another_shape_gets_no_rules(pool, embedder):

@@ -259,11 +259,12 @@ async def asmoke_run(
     """Async smoke run (see the module docstring). ``design`` may be a Design or source text;
     ``env`` an environment name or instance; ``tasks``: (collection, deployment) tasks to play instead
     of ``episodes`` + ``recall_tasks`` generated ones; ``explorer_episodes``: how many collection
-    episodes the explorer plays (None: all), the rest random valid actions — the mix a weak task
-    agent's collection has (few episodes solved, many wanderings)."""
+    episodes the explorer plays (None: all), the rest random valid actions that favour what the goal
+    names (``GoalWordPolicy``) — the mix a weak task agent's collection has (few episodes solved,
+    many wanderings)."""
     from atlas.alma.baselines import make_host_design
     from atlas.alma.evaluate.runner import DesignRunner
-    from atlas.envs.policies import ExplorerPolicy, RandomPolicy
+    from atlas.envs.policies import ExplorerPolicy, GoalWordPolicy
     from atlas.envs.registry import get_env
     from atlas.envs.views import episode_view, task_view
 
@@ -304,7 +305,7 @@ async def asmoke_run(
             tasks = (made[:episodes], made[episodes:])
         for i, task in enumerate(tasks[0], start=1):
             explore = explorer_episodes is None or i <= explorer_episodes
-            policy = ExplorerPolicy(seed) if explore else RandomPolicy(seed)
+            policy = ExplorerPolicy(seed) if explore else GoalWordPolicy(seed)
             key = (
                 id(environment),
                 environment.name,

@@ -74,21 +74,38 @@ def encode_transitions(memory, episode, tools, p, store):
     print("transitions:", added, "new;", len(m["entered"]), "states entered,", len(m["seen"]), "seen")
 
 
-def _lasting(found, texts, names):
-    """Of a failed episode's goal actions, per goal word the last one, kept when the episode ended with
-    the word framed as that action left it, unlike when the word was first seen (its effect lasted and
-    was not a return to where things began)."""
-    last = {}
-    for entry in found:
-        if entry[3]:
-            last[entry[3]] = entry
-    seen = [t for pair in texts for t in pair]
+def _carried(episode, gw, key, names):
+    """Per goal word, the frames the text kept it in across a change of state: the word moved with the
+    agent (it was held), e.g. 'holding' in 'You are holding: key.' before and after a move."""
+    obs = [(episode.get("task") or {}).get("observation") or {}]
+    texts = [(episode.get("task") or {}).get("observation_text") or ""]
+    for step in episode.get("steps") or []:
+        if step.get("observation"):
+            obs.append(step["observation"])
+            texts.append(step.get("observation_text") or "")
+    out = {w: set() for w in gw}
+    for i in range(1, len(obs)):
+        was, now = state_of(obs[i - 1], key), state_of(obs[i], key)
+        if not was or not now or was == now:
+            continue
+        for w in gw:
+            frame = frame_of(texts[i], w, names)
+            if frame and frame == frame_of(texts[i - 1], w, names):
+                out[w].add(frame)
+    return out
 
-    def first_frame(word):
-        return next((f for f in (frame_of(t, word, names) for t in seen) if f), "")
 
-    end = texts[-1][1] if texts else ""
-    return [e for w, e in last.items() if e[4] and frame_of(end, w, names) == e[4] and e[4] != first_frame(w)]
+def _from_failure(found, carried, goal_place):
+    """What a failed episode teaches: an action that made a goal word carried (applies anywhere), and
+    one that ended carrying it (applies in the place the goal names: ``goal_place(word)``, if any)."""
+    out = []
+    for where, template, frame, word, after in found:
+        held = carried.get(word, set())
+        if after in held and frame not in held:
+            out.append([where, template, frame, word, after])
+        elif frame in held and after not in held and not where and goal_place(word):
+            out.append([goal_place(word), template, frame, word, after])
+    return out
 
 
 def encode_goal_actions(memory, episode, tools, p, store):
@@ -98,8 +115,9 @@ def encode_goal_actions(memory, episode, tools, p, store):
     state an action names otherwise becomes ``{here}`` (the action then applies in any state). How
     the text frames the word after an action taken anywhere is kept too (``goal_action_after``: what
     holding it looks like). Actions that change the state are left to ``transitions``. Only
-    successful episodes when ``p['successes_only']``; otherwise a failed episode teaches, per goal
-    word, the last action on it when its effect lasted to the end and changed the word's first frame."""
+    successful episodes when ``p['successes_only']``; otherwise a failed episode teaches the action that
+    made a goal word carried (its frame then seen in two states) and the one that ended carrying it,
+    which applies in the state the goal names."""
     m = memory.setdefault("goal_actions", {})
     after_m = memory.setdefault("goal_action_after", {})
     if p.get("successes_only", True) and not episode.get("success"):
@@ -131,7 +149,13 @@ def encode_goal_actions(memory, episode, tools, p, store):
             found.append([where, template, slotted(frame, gw) or frame, word, after_frame])
             used |= slots_in(template) | slots_in(where)
     if not episode.get("success"):
-        found = _lasting(found, texts_of(episode), names)
+        entered = set(memory.get("goal_action_places") or [])
+
+        def goal_place(word):  # another goal word naming something seen, a state entered first
+            named = [w for w in gw if w != word and w.lower() in names]
+            return slotted(sorted(named, key=lambda w: w not in entered)[0], gw) if named else ""
+
+        found = _from_failure(found, _carried(episode, gw, key, names), goal_place)
     for where, _template, _frame, word, after_frame in found:
         if word and not where and after_frame:
             afters.append([gw.index(word), after_frame])
