@@ -217,8 +217,9 @@ async def evolve_candidates(
     good_enough: Callable[[Candidate], bool] | None = None,
 ) -> tuple[list[Candidate], list[str]]:
     """Up to ``budget`` candidates, screened with no LLM: a first round by ``operator``, then rounds of
-    mutations of the best so far (by how far their advice steered the probe), until one is
-    ``good_enough`` or the budget is spent."""
+    mutations of the best so far (by how far their advice steered the probe) — half of them random
+    genomes while no candidate has solved a probe task — until one is ``good_enough`` or the budget is
+    spent."""
     size = max(1, min(budget, ROUND_SIZE))
     genomes, notes = await make_children(
         operator, parents, keys, rng, count=size, seen=seen, meta_llm=meta_llm, name=name
@@ -229,8 +230,12 @@ async def evolve_candidates(
         if not ranked:
             break
         more = []
-        for _ in range(min(size, budget - len(screened))):
-            child = mutate(rng.choice(ranked).genome, rng, keys, name=name)
+        flat = not any(c.solved for c in screened)  # nothing solved yet: explore as much as climb
+        for i in range(min(size, budget - len(screened))):
+            if flat and i % 2:
+                child = random_genome(rng, keys, name=name)
+            else:
+                child = mutate(rng.choice(ranked).genome, rng, keys, name=name)
             if child.key not in seen:
                 seen.add(child.key)
                 more.append(child)
