@@ -73,7 +73,13 @@ class DepotEnv:
                     id=f"depot-{family}-{seed + i}",
                     description=f"Deliver the {good} to the {target}.",
                     domain=NAME,
-                    metadata={"family": family, "seed": seed + i, "good": good, "start": start, "target": target},
+                    metadata={
+                        "family": family,
+                        "seed": seed + i,
+                        "good": good,
+                        "start": start,
+                        "target": target,
+                    },
                 )
             )
         return out
@@ -129,8 +135,12 @@ class DepotEnv:
 
     def tools(self) -> list[ToolSpec]:
         return [
-            ToolSpec(name="walk", description="Walk along a path to a place.", parameters=_arg("place", "a place")),
-            ToolSpec(name="grab", description="Grab a good lying on the floor.", parameters=_arg("good", "a good")),
+            ToolSpec(
+                name="walk", description="Walk along a path to a place.", parameters=_arg("place", "a place")
+            ),
+            ToolSpec(
+                name="grab", description="Grab a good lying on the floor.", parameters=_arg("good", "a good")
+            ),
             ToolSpec(name="drop", description="Drop the good you hold.", parameters=_arg("good", "a good")),
         ]
 
@@ -156,7 +166,10 @@ class DepotEnv:
 def schema(env: Environment) -> dict[str, Any]:
     return {
         "summary": "A depot of places joined by paths; deliver the named good to the named place.",
-        "task": {"goal": "'Deliver the GOOD to the PLACE.'", "observation": "position, paths, floor, holding"},
+        "task": {
+            "goal": "'Deliver the GOOD to the PLACE.'",
+            "observation": "position, paths, floor, holding",
+        },
         "episode": {"steps": "[{action, observation}]", "success": "bool", "score": "float"},
     }
 

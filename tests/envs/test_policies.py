@@ -50,3 +50,27 @@ def test_an_environment_with_neither_explorer_nor_candidates_is_a_clear_error():
 
     with pytest.raises(EnvError, match="neither an explorer"):
         ExplorerPolicy(0).run(Bare(), GraphWorldEnv().generate_tasks(1, seed=0)[0])
+
+
+def test_goal_word_policy_acts_on_what_the_goal_names():
+    from atlas.envs.base import action_label
+    from atlas.envs.policies import GoalWordPolicy
+
+    env = GraphWorldEnv()
+    tasks = env.generate_tasks(20, seed=0)
+    a, b = GoalWordPolicy(4).run(env.clone(), tasks[0]), GoalWordPolicy(4).run(env.clone(), tasks[0])
+    assert [s.action for s in a.steps] == [s.action for s in b.steps] and a.metadata["policy"] == "goal-word"
+    greedy = [GoalWordPolicy(0, greed=1.0).run(env, t) for t in tasks]
+    random_ = [RandomPolicy(0).run(env, t) for t in tasks]
+
+    def named(trajectories):  # steps whose action names a word of the goal
+        return sum(
+            1
+            for t in trajectories
+            for s in t.steps
+            if set(action_label(s.tool, s.args).lower().split())
+            & set(t.task.description.lower().strip(".").split())
+        )
+
+    assert named(greedy) > 2 * named(random_)
+    assert sum(t.success for t in greedy) > sum(t.success for t in random_)
