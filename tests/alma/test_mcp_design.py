@@ -137,3 +137,47 @@ def test_learning_namespaces_are_kept_on_disk_across_restarts(scripted_run, tmp_
             broken.served("A")
     finally:
         broken.close()
+
+
+# Passes the static check (no attribute is set): it keeps the goal in a dict of the json module,
+# which every call in a worker shares. One namespace must never see another's goal through it.
+STASHING_DESIGN = """
+from json import decoder
+
+
+def update(memory, episode, tools):
+    decoder.BACKSLASH["stash"] = episode["task"]["goal"]
+    memory["n"] = memory.get("n", 0) + 1
+
+
+def recall(memory, task, tools):
+    return "seen: " + str(decoder.BACKSLASH.get("stash", "nothing"))
+"""
+
+
+async def test_a_learning_namespace_never_sees_state_another_left_in_the_worker(
+    scripted_run, tmp_path, embedder
+):
+    from export_forgery import forge_export
+
+    from atlas.mcp_design import DesignHub, create_design_server
+
+    design_id = Archive.load(scripted_run).find(name="route_map")[0].id
+    real = export_design(scripted_run, tmp_path / "e", design_id=design_id)
+    exp = load_export(forge_export(real, tmp_path / "stash", source=STASHING_DESIGN))
+    hub = DesignHub(exp, embedder=embedder, learn=True)
+    server = create_design_server(hub)
+
+    async def call(name: str, **args) -> dict:
+        out = await server.call_tool(name, args)
+        return out[1] if isinstance(out, tuple) else json.loads(out[0].text)
+
+    try:
+        task = {"goal": "secret goal of A", "observation": {}, "domain": ""}
+        episode = {"task": task, "steps": [], "success": True, "score": 1.0, "steps_taken": 0}
+        await call("update", episode=episode, namespace="A")
+        assert (await call("recall", task="anything", namespace="A"))["advice"] == "seen: secret goal of A"
+        for _ in range(3):  # whichever worker B gets, it is not one A used
+            assert (await call("recall", task="anything", namespace="B"))["advice"] == "seen: nothing"
+    finally:
+        hub.close()
