@@ -152,3 +152,34 @@ def test_a_host_adapter_cannot_be_exported(tmp_path):
     arch.save(tmp_path / "run" / "archive.json")
     with pytest.raises(ArchiveError, match="host-side adapter whose memory lives in its own stores"):
         export_design(tmp_path / "run", tmp_path / "out", design_id="d-0001")
+
+
+@pytest.mark.parametrize("link", ["logs folder", "episodes file", "calls file"])
+def test_export_never_copies_records_from_outside_the_run(scripted_run, tmp_path, link):
+    """Someone else's run folder whose logs lead elsewhere: the export refuses, nothing is copied."""
+    run = tmp_path / "run"
+    shutil.copytree(scripted_run, run)
+    design_id = _route_id(run)
+    outside = tmp_path / "outside"
+    shutil.copytree(run / "logs" / design_id, outside)
+    for name in ("episodes.jsonl", "calls.jsonl"):
+        rows = [json.loads(x) for x in (outside / name).read_text().splitlines()]
+        for r in rows:
+            r["return_value"] = "OUTSIDE-RECORD"
+            if isinstance(r.get("task"), dict):
+                r["task"]["goal"] = "OUTSIDE-RECORD"
+        (outside / name).write_text("".join(json.dumps(r) + "\n" for r in rows))
+    logs = run / "logs" / design_id
+    if link == "logs folder":
+        shutil.rmtree(logs)
+        logs.symlink_to(outside)
+    else:
+        name = "episodes.jsonl" if link == "episodes file" else "calls.jsonl"
+        (logs / name).unlink()
+        (logs / name).symlink_to(outside / name)
+    out = tmp_path / "exported"
+    with pytest.raises(ArchiveError, match="outside"):
+        export_design(run, out, design_id=design_id)
+    res = cli.invoke(app, ["archive", "export", str(run), "--design", design_id, "--out", str(out)])
+    assert res.exit_code == 2 and "outside" in res.output, res.output
+    assert not (out / "advice.jsonl").exists()

@@ -101,14 +101,16 @@ def _scores(entry: ArchiveEntry, baseline: dict[str, Any] | None) -> dict[str, A
 def _advice_lines(run: Path, entry: ArchiveEntry) -> list[dict[str, Any]]:
     """Deployment tasks in order with the task view recall received and what it returned (the full
     return value from calls.jsonl; "" when the call failed, as the agent saw it)."""
-    logs = run / (entry.logs_dir or f"logs/{entry.id}")
-    episodes = [e for e in read_jsonl(logs / "episodes.jsonl") if e.get("phase") == "deployment"]
-    recalls = {c.get("episode"): c for c in read_jsonl(logs / "calls.jsonl") if c.get("phase") == "recall"}
+    rd = RunDir(run)
+    episodes_file = rd.entry_log_file(entry.logs_dir, entry.id, "episodes.jsonl")
+    calls_file = rd.entry_log_file(entry.logs_dir, entry.id, "calls.jsonl")
+    episodes = [e for e in read_jsonl(episodes_file) if e.get("phase") == "deployment"]
+    recalls = {c.get("episode"): c for c in read_jsonl(calls_file) if c.get("phase") == "recall"}
     out = []
     for ep in episodes:
         if not isinstance(ep.get("task"), dict):
             raise ArchiveError(
-                f"{logs / 'episodes.jsonl'} does not record the task view of {ep.get('label')} "
+                f"{episodes_file} does not record the task view of {ep.get('label')} "
                 "(a run made before exports existed): re-run the search to export this design"
             )
         call = recalls.get(ep.get("label"), {})

@@ -138,6 +138,12 @@ class RunDir:
             self.path, logs_dir or f"logs/{design_id}", under="logs", what=f"logs_dir of {design_id}"
         )
 
+    def entry_log_file(self, logs_dir: str | None, design_id: str, name: str) -> Path:
+        """One file of an entry's logs, confined to ``logs/`` (ArchiveError if it, its folder or a
+        link on the way points elsewhere: a run folder may be someone else's)."""
+        rel = f"{logs_dir or f'logs/{design_id}'}/{name}"
+        return confined(self.path, rel, under="logs", what=f"{name} of {design_id}")
+
     def design_path(self, design_id: str) -> Path:
         return self.designs_dir / f"{design_id}.py"
 
