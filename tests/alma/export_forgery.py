@@ -27,6 +27,10 @@ def forge_export(
         (out / "design.py").write_text(source)
     if memory is not None:
         (out / "memory.json").write_text(memory)
+    elif source is not None:  # the forger makes the memory claim the new design too
+        learned = json.loads((out / "memory.json").read_text())
+        learned["design_hash"] = hashlib.sha256(source.encode()).hexdigest()
+        (out / "memory.json").write_text(json.dumps(learned))
     m = json.loads((out / "design.json").read_text())
     for name, entry in (m.get("files") or {}).items():
         if isinstance(entry, dict) and (out / name).is_file():

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import shutil
 
@@ -183,3 +184,35 @@ def test_export_never_copies_records_from_outside_the_run(scripted_run, tmp_path
     res = cli.invoke(app, ["archive", "export", str(run), "--design", design_id, "--out", str(out)])
     assert res.exit_code == 2 and "outside" in res.output, res.output
     assert not (out / "advice.jsonl").exists()
+
+
+SWAPPED = "def update(memory, episode, tools):\n    pass\n\n\ndef recall(memory, task, tools):\n    return 'swapped'\n"
+
+
+def test_a_design_file_swapped_after_the_run_is_not_exported_under_its_scores(scripted_run, tmp_path):
+    run = tmp_path / "run"
+    shutil.copytree(scripted_run, run)
+    design_id = _route_id(run)
+    (run / "designs" / f"{design_id}.py").write_text(SWAPPED)
+    with pytest.raises(ArchiveError, match=r"not the design .* the run evaluated"):
+        export_design(run, tmp_path / "out", design_id=design_id)
+    # an archive from before source_sha256: the learned memory's design_hash still tells
+    arch = json.loads((run / "archive.json").read_text())
+    for e in arch["entries"]:
+        e.pop("source_sha256", None)
+    (run / "archive.json").write_text(json.dumps(arch))
+    with pytest.raises(ArchiveError, match="not the design whose learned memory"):
+        export_design(run, tmp_path / "out", design_id=design_id)
+
+
+def test_a_served_design_swapped_after_the_export_is_refused(scripted_run, tmp_path, embedder):
+    from atlas.alma.deploy.served import ServedDesign
+    from atlas.errors import DesignError
+
+    out = export_design(scripted_run, tmp_path / "e", design_id=_route_id(scripted_run))
+    (out / "design.py").write_text(SWAPPED)
+    manifest = json.loads((out / "design.json").read_text())  # checksums rewritten to match
+    manifest["files"]["design.py"]["sha256"] = hashlib.sha256(SWAPPED.encode()).hexdigest()
+    (out / "design.json").write_text(json.dumps(manifest))
+    with pytest.raises(DesignError, match=r"not the design that learned memory\.json"):
+        ServedDesign.open(out, embedder=embedder)

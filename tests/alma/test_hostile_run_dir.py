@@ -297,6 +297,7 @@ def test_archive_commands_print_no_escape_sequences_or_markup(run: Path):
     best = arch.best()
     best.name = "evil[red]x[/red]"
     best.source = best.source + "\n# \x1b[2J\x1b]0;owned\x07\n"
+    best.learned, best.memory_path = None, None  # the edited source is another design: its memory is not
     arch.save()
     data = json.loads((run / "archive.json").read_text())
     for e in data["entries"]:
@@ -362,3 +363,16 @@ def test_report_never_writes_through_a_planted_symlink(tmp_path: Path, how):
     res = cli.invoke(app, ["report", str(run)])
     assert res.exit_code in (0, 2), (res.output, res.exception)
     assert victim.read_text() == "precious\n" and sorted(p.name for p in victim_dir.iterdir()) == ["bashrc"]
+
+
+def test_resume_refuses_a_design_file_swapped_after_the_run(run: Path, embedder):
+    entry = next(
+        e for e in json.loads((run / "archive.json").read_text())["entries"] if e["origin"] == "meta"
+    )
+    (run / "designs" / f"{entry['id']}.py").write_text(GIVE_UP_DESIGN)
+    with pytest.raises(ArchiveError, match="the run evaluated"):
+        atlas.alma.run(resume=run, embedder=embedder, iterations=2, **llms())
+    res = cli.invoke(
+        app, ["archive", "export", str(run), "--design", entry["id"], "--out", str(run.parent / "o")]
+    )
+    assert res.exit_code == 2 and "swapped after the run" in " ".join(res.output.split())

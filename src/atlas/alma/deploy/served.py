@@ -84,6 +84,11 @@ class ServedDesign:
         design = exported.design()
         if learned is not None and learned.get("design_hash") not in (None, design.source_hash):
             raise DesignError("the learned state given belongs to another design (its design_hash differs)")
+        if learned is None and exported.learned.get("design_hash") not in (None, design.source_hash):
+            raise DesignError(
+                f"{exported.path}/design.py is not the design that learned memory.json (its design_hash "
+                "differs: the file was swapped after the export): export the design again"
+            )
         snapshot = {**(learned if learned is not None else exported.learned), "frozen": not learn}
         try:
             self.runner = DesignRunner.restore(

@@ -11,6 +11,7 @@ and only under ``MAX_LEARNED_BYTES``; ``hydrate`` reads it back too.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import re
@@ -72,6 +73,9 @@ class ArchiveEntry(BaseModel):
     generation: int = 0
     parent_ids: list[str] = Field(default_factory=list)
     source_path: str | None = None
+    # SHA-256 of the source that was evaluated: a design file edited or swapped after the run is
+    # refused by ``hydrate`` (it would be exported, served or resumed under another design's scores).
+    source_sha256: str | None = None
     memory_path: str | None = None  # the learned memory (``memory/<id>.json``), when saved
     status: Status = "ok"
     errors: list[str] = Field(default_factory=list)
@@ -254,6 +258,7 @@ class Archive:
         for e in self.entries:
             if e.source is None:
                 continue
+            e.source_sha256 = _sha(e.source)
             if e.source_path is None:
                 e.source_path = f"designs/{e.id}.py"
             src_file = confined(root, e.source_path, under="designs", what=f"source_path of {e.id}")
@@ -372,6 +377,9 @@ class Archive:
                         f"{exc}; restore that file, or remove it and the entry's memory_path to go "
                         "on without it (scores and sources do not depend on it)"
                     ) from exc
+        for e in self.entries:
+            if wanted is None or e.id in wanted:
+                _verify_source(e)
         self.refresh_novelty()
         return self
 
@@ -398,6 +406,32 @@ class Archive:
     def extend(self, entries: Iterable[ArchiveEntry]) -> None:
         for e in entries:
             self.add(e)
+
+
+def _sha(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _verify_source(e: ArchiveEntry) -> None:
+    """The source read back is the one the run evaluated (its recorded hash), and the learned memory
+    belongs to it (its ``design_hash``); else ``ArchiveError``."""
+    if e.source is None:
+        return
+    got = _sha(e.source)
+    learned_hash = (e.learned or {}).get("design_hash") if isinstance(e.learned, dict) else None
+    where = e.source_path or f"designs/{e.id}.py"
+    if e.source_sha256 is not None and got != e.source_sha256:
+        raise ArchiveError(
+            f"{where} is not the design {e.id} ({e.name}) the run evaluated (its SHA-256 differs from "
+            "archive.json's source_sha256: edited or swapped after the run); restore the original file "
+            "— the scores belong to it — or evaluate the new source with `atlas eval`"
+        )
+    if isinstance(learned_hash, str) and learned_hash != got:
+        raise ArchiveError(
+            f"{where} is not the design whose learned memory is {e.memory_path} (design_hash differs: "
+            "edited or swapped after the run); restore the original file, or evaluate the new source "
+            "with `atlas eval`"
+        )
 
 
 def _save_learned(root: Path, entry: ArchiveEntry) -> None:
