@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from atlas.alma.deploy.export import ExportedDesign, load_export
 from atlas.alma.deploy.served import ServedDesign
+from atlas.errors import InvalidInputError
 from atlas.memory.guidelines.config import check_namespace
 
 if TYPE_CHECKING:
@@ -159,7 +160,12 @@ def serve_design(
     embedder: Embedder | None = None,
     state: str | Path | None = None,
 ) -> None:
-    """Load the export, start the hub and run the server until the transport closes."""
+    """Load the export, start the hub and run the server until the transport closes (through the
+    same request guard as the memory server: ``atlas.mcp_stdio.run_guarded``)."""
+    from atlas.mcp_stdio import TRANSPORTS, run_guarded
+
+    if transport not in TRANSPORTS:
+        raise InvalidInputError(f"transport: must be one of {', '.join(TRANSPORTS)}, got {transport!r}")
     llm = None
     if model:
         from atlas.infra.llm import make_llm
@@ -167,7 +173,7 @@ def serve_design(
         llm = make_llm(model)
     hub = DesignHub(load_export(path), embedder=embedder, llm=llm, learn=learn, path=state)
     try:
-        create_design_server(hub, host=host, port=port).run(transport=transport)
+        run_guarded(create_design_server(hub, host=host, port=port), transport)
     finally:
         hub.close()
 

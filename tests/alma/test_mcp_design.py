@@ -181,3 +181,23 @@ async def test_a_learning_namespace_never_sees_state_another_left_in_the_worker(
             assert (await call("recall", task="anything", namespace="B"))["advice"] == "seen: nothing"
     finally:
         hub.close()
+
+
+def test_the_design_server_answers_every_malformed_request_like_the_memory_server(scripted_run, tmp_path):
+    """One request guard for both servers: over stdio every bad line gets a JSON-RPC error reply,
+    an oversized one is refused unread, and the server keeps serving."""
+    from mcp_raw_client import RawServer, exchange_malformed
+
+    out = export_design(scripted_run, tmp_path / "e", design_id=Archive.load(scripted_run).best().id)
+    server = RawServer("--design", str(out))
+    try:
+        exchange_malformed(server)
+        server.send(b'{"jsonrpc":"2.0","id":100,"method":"tools/list"}')
+        got = server.reply()
+        assert got["id"] == 100 and {t["name"] for t in got["result"]["tools"]} == {
+            "recall",
+            "update",
+            "memory_info",
+        }
+    finally:
+        server.close()
