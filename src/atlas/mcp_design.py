@@ -112,11 +112,12 @@ def create_design_server(hub: DesignHub, *, host: str = "127.0.0.1", port: int =
     """A FastMCP server exposing ``hub`` (tools listed in the module docstring)."""
     from mcp.server.fastmcp import FastMCP
 
-    name = hub.exported.manifest["design"]["name"]
+    # The name and instructions the client reads are ours: nothing from the export's files (its
+    # name is data, returned by memory_info), only its id, which the manifest schema restricts.
     server = FastMCP(
-        f"atlas-design-{name}"[:64],
+        f"atlas-design-{hub.exported.manifest['design']['id']}"[:64],
         instructions=(
-            f"Memory design '{name}' found by an ATLAS search. Before a task call recall(task); "
+            "Memory design found by an ATLAS search. Before a task call recall(task); "
             + ("after it call update(episode). " if hub.learn else "")
             + "Use one namespace per project or user."
         ),

@@ -93,7 +93,7 @@ def test_missing_files_and_wrong_folders_are_clear_errors(scripted_run, tmp_path
         load_export(tmp_path)
     out = export_design(scripted_run, tmp_path / "e", design_id=_route_id(scripted_run))
     (out / "memory.json").unlink()
-    with pytest.raises(ArchiveError, match=r"cannot read memory\.json"):
+    with pytest.raises(ArchiveError, match=r"cannot read the export's memory\.json"):
         load_export(out)
     (tmp_path / "full").mkdir()
     (tmp_path / "full" / "notes.txt").write_text("mine")

@@ -62,7 +62,7 @@ def test_a_design_that_fails_in_recall_is_a_clear_error(exported, embedder):
 def test_missing_or_wrong_embedder_is_a_clear_error(exported, tmp_path):
     with pytest.raises(ConfigError, match="made with the embedder 'minilm', not 'ngram'"):
         ServedDesign.open(exported, embedder=NGramEmbedder())
-    # an export whose embedder cannot be loaded here (the manifest is rewritten consistently)
+    # an export naming an embedder that is not a local one (the manifest is rewritten consistently)
     manifest = json.loads((exported / "design.json").read_text())
     manifest["embedder"]["name"] = "no-such-embedder"
     other = tmp_path / "other"
@@ -70,9 +70,7 @@ def test_missing_or_wrong_embedder_is_a_clear_error(exported, tmp_path):
     for f in exported.iterdir():
         (other / f.name).write_bytes(f.read_bytes())
     (other / "design.json").write_text(json.dumps(manifest))
-    with pytest.raises(
-        ConfigError, match="needs the embedder 'no-such-embedder', which cannot be loaded here"
-    ):
+    with pytest.raises(ConfigError, match="'no-such-embedder', which is not a local one"):
         ServedDesign.open(other)
 
 

@@ -230,14 +230,17 @@ class OnnxEmbedder(_AsyncMixin):
         return normalize_rows(pooled)
 
 
+MAX_NGRAM_DIM = 65_536
+
+
 class NGramEmbedder(_AsyncMixin):
     """Character bigrams + trigrams (of the lower-cased text padded with spaces) hashed into ``dim``
     buckets with CRC32, counted, then L2-normalized. Deterministic across processes and machines.
     """
 
     def __init__(self, dim: int = 512) -> None:
-        if dim < 1:
-            raise EmbeddingError("NGramEmbedder dim must be >= 1")
+        if not 1 <= dim <= MAX_NGRAM_DIM:
+            raise EmbeddingError(f"NGramEmbedder dim must be between 1 and {MAX_NGRAM_DIM}, not {dim}")
         self.dim = dim
         self.name = "ngram" if dim == 512 else f"ngram-{dim}"
 
@@ -545,6 +548,8 @@ def make_embedder(name: str | None = None, *, cache_dir: str | Path | None = Non
             dim = int(low.split(":", 1)[1]) if ":" in low else 512
         except ValueError as exc:
             raise ConfigError(f"bad n-gram embedder spec '{name}': use 'ngram' or 'ngram:DIM'") from exc
+        if not 1 <= dim <= MAX_NGRAM_DIM:
+            raise ConfigError(f"bad n-gram embedder spec '{name}': DIM must be between 1 and {MAX_NGRAM_DIM}")
         return NGramEmbedder(dim)
     key = ALIASES.get(low, key)
     if "/" in key:

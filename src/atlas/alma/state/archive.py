@@ -26,6 +26,7 @@ from atlas.alma.state.novelty import novelty_scores
 from atlas.alma.state.run_dir import atomic_write_text, confined
 from atlas.core import jsonsafe
 from atlas.errors import ArchiveError, InvalidInputError
+from atlas.infra.safe_read import read_limited
 
 if TYPE_CHECKING:
     from atlas.alma.design import Design
@@ -455,14 +456,11 @@ def _save_learned(root: Path, entry: ArchiveEntry) -> None:
 def read_learned(path: Path, design_id: str = "") -> dict[str, Any]:
     """A learned-memory file written by ``Archive.save`` (a clear ``ArchiveError`` when unreadable)."""
     who = f" of {design_id}" if design_id else ""
-    try:
-        if path.stat().st_size > MAX_LEARNED_BYTES + 1:
-            raise ArchiveError(
-                f"the learned memory{who} at {path} is over the cap of {MAX_LEARNED_BYTES:,} bytes"
-            )
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ArchiveError(f"cannot read the learned memory{who} at {path}: {exc}") from exc
+    what = f"the learned memory{who}"
+    try:  # a plain file within the cap (never a FIFO or a link to a device), JSON within limits
+        data = jsonsafe.loads(read_limited(path, max_bytes=MAX_LEARNED_BYTES + 1, what=what), what=str(path))
+    except InvalidInputError as exc:
+        raise ArchiveError(f"cannot read {what} at {path}: {exc}") from exc
     if not isinstance(data, dict) or not isinstance(data.get("memory"), dict):
         raise ArchiveError(f"{path} is not a learned memory (no 'memory' object)")
     return data
