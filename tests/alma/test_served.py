@@ -93,5 +93,30 @@ def test_auto_wraps_an_openai_client_with_an_exported_design(exported, embedder)
         client.chat.completions.create(
             model="scripted", messages=[{"role": "user", "content": line["task"]["goal"]}]
         )
-        assert server.system_prompts()[0] == f"{atlas.auto.ADVICE_HEADER}\n{line['advice'].strip()}"
+        assert (
+            server.task_prompts()[0]
+            == atlas.auto.framed_advice(line["advice"]) + "\n\n" + line["task"]["goal"]
+        )
+        assert server.system_prompts() == [""]  # the advice never goes into the system role
         assert served.snapshot()["memory"]["episodes"] == 3  # the finished task was learned (learn=True)
+
+
+def test_a_design_whose_recall_fails_still_lets_the_model_answer(exported, embedder):
+    """atlas.auto (issue 29, item 6): the route-map design's recall fails for a bare goal (no start
+    room); the caller is warned and the model still answers."""
+    from openai import OpenAI
+
+    import atlas.auto
+    from atlas.infra.llm import ScriptedLLM
+    from openai_compat import ScriptedOpenAIServer
+
+    with (
+        ServedDesign.open(exported, embedder=embedder) as served,
+        ScriptedOpenAIServer(ScriptedLLM(default="Done.")) as server,
+    ):
+        client = atlas.auto.wrap(OpenAI(base_url=server.base_url, api_key="unused"), served)
+        with pytest.warns(atlas.auto.MemoryFailedWarning, match=r"could not advise .*recall failed"):
+            reply = client.chat.completions.create(
+                model="m", messages=[{"role": "user", "content": "Bring the key to room_B."}]
+            )
+    assert reply.choices[0].message.content == "Done." and len(server.requests) == 1
