@@ -301,3 +301,66 @@ def test_a_model_that_keeps_failing_stops_the_search_with_the_archive_saved(tmp_
     assert [it["generation"] for it in resumed.iterations] == [1, 2, 3]
     assert [e.id for e in resumed] == [f"d-{i:04d}" for i in range(1, len(resumed) + 1)]
     assert resumed.get("d-0005").status == "ok"
+
+
+def _inflate(data):
+    for e in data["episodes"]:
+        e["score"] = 5.9
+
+
+def _drop_one(data):
+    deployment = [e for e in data["episodes"] if e["phase"] == "deployment"]
+    data["episodes"].remove(deployment[0])
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        _inflate,
+        _drop_one,
+        lambda d: d.update(episodes="all of them"),
+        lambda d: d["episodes"][0].update(score="high"),
+        lambda d: d["episodes"][0].update(task_id=None),
+        "fifo",
+    ],
+    ids=["scores edited", "episode removed", "episodes a string", "score a string", "no task id", "fifo"],
+)
+@pytest.mark.timeout(120)
+def test_a_bad_baseline_cache_entry_is_played_again_never_trusted(tmp_path, embedder, damage):
+    import os
+
+    settings = {**SETTINGS, "iterations": 0, "baselines": [], "env_seed": False}
+    first, _ = atlas.alma.run(
+        llm=ScriptedLLM(task_policy),
+        embedder=embedder,
+        run_dir=tmp_path / "a",
+        baseline_cache=tmp_path / "cache",
+        **settings,
+    )
+    (entry,) = (tmp_path / "cache").glob("*.json")
+    if damage == "fifo":
+        entry.unlink()
+        os.mkfifo(entry)
+    else:
+        data = json.loads(entry.read_text())
+        damage(data)
+        entry.write_text(json.dumps(data))
+    second, _ = atlas.alma.run(
+        llm=ScriptedLLM(task_policy),
+        embedder=embedder,
+        run_dir=tmp_path / "b",
+        baseline_cache=tmp_path / "cache",
+        **settings,
+    )
+    assert second.baseline["cached"] is False and second.baseline["score"] == first.baseline["score"]
+    assert [t["score"] for t in second.baseline["per_task"]] == [
+        t["score"] for t in first.baseline["per_task"]
+    ]
+    third, _ = atlas.alma.run(  # the entry was rewritten: valid again
+        llm=ScriptedLLM(task_policy),
+        embedder=embedder,
+        run_dir=tmp_path / "c",
+        baseline_cache=tmp_path / "cache",
+        **settings,
+    )
+    assert third.baseline["cached"] is True
