@@ -376,3 +376,16 @@ def test_resume_refuses_a_design_file_swapped_after_the_run(run: Path, embedder)
         app, ["archive", "export", str(run), "--design", entry["id"], "--out", str(run.parent / "o")]
     )
     assert res.exit_code == 2 and "swapped after the run" in " ".join(res.output.split())
+
+
+def test_run_dir_pointed_at_an_existing_run_is_refused_not_overwritten(run: Path, tmp_path: Path, embedder):
+    """`--run-dir` (issue 29, item 8): only `--resume` continues a run; a new run or an eval into it
+    is refused before anything is written."""
+    before = (run / "archive.json").read_bytes()
+    with pytest.raises(ArchiveError, match=r"already holds a run .*atlas run --resume"):
+        atlas.alma.run(run_dir=run, embedder=embedder, iterations=1, **llms(), **SETTINGS)
+    design = tmp_path / "give_up.py"
+    design.write_text(GIVE_UP_DESIGN)
+    res = cli.invoke(app, ["eval", str(design), "--run-dir", str(run), "--episodes", "2", "--rooms", "5"])
+    assert res.exit_code == 2 and "already holds a run" in " ".join(res.output.split()), res.output
+    assert (run / "archive.json").read_bytes() == before

@@ -73,7 +73,8 @@ class RunDir:
 
     @classmethod
     def create(cls, path: str | Path | None = None, *, env: str = "run", root: str | Path = "runs") -> RunDir:
-        """A new run folder (``root/<env>-<timestamp>`` when no path is given)."""
+        """A new run folder (``root/<env>-<timestamp>`` when no path is given). A folder that already
+        holds a run is refused (``ArchiveError``): only ``RunDir.open`` (``--resume``) continues one."""
         if path is None:
             base = Path(root) / default_run_name(env)
             path, n = base, 1
@@ -81,6 +82,14 @@ class RunDir:
                 n += 1
                 path = base.with_name(f"{base.name}-{n}")
         rd = cls(path)
+        if rd.path.exists() and not rd.path.is_dir():
+            raise ArchiveError(f"{rd.path} is a file, not a folder: give --run-dir a new folder")
+        held = [n for n in ("config.json", "archive.json", "archive.json.bak") if (rd.path / n).exists()]
+        if held:  # a new run would overwrite another run's archive: never without --resume
+            raise ArchiveError(
+                f"{rd.path} already holds a run ({', '.join(held)}): continue it with "
+                f"`atlas run --resume {rd.path}`, or give --run-dir a new folder"
+            )
         rd.path.mkdir(parents=True, exist_ok=True)
         rd.designs_dir.mkdir(exist_ok=True)
         rd.logs_root.mkdir(exist_ok=True)
