@@ -7,7 +7,6 @@ Heavy imports (the loop, litellm, the sandbox, the embedder) happen inside the c
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import inspect
 from collections.abc import Callable
@@ -102,9 +101,11 @@ def _env_cli_params() -> list[EnvParam]:
     from atlas.errors import ConfigError
     from atlas.infra.plugins import load_plugins
 
-    # a broken $ATLAS_PLUGINS is reported when its environment is asked for, not on every --help
-    with contextlib.suppress(ConfigError):
+    # a broken plug-in costs a warning line, never the command (or --help); the working ones load
+    try:
         load_plugins()
+    except ConfigError as exc:
+        typer.echo(f"warning: {exc}", err=True)
     seen: dict[str, EnvParam] = {}
     for spec in env_specs():
         for p in spec.params:
