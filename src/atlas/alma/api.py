@@ -21,7 +21,8 @@ from atlas.alma.state.archive import Archive, ArchiveEntry
 from atlas.alma.state.config import AlmaConfig
 from atlas.alma.state.run_dir import RunDir
 from atlas.envs.registry import DEFAULT_ENV
-from atlas.errors import ConfigError
+from atlas.errors import ConfigError, InvalidInputError
+from atlas.infra.safe_read import read_limited
 from atlas.protocols.agent import TaskPlayer
 from atlas.protocols.embed import Embedder
 from atlas.protocols.env import Environment
@@ -128,13 +129,20 @@ def _check_same_task_model(rd: RunDir, llm: LLM) -> None:
         )
 
 
+MAX_DESIGN_BYTES = 1_000_000
+
+
 def load_design(ref: str) -> Design:
     """A design from a file path or a library baseline name (``no_memory``, ...)."""
     path = Path(ref)
     if path.suffix == ".py" or path.exists():
         if not path.exists():
             raise ConfigError(f"no design file at {path}")
-        return Design(name=path.stem, source=path.read_text(encoding="utf-8"), origin="seed")
+        try:  # a plain file of reasonable size (a folder, FIFO or device is refused, not read)
+            text = read_limited(path, max_bytes=MAX_DESIGN_BYTES, what="design file").decode("utf-8")
+        except (InvalidInputError, UnicodeDecodeError) as exc:
+            raise ConfigError(f"{exc}: give a design's .py file or a baseline name") from exc
+        return Design(name=path.stem, source=text, origin="seed")
     return get_baseline(ref)
 
 

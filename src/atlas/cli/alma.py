@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Optional
@@ -29,6 +30,16 @@ from atlas.cli.output import (
 )
 from atlas.envs.registry import DEFAULT_ENV, EnvParam, env_specs
 
+# Every size a flag sets is bounded (checked by the option parser before any work starts).
+MAX_ITERATIONS, MAX_EPISODES, MAX_DEPLOY_SEEDS, MAX_CONCURRENCY, MAX_TURNS, MAX_TASKS = (
+    10_000,
+    1000,
+    1000,
+    64,
+    1000,
+    10_000,
+)
+HEADROOM_CONDITIONS = ("none", "learnable", "full")
 ENV_HELP = "Environment: " + " | ".join(s.name for s in env_specs()) + "."
 DEMO_BASELINES = "trajectory_retrieval"
 
@@ -45,6 +56,23 @@ def _make_client(model: str | None, label: str, console: Any, why: str | None = 
     except LLMConfigError as exc:
         fail(exc)
         raise  # unreachable: _fail exits
+
+
+def check_choice(flag: str, value: str, allowed: tuple[str, ...]) -> None:
+    """A flag whose value must be one of ``allowed``: checked before any work, on --resume too."""
+    if value not in allowed:
+        fail(f"{flag} {value!r}: must be one of {', '.join(allowed)}")
+
+
+def check_output_file(path: Path, flag: str) -> None:
+    """An output file the command will write at the end: checked before any work, so a long run is
+    never lost to a path that cannot be written."""
+    if path.is_dir():
+        fail(f"{flag} {path} is a folder: give a file path (e.g. {path / 'episodes.jsonl'})")
+    if not path.parent.is_dir():
+        fail(f"{flag} {path}: the folder {path.parent} does not exist; create it first")
+    if (path.exists() and not os.access(path, os.W_OK)) or not os.access(path.parent, os.W_OK):
+        fail(f"{flag} {path} cannot be written here (permissions)")
 
 
 def parse_baselines(value: str) -> list[str] | None:
@@ -69,7 +97,7 @@ def _run_search(
     from atlas.alma.api import run
     from atlas.alma.state.meta_model import META_N_CTX
     from atlas.cli.progress import RichProgress
-    from atlas.errors import AtlasError
+    from atlas.errors import AtlasError, BudgetReached
 
     saved = "saved in the run's config.json" if resume is not None else None
     llm = _make_client(model, "task model", console, why=saved if model else None)
@@ -90,6 +118,11 @@ def _run_search(
     try:
         progress = RichProgress(bool(kwargs.get("quiet")))
         return run(llm=llm, meta_llm=meta_llm, resume=resume, progress=progress, **kwargs)
+    except BudgetReached as exc:  # the budget the user set: the outcome asked for, exit 0
+        from rich.markup import escape
+
+        console.print(f"[yellow]stopped:[/yellow] {escape(str(exc))}")
+        raise typer.Exit(0) from exc
     except AtlasError as exc:
         fail(exc)
         raise
@@ -124,7 +157,9 @@ def with_env_options(func: Callable[..., None]) -> Callable[..., None]:
         inspect.Parameter(
             p.key,
             inspect.Parameter.KEYWORD_ONLY,
-            default=typer.Option(p.default, p.cli_flag, help=p.help),
+            default=typer.Option(p.default, p.cli_flag, help=p.help, min=p.min, max=p.max)
+            if p.type in (int, float)
+            else typer.Option(p.default, p.cli_flag, help=p.help),
             annotation=p.type if p.default is not None else Optional[p.type],  # noqa: UP045
         )
         for p in params
@@ -159,11 +194,17 @@ def register(app: typer.Typer) -> None:
         iterations: int | None = typer.Option(
             None,
             "--iterations",
+            min=0,
+            max=MAX_ITERATIONS,
             help="Evolutionary iterations (default 5 when the MetaAgent writes code, 20 "
             "for genome search; with --resume: raise the total).",
         ),
         episodes: int = typer.Option(
-            3, "--episodes", help="Tasks per collection phase and per deployment seed."
+            3,
+            "--episodes",
+            min=1,
+            max=MAX_EPISODES,
+            help="Tasks per collection phase and per deployment seed.",
         ),
         seed: int = typer.Option(42, "--seed", help="Random seed (tasks, sampling)."),
         family: int | None = typer.Option(
@@ -175,6 +216,8 @@ def register(app: typer.Typer) -> None:
         deploy_seeds: int = typer.Option(
             8,
             "--deploy-seeds",
+            min=1,
+            max=MAX_DEPLOY_SEEDS,
             help="Seed offsets for deployment scoring: "
             "deployment tasks = --episodes × --deploy-seeds (default 3 × 8 = 24, "
             "enough for a paired 95% interval to show a +0.15 gain; fewer for a "
@@ -204,7 +247,9 @@ def register(app: typer.Typer) -> None:
         resume: Path | None = typer.Option(
             None, "--resume", help="Continue a stopped run from its folder (its saved settings are used)."
         ),
-        concurrency: int = typer.Option(4, "--concurrency", help="Deployment episodes run at once."),
+        concurrency: int = typer.Option(
+            4, "--concurrency", min=1, max=MAX_CONCURRENCY, help="Deployment episodes run at once."
+        ),
         baselines: str = typer.Option(
             "all",
             "--baselines",
@@ -221,23 +266,24 @@ def register(app: typer.Typer) -> None:
         max_turns: int | None = typer.Option(
             None,
             "--max-turns",
+            min=1,
+            max=MAX_TURNS,
             help="Task agent turns per episode (default: the environment's step limit + 8).",
         ),
         max_cost: float | None = typer.Option(
             None,
             "--max-cost",
-            min=0.0,
             help="Stop the search cleanly once "
-            "the run has cost this many dollars (providers that report a "
-            "cost); --resume with a higher value continues.",
+            "the run has cost this many dollars (more than 0; providers that report a "
+            "cost; checked before each generation, so the generation under way finishes); "
+            "--resume with a higher value continues.",
         ),
         max_minutes: float | None = typer.Option(
             None,
             "--max-minutes",
-            min=0.0,
             help="Stop the search cleanly "
             "before the first generation that starts after this many "
-            "minutes (the archive is saved; --resume continues).",
+            "minutes (more than 0; the archive is saved; --resume continues).",
         ),
         stage_tasks: int = typer.Option(
             8,
@@ -309,6 +355,11 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Run an ALMA search: evolve memory designs, scored on held-out deployment tasks."""
         console = make_console()
+        check_choice("--stage-rule", stage_rule, ("bound", "ci"))
+        for flag, limit in (("--max-cost", max_cost), ("--max-minutes", max_minutes)):
+            if limit is not None and not limit > 0:
+                fail(f"{flag} {limit:g}: must be more than 0 (leave it out for no limit)")
+        check_choice("--representation", representation, ("auto", "genome", "code", "both"))
         kwargs: dict[str, Any] = {"quiet": quiet, "concurrency": concurrency, "trace": not no_trace}
         if max_cost is not None:
             kwargs["max_cost_usd"] = max_cost
@@ -371,7 +422,11 @@ def register(app: typer.Typer) -> None:
         ),
         env: str = typer.Option(DEFAULT_ENV, "--env", help=ENV_HELP),
         episodes: int = typer.Option(
-            3, "--episodes", help="Tasks per collection phase and per deployment seed."
+            3,
+            "--episodes",
+            min=1,
+            max=MAX_EPISODES,
+            help="Tasks per collection phase and per deployment seed.",
         ),
         seed: int = typer.Option(42, "--seed", help="Random seed of the tasks."),
         family: int | None = typer.Option(None, "--family", help="Family seed (default: --seed)."),
@@ -379,6 +434,8 @@ def register(app: typer.Typer) -> None:
         deploy_seeds: int = typer.Option(
             8,
             "--deploy-seeds",
+            min=1,
+            max=MAX_DEPLOY_SEEDS,
             help="Seed offsets for deployment scoring (deployment tasks = --episodes × --deploy-seeds).",
         ),
         model: str | None = typer.Option(
@@ -393,11 +450,15 @@ def register(app: typer.Typer) -> None:
         run_dir: Path | None = typer.Option(
             None, "--run-dir", help="Where to write logs (default runs/eval-…)."
         ),
-        concurrency: int = typer.Option(4, "--concurrency", help="Deployment episodes run at once."),
+        concurrency: int = typer.Option(
+            4, "--concurrency", min=1, max=MAX_CONCURRENCY, help="Deployment episodes run at once."
+        ),
         quiet: bool = typer.Option(False, "--quiet", help="No progress bars."),
         max_turns: int | None = typer.Option(
             None,
             "--max-turns",
+            min=1,
+            max=MAX_TURNS,
             help="Task agent turns per episode (default: the environment's step limit + 8).",
         ),
         as_json: bool = typer.Option(
@@ -471,25 +532,37 @@ def register(app: typer.Typer) -> None:
     @with_env_options
     def headroom_cmd(
         env: str = typer.Option(DEFAULT_ENV, "--env", help=ENV_HELP),
-        tasks: int = typer.Option(12, "--tasks", help="Deployment tasks played under each condition."),
+        tasks: int = typer.Option(
+            12, "--tasks", min=1, max=MAX_TASKS, help="Deployment tasks played under each condition."
+        ),
         episodes: int = typer.Option(
             3,
             "--episodes",
+            min=1,
+            max=MAX_EPISODES,
             help="Tasks per deployment seed in a search (sets which tasks are used, as in `atlas run`).",
         ),
         seed: int = typer.Option(42, "--seed", help="Random seed of the tasks (as in `atlas run`)."),
         family: int | None = typer.Option(None, "--family", help="Family seed (default: --seed)."),
         no_family: bool = typer.Option(False, "--no-family", help="Disable family mode."),
         deploy_seeds: int = typer.Option(
-            3, "--deploy-seeds", help="Deployment seed offsets the tasks come from."
+            3,
+            "--deploy-seeds",
+            min=1,
+            max=MAX_DEPLOY_SEEDS,
+            help="Deployment seed offsets the tasks come from.",
         ),
         model: str | None = typer.Option(
             None, "--model", help="Task model (default resolution as in `atlas run`)."
         ),
-        concurrency: int = typer.Option(1, "--concurrency", help="Episodes played at once."),
+        concurrency: int = typer.Option(
+            1, "--concurrency", min=1, max=MAX_CONCURRENCY, help="Episodes played at once."
+        ),
         max_turns: int | None = typer.Option(
             None,
             "--max-turns",
+            min=1,
+            max=MAX_TURNS,
             help="Task agent turns per episode (default: the environment's step limit + 8).",
         ),
         conditions: str = typer.Option(
@@ -513,8 +586,16 @@ def register(app: typer.Typer) -> None:
         from atlas.errors import AtlasError
 
         console = make_console(stderr=as_json)
-        llm = _make_client(model, "task model", console)
         wanted = tuple(c.strip() for c in conditions.split(",") if c.strip())
+        unknown = [c for c in wanted if c not in HEADROOM_CONDITIONS]
+        if not wanted or unknown or len(set(wanted)) != len(wanted):
+            fail(
+                f"--conditions {conditions!r}: give a comma-separated subset of "
+                f"{', '.join(HEADROOM_CONDITIONS)}, each once"
+            )
+        if episodes_out is not None:
+            check_output_file(episodes_out, "--episodes-out")
+        llm = _make_client(model, "task model", console)
         progress = episode_progress(console, tasks * len(wanted), quiet=as_json)
         try:
             with progress:
@@ -549,7 +630,11 @@ def register(app: typer.Typer) -> None:
     @app.command("demo")
     def demo_cmd(
         iterations: int = typer.Option(
-            3, "--iterations", help="Genome generations (small on purpose; most cost seconds of probe)."
+            3,
+            "--iterations",
+            min=0,
+            max=MAX_ITERATIONS,
+            help="Genome generations (small on purpose; most cost seconds of probe).",
         ),
         model: str | None = typer.Option(
             None, "--model", help="Model for everything (default: provider key, else the local model)."
@@ -565,7 +650,7 @@ def register(app: typer.Typer) -> None:
             "(comma-separated, 'all' or 'none'); few by default to keep the demo short.",
         ),
         max_turns: int = typer.Option(
-            12, "--max-turns", help="Task agent turns per episode (5 rooms need few)."
+            12, "--max-turns", min=1, max=MAX_TURNS, help="Task agent turns per episode (5 rooms need few)."
         ),
     ) -> None:
         """The main job, small: a genome search on GraphWorld (5 rooms, 3 collection episodes, 6 deployment

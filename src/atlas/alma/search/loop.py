@@ -49,7 +49,7 @@ from atlas.alma.state.config import AlmaConfig
 from atlas.alma.state.replay import use_replay_cache
 from atlas.alma.state.run_dir import RunDir
 from atlas.alma.state.sampling import sample_parents, seeded_rng
-from atlas.errors import ArchiveError, ConfigError, SearchStopped
+from atlas.errors import ArchiveError, BudgetReached, ConfigError, SearchStopped
 from atlas.infra.llm import LLMClient
 from atlas.protocols import LLM, Embedder, Environment, TaskPlayer
 from atlas.trace.writer import TraceWriter
@@ -461,7 +461,7 @@ class Search:
         if reason is None:
             return
         self.emit("run.stopped", reason=reason, failed=list(failed or []), archive_size=len(self.archive))
-        raise SearchStopped(reason)
+        raise (SearchStopped if failed else BudgetReached)(reason)  # a budget stop is not a failure
 
     async def evaluate_only(self, design: Design) -> ArchiveEntry:
         """Baseline (cached when possible) and one design, no search: what `atlas eval` runs."""

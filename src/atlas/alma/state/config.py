@@ -36,28 +36,28 @@ class AlmaConfig(BaseModel):
     env: str = DEFAULT_ENV
     # Generations (None: 5 when the MetaAgent writes code, 20 for genome search, whose generations mostly
     # cost seconds of probe; `--max-minutes` bounds either).
-    iterations: int | None = Field(None, ge=0)
-    episodes: int = Field(3, ge=1)
+    iterations: int | None = Field(None, ge=0, le=10_000)
+    episodes: int = Field(3, ge=1, le=1000)
     seed: int = 42
     family: int | None = None
     use_family: bool = True
     # Deployment tasks = episodes × deploy_seeds: 3 × 8 = 24 by default, enough to see a +0.15 mean
     # difference with a paired 95% interval; smaller runs (`make demo`) pass fewer.
-    deploy_seeds: int = Field(8, ge=1)
+    deploy_seeds: int = Field(8, ge=1, le=1000)
     model: str | None = None
     meta_model: str | None = None
     embed_model: str | None = None  # None → the local MiniLM embedder
     no_embed: bool = False  # n-gram embedder, no model at all
     trace: bool = True
     quiet: bool = False
-    concurrency: int = Field(4, ge=1)
+    concurrency: int = Field(4, ge=1, le=64)
     parents: int = Field(2, ge=1)  # parents sampled per iteration
     # Probability that an iteration's first parent (the one an edit rewrites) is the best design so
     # far rather than a quality-diversity draw.
     exploit: float = Field(0.7, ge=0.0, le=1.0)  # OpenEvolve's exploitation ratio
     meta_turns: int = Field(3, ge=1)  # MetaAgent write → check → smoke → fix rounds
     debug_turns: int = Field(6, ge=1)  # DebugAgent grep turns
-    max_turns: int | None = None  # task agent turns (None: the agent's default)
+    max_turns: int | None = Field(None, ge=1, le=1000)  # task agent turns (None: the agent's default)
     smoke_episodes: int = Field(2, ge=1)
     baselines: list[str] | None = None  # library baselines seeded into the archive (None: all)
     # The environment's hand-written seed design joins the archive; False tests discovery: the search
