@@ -234,7 +234,8 @@ def episode_from_messages(messages: list[dict[str, Any]], success: bool | None) 
         for c in m["tool_calls"]:
             if not isinstance(c, dict):
                 continue
-            fn = c.get("function") if isinstance(c.get("function"), dict) else {}
+            raw_fn = c.get("function")
+            fn: dict[str, Any] = raw_fn if isinstance(raw_fn, dict) else {}
             name = fn.get("name")
             steps.append(
                 {

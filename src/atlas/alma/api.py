@@ -80,18 +80,7 @@ async def arun(
             env=env_name, **({"iterations": iterations} if iterations is not None else {}), **settings
         )
         rd = RunDir.create(run_dir, env=config.env, root=runs_root)
-    if llm is None:
-        from atlas.infra.llm import make_llm
-
-        llm = make_llm(config.model)
-    if meta_llm is None:
-        if config.meta_model and config.meta_model != config.model:
-            from atlas.alma.state.meta_model import META_N_CTX
-            from atlas.infra.llm import make_llm
-
-            meta_llm = make_llm(config.meta_model, n_ctx=META_N_CTX)
-        else:
-            meta_llm = llm
+    llm, meta_llm = build_models(config, llm, meta_llm)
     if resume is not None:
         _check_same_task_model(rd, llm)
     search = Search(
@@ -113,6 +102,21 @@ async def arun(
     )
     archive = await search.arun(resume=resume is not None)
     return archive, search.trace_path
+
+
+def build_models(config: AlmaConfig, llm: LLM | None = None, meta_llm: LLM | None = None) -> tuple[LLM, LLM]:
+    """The task and meta models not given, built from the settings; a task model that also writes
+    the designs gets the meta context (``meta_model.task_model_context``)."""
+    from atlas.alma.state.meta_model import META_N_CTX, task_model_context
+    from atlas.infra.llm import make_llm
+
+    own_meta = bool(config.meta_model and config.meta_model != config.model)
+    if llm is None:
+        options = task_model_context(meta_llm is None and not own_meta)
+        llm = make_llm(config.model, n_ctx=options["n_ctx"]) if options else make_llm(config.model)
+    if meta_llm is None:
+        meta_llm = make_llm(config.meta_model, n_ctx=META_N_CTX) if own_meta else llm
+    return llm, meta_llm
 
 
 def _check_same_task_model(rd: RunDir, llm: LLM) -> None:
@@ -195,4 +199,4 @@ def run(**kwargs: Any) -> tuple[Archive, Path | None]:
     return run_sync(arun(**kwargs))
 
 
-__all__ = ["RUNTIME_FIELDS", "aevaluate", "arun", "load_design", "run"]
+__all__ = ["RUNTIME_FIELDS", "aevaluate", "arun", "build_models", "load_design", "run"]

@@ -95,22 +95,21 @@ def _run_search(
     console: Any, *, model: str | None, meta_model: str | None, resume: Path | None, **kwargs: Any
 ) -> tuple[Any, Path | None]:
     from atlas.alma.api import run
-    from atlas.alma.state.meta_model import META_N_CTX
+    from atlas.alma.state.meta_model import META_N_CTX, task_model_context
     from atlas.cli.progress import RichProgress
     from atlas.errors import AtlasError, BudgetReached
 
     saved = "saved in the run's config.json" if resume is not None else None
-    llm = _make_client(model, "task model", console, why=saved if model else None)
     why = saved
     if not meta_model and resume is None:
         from atlas.alma.state.meta_model import default_meta_model
 
         meta_model, why = default_meta_model(model)
-    meta_llm = (
-        llm
-        if not meta_model or meta_model == model
-        else _make_client(meta_model, "meta model", console, why=why, n_ctx=META_N_CTX)
+    shared = not meta_model or meta_model == model
+    llm = _make_client(
+        model, "task model", console, why=saved if model else None, **task_model_context(shared)
     )
+    meta_llm = llm if shared else _make_client(meta_model, "meta model", console, why=why, n_ctx=META_N_CTX)
     if meta_llm is llm:
         console.print("meta model: same as the task model")
     if resume is None:  # a new run saves the model names in its settings; a resumed run has them
