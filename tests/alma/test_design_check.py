@@ -306,3 +306,21 @@ def test_a_class_of_the_design_may_set_its_own_attributes_but_self_cannot_be_reb
     assert check_design(own) == []
     rebound = OK + "\n\nclass Box:\n    def put(self):\n        self = json.JSONDecoder\n        self.x = 1\n"
     assert any("'self' cannot be assigned" in m for m in messages(rebound))
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        'x = ("{0." + "_" * 2 + "class" + "_" * 2 + "}").format(tools)',
+        "fmt = task['goal']; x = fmt.format(tools)",
+        "x = str.format('{0}', 1)",
+        "import string; x = string.Formatter().vformat('{0}', [tools], {})",
+    ],
+)
+def test_format_strings_built_at_run_time_are_refused(line):
+    """Issue 29, item 13: a format field reads attributes; only a literal format string is checked."""
+    assert any("only allowed on a string literal" in m for m in messages(design_with(line)))
+
+
+def test_a_literal_format_string_is_fine():
+    assert check_design(design_with("x = 'Go to {0}.'.format(task['goal'])")) == []

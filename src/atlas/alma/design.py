@@ -192,6 +192,14 @@ class _Checker(ast.NodeVisitor):
                 f"setting or deleting the attribute '.{node.attr}' is not allowed (only 'self.{node.attr}' "
                 "in a class of the design): keep state in the memory dict",
             )
+        if node.attr in ("format", "vformat") and not (
+            isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)
+        ):
+            # "{0." + "_" * 2 + "class" ...: a format string built at run time reads any attribute
+            self._add(
+                node,
+                f"'.{node.attr}' is only allowed on a string literal (\"...\".format(x)); use an f-string",
+            )
         if node.attr.startswith("__") and node.attr.endswith("__"):
             self._add(node, f"dunder attribute '.{node.attr}' is not allowed")
         elif node.attr in FORBIDDEN_ATTRIBUTES:
