@@ -329,15 +329,26 @@ def test_paths_that_cannot_work_are_refused_before_any_work(tmp_path, scripted_m
     _refused(["eval", str(tmp_path), *scripted_models], "not a regular file")
 
 
-def test_a_bogus_flag_on_resume_is_refused_and_a_budget_stop_is_not_an_error(tmp_path, scripted_models):
+def test_resume_checks_flags_and_models_first_and_a_budget_stop_is_not_an_error(tmp_path, scripted_models):
     args = ["run", "--episodes", "2", "--rooms", "5", "--deploy-seeds", "1", "--baselines", "none"]
     args += ["--no-embed", "--quiet", "--iterations", "0", *scripted_models]
     res = runner.invoke(app, [*args, "--run-dir", str(tmp_path / "r")], env={"COLUMNS": "200"})
     assert res.exit_code == 0, res.output
     _refused(["run", "--resume", str(tmp_path / "r"), "--stage-rule", "bogus"], "--stage-rule")
+    # someone else's run never sends its prompts to the provider its config.json names unasked
+    _refused(["run", "--resume", str(tmp_path / "r")], "names the model 'double:task'", "--model double:task")
     res = runner.invoke(
         app,
-        ["run", "--resume", str(tmp_path / "r"), "--iterations", "2", "--max-minutes", "0.000001"],
+        [
+            "run",
+            "--resume",
+            str(tmp_path / "r"),
+            "--iterations",
+            "2",
+            "--max-minutes",
+            "0.000001",
+            *scripted_models,
+        ],
         env={"COLUMNS": "200"},
     )
     _no_traceback(res)

@@ -58,6 +58,22 @@ def _make_client(model: str | None, label: str, console: Any, why: str | None = 
         raise  # unreachable: _fail exits
 
 
+def _confirm_saved_models(resume: Path, saved: Any, model: str | None, meta_model: str | None) -> None:
+    """A run folder may be someone else's: resuming never sends its prompts to a provider its
+    config.json names (at the cost of your key) unless --model / --meta-model say so too."""
+    from atlas.infra.llm.aliases import resolve_alias
+
+    for flag, given, named in (
+        ("--model", model, saved.model),
+        ("--meta-model", meta_model, saved.meta_model),
+    ):
+        if named and not given and not resolve_alias(named).startswith("local:"):
+            fail(
+                f"{resume}/config.json names the model {named!r}, which is not a local one: resuming "
+                f"would send the run's prompts to it (with your key). Confirm with {flag} {named}"
+            )
+
+
 def check_choice(flag: str, value: str, allowed: tuple[str, ...]) -> None:
     """A flag whose value must be one of ``allowed``: checked before any work, on --resume too."""
     if value not in allowed:
@@ -398,6 +414,7 @@ def register(app: typer.Typer) -> None:
             except ConfigError as exc:
                 fail(exc)
                 raise
+            _confirm_saved_models(resume, saved, model, meta_model)
             model = model or saved.model
             meta_model = meta_model or saved.meta_model
         if iterations is not None:
