@@ -344,11 +344,12 @@ class LiteLLMEmbedder(_AsyncMixin):
         items = _check_texts(texts)
         if not items:
             return np.zeros((0, self._dim or 0), dtype=np.float32)
-        try:
-            import litellm
+        from atlas.infra.llm.litellm_backend import _litellm
+
+        try:  # imported the one way ATLAS imports it: the local cost map, no download, no telemetry
+            litellm = _litellm()
         except ImportError as exc:
             raise EmbeddingError("litellm is not installed. Fix: `pip install litellm==1.100.5`") from exc
-        litellm.suppress_debug_info = True  # no "Give Feedback" banners on stderr
         self._check_credentials(litellm)
         rows: list[list[float]] = []
         for start in range(0, len(items), self.batch_size):
