@@ -223,7 +223,7 @@ def _arguments(raw: Any) -> dict[str, Any]:
 
 def episode_from_messages(messages: list[dict[str, Any]], success: bool | None) -> dict[str, Any]:
     """A design's ``episode`` from an OpenAI-style transcript: the task, each tool call with its
-    result as the observation, the outcome (unknown success counts as a failure, score 0). Items that
+    result as the observation, the outcome (unknown success: it ended with an answer). Items that
     are not messages, and tool calls that are not objects, are left out."""
     msgs = [m for m in messages if isinstance(m, dict)]
     results = {m.get("tool_call_id"): _content(m) for m in msgs if m.get("role") == "tool"}
@@ -247,6 +247,9 @@ def episode_from_messages(messages: list[dict[str, Any]], success: bool | None) 
                     "error": None,
                 }
             )
+    if success is None:  # inferred as the memory library does: it ended with an answer
+        last = msgs[-1] if msgs else {}
+        success = last.get("role") == "assistant" and not last.get("tool_calls")
     ok = bool(success)
     return {
         "task": {"goal": task_of(msgs) or "", "observation": {}, "domain": ""},
