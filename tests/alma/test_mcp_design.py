@@ -24,6 +24,20 @@ def _data(result) -> dict:
     return json.loads(result.content[0].text)
 
 
+def _learning_server(exp, embedder):
+    """A learning DesignHub for ``exp`` and ``call(tool, **args) -> dict`` through its MCP server."""
+    from atlas.mcp_design import DesignHub, create_design_server
+
+    hub = DesignHub(exp, embedder=embedder, learn=True)
+    server = create_design_server(hub)
+
+    async def call(name: str, **args) -> dict:
+        out = await server.call_tool(name, args)
+        return out[1] if isinstance(out, tuple) else json.loads(out[0].text)
+
+    return hub, call
+
+
 def _params(*args: str):
     from mcp import StdioServerParameters
 
@@ -75,17 +89,9 @@ async def test_mcp_design_serves_the_advice_the_design_gave_in_the_run(scripted_
 async def test_learning_namespaces_keep_their_own_copy(scripted_run, tmp_path, embedder):
     from mcp.server.fastmcp.exceptions import ToolError
 
-    from atlas.mcp_design import DesignHub, create_design_server
-
     design_id = Archive.load(scripted_run).find(name="route_map")[0].id
     exp = load_export(export_design(scripted_run, tmp_path / "e", design_id=design_id))
-    hub = DesignHub(exp, embedder=embedder, learn=True)
-    server = create_design_server(hub)
-
-    async def call(name: str, **args) -> dict:
-        out = await server.call_tool(name, args)
-        return out[1] if isinstance(out, tuple) else json.loads(out[0].text)
-
+    hub, call = _learning_server(exp, embedder)
     try:
         task = exp.advice[0]["task"]
         episode = {"task": task, "steps": [], "success": True, "score": 0.9, "steps_taken": 0}
@@ -160,18 +166,10 @@ async def test_a_learning_namespace_never_sees_state_another_left_in_the_worker(
 ):
     from export_forgery import forge_export
 
-    from atlas.mcp_design import DesignHub, create_design_server
-
     design_id = Archive.load(scripted_run).find(name="route_map")[0].id
     real = export_design(scripted_run, tmp_path / "e", design_id=design_id)
     exp = load_export(forge_export(real, tmp_path / "stash", source=STASHING_DESIGN))
-    hub = DesignHub(exp, embedder=embedder, learn=True)
-    server = create_design_server(hub)
-
-    async def call(name: str, **args) -> dict:
-        out = await server.call_tool(name, args)
-        return out[1] if isinstance(out, tuple) else json.loads(out[0].text)
-
+    hub, call = _learning_server(exp, embedder)
     try:
         task = {"goal": "secret goal of A", "observation": {}, "domain": ""}
         episode = {"task": task, "steps": [], "success": True, "score": 1.0, "steps_taken": 0}

@@ -13,7 +13,9 @@ import errno
 import os
 import stat
 from pathlib import Path
+from typing import Any
 
+from atlas.core import jsonsafe
 from atlas.errors import InvalidInputError
 
 _FLAGS = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
@@ -58,4 +60,10 @@ def read_limited(path: str | Path, *, max_bytes: int, what: str = "file") -> byt
         os.close(fd)
 
 
-__all__ = ["read_limited"]
+def read_json(path: str | Path, *, max_bytes: int, what: str = "file") -> Any:
+    """``read_limited`` then ``jsonsafe.loads``: one ``InvalidInputError`` for a file that is not a
+    plain file within the cap, or not JSON within the nesting limit."""
+    return jsonsafe.loads(read_limited(path, max_bytes=max_bytes, what=what), what=str(path))
+
+
+__all__ = ["read_json", "read_limited"]

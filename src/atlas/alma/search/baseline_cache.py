@@ -12,9 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from atlas.alma.evaluate.harness import Evaluation
-from atlas.core import jsonsafe
 from atlas.errors import InvalidInputError
-from atlas.infra.safe_read import read_limited
+from atlas.infra.safe_read import read_json
 
 log = logging.getLogger(__name__)
 MAX_ENTRY_BYTES = 64_000_000
@@ -63,9 +62,7 @@ def read_baseline(path: Path, collection_ids: list[str], deployment_ids: list[st
     if not path.exists() and not path.is_symlink():
         return None
     try:
-        data = jsonsafe.loads(
-            read_limited(path, max_bytes=MAX_ENTRY_BYTES, what="baseline cache entry"), what=str(path)
-        )
+        data = read_json(path, max_bytes=MAX_ENTRY_BYTES, what="baseline cache entry")
         problem = entry_problem(data, collection_ids, deployment_ids)
         if problem is None:
             return Evaluation.from_dict(data)

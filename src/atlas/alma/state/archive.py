@@ -26,7 +26,7 @@ from atlas.alma.state.novelty import novelty_scores
 from atlas.alma.state.run_dir import atomic_write_text, confined
 from atlas.core import jsonsafe
 from atlas.errors import ArchiveError, InvalidInputError
-from atlas.infra.safe_read import read_limited
+from atlas.infra.safe_read import read_json
 
 if TYPE_CHECKING:
     from atlas.alma.design import Design
@@ -458,7 +458,7 @@ def read_learned(path: Path, design_id: str = "") -> dict[str, Any]:
     who = f" of {design_id}" if design_id else ""
     what = f"the learned memory{who}"
     try:  # a plain file within the cap (never a FIFO or a link to a device), JSON within limits
-        data = jsonsafe.loads(read_limited(path, max_bytes=MAX_LEARNED_BYTES + 1, what=what), what=str(path))
+        data = read_json(path, max_bytes=MAX_LEARNED_BYTES + 1, what=what)
     except InvalidInputError as exc:
         raise ArchiveError(f"cannot read {what} at {path}: {exc}") from exc
     if not isinstance(data, dict) or not isinstance(data.get("memory"), dict):

@@ -20,10 +20,9 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from atlas.core import jsonsafe
 from atlas.errors import InvalidInputError
 from atlas.infra.llm.backend import LLMRequest, completion_from_dict, completion_to_dict
-from atlas.infra.safe_read import read_limited
+from atlas.infra.safe_read import read_json
 from atlas.protocols.llm import Completion
 
 log = logging.getLogger(__name__)
@@ -61,9 +60,7 @@ class ResponseCache:
         if not path.exists() and not path.is_symlink():
             return None
         try:
-            data = jsonsafe.loads(
-                read_limited(path, max_bytes=MAX_ENTRY_BYTES, what="cache entry"), what=str(path)
-            )
+            data = read_json(path, max_bytes=MAX_ENTRY_BYTES, what="cache entry")
             problem = _entry_problem(data, key, request)
             if problem is None:
                 return completion_from_dict(data["completion"], cached=True)
