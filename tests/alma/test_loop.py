@@ -364,3 +364,25 @@ def test_a_bad_baseline_cache_entry_is_played_again_never_trusted(tmp_path, embe
         **settings,
     )
     assert third.baseline["cached"] is True
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        {"max_turns": 0},
+        {"max_turns": -3},
+        {"concurrency": 0},
+        {"concurrency": 10**6},
+        {"episodes": 10**9},
+        {"rooms": 10**9},
+        {"parents": 10**6},
+    ],
+    ids=lambda b: f"{next(iter(b))}={next(iter(b.values()))}",
+)
+def test_every_setting_is_bounded_before_any_work(tmp_path, bad):
+    """Issue 29, item 10, from Python: a ConfigError naming the setting, and no run folder."""
+    from atlas.errors import ConfigError
+
+    with pytest.raises(ConfigError, match=next(iter(bad))):
+        atlas.alma.run(llm=ScriptedLLM([]), run_dir=tmp_path / "r", **{**SETTINGS, **bad})
+    assert not (tmp_path / "r").exists()

@@ -51,14 +51,14 @@ class AlmaConfig(BaseModel):
     trace: bool = True
     quiet: bool = False
     concurrency: int = Field(4, ge=1, le=64)
-    parents: int = Field(2, ge=1)  # parents sampled per iteration
+    parents: int = Field(2, ge=1, le=16)  # parents sampled per iteration
     # Probability that an iteration's first parent (the one an edit rewrites) is the best design so
     # far rather than a quality-diversity draw.
     exploit: float = Field(0.7, ge=0.0, le=1.0)  # OpenEvolve's exploitation ratio
-    meta_turns: int = Field(3, ge=1)  # MetaAgent write → check → smoke → fix rounds
-    debug_turns: int = Field(6, ge=1)  # DebugAgent grep turns
+    meta_turns: int = Field(3, ge=1, le=50)  # MetaAgent write → check → smoke → fix rounds
+    debug_turns: int = Field(6, ge=1, le=50)  # DebugAgent grep turns
     max_turns: int | None = Field(None, ge=1, le=1000)  # task agent turns (None: the agent's default)
-    smoke_episodes: int = Field(2, ge=1)
+    smoke_episodes: int = Field(2, ge=1, le=100)
     baselines: list[str] | None = None  # library baselines seeded into the archive (None: all)
     # The environment's hand-written seed design joins the archive; False tests discovery: the search
     # starts from the library baselines alone.
@@ -70,7 +70,7 @@ class AlmaConfig(BaseModel):
     )  # stop cleanly before the first generation past this wall time
     # Staged evaluation of new designs: deployment tasks played in batches of stage_tasks; after each
     # batch the design goes on only while it can still beat the best so far (0: always play them all).
-    stage_tasks: int = Field(8, ge=0)
+    stage_tasks: int = Field(8, ge=0, le=100_000)
     stage_rule: Literal["bound", "ci"] = "ci"
     # How the MetaAgent makes each generation's design, cycled by generation: "write" a new module,
     # "edit" one function of a parent, "crossover" two parents' update/recall (from code, no model).
