@@ -199,3 +199,28 @@ def test_the_design_server_answers_every_malformed_request_like_the_memory_serve
         }
     finally:
         server.close()
+
+
+@pytest.mark.slow
+async def test_namespaces_stay_apart_over_stdio_with_a_real_client(scripted_run, tmp_path):
+    """The same leak probe as the issue's: `atlas mcp --design DIR --learn`, a real MCP client."""
+    from export_forgery import forge_export
+    from mcp import ClientSession
+    from mcp.client.stdio import stdio_client
+
+    design_id = Archive.load(scripted_run).find(name="route_map")[0].id
+    real = export_design(scripted_run, tmp_path / "e", design_id=design_id)
+    out = forge_export(real, tmp_path / "stash", source=STASHING_DESIGN)
+    task = {"goal": "secret goal of A", "observation": {}, "domain": ""}
+    episode = {"task": task, "steps": [], "success": True, "score": 1.0, "steps_taken": 0}
+    async with (
+        stdio_client(_params("--design", str(out), "--learn")) as (read, write),
+        ClientSession(read, write) as session,
+    ):
+        await session.initialize()
+        _data(await session.call_tool("update", {"episode": episode, "namespace": "A"}))
+        got = _data(await session.call_tool("recall", {"task": "anything", "namespace": "A"}))
+        assert got["advice"] == "seen: secret goal of A"
+        for _ in range(3):
+            got = _data(await session.call_tool("recall", {"task": "anything", "namespace": "B"}))
+            assert got["advice"] == "seen: nothing"
