@@ -290,7 +290,7 @@ def register(app: typer.Typer) -> None:
             "--max-cost",
             help="Stop the search cleanly once "
             "the run has cost this many dollars (more than 0; providers that report a "
-            "cost; checked before each generation, so the generation under way finishes); "
+            "cost; checked after every episode, and a generation cut short is played again on --resume); "
             "--resume with a higher value continues.",
         ),
         max_minutes: float | None = typer.Option(
