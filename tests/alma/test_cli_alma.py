@@ -356,3 +356,21 @@ def test_resume_checks_flags_and_models_first_and_a_budget_stop_is_not_an_error(
     assert res.exit_code == 0 and "stopped:" in text and "--max-minutes" in text and "error" not in text, (
         res.output
     )
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["design", "check", "x.py", "--timeout", "0"],
+        ["design", "check", "x.py", "--episodes", "1000000000"],
+        ["guidelines", "get", "a task", "--k", "0"],
+        ["guidelines", "list", "--limit", "0"],
+        ["memory", "query", "a task", "--k", "100000"],
+        ["mcp", "--port", "70000"],
+        ["view", ".", "--port", "-1"],
+    ],
+)
+def test_the_other_commands_bound_their_numbers_too(args):
+    res = runner.invoke(app, args, env={"COLUMNS": "200"})
+    _no_traceback(res)
+    assert res.exit_code == 2 and "Invalid value" in res.output, res.output

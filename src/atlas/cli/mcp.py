@@ -16,7 +16,7 @@ def register(app: typer.Typer) -> None:
             "stdio", "--transport", help="'stdio' (for an MCP client that spawns us) or 'streamable-http'."
         ),
         host: str = typer.Option("127.0.0.1", "--host", help="Interface to bind for streamable-http."),
-        port: int = typer.Option(8765, "--port", help="Port for streamable-http."),
+        port: int = typer.Option(8765, "--port", min=0, max=65535, help="Port for streamable-http."),
         path: Path | None = typer.Option(
             None,
             "--path",

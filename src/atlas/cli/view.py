@@ -19,7 +19,11 @@ def register(app: typer.Typer) -> None:
             ..., help="Run folder to show (runs/<name>/), finished or still running."
         ),
         port: int = typer.Option(
-            VIEW_PORT, "--port", help="Port on 127.0.0.1 to serve the page on (0 = any free port)."
+            VIEW_PORT,
+            "--port",
+            min=0,
+            max=65535,
+            help="Port on 127.0.0.1 to serve the page on (0 = any free port).",
         ),
         no_open: bool = typer.Option(
             False, "--no-open", help="Do not open a browser; just print the address."
