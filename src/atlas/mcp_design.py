@@ -32,6 +32,9 @@ if TYPE_CHECKING:
     from atlas.protocols.llm import LLM
 
 
+MAX_NAMESPACES = 256  # learning copies one server keeps (each one a copy of the learned memory)
+
+
 class DesignHub:
     """One ``ServedDesign`` (frozen) or one per namespace (learning), sharing a worker pool."""
 
@@ -43,12 +46,14 @@ class DesignHub:
         llm: LLM | None = None,
         learn: bool = False,
         path: str | Path | None = None,
+        max_namespaces: int = MAX_NAMESPACES,
     ) -> None:
         from atlas.alma.deploy.served import embedder_for
         from atlas.alma.sandbox.pool import SandboxLimits, WorkerPool
 
         self.exported = exported
         self.learn = learn
+        self.max_namespaces = max_namespaces
         self.llm = llm
         self.path = Path(path) if path is not None and learn else None
         if self.path is not None:
@@ -88,6 +93,11 @@ class DesignHub:
             return self._shared
         with self._lock:
             if namespace not in self._served:
+                if len(self._served) >= self.max_namespaces:  # each holds a memory copy: bounded, said
+                    raise InvalidInputError(
+                        f"namespace {namespace!r}: this server already serves {self.max_namespaces} namespaces, "
+                        "its limit; reuse one, or run another server"
+                    )
                 self._served[namespace] = self._make(namespace)
             return self._served[namespace]
 
@@ -179,4 +189,4 @@ def serve_design(
         hub.close()
 
 
-__all__ = ["DesignHub", "create_design_server", "serve_design"]
+__all__ = ["MAX_NAMESPACES", "DesignHub", "create_design_server", "serve_design"]

@@ -224,3 +224,20 @@ async def test_namespaces_stay_apart_over_stdio_with_a_real_client(scripted_run,
         for _ in range(3):
             got = _data(await session.call_tool("recall", {"task": "anything", "namespace": "B"}))
             assert got["advice"] == "seen: nothing"
+
+
+def test_a_learning_server_keeps_a_bounded_number_of_namespaces(scripted_run, tmp_path, embedder):
+    from atlas.errors import InvalidInputError
+    from atlas.mcp_design import DesignHub
+
+    design_id = Archive.load(scripted_run).find(name="route_map")[0].id
+    exp = load_export(export_design(scripted_run, tmp_path / "e", design_id=design_id))
+    hub = DesignHub(exp, embedder=embedder, learn=True, max_namespaces=3)
+    try:
+        for ns in ("a", "b"):  # "default" is the first
+            hub.served(ns)
+        with pytest.raises(InvalidInputError, match="already serves 3 namespaces"):
+            hub.served("c")
+        assert hub.served("a") is hub.served("a")  # a known one still answers
+    finally:
+        hub.close()
