@@ -389,3 +389,20 @@ def test_run_dir_pointed_at_an_existing_run_is_refused_not_overwritten(run: Path
     res = cli.invoke(app, ["eval", str(design), "--run-dir", str(run), "--episodes", "2", "--rooms", "5"])
     assert res.exit_code == 2 and "already holds a run" in " ".join(res.output.split()), res.output
     assert (run / "archive.json").read_bytes() == before
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("name", ["archive.json", "config.json"])
+@pytest.mark.parametrize("how", ["fifo", "dev-zero"])
+def test_a_run_file_that_is_a_fifo_or_a_device_is_refused_at_once(run: Path, name: str, how: str):
+    """Someone else's run folder: `archive.json` or `config.json` as a FIFO (reading would wait
+    forever) or a link to /dev/zero (reading would never end) is a clear error, not a hang."""
+    (run / name).unlink()
+    if how == "fifo":
+        os.mkfifo(run / name)
+    else:
+        (run / name).symlink_to("/dev/zero")
+    readers = {"archive.json": ["archive", "show"], "config.json": ["run", "--resume"]}
+    for args in ([*readers[name], str(run)], ["report", str(run)]):
+        res = cli.invoke(app, args)
+        assert res.exit_code == 2 and "regular file" in " ".join(res.output.split()), (args, res.output)

@@ -18,15 +18,19 @@ from typing import Any
 from atlas.core import jsonsafe
 from atlas.errors import InvalidInputError
 
-_FLAGS = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+_FLAGS = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 
 
-def read_limited(path: str | Path, *, max_bytes: int, what: str = "file") -> bytes:
+def read_limited(
+    path: str | Path, *, max_bytes: int, what: str = "file", follow_links: bool = False
+) -> bytes:
     """The bytes of the regular file ``path`` (at most ``max_bytes``), or ``InvalidInputError``: a
-    symbolic link (as the last part of the path), a FIFO, a device, a folder or an oversized file."""
+    symbolic link (as the last part of the path; ``follow_links`` reads where a link of the user's own
+    points, still only a regular file), a FIFO, a device, a folder or an oversized file."""
     p = Path(path)
     try:
-        fd = os.open(p, _FLAGS)
+        fd = os.open(p, _FLAGS if follow_links else _FLAGS | _NOFOLLOW)
     except OSError as exc:
         if exc.errno == errno.ELOOP:
             raise InvalidInputError(

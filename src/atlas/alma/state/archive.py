@@ -26,7 +26,7 @@ from atlas.alma.state.novelty import novelty_scores
 from atlas.alma.state.run_dir import atomic_write_text, confined
 from atlas.core import jsonsafe
 from atlas.errors import ArchiveError, InvalidInputError
-from atlas.infra.safe_read import read_json
+from atlas.infra.safe_read import read_json, read_limited
 
 if TYPE_CHECKING:
     from atlas.alma.design import Design
@@ -343,12 +343,14 @@ class Archive:
             raise ArchiveError(
                 f"no archive at {p}{_recovery_hint(p) if p.with_name(p.name + '.bak').exists() else ''}"
             )
+        try:  # a regular file within the cap: a FIFO or a link to a device is refused, not read
+            raw = read_limited(p, max_bytes=MAX_ARCHIVE_BYTES, what="archive", follow_links=True)
+        except InvalidInputError as exc:
+            raise ArchiveError(f"{exc}{_recovery_hint(p)}") from exc
         try:
-            data = jsonsafe.loads(p.read_bytes(), what=str(p), max_bytes=MAX_ARCHIVE_BYTES)
+            data = jsonsafe.loads(raw, what=str(p), max_bytes=MAX_ARCHIVE_BYTES)
         except InvalidInputError as exc:
             raise ArchiveError(f"{p} is corrupt ({exc}){_recovery_hint(p)}") from exc
-        except OSError as exc:
-            raise ArchiveError(f"cannot read {p}: {exc}") from exc
         return cls.from_dict(data, path=p)
 
     def hydrate(self, ids: Iterable[str] | None = None) -> Archive:

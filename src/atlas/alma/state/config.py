@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from atlas.core import jsonsafe
 from atlas.envs.registry import DEFAULT_ENV
 from atlas.errors import ConfigError, InvalidInputError
+from atlas.infra.safe_read import read_limited
 
 # Deployment task seeds are offset by multiples of this from the run seed, far from the collection
 # seeds (collection uses seed, seed+1, ...); the harness also asserts that the two sets never meet.
@@ -26,6 +27,9 @@ DEPLOY_SEED_STRIDE = 10_007
 EVALUATION_VERSION = 5  # 5: ALFWorld observations carry location and inventory
 
 MetaOperator = Literal["write", "edit", "crossover"]
+
+
+MAX_CONFIG_BYTES = 1_000_000  # a run's settings; more is not a config.json
 
 
 class AlmaConfig(BaseModel):
@@ -193,7 +197,8 @@ class AlmaConfig(BaseModel):
         if not p.exists():
             raise ConfigError(f"no config file at {p}; {fix}")
         try:
-            data = jsonsafe.loads(p.read_bytes(), what=str(p))
+            raw = read_limited(p, max_bytes=MAX_CONFIG_BYTES, what="config file", follow_links=True)
+            data = jsonsafe.loads(raw, what=str(p))
         except InvalidInputError as exc:
             raise ConfigError(f"{exc}; {fix}") from exc
         except OSError as exc:

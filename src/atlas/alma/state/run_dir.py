@@ -18,6 +18,7 @@ from typing import Any
 
 from atlas.core import jsonsafe
 from atlas.errors import ArchiveError, InvalidInputError
+from atlas.infra.safe_read import read_limited
 
 
 def atomic_write_text(path: Path, text: str) -> None:
@@ -182,7 +183,8 @@ class RunDir:
 
     def read_config(self) -> dict[str, Any]:
         try:
-            data = jsonsafe.loads(self.config_path.read_bytes(), what=str(self.config_path))
+            raw = read_limited(self.config_path, max_bytes=1_000_000, what="config file", follow_links=True)
+            data = jsonsafe.loads(raw, what=str(self.config_path))
         except (OSError, InvalidInputError) as exc:
             raise ArchiveError(
                 f"cannot read {self.config_path}: {exc}; restore it (or start a new run)"
