@@ -88,3 +88,7 @@ class ScriptedOpenAIServer:
         return [
             next((m["content"] for m in r["messages"] if m["role"] == "system"), "") for r in self.requests
         ]
+
+    def task_prompts(self) -> list[str]:
+        """The first user message of each request (where atlas.auto puts the advice)."""
+        return [next((m["content"] for m in r["messages"] if m["role"] == "user"), "") for r in self.requests]

@@ -115,3 +115,33 @@ def test_a_plan_line_among_rules_guides_where_no_rule_applies():
     assert (
         advised_actions("Map: room_B: room_D, room_G; room_G: room_A, room_H.", OBS_EMPTY_HANDED, MOVES) == {}
     )
+
+
+def test_the_match_is_the_same_in_every_process():
+    """Replay (issue 29, item 11): the match goes into the model call's cache key, so it must not
+    depend on the per-process order of a set of strings (PYTHONHASHSEED)."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    code = (
+        "from atlas.agent.advice_match import advice_now\n"
+        "obs = 'You are in room_C, a dusty kitchen with a table, a lamp, a red door, a blue chest and an "
+        "old map. You carry the brass key and a torch.'\n"
+        "advice = 'When you are in room_C with the brass key near the blue chest, old map and red door "
+        "under the lamp: open blue chest'\n"
+        "print(repr(advice_now(advice, obs, ['open blue chest', 'look'])[0]))\n"
+    )
+    src = str(Path(__file__).resolve().parents[1] / "src")
+    seen = {
+        subprocess.run(
+            [sys.executable, "-c", code],
+            env={**os.environ, "PYTHONHASHSEED": str(seed), "PYTHONPATH": src},
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        for seed in range(8)
+    }
+    assert len(seen) == 1, seen

@@ -83,13 +83,16 @@ def test_openai_client_gets_advice_per_task_and_saves_finished_tasks(memory):
         client = atlas.auto.wrap(OpenAI(base_url=server.base_url, api_key="unused"), memory)
         first = run_task(client.chat.completions.create, "bring the key to room_C", model="scripted")
         assert client.session.saved == 1 and len(server.requests) == 2
-        assert ADVICE_HEADER not in server.system_prompts()[0]  # empty memory: no advice block
+        assert ADVICE_HEADER not in server.task_prompts()[0]  # empty memory: no advice block
         assert memory.experience_memory.count() == 1
         run_task(client.chat.completions.create, "bring the key to room_D", model="scripted")
-        second = server.system_prompts()[2:]
+        second = server.task_prompts()[2:]
         assert second[0] == second[1]  # the same advice on every turn of a task
-        assert second[0].startswith("You are a household agent.\n\n" + ADVICE_HEADER)
-        assert "bring the key to room_C" in second[0]  # the first task's experience
+        assert second[0].startswith(ADVICE_HEADER) and second[0].endswith(
+            "MEMORY>>>\n\nbring the key to room_D"
+        )
+        assert "bring the key to room_C" in second[0]  # the first task's experience, as framed data
+        assert set(server.system_prompts()) == {"You are a household agent."}  # never in the system role
     assert first[0]["content"] == "You are a household agent."  # the caller's messages are not changed
     assert client.models is client._client.models  # everything else passes through
 
@@ -114,7 +117,7 @@ def test_litellm_completion_function_is_wrapped_the_same_way(memory):
             api_key="unused",
         )
         assert completion.session.saved == 2 and memory.experience_memory.count() == 2
-        assert "bring the key to room_C" in server.system_prompts()[2]
+        assert "bring the key to room_C" in server.task_prompts()[2]
 
 
 def test_guideline_bank_learns_tips_from_finished_tasks_and_gives_them_back(embedder):
@@ -130,7 +133,7 @@ def test_guideline_bank_learns_tips_from_finished_tasks_and_gives_them_back(embe
         tips = bank.list_guidelines()
         assert tips and client.session.saved == 1
         run_task(client.chat.completions.create, "bring the key to room_C", model="scripted")
-        advised = server.system_prompts()[2]
+        advised = server.task_prompts()[2]
         assert ADVICE_HEADER in advised and any(t.content in advised for t in tips)
 
 
@@ -138,7 +141,9 @@ def test_helpers_and_bad_input():
     msgs = [{"role": "user", "content": "find the key"}]
     assert task_of(msgs) == "find the key" and task_of([{"role": "system", "content": "x"}]) is None
     assert with_advice(msgs, "  ") == msgs
-    assert with_advice(msgs, "go north")[0] == {"role": "system", "content": f"{ADVICE_HEADER}\ngo north"}
+    assert with_advice(msgs, "go north") == [
+        {"role": "user", "content": f"{ADVICE_HEADER}\n<<<MEMORY\ngo north\nMEMORY>>>\n\nfind the key"}
+    ]
     transcript = [
         *msgs,
         {
@@ -251,7 +256,7 @@ async def test_async_clients_behave_like_the_sync_ones(embedder):
             create, session = make_create(memory, server)
             for task in ("bring the key to room_C", "bring the key to room_D"):
                 run_task(create, task, **{k: v(server) if callable(v) else v for k, v in kwargs.items()})
-            return server.system_prompts(), session.saved
+            return server.task_prompts(), session.saved
 
     def sync_client(memory, server):
         c = atlas.auto.wrap(OpenAI(base_url=server.base_url, api_key="unused"), memory)

@@ -44,3 +44,14 @@ def test_cli_reference_is_up_to_date() -> None:
         timeout=300,
     )
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_view_and_mcp_do_not_share_a_default_port():
+    """Issue 29, item 13: `atlas view` and `atlas mcp --transport streamable-http` run side by side."""
+    import inspect
+
+    from atlas.cli.view import VIEW_PORT
+    from atlas.mcp_server import serve
+    from atlas.viewer.server import VIEW_PORT as SERVER_PORT
+
+    assert VIEW_PORT == SERVER_PORT != inspect.signature(serve).parameters["port"].default

@@ -218,3 +218,27 @@ def test_public_api_is_pinned() -> None:
         "CachedEmbedder", "LiteLLMEmbedder", "NGramEmbedder", "OnnxEmbedder",
         "default_embedder", "make_embedder", "normalize_rows",
     ]  # fmt: skip
+
+
+def test_provider_embeddings_never_download_the_cost_map():
+    """Issue 29, item 13: litellm fetches its cost map at import unless told to use the local one."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    code = (
+        "import os\n"
+        "os.environ.pop('LITELLM_LOCAL_MODEL_COST_MAP', None)\n"
+        "from atlas.infra.embeddings import LiteLLMEmbedder\n"
+        "from atlas.errors import EmbeddingError\n"
+        "try:\n"
+        "    LiteLLMEmbedder('openai/text-embedding-3-small').embed(['x'])\n"
+        "except EmbeddingError:\n"
+        "    pass\n"
+        "print(os.environ.get('LITELLM_LOCAL_MODEL_COST_MAP'))\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "LITELLM_LOCAL_MODEL_COST_MAP")}
+    env["PYTHONPATH"] = str(Path(__file__).resolve().parents[1] / "src")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300)
+    assert out.stdout.strip().splitlines()[-1:] == ["True"], out.stdout + out.stderr[-2000:]

@@ -73,3 +73,34 @@ def test_no_test_machinery_in_the_product():
             if re.search(pattern, text):
                 offenders.append(f"{path.relative_to(SRC)}: {pattern}")
     assert offenders == []
+
+
+def test_a_broken_plugin_costs_a_warning_never_the_command(tmp_path):
+    """Issue 29, item 9: a plug-in that raises on import and one that is missing, listed around a
+    working one: `atlas --help` and the working plug-in still work, and both failures are named."""
+    from scripted_provider import subprocess_env
+
+    (tmp_path / "raising_atlas_plugin.py").write_text("raise RuntimeError('boom at import')\n")
+    (tmp_path / "good_atlas_plugin.py").write_text(
+        "from atlas.infra.llm import ScriptedLLM\n"
+        "from atlas.infra.llm.providers import register_provider\n"
+        "register_provider('goodplug', lambda rest: ScriptedLLM(['good']))\n"
+    )
+    env = subprocess_env()
+    env["PYTHONPATH"] = f"{tmp_path}:{env.get('PYTHONPATH', '')}"
+    env["ATLAS_PLUGINS"] = "raising_atlas_plugin,good_atlas_plugin,missing_atlas_plugin"
+    help_ = subprocess.run(
+        [sys.executable, "-m", "atlas.cli", "--help"], capture_output=True, text=True, env=env, timeout=120
+    )
+    assert help_.returncode == 0 and "Traceback" not in help_.stderr, help_.stderr[-2000:]
+    assert "raising_atlas_plugin" in help_.stderr and "boom at import" in help_.stderr
+    assert "missing_atlas_plugin" in help_.stderr and "warning:" in help_.stderr
+    code = (
+        "from atlas.errors import ConfigError\n"
+        "from atlas.infra.plugins import load_plugins\n"
+        "try:\n    load_plugins()\nexcept ConfigError as exc:\n    print('ERR', exc)\n"
+        "from atlas.infra.llm.providers import provider_for\n"
+        "print('GOOD', provider_for('goodplug:x') is not None)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
+    assert "GOOD True" in out.stdout and "missing_atlas_plugin" in out.stdout, out.stdout + out.stderr

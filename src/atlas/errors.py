@@ -21,6 +21,7 @@ action, a crashing design) are *data*: they are recorded and fed back, not raise
     │   └── SandboxError       the sandbox itself cannot run (not a design's fault)
     ├── ArchiveError           a corrupt or unreadable archive / run folder
     ├── SearchStopped          an ALMA search stopped early (a limit, or its models kept failing); resumable
+    │   └── BudgetReached      it stopped at the --max-cost / --max-minutes the user set (not a failure)
     └── ToolRefusal            a design's tool call failed or was refused (the design sees why)
 """
 
@@ -99,6 +100,11 @@ class SearchStopped(AtlasError):
     """The search stopped early (its models kept failing); the archive is saved and can be resumed."""
 
 
+class BudgetReached(SearchStopped):
+    """The search stopped at the budget the user set (``--max-cost``, ``--max-minutes``): the outcome
+    asked for, not a failure; the archive is saved and ``--resume`` with a larger budget continues."""
+
+
 class ToolRefusal(AtlasError):
     """A design's tool call failed or was refused (raised by a tool handler); the design sees the
     message and the search goes on."""
@@ -107,6 +113,7 @@ class ToolRefusal(AtlasError):
 __all__ = [
     "ArchiveError",
     "AtlasError",
+    "BudgetReached",
     "ConfigError",
     "DesignCheckError",
     "DesignError",

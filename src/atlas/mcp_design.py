@@ -24,11 +24,15 @@ from typing import TYPE_CHECKING, Any
 
 from atlas.alma.deploy.export import ExportedDesign, load_export
 from atlas.alma.deploy.served import ServedDesign
+from atlas.errors import InvalidInputError
 from atlas.memory.guidelines.config import check_namespace
 
 if TYPE_CHECKING:
     from atlas.protocols.embed import Embedder
     from atlas.protocols.llm import LLM
+
+
+MAX_NAMESPACES = 256  # learning copies one server keeps (each one a copy of the learned memory)
 
 
 class DesignHub:
@@ -42,12 +46,14 @@ class DesignHub:
         llm: LLM | None = None,
         learn: bool = False,
         path: str | Path | None = None,
+        max_namespaces: int = MAX_NAMESPACES,
     ) -> None:
         from atlas.alma.deploy.served import embedder_for
         from atlas.alma.sandbox.pool import SandboxLimits, WorkerPool
 
         self.exported = exported
         self.learn = learn
+        self.max_namespaces = max_namespaces
         self.llm = llm
         self.path = Path(path) if path is not None and learn else None
         if self.path is not None:
@@ -87,6 +93,11 @@ class DesignHub:
             return self._shared
         with self._lock:
             if namespace not in self._served:
+                if len(self._served) >= self.max_namespaces:  # each holds a memory copy: bounded, said
+                    raise InvalidInputError(
+                        f"namespace {namespace!r}: this server already serves {self.max_namespaces} namespaces, "
+                        "its limit; reuse one, or run another server"
+                    )
                 self._served[namespace] = self._make(namespace)
             return self._served[namespace]
 
@@ -111,11 +122,12 @@ def create_design_server(hub: DesignHub, *, host: str = "127.0.0.1", port: int =
     """A FastMCP server exposing ``hub`` (tools listed in the module docstring)."""
     from mcp.server.fastmcp import FastMCP
 
-    name = hub.exported.manifest["design"]["name"]
+    # The name and instructions the client reads are ours: nothing from the export's files (its
+    # name is data, returned by memory_info), only its id, which the manifest schema restricts.
     server = FastMCP(
-        f"atlas-design-{name}"[:64],
+        f"atlas-design-{hub.exported.manifest['design']['id']}"[:64],
         instructions=(
-            f"Memory design '{name}' found by an ATLAS search. Before a task call recall(task); "
+            "Memory design found by an ATLAS search. Before a task call recall(task); "
             + ("after it call update(episode). " if hub.learn else "")
             + "Use one namespace per project or user."
         ),
@@ -159,7 +171,12 @@ def serve_design(
     embedder: Embedder | None = None,
     state: str | Path | None = None,
 ) -> None:
-    """Load the export, start the hub and run the server until the transport closes."""
+    """Load the export, start the hub and run the server until the transport closes (through the
+    same request guard as the memory server: ``atlas.mcp_stdio.run_guarded``)."""
+    from atlas.mcp_stdio import TRANSPORTS, run_guarded
+
+    if transport not in TRANSPORTS:
+        raise InvalidInputError(f"transport: must be one of {', '.join(TRANSPORTS)}, got {transport!r}")
     llm = None
     if model:
         from atlas.infra.llm import make_llm
@@ -167,9 +184,9 @@ def serve_design(
         llm = make_llm(model)
     hub = DesignHub(load_export(path), embedder=embedder, llm=llm, learn=learn, path=state)
     try:
-        create_design_server(hub, host=host, port=port).run(transport=transport)
+        run_guarded(create_design_server(hub, host=host, port=port), transport)
     finally:
         hub.close()
 
 
-__all__ = ["DesignHub", "create_design_server", "serve_design"]
+__all__ = ["MAX_NAMESPACES", "DesignHub", "create_design_server", "serve_design"]

@@ -35,6 +35,7 @@ from pydantic import StrictBool
 
 from atlas.core.types import Task
 from atlas.errors import InvalidInputError
+from atlas.mcp_stdio import TRANSPORTS
 from atlas.memory.guidelines.bank import GuidelineBank
 from atlas.memory.guidelines.config import GuidelineConfig, check_namespace
 from atlas.memory.guidelines.messages import parse_trajectory
@@ -45,7 +46,6 @@ from atlas.protocols.embed import Embedder
 if TYPE_CHECKING:
     from atlas.infra.llm import LLMClient
 
-TRANSPORTS = ("stdio", "streamable-http")
 MAX_QUERY_CHARS = 20_000  # a task text to search with
 MAX_K = 100  # results per search / list
 
@@ -273,15 +273,11 @@ def serve(
     if transport not in TRANSPORTS:
         raise InvalidInputError(f"transport: must be one of {TRANSPORTS}, got {transport!r}")
     from atlas.infra.llm import make_llm
+    from atlas.mcp_stdio import run_guarded
 
     hub = MemoryHub(path, llm_factory=lambda: make_llm(model), config=config)
-    import anyio
-
-    from atlas.mcp_stdio import run_http, run_stdio
-
     server = create_server(hub, host=host, port=port, hooks=transport == "streamable-http")
-    # every request gets a reply, even a malformed one (see atlas.mcp_stdio)
-    anyio.run(run_stdio if transport == "stdio" else run_http, server)
+    run_guarded(server, transport)  # every request gets a reply, even a malformed one
 
 
 def main(argv: list[str] | None = None) -> None:

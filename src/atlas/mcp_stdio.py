@@ -1,4 +1,6 @@
-"""The MCP server's transports (stdio, streamable HTTP), guarded: every request gets a JSON-RPC reply.
+"""The MCP servers' transports (stdio, streamable HTTP), guarded: every request gets a JSON-RPC reply.
+
+``run_guarded`` is the one way both servers (``atlas.mcp_server``, ``atlas.mcp_design``) are run.
 
 The MCP SDK hands a line it cannot validate to the session as an exception and sends nothing
 back, so a client that sent a malformed request waits until its own timeout. Here each line is
@@ -287,6 +289,20 @@ async def run_http(server: Any) -> None:
     await uvicorn.Server(config).serve()
 
 
+TRANSPORTS = ("stdio", "streamable-http")
+
+
+def run_guarded(server: Any, transport: str) -> None:
+    """Serve a FastMCP ``server`` until the transport closes, through the guard above: both MCP
+    servers (the memory library's and an exported design's) run here, never through ``server.run``
+    (the SDK's transports drop a malformed request without a reply and read any size)."""
+    if transport not in TRANSPORTS:
+        raise InvalidInputError(f"transport: must be one of {', '.join(TRANSPORTS)}, got {transport!r}")
+    import anyio
+
+    anyio.run(run_stdio if transport == "stdio" else run_http, server)
+
+
 async def run_stdio(server: Any) -> None:
     """Serve a FastMCP ``server`` over the guarded stdio transport until stdin closes."""
     low = server._mcp_server  # what FastMCP.run_stdio_async runs, over our transport
@@ -296,10 +312,12 @@ async def run_stdio(server: Any) -> None:
 
 __all__ = [
     "MAX_REQUEST_BYTES",
+    "TRANSPORTS",
     "check_message",
     "error_reply",
     "guarded_http_app",
     "guarded_stdio",
+    "run_guarded",
     "run_http",
     "run_stdio",
 ]

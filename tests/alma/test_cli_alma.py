@@ -200,7 +200,7 @@ def test_run_creates_a_run_and_bad_flags_are_clear(tmp_path, scripted_models):
     for bad, field in ((["--episodes", "0"], "episodes"), (["--iterations", "-1"], "iterations")):
         res = runner.invoke(app, [*args, *bad, "--run-dir", str(tmp_path / "bad")], env={"COLUMNS": "200"})
         _no_traceback(res)
-        assert res.exit_code == 2 and f"invalid settings: {field}" in res.output, res.output
+        assert res.exit_code == 2 and f"'--{field}'" in res.output, res.output  # refused by the parser
     res = runner.invoke(
         app, ["run", "--resume", str(tmp_path / "r"), "--iterations", "-1"], env={"COLUMNS": "200"}
     )
@@ -302,3 +302,89 @@ def test_headroom_json(scripted_models):
     res = runner.invoke(app, ["headroom", "--tasks", "2", "--conditions", "none,psychic", *scripted_models])
     _no_traceback(res)
     assert res.exit_code != 0 and "psychic" in res.output
+
+
+def _refused(args: list[str], *words: str) -> None:
+    res = runner.invoke(app, args, env={"COLUMNS": "200"})
+    _no_traceback(res)
+    text = " ".join(res.output.split())
+    assert res.exit_code == 2 and all(w in text for w in words), (args, res.output)
+
+
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        (["run", "--concurrency", "0"], ["'--concurrency'"]),
+        (["run", "--concurrency", "-2"], ["'--concurrency'"]),
+        (["run", "--max-turns", "0"], ["'--max-turns'"]),
+        (["eval", "no_memory", "--max-turns", "-1"], ["'--max-turns'"]),
+        (["run", "--rooms", "1000000000"], ["'--rooms'"]),
+        (["run", "--episodes", "1000000000"], ["'--episodes'"]),
+        (["run", "--max-cost", "0"], ["--max-cost 0: must be more than 0"]),
+        (["run", "--stage-rule", "bogus"], ["--stage-rule", "bound, ci"]),
+        (["headroom", "--tasks", "1000000000"], ["'--tasks'"]),
+        (["headroom", "--conditions", ","], ["--conditions", "none, learnable, full"]),
+        (["headroom", "--conditions", "none,bogus"], ["--conditions"]),
+        (["headroom", "--concurrency", "0"], ["'--concurrency'"]),
+    ],
+)
+def test_every_flag_is_bounded_and_checked_before_any_work(tmp_path, args, words):
+    """Issue 29, item 10: refused by the parser or the command's first lines — no model is made
+    (none is given: the default would be looked for), no run folder is written."""
+    _refused([*args, "--run-dir", str(tmp_path / "r")] if args[0] in ("run", "eval") else args, *words)
+    assert not (tmp_path / "r").exists()
+
+
+def test_paths_that_cannot_work_are_refused_before_any_work(tmp_path, scripted_models):
+    _refused(["headroom", "--episodes-out", str(tmp_path), *scripted_models], "--episodes-out", "is a folder")
+    _refused(
+        ["headroom", "--episodes-out", str(tmp_path / "no" / "e.jsonl"), *scripted_models], "does not exist"
+    )
+    _refused(["eval", str(tmp_path), *scripted_models], "not a regular file")
+
+
+def test_resume_checks_flags_and_models_first_and_a_budget_stop_is_not_an_error(tmp_path, scripted_models):
+    args = ["run", "--episodes", "2", "--rooms", "5", "--deploy-seeds", "1", "--baselines", "none"]
+    args += ["--no-embed", "--quiet", "--iterations", "0", *scripted_models]
+    res = runner.invoke(app, [*args, "--run-dir", str(tmp_path / "r")], env={"COLUMNS": "200"})
+    assert res.exit_code == 0, res.output
+    _refused(["run", "--resume", str(tmp_path / "r"), "--stage-rule", "bogus"], "--stage-rule")
+    # someone else's run never sends its prompts to the provider its config.json names unasked
+    _refused(["run", "--resume", str(tmp_path / "r")], "names the model 'double:task'", "--model double:task")
+    res = runner.invoke(
+        app,
+        [
+            "run",
+            "--resume",
+            str(tmp_path / "r"),
+            "--iterations",
+            "2",
+            "--max-minutes",
+            "0.000001",
+            *scripted_models,
+        ],
+        env={"COLUMNS": "200"},
+    )
+    _no_traceback(res)
+    text = " ".join(res.output.split())
+    assert res.exit_code == 0 and "stopped:" in text and "--max-minutes" in text and "error" not in text, (
+        res.output
+    )
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["design", "check", "x.py", "--timeout", "0"],
+        ["design", "check", "x.py", "--episodes", "1000000000"],
+        ["guidelines", "get", "a task", "--k", "0"],
+        ["guidelines", "list", "--limit", "0"],
+        ["memory", "query", "a task", "--k", "100000"],
+        ["mcp", "--port", "70000"],
+        ["view", ".", "--port", "-1"],
+    ],
+)
+def test_the_other_commands_bound_their_numbers_too(args):
+    res = runner.invoke(app, args, env={"COLUMNS": "200"})
+    _no_traceback(res)
+    assert res.exit_code == 2 and "Invalid value" in res.output, res.output

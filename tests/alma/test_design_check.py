@@ -282,3 +282,45 @@ def test_generator_update_or_recall_is_reported():
     ), out
     nested = design_with("def steps():\n        yield 1\n    x = list(steps()); y = lambda: (yield)")
     assert check_design(nested) == []  # a yield in a nested helper is fine
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "json.JSONDecoder.stash = task['goal']",
+        "json.stash = 1",
+        "Counter.most_common.x = 1",
+        "del json.JSONDecoder.decode",
+        "json.JSONDecoder.stash += 'x'",
+        "a, json.stash = 1, 2",
+        "for json.stash in [1]: pass",
+    ],
+)
+def test_attributes_of_shared_modules_and_classes_cannot_be_set(line):
+    found = messages(design_with(line))
+    assert any("attribute" in m and "keep state in the memory dict" in m for m in found), found
+
+
+def test_a_class_of_the_design_may_set_its_own_attributes_but_self_cannot_be_rebound():
+    own = OK + "\n\nclass Box:\n    def put(self):\n        self.items = []\n"
+    assert check_design(own) == []
+    rebound = OK + "\n\nclass Box:\n    def put(self):\n        self = json.JSONDecoder\n        self.x = 1\n"
+    assert any("'self' cannot be assigned" in m for m in messages(rebound))
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        'x = ("{0." + "_" * 2 + "class" + "_" * 2 + "}").format(tools)',
+        "fmt = task['goal']; x = fmt.format(tools)",
+        "x = str.format('{0}', 1)",
+        "import string; x = string.Formatter().vformat('{0}', [tools], {})",
+    ],
+)
+def test_format_strings_built_at_run_time_are_refused(line):
+    """Issue 29, item 13: a format field reads attributes; only a literal format string is checked."""
+    assert any("only allowed on a string literal" in m for m in messages(design_with(line)))
+
+
+def test_a_literal_format_string_is_fine():
+    assert check_design(design_with("x = 'Go to {0}.'.format(task['goal'])")) == []

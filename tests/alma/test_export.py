@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import shutil
 
@@ -94,7 +95,7 @@ def test_missing_files_and_wrong_folders_are_clear_errors(scripted_run, tmp_path
         load_export(tmp_path)
     out = export_design(scripted_run, tmp_path / "e", design_id=_route_id(scripted_run))
     (out / "memory.json").unlink()
-    with pytest.raises(ArchiveError, match=r"cannot read memory\.json"):
+    with pytest.raises(ArchiveError, match=r"cannot read the export's memory\.json"):
         load_export(out)
     (tmp_path / "full").mkdir()
     (tmp_path / "full" / "notes.txt").write_text("mine")
@@ -154,3 +155,66 @@ def test_a_host_adapter_cannot_be_exported(tmp_path):
     arch.save(tmp_path / "run" / "archive.json")
     with pytest.raises(ArchiveError, match="host-side adapter whose memory lives in its own stores"):
         export_design(tmp_path / "run", tmp_path / "out", design_id="d-0001")
+
+
+@pytest.mark.parametrize("link", ["logs folder", "episodes file", "calls file"])
+def test_export_never_copies_records_from_outside_the_run(scripted_run, tmp_path, link):
+    """Someone else's run folder whose logs lead elsewhere: the export refuses, nothing is copied."""
+    run = tmp_path / "run"
+    shutil.copytree(scripted_run, run)
+    design_id = _route_id(run)
+    outside = tmp_path / "outside"
+    shutil.copytree(run / "logs" / design_id, outside)
+    for name in ("episodes.jsonl", "calls.jsonl"):
+        rows = [json.loads(x) for x in (outside / name).read_text().splitlines()]
+        for r in rows:
+            r["return_value"] = "OUTSIDE-RECORD"
+            if isinstance(r.get("task"), dict):
+                r["task"]["goal"] = "OUTSIDE-RECORD"
+        (outside / name).write_text("".join(json.dumps(r) + "\n" for r in rows))
+    logs = run / "logs" / design_id
+    if link == "logs folder":
+        shutil.rmtree(logs)
+        logs.symlink_to(outside)
+    else:
+        name = "episodes.jsonl" if link == "episodes file" else "calls.jsonl"
+        (logs / name).unlink()
+        (logs / name).symlink_to(outside / name)
+    out = tmp_path / "exported"
+    with pytest.raises(ArchiveError, match="outside"):
+        export_design(run, out, design_id=design_id)
+    res = cli.invoke(app, ["archive", "export", str(run), "--design", design_id, "--out", str(out)])
+    assert res.exit_code == 2 and "outside" in res.output, res.output
+    assert not (out / "advice.jsonl").exists()
+
+
+SWAPPED = "def update(memory, episode, tools):\n    pass\n\n\ndef recall(memory, task, tools):\n    return 'swapped'\n"
+
+
+def test_a_design_file_swapped_after_the_run_is_not_exported_under_its_scores(scripted_run, tmp_path):
+    run = tmp_path / "run"
+    shutil.copytree(scripted_run, run)
+    design_id = _route_id(run)
+    (run / "designs" / f"{design_id}.py").write_text(SWAPPED)
+    with pytest.raises(ArchiveError, match=r"not the design .* the run evaluated"):
+        export_design(run, tmp_path / "out", design_id=design_id)
+    # an archive from before source_sha256: the learned memory's design_hash still tells
+    arch = json.loads((run / "archive.json").read_text())
+    for e in arch["entries"]:
+        e.pop("source_sha256", None)
+    (run / "archive.json").write_text(json.dumps(arch))
+    with pytest.raises(ArchiveError, match="not the design whose learned memory"):
+        export_design(run, tmp_path / "out", design_id=design_id)
+
+
+def test_a_served_design_swapped_after_the_export_is_refused(scripted_run, tmp_path, embedder):
+    from atlas.alma.deploy.served import ServedDesign
+    from atlas.errors import DesignError
+
+    out = export_design(scripted_run, tmp_path / "e", design_id=_route_id(scripted_run))
+    (out / "design.py").write_text(SWAPPED)
+    manifest = json.loads((out / "design.json").read_text())  # checksums rewritten to match
+    manifest["files"]["design.py"]["sha256"] = hashlib.sha256(SWAPPED.encode()).hexdigest()
+    (out / "design.json").write_text(json.dumps(manifest))
+    with pytest.raises(DesignError, match=r"not the design that learned memory\.json"):
+        ServedDesign.open(out, embedder=embedder)

@@ -370,3 +370,42 @@ def test_host_tool_work_and_log_records_are_capped_per_call(embedder):
     old = log.to_dict()  # a log written before arguments stayed a mapping still renders
     old["tool_calls"][0]["args"] = "a flat string"
     assert 'args="a flat string"' in "\n".join(CallLog.from_dict(old).format_lines("C1"))
+
+
+def test_max_cost_is_checked_after_every_episode_not_only_between_generations(tmp_path: Path, embedder):
+    """Issue 29, item 10: $0.56 was spent against a $0.50 cap because the cap was read only before a
+    generation. Now the search stops at the first episode that reaches it: the overrun is at most
+    the episodes already under way."""
+    from atlas.errors import BudgetReached
+    from atlas.infra.llm.client import LLMClient
+
+    task = LLMClient(PricedBackend(task_policy), timeout=None)
+    meta = LLMClient(PricedBackend(meta_policy({1: [fenced("surrogates", SURROGATES)]})), timeout=None)
+    debug = LLMClient(PricedBackend(debug_policy), timeout=None)
+    cap, max_turns = 0.05, 6
+    with pytest.raises(BudgetReached, match="stopped during a generation"):
+        atlas.alma.run(
+            run_dir=tmp_path / "r",
+            embedder=embedder,
+            iterations=2,
+            llm=task,
+            meta_llm=meta,
+            debug_llm=debug,
+            max_cost_usd=cap,
+            baseline_cache=False,
+            concurrency=1,
+            max_turns=max_turns,
+            **SETTINGS,
+        )
+    spent = sum(c.usage.cost_usd for c in (task, meta, debug))
+    assert cap <= spent <= cap + 0.01 * max_turns  # at most one episode's calls past the cap
+    resumed, _ = atlas.alma.run(
+        resume=tmp_path / "r",
+        embedder=embedder,
+        iterations=1,
+        llm=LLMClient(PricedBackend(task_policy), timeout=None),
+        meta_llm=LLMClient(PricedBackend(meta_policy({1: [fenced("surrogates", SURROGATES)]})), timeout=None),
+        debug_llm=LLMClient(PricedBackend(debug_policy), timeout=None),
+        max_cost_usd=100.0,
+    )
+    assert resumed.baseline is not None and [it["generation"] for it in resumed.iterations] == [1]

@@ -297,6 +297,7 @@ def test_archive_commands_print_no_escape_sequences_or_markup(run: Path):
     best = arch.best()
     best.name = "evil[red]x[/red]"
     best.source = best.source + "\n# \x1b[2J\x1b]0;owned\x07\n"
+    best.learned, best.memory_path = None, None  # the edited source is another design: its memory is not
     arch.save()
     data = json.loads((run / "archive.json").read_text())
     for e in data["entries"]:
@@ -362,3 +363,46 @@ def test_report_never_writes_through_a_planted_symlink(tmp_path: Path, how):
     res = cli.invoke(app, ["report", str(run)])
     assert res.exit_code in (0, 2), (res.output, res.exception)
     assert victim.read_text() == "precious\n" and sorted(p.name for p in victim_dir.iterdir()) == ["bashrc"]
+
+
+def test_resume_refuses_a_design_file_swapped_after_the_run(run: Path, embedder):
+    entry = next(
+        e for e in json.loads((run / "archive.json").read_text())["entries"] if e["origin"] == "meta"
+    )
+    (run / "designs" / f"{entry['id']}.py").write_text(GIVE_UP_DESIGN)
+    with pytest.raises(ArchiveError, match="the run evaluated"):
+        atlas.alma.run(resume=run, embedder=embedder, iterations=2, **llms())
+    res = cli.invoke(
+        app, ["archive", "export", str(run), "--design", entry["id"], "--out", str(run.parent / "o")]
+    )
+    assert res.exit_code == 2 and "swapped after the run" in " ".join(res.output.split())
+
+
+def test_run_dir_pointed_at_an_existing_run_is_refused_not_overwritten(run: Path, tmp_path: Path, embedder):
+    """`--run-dir` (issue 29, item 8): only `--resume` continues a run; a new run or an eval into it
+    is refused before anything is written."""
+    before = (run / "archive.json").read_bytes()
+    with pytest.raises(ArchiveError, match=r"already holds a run .*atlas run --resume"):
+        atlas.alma.run(run_dir=run, embedder=embedder, iterations=1, **llms(), **SETTINGS)
+    design = tmp_path / "give_up.py"
+    design.write_text(GIVE_UP_DESIGN)
+    res = cli.invoke(app, ["eval", str(design), "--run-dir", str(run), "--episodes", "2", "--rooms", "5"])
+    assert res.exit_code == 2 and "already holds a run" in " ".join(res.output.split()), res.output
+    assert (run / "archive.json").read_bytes() == before
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("name", ["archive.json", "config.json"])
+@pytest.mark.parametrize("how", ["fifo", "dev-zero"])
+def test_a_run_file_that_is_a_fifo_or_a_device_is_refused_at_once(run: Path, name: str, how: str):
+    """Someone else's run folder: `archive.json` or `config.json` as a FIFO (reading would wait
+    forever) or a link to /dev/zero (reading would never end) is a clear error, not a hang."""
+    (run / name).unlink()
+    if how == "fifo":
+        os.mkfifo(run / name)
+    else:
+        (run / name).symlink_to("/dev/zero")
+    readers = {"archive.json": ["archive", "show"], "config.json": ["run", "--resume"]}
+    for args in ([*readers[name], str(run)], ["report", str(run)]):
+        res = cli.invoke(app, args)
+        assert res.exit_code == 2 and "regular file" in " ".join(res.output.split()), (args, res.output)

@@ -301,3 +301,88 @@ def test_a_model_that_keeps_failing_stops_the_search_with_the_archive_saved(tmp_
     assert [it["generation"] for it in resumed.iterations] == [1, 2, 3]
     assert [e.id for e in resumed] == [f"d-{i:04d}" for i in range(1, len(resumed) + 1)]
     assert resumed.get("d-0005").status == "ok"
+
+
+def _inflate(data):
+    for e in data["episodes"]:
+        e["score"] = 5.9
+
+
+def _drop_one(data):
+    deployment = [e for e in data["episodes"] if e["phase"] == "deployment"]
+    data["episodes"].remove(deployment[0])
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        _inflate,
+        _drop_one,
+        lambda d: d.update(episodes="all of them"),
+        lambda d: d["episodes"][0].update(score="high"),
+        lambda d: d["episodes"][0].update(task_id=None),
+        "fifo",
+    ],
+    ids=["scores edited", "episode removed", "episodes a string", "score a string", "no task id", "fifo"],
+)
+@pytest.mark.timeout(120)
+def test_a_bad_baseline_cache_entry_is_played_again_never_trusted(tmp_path, embedder, damage):
+    import os
+
+    settings = {**SETTINGS, "iterations": 0, "baselines": [], "env_seed": False}
+    first, _ = atlas.alma.run(
+        llm=ScriptedLLM(task_policy),
+        embedder=embedder,
+        run_dir=tmp_path / "a",
+        baseline_cache=tmp_path / "cache",
+        **settings,
+    )
+    (entry,) = (tmp_path / "cache").glob("*.json")
+    if damage == "fifo":
+        entry.unlink()
+        os.mkfifo(entry)
+    else:
+        data = json.loads(entry.read_text())
+        damage(data)
+        entry.write_text(json.dumps(data))
+    second, _ = atlas.alma.run(
+        llm=ScriptedLLM(task_policy),
+        embedder=embedder,
+        run_dir=tmp_path / "b",
+        baseline_cache=tmp_path / "cache",
+        **settings,
+    )
+    assert second.baseline["cached"] is False and second.baseline["score"] == first.baseline["score"]
+    assert [t["score"] for t in second.baseline["per_task"]] == [
+        t["score"] for t in first.baseline["per_task"]
+    ]
+    third, _ = atlas.alma.run(  # the entry was rewritten: valid again
+        llm=ScriptedLLM(task_policy),
+        embedder=embedder,
+        run_dir=tmp_path / "c",
+        baseline_cache=tmp_path / "cache",
+        **settings,
+    )
+    assert third.baseline["cached"] is True
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        {"max_turns": 0},
+        {"max_turns": -3},
+        {"concurrency": 0},
+        {"concurrency": 10**6},
+        {"episodes": 10**9},
+        {"rooms": 10**9},
+        {"parents": 10**6},
+    ],
+    ids=lambda b: f"{next(iter(b))}={next(iter(b.values()))}",
+)
+def test_every_setting_is_bounded_before_any_work(tmp_path, bad):
+    """Issue 29, item 10, from Python: a ConfigError naming the setting, and no run folder."""
+    from atlas.errors import ConfigError
+
+    with pytest.raises(ConfigError, match=next(iter(bad))):
+        atlas.alma.run(llm=ScriptedLLM([]), run_dir=tmp_path / "r", **{**SETTINGS, **bad})
+    assert not (tmp_path / "r").exists()

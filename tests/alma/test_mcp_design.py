@@ -24,6 +24,20 @@ def _data(result) -> dict:
     return json.loads(result.content[0].text)
 
 
+def _learning_server(exp, embedder):
+    """A learning DesignHub for ``exp`` and ``call(tool, **args) -> dict`` through its MCP server."""
+    from atlas.mcp_design import DesignHub, create_design_server
+
+    hub = DesignHub(exp, embedder=embedder, learn=True)
+    server = create_design_server(hub)
+
+    async def call(name: str, **args) -> dict:
+        out = await server.call_tool(name, args)
+        return out[1] if isinstance(out, tuple) else json.loads(out[0].text)
+
+    return hub, call
+
+
 def _params(*args: str):
     from mcp import StdioServerParameters
 
@@ -75,17 +89,9 @@ async def test_mcp_design_serves_the_advice_the_design_gave_in_the_run(scripted_
 async def test_learning_namespaces_keep_their_own_copy(scripted_run, tmp_path, embedder):
     from mcp.server.fastmcp.exceptions import ToolError
 
-    from atlas.mcp_design import DesignHub, create_design_server
-
     design_id = Archive.load(scripted_run).find(name="route_map")[0].id
     exp = load_export(export_design(scripted_run, tmp_path / "e", design_id=design_id))
-    hub = DesignHub(exp, embedder=embedder, learn=True)
-    server = create_design_server(hub)
-
-    async def call(name: str, **args) -> dict:
-        out = await server.call_tool(name, args)
-        return out[1] if isinstance(out, tuple) else json.loads(out[0].text)
-
+    hub, call = _learning_server(exp, embedder)
     try:
         task = exp.advice[0]["task"]
         episode = {"task": task, "steps": [], "success": True, "score": 0.9, "steps_taken": 0}
@@ -137,3 +143,101 @@ def test_learning_namespaces_are_kept_on_disk_across_restarts(scripted_run, tmp_
             broken.served("A")
     finally:
         broken.close()
+
+
+# Passes the static check (no attribute is set): it keeps the goal in a dict of the json module,
+# which every call in a worker shares. One namespace must never see another's goal through it.
+STASHING_DESIGN = """
+from json import decoder
+
+
+def update(memory, episode, tools):
+    decoder.BACKSLASH["stash"] = episode["task"]["goal"]
+    memory["n"] = memory.get("n", 0) + 1
+
+
+def recall(memory, task, tools):
+    return "seen: " + str(decoder.BACKSLASH.get("stash", "nothing"))
+"""
+
+
+async def test_a_learning_namespace_never_sees_state_another_left_in_the_worker(
+    scripted_run, tmp_path, embedder
+):
+    from export_forgery import forge_export
+
+    design_id = Archive.load(scripted_run).find(name="route_map")[0].id
+    real = export_design(scripted_run, tmp_path / "e", design_id=design_id)
+    exp = load_export(forge_export(real, tmp_path / "stash", source=STASHING_DESIGN))
+    hub, call = _learning_server(exp, embedder)
+    try:
+        task = {"goal": "secret goal of A", "observation": {}, "domain": ""}
+        episode = {"task": task, "steps": [], "success": True, "score": 1.0, "steps_taken": 0}
+        await call("update", episode=episode, namespace="A")
+        assert (await call("recall", task="anything", namespace="A"))["advice"] == "seen: secret goal of A"
+        for _ in range(3):  # whichever worker B gets, it is not one A used
+            assert (await call("recall", task="anything", namespace="B"))["advice"] == "seen: nothing"
+    finally:
+        hub.close()
+
+
+def test_the_design_server_answers_every_malformed_request_like_the_memory_server(scripted_run, tmp_path):
+    """One request guard for both servers: over stdio every bad line gets a JSON-RPC error reply,
+    an oversized one is refused unread, and the server keeps serving."""
+    from mcp_raw_client import RawServer, exchange_malformed
+
+    out = export_design(scripted_run, tmp_path / "e", design_id=Archive.load(scripted_run).best().id)
+    server = RawServer("--design", str(out))
+    try:
+        exchange_malformed(server)
+        server.send(b'{"jsonrpc":"2.0","id":100,"method":"tools/list"}')
+        got = server.reply()
+        assert got["id"] == 100 and {t["name"] for t in got["result"]["tools"]} == {
+            "recall",
+            "update",
+            "memory_info",
+        }
+    finally:
+        server.close()
+
+
+@pytest.mark.slow
+async def test_namespaces_stay_apart_over_stdio_with_a_real_client(scripted_run, tmp_path):
+    """The same leak probe as the issue's: `atlas mcp --design DIR --learn`, a real MCP client."""
+    from export_forgery import forge_export
+    from mcp import ClientSession
+    from mcp.client.stdio import stdio_client
+
+    design_id = Archive.load(scripted_run).find(name="route_map")[0].id
+    real = export_design(scripted_run, tmp_path / "e", design_id=design_id)
+    out = forge_export(real, tmp_path / "stash", source=STASHING_DESIGN)
+    task = {"goal": "secret goal of A", "observation": {}, "domain": ""}
+    episode = {"task": task, "steps": [], "success": True, "score": 1.0, "steps_taken": 0}
+    async with (
+        stdio_client(_params("--design", str(out), "--learn")) as (read, write),
+        ClientSession(read, write) as session,
+    ):
+        await session.initialize()
+        _data(await session.call_tool("update", {"episode": episode, "namespace": "A"}))
+        got = _data(await session.call_tool("recall", {"task": "anything", "namespace": "A"}))
+        assert got["advice"] == "seen: secret goal of A"
+        for _ in range(3):
+            got = _data(await session.call_tool("recall", {"task": "anything", "namespace": "B"}))
+            assert got["advice"] == "seen: nothing"
+
+
+def test_a_learning_server_keeps_a_bounded_number_of_namespaces(scripted_run, tmp_path, embedder):
+    from atlas.errors import InvalidInputError
+    from atlas.mcp_design import DesignHub
+
+    design_id = Archive.load(scripted_run).find(name="route_map")[0].id
+    exp = load_export(export_design(scripted_run, tmp_path / "e", design_id=design_id))
+    hub = DesignHub(exp, embedder=embedder, learn=True, max_namespaces=3)
+    try:
+        for ns in ("a", "b"):  # "default" is the first
+            hub.served(ns)
+        with pytest.raises(InvalidInputError, match="already serves 3 namespaces"):
+            hub.served("c")
+        assert hub.served("a") is hub.served("a")  # a known one still answers
+    finally:
+        hub.close()

@@ -26,3 +26,21 @@ def test_a_local_meta_model_gets_a_context_that_fits_two_parents_and_a_module(tm
     client = make_llm(f"local:{gguf}", n_ctx=META_N_CTX)
     assert client.backend.n_ctx == META_N_CTX >= 16384
     assert make_llm(f"local:{gguf}").backend.n_ctx == 8192  # the task model keeps its own
+
+
+def test_a_task_model_that_also_writes_the_designs_gets_the_meta_context(tmp_path):
+    """Issue 29, item 12: `make demo` with only the 0.5B makes it the meta model too; a meta prompt
+    must fit the model it is sent to, so that model gets the meta context (it refused an 8,249-token
+    genome-editing prompt at 8192)."""
+    from atlas.alma.api import build_models
+    from atlas.alma.state.config import AlmaConfig
+    from atlas.alma.state.meta_model import META_N_CTX
+
+    gguf = tmp_path / "task.gguf"
+    gguf.write_bytes(b"GGUF")  # never loaded: the backend loads on the first call
+    task, meta = build_models(AlmaConfig(model=f"local:{gguf}"))
+    assert meta is task and task.backend.n_ctx == META_N_CTX
+    other = tmp_path / "meta.gguf"
+    other.write_bytes(b"GGUF")
+    task, meta = build_models(AlmaConfig(model=f"local:{gguf}", meta_model=f"local:{other}"))
+    assert task.backend.n_ctx == 8192 and meta.backend.n_ctx == META_N_CTX  # each its own

@@ -12,7 +12,7 @@ import sys
 import pytest
 
 from atlas.alma.author.smoke import SmokeReport
-from atlas.alma.design import Design
+from atlas.alma.design import Design, check_design
 from atlas.alma.evaluate.runlog import CallLog
 from atlas.alma.evaluate.runner import DesignRunner
 from atlas.alma.sandbox import protocol
@@ -52,8 +52,8 @@ def recall(pool: WorkerPool, source: str, *, skip: bool = False, frozen: bool = 
         runner.close()
 
 
-def update(pool: WorkerPool, source: str) -> tuple[dict, CallLog]:
-    runner = _runner(pool, source)
+def update(pool: WorkerPool, source: str, *, skip: bool = False) -> tuple[dict, CallLog]:
+    runner = _runner(pool, source, skip=skip)
     runner.memory = {"kept": 1}
     try:
         log = runner.update_sync(EPISODE)
@@ -188,11 +188,13 @@ def recall(memory, task, tools):
 
 def test_forged_done_line_cannot_exceed_the_caps(pool):
     source = FORGING_DESIGN
-    advice, log = recall(pool, source, frozen=True)
+    # the static check refuses patching a shared class; past it, the sandbox still holds the caps
+    assert any("'.iterencode'" in p.message for p in check_design(source))
+    advice, log = recall(pool, source, skip=True, frozen=True)
     assert log.error is None and len(advice) == LIMITS.max_return_chars
     assert any("truncated to 8000" in w for w in log.warnings)
     assert sum(len(p) for p in log.prints) <= LIMITS.max_print_chars
-    memory, log = update(pool, source)
+    memory, log = update(pool, source, skip=True)
     assert log.error_kind == "limit" and "over the cap of 100000" in log.error
     assert memory == {"kept": 1}
 

@@ -62,7 +62,7 @@ def test_a_design_that_fails_in_recall_is_a_clear_error(exported, embedder):
 def test_missing_or_wrong_embedder_is_a_clear_error(exported, tmp_path):
     with pytest.raises(ConfigError, match="made with the embedder 'minilm', not 'ngram'"):
         ServedDesign.open(exported, embedder=NGramEmbedder())
-    # an export whose embedder cannot be loaded here (the manifest is rewritten consistently)
+    # an export naming an embedder that is not a local one (the manifest is rewritten consistently)
     manifest = json.loads((exported / "design.json").read_text())
     manifest["embedder"]["name"] = "no-such-embedder"
     other = tmp_path / "other"
@@ -70,9 +70,7 @@ def test_missing_or_wrong_embedder_is_a_clear_error(exported, tmp_path):
     for f in exported.iterdir():
         (other / f.name).write_bytes(f.read_bytes())
     (other / "design.json").write_text(json.dumps(manifest))
-    with pytest.raises(
-        ConfigError, match="needs the embedder 'no-such-embedder', which cannot be loaded here"
-    ):
+    with pytest.raises(ConfigError, match="'no-such-embedder', which is not a local one"):
         ServedDesign.open(other)
 
 
@@ -95,5 +93,30 @@ def test_auto_wraps_an_openai_client_with_an_exported_design(exported, embedder)
         client.chat.completions.create(
             model="scripted", messages=[{"role": "user", "content": line["task"]["goal"]}]
         )
-        assert server.system_prompts()[0] == f"{atlas.auto.ADVICE_HEADER}\n{line['advice'].strip()}"
+        assert (
+            server.task_prompts()[0]
+            == atlas.auto.framed_advice(line["advice"]) + "\n\n" + line["task"]["goal"]
+        )
+        assert server.system_prompts() == [""]  # the advice never goes into the system role
         assert served.snapshot()["memory"]["episodes"] == 3  # the finished task was learned (learn=True)
+
+
+def test_a_design_whose_recall_fails_still_lets_the_model_answer(exported, embedder):
+    """atlas.auto (issue 29, item 6): the route-map design's recall fails for a bare goal (no start
+    room); the caller is warned and the model still answers."""
+    from openai import OpenAI
+
+    import atlas.auto
+    from atlas.infra.llm import ScriptedLLM
+    from openai_compat import ScriptedOpenAIServer
+
+    with (
+        ServedDesign.open(exported, embedder=embedder) as served,
+        ScriptedOpenAIServer(ScriptedLLM(default="Done.")) as server,
+    ):
+        client = atlas.auto.wrap(OpenAI(base_url=server.base_url, api_key="unused"), served)
+        with pytest.warns(atlas.auto.MemoryFailedWarning, match=r"could not advise .*recall failed"):
+            reply = client.chat.completions.create(
+                model="m", messages=[{"role": "user", "content": "Bring the key to room_B."}]
+            )
+    assert reply.choices[0].message.content == "Done." and len(server.requests) == 1

@@ -17,6 +17,7 @@ contract tells the MetaAgent.
 from __future__ import annotations
 
 import itertools
+import math
 import re
 
 _TOKEN = re.compile(r"[a-z0-9_]+")
@@ -177,7 +178,9 @@ def advice_now(
             )
         condition = _features(condition_text)
         if condition:
-            rules.append((line, hits, sum(weight.get(f, 0.0) for f in condition) / len(condition)))
+            # fsum: exactly rounded, so the order of the set (which changes per process with string
+            # hashing) cannot change the last digits, which go into the model call's cache key
+            rules.append((line, hits, math.fsum(weight.get(f, 0.0) for f in condition) / len(condition)))
     best = max((m for _, _, m in rules), default=0.0)
     if best < MIN_MATCH:
         step = _plan_step(advice, done or [], labels)

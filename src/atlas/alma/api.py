@@ -21,7 +21,8 @@ from atlas.alma.state.archive import Archive, ArchiveEntry
 from atlas.alma.state.config import AlmaConfig
 from atlas.alma.state.run_dir import RunDir
 from atlas.envs.registry import DEFAULT_ENV
-from atlas.errors import ConfigError
+from atlas.errors import ConfigError, InvalidInputError
+from atlas.infra.safe_read import read_limited
 from atlas.protocols.agent import TaskPlayer
 from atlas.protocols.embed import Embedder
 from atlas.protocols.env import Environment
@@ -79,18 +80,7 @@ async def arun(
             env=env_name, **({"iterations": iterations} if iterations is not None else {}), **settings
         )
         rd = RunDir.create(run_dir, env=config.env, root=runs_root)
-    if llm is None:
-        from atlas.infra.llm import make_llm
-
-        llm = make_llm(config.model)
-    if meta_llm is None:
-        if config.meta_model and config.meta_model != config.model:
-            from atlas.alma.state.meta_model import META_N_CTX
-            from atlas.infra.llm import make_llm
-
-            meta_llm = make_llm(config.meta_model, n_ctx=META_N_CTX)
-        else:
-            meta_llm = llm
+    llm, meta_llm = build_models(config, llm, meta_llm)
     if resume is not None:
         _check_same_task_model(rd, llm)
     search = Search(
@@ -114,6 +104,21 @@ async def arun(
     return archive, search.trace_path
 
 
+def build_models(config: AlmaConfig, llm: LLM | None = None, meta_llm: LLM | None = None) -> tuple[LLM, LLM]:
+    """The task and meta models not given, built from the settings; a task model that also writes
+    the designs gets the meta context (``meta_model.task_model_context``)."""
+    from atlas.alma.state.meta_model import META_N_CTX, task_model_context
+    from atlas.infra.llm import make_llm
+
+    own_meta = bool(config.meta_model and config.meta_model != config.model)
+    if llm is None:
+        options = task_model_context(meta_llm is None and not own_meta)
+        llm = make_llm(config.model, n_ctx=options["n_ctx"]) if options else make_llm(config.model)
+    if meta_llm is None:
+        meta_llm = make_llm(config.meta_model, n_ctx=META_N_CTX) if own_meta else llm
+    return llm, meta_llm
+
+
 def _check_same_task_model(rd: RunDir, llm: LLM) -> None:
     """Every score of a run, the baseline's included, comes from one task model; a resume with
     another would compare designs measured by different agents."""
@@ -128,13 +133,20 @@ def _check_same_task_model(rd: RunDir, llm: LLM) -> None:
         )
 
 
+MAX_DESIGN_BYTES = 1_000_000
+
+
 def load_design(ref: str) -> Design:
     """A design from a file path or a library baseline name (``no_memory``, ...)."""
     path = Path(ref)
     if path.suffix == ".py" or path.exists():
         if not path.exists():
             raise ConfigError(f"no design file at {path}")
-        return Design(name=path.stem, source=path.read_text(encoding="utf-8"), origin="seed")
+        try:  # a plain file of reasonable size (a folder, FIFO or device is refused, not read)
+            text = read_limited(path, max_bytes=MAX_DESIGN_BYTES, what="design file").decode("utf-8")
+        except (InvalidInputError, UnicodeDecodeError) as exc:
+            raise ConfigError(f"{exc}: give a design's .py file or a baseline name") from exc
+        return Design(name=path.stem, source=text, origin="seed")
     return get_baseline(ref)
 
 
@@ -187,4 +199,4 @@ def run(**kwargs: Any) -> tuple[Archive, Path | None]:
     return run_sync(arun(**kwargs))
 
 
-__all__ = ["RUNTIME_FIELDS", "aevaluate", "arun", "load_design", "run"]
+__all__ = ["RUNTIME_FIELDS", "aevaluate", "arun", "build_models", "load_design", "run"]

@@ -180,8 +180,26 @@ class _Checker(ast.NodeVisitor):
 
     def visit_Name(self, node: ast.Name) -> None:
         self._check_identifier(node, node.id)
+        if node.id == "self" and isinstance(node.ctx, ast.Store | ast.Del):
+            self._add(node, "'self' cannot be assigned: it names the instance of a method")
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
+        if isinstance(node.ctx, ast.Store | ast.Del) and not _is_self(node.value):
+            # json.JSONDecoder.stash = ...: classes and modules of the allowed modules are shared by
+            # every call a worker runs, so an attribute set on them would carry data past `memory`.
+            self._add(
+                node,
+                f"setting or deleting the attribute '.{node.attr}' is not allowed (only 'self.{node.attr}' "
+                "in a class of the design): keep state in the memory dict",
+            )
+        if node.attr in ("format", "vformat") and not (
+            isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)
+        ):
+            # "{0." + "_" * 2 + "class" ...: a format string built at run time reads any attribute
+            self._add(
+                node,
+                f"'.{node.attr}' is only allowed on a string literal (\"...\".format(x)); use an f-string",
+            )
         if node.attr.startswith("__") and node.attr.endswith("__"):
             self._add(node, f"dunder attribute '.{node.attr}' is not allowed")
         elif node.attr in FORBIDDEN_ATTRIBUTES:
@@ -230,6 +248,10 @@ class _Checker(ast.NodeVisitor):
     def visit_keyword(self, node: ast.keyword) -> None:
         self._check_identifier(node, node.arg)
         self.generic_visit(node)
+
+
+def _is_self(node: ast.expr) -> bool:
+    return isinstance(node, ast.Name) and node.id == "self"
 
 
 def _own_yield(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> ast.AST | None:

@@ -7,9 +7,9 @@ Heavy imports (the loop, litellm, the sandbox, the embedder) happen inside the c
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import inspect
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Optional
@@ -31,6 +31,16 @@ from atlas.cli.output import (
 )
 from atlas.envs.registry import DEFAULT_ENV, EnvParam, env_specs
 
+# Every size a flag sets is bounded (checked by the option parser before any work starts).
+MAX_ITERATIONS, MAX_EPISODES, MAX_DEPLOY_SEEDS, MAX_CONCURRENCY, MAX_TURNS, MAX_TASKS = (
+    10_000,
+    1000,
+    1000,
+    64,
+    1000,
+    10_000,
+)
+HEADROOM_CONDITIONS = ("none", "learnable", "full")
 ENV_HELP = "Environment: " + " | ".join(s.name for s in env_specs()) + "."
 DEMO_BASELINES = "trajectory_retrieval"
 
@@ -47,6 +57,39 @@ def _make_client(model: str | None, label: str, console: Any, why: str | None = 
     except LLMConfigError as exc:
         fail(exc)
         raise  # unreachable: _fail exits
+
+
+def _confirm_saved_models(resume: Path, saved: Any, model: str | None, meta_model: str | None) -> None:
+    """A run folder may be someone else's: resuming never sends its prompts to a provider its
+    config.json names (at the cost of your key) unless --model / --meta-model say so too."""
+    from atlas.infra.llm.aliases import resolve_alias
+
+    for flag, given, named in (
+        ("--model", model, saved.model),
+        ("--meta-model", meta_model, saved.meta_model),
+    ):
+        if named and not given and not resolve_alias(named).startswith("local:"):
+            fail(
+                f"{resume}/config.json names the model {named!r}, which is not a local one: resuming "
+                f"would send the run's prompts to it (with your key). Confirm with {flag} {named}"
+            )
+
+
+def check_choice(flag: str, value: str, allowed: tuple[str, ...]) -> None:
+    """A flag whose value must be one of ``allowed``: checked before any work, on --resume too."""
+    if value not in allowed:
+        fail(f"{flag} {value!r}: must be one of {', '.join(allowed)}")
+
+
+def check_output_file(path: Path, flag: str) -> None:
+    """An output file the command will write at the end: checked before any work, so a long run is
+    never lost to a path that cannot be written."""
+    if path.is_dir():
+        fail(f"{flag} {path} is a folder: give a file path (e.g. {path / 'episodes.jsonl'})")
+    if not path.parent.is_dir():
+        fail(f"{flag} {path}: the folder {path.parent} does not exist; create it first")
+    if (path.exists() and not os.access(path, os.W_OK)) or not os.access(path.parent, os.W_OK):
+        fail(f"{flag} {path} cannot be written here (permissions)")
 
 
 def parse_baselines(value: str) -> list[str] | None:
@@ -69,22 +112,21 @@ def _run_search(
     console: Any, *, model: str | None, meta_model: str | None, resume: Path | None, **kwargs: Any
 ) -> tuple[Any, Path | None]:
     from atlas.alma.api import run
-    from atlas.alma.state.meta_model import META_N_CTX
+    from atlas.alma.state.meta_model import META_N_CTX, task_model_context
     from atlas.cli.progress import RichProgress
-    from atlas.errors import AtlasError
+    from atlas.errors import AtlasError, BudgetReached
 
     saved = "saved in the run's config.json" if resume is not None else None
-    llm = _make_client(model, "task model", console, why=saved if model else None)
     why = saved
     if not meta_model and resume is None:
         from atlas.alma.state.meta_model import default_meta_model
 
         meta_model, why = default_meta_model(model)
-    meta_llm = (
-        llm
-        if not meta_model or meta_model == model
-        else _make_client(meta_model, "meta model", console, why=why, n_ctx=META_N_CTX)
+    shared = not meta_model or meta_model == model
+    llm = _make_client(
+        model, "task model", console, why=saved if model else None, **task_model_context(shared)
     )
+    meta_llm = llm if shared else _make_client(meta_model, "meta model", console, why=why, n_ctx=META_N_CTX)
     if meta_llm is llm:
         console.print("meta model: same as the task model")
     if resume is None:  # a new run saves the model names in its settings; a resumed run has them
@@ -92,6 +134,11 @@ def _run_search(
     try:
         progress = RichProgress(bool(kwargs.get("quiet")))
         return run(llm=llm, meta_llm=meta_llm, resume=resume, progress=progress, **kwargs)
+    except BudgetReached as exc:  # the budget the user set: the outcome asked for, exit 0
+        from rich.markup import escape
+
+        console.print(f"[yellow]stopped:[/yellow] {escape(str(exc))}")
+        raise typer.Exit(0) from exc
     except AtlasError as exc:
         fail(exc)
         raise
@@ -103,9 +150,11 @@ def _env_cli_params() -> list[EnvParam]:
     from atlas.errors import ConfigError
     from atlas.infra.plugins import load_plugins
 
-    # a broken $ATLAS_PLUGINS is reported when its environment is asked for, not on every --help
-    with contextlib.suppress(ConfigError):
+    # a broken plug-in costs a warning line, never the command (or --help); the working ones load
+    try:
         load_plugins()
+    except ConfigError as exc:
+        typer.echo(f"warning: {exc}", err=True)
     seen: dict[str, EnvParam] = {}
     for spec in env_specs():
         for p in spec.params:
@@ -124,7 +173,9 @@ def with_env_options(func: Callable[..., None]) -> Callable[..., None]:
         inspect.Parameter(
             p.key,
             inspect.Parameter.KEYWORD_ONLY,
-            default=typer.Option(p.default, p.cli_flag, help=p.help),
+            default=typer.Option(p.default, p.cli_flag, help=p.help, min=p.min, max=p.max)
+            if p.type in (int, float)
+            else typer.Option(p.default, p.cli_flag, help=p.help),
             annotation=p.type if p.default is not None else Optional[p.type],  # noqa: UP045
         )
         for p in params
@@ -159,11 +210,17 @@ def register(app: typer.Typer) -> None:
         iterations: int | None = typer.Option(
             None,
             "--iterations",
+            min=0,
+            max=MAX_ITERATIONS,
             help="Evolutionary iterations (default 5 when the MetaAgent writes code, 20 "
             "for genome search; with --resume: raise the total).",
         ),
         episodes: int = typer.Option(
-            3, "--episodes", help="Tasks per collection phase and per deployment seed."
+            3,
+            "--episodes",
+            min=1,
+            max=MAX_EPISODES,
+            help="Tasks per collection phase and per deployment seed.",
         ),
         seed: int = typer.Option(42, "--seed", help="Random seed (tasks, sampling)."),
         family: int | None = typer.Option(
@@ -175,6 +232,8 @@ def register(app: typer.Typer) -> None:
         deploy_seeds: int = typer.Option(
             8,
             "--deploy-seeds",
+            min=1,
+            max=MAX_DEPLOY_SEEDS,
             help="Seed offsets for deployment scoring: "
             "deployment tasks = --episodes × --deploy-seeds (default 3 × 8 = 24, "
             "enough for a paired 95% interval to show a +0.15 gain; fewer for a "
@@ -204,7 +263,9 @@ def register(app: typer.Typer) -> None:
         resume: Path | None = typer.Option(
             None, "--resume", help="Continue a stopped run from its folder (its saved settings are used)."
         ),
-        concurrency: int = typer.Option(4, "--concurrency", help="Deployment episodes run at once."),
+        concurrency: int = typer.Option(
+            4, "--concurrency", min=1, max=MAX_CONCURRENCY, help="Deployment episodes run at once."
+        ),
         baselines: str = typer.Option(
             "all",
             "--baselines",
@@ -221,23 +282,24 @@ def register(app: typer.Typer) -> None:
         max_turns: int | None = typer.Option(
             None,
             "--max-turns",
+            min=1,
+            max=MAX_TURNS,
             help="Task agent turns per episode (default: the environment's step limit + 8).",
         ),
         max_cost: float | None = typer.Option(
             None,
             "--max-cost",
-            min=0.0,
             help="Stop the search cleanly once "
-            "the run has cost this many dollars (providers that report a "
-            "cost); --resume with a higher value continues.",
+            "the run has cost this many dollars (more than 0; providers that report a "
+            "cost; checked after every episode, and a generation cut short is played again on --resume); "
+            "--resume with a higher value continues.",
         ),
         max_minutes: float | None = typer.Option(
             None,
             "--max-minutes",
-            min=0.0,
             help="Stop the search cleanly "
             "before the first generation that starts after this many "
-            "minutes (the archive is saved; --resume continues).",
+            "minutes (more than 0; the archive is saved; --resume continues).",
         ),
         stage_tasks: int = typer.Option(
             8,
@@ -309,6 +371,11 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Run an ALMA search: evolve memory designs, scored on held-out deployment tasks."""
         console = make_console()
+        check_choice("--stage-rule", stage_rule, ("bound", "ci"))
+        for flag, limit in (("--max-cost", max_cost), ("--max-minutes", max_minutes)):
+            if limit is not None and not limit > 0:
+                fail(f"{flag} {limit:g}: must be more than 0 (leave it out for no limit)")
+        check_choice("--representation", representation, ("auto", "genome", "code", "both"))
         kwargs: dict[str, Any] = {"quiet": quiet, "concurrency": concurrency, "trace": not no_trace}
         if max_cost is not None:
             kwargs["max_cost_usd"] = max_cost
@@ -348,6 +415,7 @@ def register(app: typer.Typer) -> None:
             except ConfigError as exc:
                 fail(exc)
                 raise
+            _confirm_saved_models(resume, saved, model, meta_model)
             model = model or saved.model
             meta_model = meta_model or saved.meta_model
         if iterations is not None:
@@ -371,7 +439,11 @@ def register(app: typer.Typer) -> None:
         ),
         env: str = typer.Option(DEFAULT_ENV, "--env", help=ENV_HELP),
         episodes: int = typer.Option(
-            3, "--episodes", help="Tasks per collection phase and per deployment seed."
+            3,
+            "--episodes",
+            min=1,
+            max=MAX_EPISODES,
+            help="Tasks per collection phase and per deployment seed.",
         ),
         seed: int = typer.Option(42, "--seed", help="Random seed of the tasks."),
         family: int | None = typer.Option(None, "--family", help="Family seed (default: --seed)."),
@@ -379,6 +451,8 @@ def register(app: typer.Typer) -> None:
         deploy_seeds: int = typer.Option(
             8,
             "--deploy-seeds",
+            min=1,
+            max=MAX_DEPLOY_SEEDS,
             help="Seed offsets for deployment scoring (deployment tasks = --episodes × --deploy-seeds).",
         ),
         model: str | None = typer.Option(
@@ -393,11 +467,15 @@ def register(app: typer.Typer) -> None:
         run_dir: Path | None = typer.Option(
             None, "--run-dir", help="Where to write logs (default runs/eval-…)."
         ),
-        concurrency: int = typer.Option(4, "--concurrency", help="Deployment episodes run at once."),
+        concurrency: int = typer.Option(
+            4, "--concurrency", min=1, max=MAX_CONCURRENCY, help="Deployment episodes run at once."
+        ),
         quiet: bool = typer.Option(False, "--quiet", help="No progress bars."),
         max_turns: int | None = typer.Option(
             None,
             "--max-turns",
+            min=1,
+            max=MAX_TURNS,
             help="Task agent turns per episode (default: the environment's step limit + 8).",
         ),
         as_json: bool = typer.Option(
@@ -472,25 +550,37 @@ def register(app: typer.Typer) -> None:
     @with_env_options
     def headroom_cmd(
         env: str = typer.Option(DEFAULT_ENV, "--env", help=ENV_HELP),
-        tasks: int = typer.Option(12, "--tasks", help="Deployment tasks played under each condition."),
+        tasks: int = typer.Option(
+            12, "--tasks", min=1, max=MAX_TASKS, help="Deployment tasks played under each condition."
+        ),
         episodes: int = typer.Option(
             3,
             "--episodes",
+            min=1,
+            max=MAX_EPISODES,
             help="Tasks per deployment seed in a search (sets which tasks are used, as in `atlas run`).",
         ),
         seed: int = typer.Option(42, "--seed", help="Random seed of the tasks (as in `atlas run`)."),
         family: int | None = typer.Option(None, "--family", help="Family seed (default: --seed)."),
         no_family: bool = typer.Option(False, "--no-family", help="Disable family mode."),
         deploy_seeds: int = typer.Option(
-            3, "--deploy-seeds", help="Deployment seed offsets the tasks come from."
+            3,
+            "--deploy-seeds",
+            min=1,
+            max=MAX_DEPLOY_SEEDS,
+            help="Deployment seed offsets the tasks come from.",
         ),
         model: str | None = typer.Option(
             None, "--model", help="Task model (default resolution as in `atlas run`)."
         ),
-        concurrency: int = typer.Option(1, "--concurrency", help="Episodes played at once."),
+        concurrency: int = typer.Option(
+            1, "--concurrency", min=1, max=MAX_CONCURRENCY, help="Episodes played at once."
+        ),
         max_turns: int | None = typer.Option(
             None,
             "--max-turns",
+            min=1,
+            max=MAX_TURNS,
             help="Task agent turns per episode (default: the environment's step limit + 8).",
         ),
         conditions: str = typer.Option(
@@ -514,8 +604,16 @@ def register(app: typer.Typer) -> None:
         from atlas.errors import AtlasError
 
         console = make_console(stderr=as_json)
-        llm = _make_client(model, "task model", console)
         wanted = tuple(c.strip() for c in conditions.split(",") if c.strip())
+        unknown = [c for c in wanted if c not in HEADROOM_CONDITIONS]
+        if not wanted or unknown or len(set(wanted)) != len(wanted):
+            fail(
+                f"--conditions {conditions!r}: give a comma-separated subset of "
+                f"{', '.join(HEADROOM_CONDITIONS)}, each once"
+            )
+        if episodes_out is not None:
+            check_output_file(episodes_out, "--episodes-out")
+        llm = _make_client(model, "task model", console)
         progress = episode_progress(console, tasks * len(wanted), quiet=as_json)
         try:
             with progress:
@@ -550,7 +648,11 @@ def register(app: typer.Typer) -> None:
     @app.command("demo")
     def demo_cmd(
         iterations: int = typer.Option(
-            3, "--iterations", help="Genome generations (small on purpose; most cost seconds of probe)."
+            3,
+            "--iterations",
+            min=0,
+            max=MAX_ITERATIONS,
+            help="Genome generations (small on purpose; most cost seconds of probe).",
         ),
         model: str | None = typer.Option(
             None, "--model", help="Model for everything (default: provider key, else the local model)."
@@ -566,7 +668,7 @@ def register(app: typer.Typer) -> None:
             "(comma-separated, 'all' or 'none'); few by default to keep the demo short.",
         ),
         max_turns: int = typer.Option(
-            12, "--max-turns", help="Task agent turns per episode (5 rooms need few)."
+            12, "--max-turns", min=1, max=MAX_TURNS, help="Task agent turns per episode (5 rooms need few)."
         ),
     ) -> None:
         """The main job, small: a genome search on GraphWorld (5 rooms, 3 collection episodes, 6 deployment

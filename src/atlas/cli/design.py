@@ -40,9 +40,11 @@ def check(
         help="Environment whose built-in policy plays the "
         "smoke-run episodes: graphworld | alfworld | textworld.",
     ),
-    episodes: int = typer.Option(3, "--episodes", "-n", min=0, help="Collection episodes to update on."),
+    episodes: int = typer.Option(
+        3, "--episodes", "-n", min=0, max=1000, help="Collection episodes to update on."
+    ),
     recall_tasks: int = typer.Option(
-        2, "--recall-tasks", min=1, help="Unseen tasks to recall on after freezing."
+        2, "--recall-tasks", min=1, max=1000, help="Unseen tasks to recall on after freezing."
     ),
     seed: int = typer.Option(0, "--seed", help="Seed of the generated tasks and of the policy."),
     model: str | None = typer.Option(
@@ -52,7 +54,9 @@ def check(
         help="Model answering the design's summarize/analyze "
         "calls (default: a deterministic stub, no LLM needed).",
     ),
-    timeout: float = typer.Option(10.0, "--timeout", help="Wall-clock seconds of design time per call."),
+    timeout: float = typer.Option(
+        10.0, "--timeout", min=0.1, max=600.0, help="Wall-clock seconds of design time per call."
+    ),
     no_embed: bool = typer.Option(
         False,
         "--no-embed",

@@ -188,7 +188,7 @@ def ingest(
 @app.command("get")
 def get(
     task: str = typer.Argument(..., help="The task text to find guidelines for."),
-    k: int = typer.Option(5, "--k", "-k", help="At most this many guidelines."),
+    k: int = typer.Option(5, "--k", "-k", min=1, max=100, help="At most this many guidelines."),
     mode: str = typer.Option(
         "cosine", "--mode", help="'cosine' (threshold + top-k, no LLM) or 'llm' (one LLM call)."
     ),
@@ -224,7 +224,7 @@ def get(
 @app.command("list")
 def list_(
     category: str | None = typer.Option(None, "--category", help="strategy, recovery or optimization."),
-    limit: int | None = typer.Option(None, "--limit", help="Show at most this many."),
+    limit: int | None = typer.Option(None, "--limit", min=1, max=100_000, help="Show at most this many."),
     path: Path = _PATH,
     namespace: str = _NS,
     as_json: bool = _JSON,

@@ -19,7 +19,7 @@ def register(app: typer.Typer) -> None:
             "Claude Code / Codex hooks of integrations/claude-code at /hooks/*: the Lite tier).",
         ),
         host: str = typer.Option("127.0.0.1", "--host", help="Interface to bind for streamable-http."),
-        port: int = typer.Option(8765, "--port", help="Port for streamable-http."),
+        port: int = typer.Option(8765, "--port", min=0, max=65535, help="Port for streamable-http."),
         path: Path | None = typer.Option(
             None,
             "--path",

@@ -111,7 +111,7 @@ def store(
 def query(
     task: str = typer.Argument(..., help="The task description to find memories for."),
     path: Path = PathOpt,
-    k: int = typer.Option(4, "--k", "-k", min=1, help="Items per component."),
+    k: int = typer.Option(4, "--k", "-k", min=1, max=100, help="Items per component."),
     as_json: bool = typer.Option(False, "--json", help="Print the raw MemoryQueryResult as JSON."),
     no_embed: bool = NoEmbedOpt,
 ) -> None:

@@ -7,6 +7,8 @@ from pathlib import Path
 
 import typer
 
+VIEW_PORT = 8766  # atlas.viewer.server.VIEW_PORT (not imported here: `atlas --help` stays fast)
+
 
 def register(app: typer.Typer) -> None:
     """Add view and report to the top-level app."""
@@ -17,7 +19,11 @@ def register(app: typer.Typer) -> None:
             ..., help="Run folder to show (runs/<name>/), finished or still running."
         ),
         port: int = typer.Option(
-            8765, "--port", help="Port on 127.0.0.1 to serve the page on (0 = any free port)."
+            VIEW_PORT,
+            "--port",
+            min=0,
+            max=65535,
+            help="Port on 127.0.0.1 to serve the page on (0 = any free port).",
         ),
         no_open: bool = typer.Option(
             False, "--no-open", help="Do not open a browser; just print the address."

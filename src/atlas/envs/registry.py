@@ -57,6 +57,7 @@ class EnvParam:
     flag: str | None = None
     setting: str | None = None
     min: float | None = None
+    max: float | None = None  # every parameter that sizes the world is bounded: checked before any work
 
     @property
     def cli_flag(self) -> str:
@@ -80,6 +81,8 @@ class EnvParam:
             raise ValueError(f"{self.name} must be a whole number, got {value!r}")
         if self.min is not None and out < self.min:
             raise ValueError(f"{self.name} must be at least {self.min:g}, got {value!r}")
+        if self.max is not None and out > self.max:
+            raise ValueError(f"{self.name} must be at most {self.max:g}, got {value!r}")
         return out
 
 
@@ -244,7 +247,7 @@ register_env(
     "graphworld",
     lazy("atlas.envs.graphworld:GraphWorldEnv"),
     explorer=lazy("atlas.envs.graphworld.explorer:make_planner"),
-    params=[EnvParam("rooms", int, 8, "Rooms per GraphWorld.", min=2)],
+    params=[EnvParam("rooms", int, 8, "Rooms per GraphWorld (2-200).", min=2, max=200)],
     aliases=["graph_world"],
 )
 register_env(

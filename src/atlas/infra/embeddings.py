@@ -230,14 +230,17 @@ class OnnxEmbedder(_AsyncMixin):
         return normalize_rows(pooled)
 
 
+MAX_NGRAM_DIM = 65_536
+
+
 class NGramEmbedder(_AsyncMixin):
     """Character bigrams + trigrams (of the lower-cased text padded with spaces) hashed into ``dim``
     buckets with CRC32, counted, then L2-normalized. Deterministic across processes and machines.
     """
 
     def __init__(self, dim: int = 512) -> None:
-        if dim < 1:
-            raise EmbeddingError("NGramEmbedder dim must be >= 1")
+        if not 1 <= dim <= MAX_NGRAM_DIM:
+            raise EmbeddingError(f"NGramEmbedder dim must be between 1 and {MAX_NGRAM_DIM}, not {dim}")
         self.dim = dim
         self.name = "ngram" if dim == 512 else f"ngram-{dim}"
 
@@ -341,11 +344,12 @@ class LiteLLMEmbedder(_AsyncMixin):
         items = _check_texts(texts)
         if not items:
             return np.zeros((0, self._dim or 0), dtype=np.float32)
-        try:
-            import litellm
+        from atlas.infra.llm.litellm_backend import _litellm
+
+        try:  # imported the one way ATLAS imports it: the local cost map, no download, no telemetry
+            litellm = _litellm()
         except ImportError as exc:
             raise EmbeddingError("litellm is not installed. Fix: `pip install litellm==1.100.5`") from exc
-        litellm.suppress_debug_info = True  # no "Give Feedback" banners on stderr
         self._check_credentials(litellm)
         rows: list[list[float]] = []
         for start in range(0, len(items), self.batch_size):
@@ -545,6 +549,8 @@ def make_embedder(name: str | None = None, *, cache_dir: str | Path | None = Non
             dim = int(low.split(":", 1)[1]) if ":" in low else 512
         except ValueError as exc:
             raise ConfigError(f"bad n-gram embedder spec '{name}': use 'ngram' or 'ngram:DIM'") from exc
+        if not 1 <= dim <= MAX_NGRAM_DIM:
+            raise ConfigError(f"bad n-gram embedder spec '{name}': DIM must be between 1 and {MAX_NGRAM_DIM}")
         return NGramEmbedder(dim)
     key = ALIASES.get(low, key)
     if "/" in key:

@@ -35,26 +35,42 @@ def plugin_modules(env: Mapping[str, str] | None = None) -> list[str]:
 
 
 def load_plugins(env: Mapping[str, str] | None = None) -> list[str]:
-    """Import the plug-ins not imported yet; returns the names imported by this call. A module
-    named in ``$ATLAS_PLUGINS`` that cannot be imported is a ConfigError (it was asked for)."""
+    """Import the plug-ins not imported yet; returns the names imported by this call. Every plug-in
+    is tried: one that cannot be imported or raises while importing (a bug in someone else's code)
+    does not stop the others, and after trying them all a ``ConfigError`` names each failure (it is
+    tried again on the next call). The ``atlas`` command turns that into a warning line, so a broken
+    plug-in never takes down ``atlas --help`` or a command that does not need it."""
     done: list[str] = []
+    failures: list[str] = []
     for ep in entry_points(group=ENTRY_POINT_GROUP):
         key = f"entry-point:{ep.value}"
-        if key not in _loaded:
-            _loaded.add(key)
+        if key in _loaded:
+            continue
+        try:
             ep.load()
-            done.append(ep.value)
+        except Exception as exc:  # third-party code: converted at the boundary
+            failures.append(f"the entry point {ep.name} = {ep.value!r} ({type(exc).__name__}: {exc})")
+            continue
+        _loaded.add(key)
+        done.append(ep.value)
     for name in plugin_modules(env):
         if name in _loaded:
             continue
         try:
             importlib.import_module(name)
-        except ImportError as exc:
-            raise ConfigError(
-                f"{ENV_VAR} names the plug-in module {name!r}, which cannot be imported: {exc}"
-            ) from exc
+        except Exception as exc:
+            failures.append(
+                f"{ENV_VAR} names {name!r}, which cannot be imported ({type(exc).__name__}: {exc})"
+            )
+            continue
         _loaded.add(name)
         done.append(name)
+    if failures:
+        raise ConfigError(
+            "plug-ins that could not be loaded: "
+            + "; ".join(failures)
+            + f". Fix or uninstall them, or remove them from ${ENV_VAR}"
+        )
     return done
 
 

@@ -31,6 +31,7 @@ from atlas.alma.genome.step import CODE_OPERATORS, GENOME_OPERATORS
 from atlas.core import jsonsafe
 from atlas.core.safetext import safe_data, safe_text
 from atlas.errors import ArchiveError, InvalidInputError
+from atlas.infra.safe_read import read_limited
 from atlas.viewer.lineage import lineage_layout
 
 RUN_FILES = ("config.json", "archive.json", "trace.jsonl")
@@ -40,6 +41,7 @@ _ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
 HAND_BUILT_ORIGINS = frozenset({"seed", "baseline", "host"})
 _USAGE_KEYS = ("prompt_tokens", "completion_tokens", "total_tokens", "cost_usd", "calls")
 MAX_LOG_LINES = 20000
+MAX_READ_BYTES = 512_000_000  # one run file the viewer reads (the archive's own cap)
 #: A run with no ``run.stop`` and no trace event for this long is shown as stalled (killed?).
 STALL_AFTER_S = 15 * 60
 #: Entry fields only the design panel shows (``/api/design/<id>``), left out of ``/api/run``.
@@ -357,10 +359,7 @@ def read_jsonl(path: Path, warnings: list[str] | None = None) -> list[dict[str, 
     silently (it will be complete on the next read); a bad line elsewhere is reported."""
     if not path.exists():
         return []
-    try:
-        text = path.read_text(encoding="utf-8", errors="replace")
-    except OSError as exc:
-        raise ArchiveError(f"cannot read {path}: {exc}") from exc
+    text = _read_limited(path).decode("utf-8", errors="replace")
     lines = text.split("\n")
     out: list[dict[str, Any]] = []
     for n, line in enumerate(lines, start=1):
@@ -378,15 +377,20 @@ def read_jsonl(path: Path, warnings: list[str] | None = None) -> list[dict[str, 
     return out
 
 
+def _read_limited(path: Path) -> bytes:
+    """A run file's bytes: a regular file within the cap (a FIFO or a link to a device is refused)."""
+    try:
+        return read_limited(path, max_bytes=MAX_READ_BYTES, what=path.name, follow_links=True)
+    except InvalidInputError as exc:
+        raise ArchiveError(str(exc)) from exc
+
+
 def _read_json_file(path: Path, warnings: list[str], *, required: bool) -> Any:
     if not path.exists():
         if required:
             raise ArchiveError(f"missing {path}")
         return None
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise ArchiveError(f"cannot read {path}: {exc}") from exc
+    data = _read_limited(path)
     if not data.strip():
         warnings.append(f"{path.name} is empty")
         return None

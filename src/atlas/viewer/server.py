@@ -38,6 +38,8 @@ from atlas.viewer.run_reader import (
     valid_design_id,
 )
 
+VIEW_PORT = 8766  # not 8765: `atlas mcp --transport streamable-http` listens there by default
+
 LOOPBACK = "127.0.0.1"
 STATIC_FILES = {
     "/": ("index.html", "text/html; charset=utf-8"),
@@ -196,7 +198,7 @@ class ViewerHTTPServer(ThreadingHTTPServer):
 
     daemon_threads = True
 
-    def __init__(self, run_dir: str | Path, port: int = 8765, *, verbose: bool = False) -> None:
+    def __init__(self, run_dir: str | Path, port: int = VIEW_PORT, *, verbose: bool = False) -> None:
         self.cache = RunCache(run_dir)
         self.verbose = verbose
         super().__init__((LOOPBACK, port), _Handler)
@@ -235,7 +237,7 @@ class ViewerThread:
         self.stop()
 
 
-def serve(run_dir: str | Path, port: int = 8765, *, open_browser: bool = True) -> None:
+def serve(run_dir: str | Path, port: int = VIEW_PORT, *, open_browser: bool = True) -> None:
     """Serve the viewer until Ctrl-C. Raises ArchiveError when the port is taken."""
     try:
         server = ViewerHTTPServer(run_dir, port)

@@ -30,6 +30,8 @@ Rules (checked before anything runs; a design that breaks one is rejected):
 - Allowed imports only: {imports}. No other imports.
 - No dunder names or attributes (__class__, __dict__, ...), no exec/eval/compile/open/input/globals/locals/
   vars/getattr/setattr/delattr/__import__/breakpoint. No files, network or processes.
+- Keep state in `memory` only: set attributes only on `self`, never on a module or class; use f-strings
+  (`.format` only on a string literal).
 - print(...) output goes to the runtime log (useful for debugging; it is capped).
 - Each call has a time limit (seconds) and a cap on tool calls: keep work per call modest.
 - recall() must return a str. Advice should be short, concrete and actionable.

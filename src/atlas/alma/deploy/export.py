@@ -23,17 +23,24 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from atlas.alma.state.archive import Archive, ArchiveEntry
+from atlas.alma.deploy.manifest import EXPORT_FORMAT, EXPORT_VERSION, FILES, parse_manifest
+from atlas.alma.state.archive import MAX_LEARNED_BYTES, Archive, ArchiveEntry
 from atlas.alma.state.goal_completion import goal_completion
 from atlas.alma.state.run_dir import RunDir, atomic_write_text, read_jsonl
-from atlas.errors import ArchiveError
+from atlas.core import jsonsafe
+from atlas.errors import ArchiveError, InvalidInputError
+from atlas.infra.safe_read import read_limited
 
 if TYPE_CHECKING:
     from atlas.alma.design import Design
 
-EXPORT_FORMAT = "atlas-design-export"
-EXPORT_VERSION = 1
-FILES = ("design.py", "memory.json", "advice.jsonl")
+# one export's files, each read with a cap (a link, FIFO or device is refused: atlas.infra.safe_read)
+MAX_FILE_BYTES = {
+    "design.json": 1_000_000,
+    "design.py": 1_000_000,
+    "memory.json": MAX_LEARNED_BYTES,
+    "advice.jsonl": 64_000_000,
+}
 
 
 @dataclass
@@ -48,7 +55,7 @@ class ExportedDesign:
 
     @property
     def embedder_name(self) -> str | None:
-        return self.manifest.get("embedder", {}).get("name")
+        return self.manifest["embedder"]["name"]
 
     def design(self) -> Design:
         """The ``Design`` object of the exported source."""
@@ -59,9 +66,9 @@ class ExportedDesign:
             id=d["id"],
             name=d["name"],
             source=self.source,
-            origin=d.get("origin", "meta"),
-            parent_ids=list(d.get("parent_ids", [])),
-            metadata={"generation": d.get("generation", 0)},
+            origin=d["origin"],
+            parent_ids=list(d["parent_ids"]),
+            metadata={"generation": d["generation"]},
         )
 
 
@@ -103,14 +110,16 @@ def _scores(entry: ArchiveEntry, baseline: dict[str, Any] | None) -> dict[str, A
 def _advice_lines(run: Path, entry: ArchiveEntry) -> list[dict[str, Any]]:
     """Deployment tasks in order with the task view recall received and what it returned (the full
     return value from calls.jsonl; "" when the call failed, as the agent saw it)."""
-    logs = run / (entry.logs_dir or f"logs/{entry.id}")
-    episodes = [e for e in read_jsonl(logs / "episodes.jsonl") if e.get("phase") == "deployment"]
-    recalls = {c.get("episode"): c for c in read_jsonl(logs / "calls.jsonl") if c.get("phase") == "recall"}
+    rd = RunDir(run)
+    episodes_file = rd.entry_log_file(entry.logs_dir, entry.id, "episodes.jsonl")
+    calls_file = rd.entry_log_file(entry.logs_dir, entry.id, "calls.jsonl")
+    episodes = [e for e in read_jsonl(episodes_file) if e.get("phase") == "deployment"]
+    recalls = {c.get("episode"): c for c in read_jsonl(calls_file) if c.get("phase") == "recall"}
     out = []
     for ep in episodes:
         if not isinstance(ep.get("task"), dict):
             raise ArchiveError(
-                f"{logs / 'episodes.jsonl'} does not record the task view of {ep.get('label')} "
+                f"{episodes_file} does not record the task view of {ep.get('label')} "
                 "(a run made before exports existed): re-run the search to export this design"
             )
         call = recalls.get(ep.get("label"), {})
@@ -253,8 +262,16 @@ def _readme(m: dict[str, Any], entry: ArchiveEntry, n_advice: int) -> str:
     )
 
 
+def _read(root: Path, name: str) -> bytes:
+    try:
+        return read_limited(root / name, max_bytes=MAX_FILE_BYTES[name], what=f"the export's {name}")
+    except InvalidInputError as exc:
+        raise ArchiveError(f"{exc}; export the design again") from exc
+
+
 def load_export(path: str | Path) -> ExportedDesign:
-    """Read and verify an export folder (manifest, checksums, JSON)."""
+    """Read and verify an export folder: each file a plain file within its cap (no links), the
+    manifest valid against its schema (``manifest.py``), every file matching its checksum."""
     root = Path(path)
     manifest_path = root / "design.json"
     if not manifest_path.is_file():
@@ -263,33 +280,37 @@ def load_export(path: str | Path) -> ExportedDesign:
             "`atlas archive export RUN_DIR --best --out DIR`"
         )
     try:
-        manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raw = jsonsafe.loads(_read(root, "design.json"), what=str(manifest_path))
+    except InvalidInputError as exc:
         raise ArchiveError(f"{manifest_path} is corrupt ({exc}): export the design again") from exc
-    if not isinstance(manifest, dict) or manifest.get("format") != EXPORT_FORMAT:
-        raise ArchiveError(f"{manifest_path} is not an ATLAS design export manifest")
-    if manifest.get("version") != EXPORT_VERSION:
-        raise ArchiveError(f"{manifest_path}: unsupported export version {manifest.get('version')!r}")
+    manifest = parse_manifest(raw, str(manifest_path))
     texts: dict[str, str] = {}
     for name in FILES:
-        f = root / name
-        try:
-            texts[name] = f.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise ArchiveError(f"{root}: cannot read {name} ({exc}): export the design again") from exc
-        want = (manifest.get("files") or {}).get(name, {}).get("sha256")
-        if want != _sha(texts[name]):
+        data = _read(root, name)
+        if manifest["files"][name]["sha256"] != hashlib.sha256(data).hexdigest():
             raise ArchiveError(
-                f"{f} does not match its checksum in design.json (corrupted or edited): "
+                f"{root / name} does not match its checksum in design.json (corrupted or edited): "
                 "export the design again"
             )
+        try:
+            texts[name] = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise ArchiveError(
+                f"{root / name} is not UTF-8 text ({exc.reason}): export the design again"
+            ) from exc
     try:
-        learned = json.loads(texts["memory.json"])
-        advice = [json.loads(line) for line in texts["advice.jsonl"].splitlines() if line.strip()]
-    except json.JSONDecodeError as exc:  # only reachable when the manifest was rewritten to match
+        learned = jsonsafe.loads(texts["memory.json"], what=str(root / "memory.json"))
+        advice = [
+            jsonsafe.loads(line, what=str(root / "advice.jsonl"))
+            for line in texts["advice.jsonl"].splitlines()
+            if line.strip()
+        ]
+    except InvalidInputError as exc:  # only reachable when the manifest was rewritten to match
         raise ArchiveError(f"{root}: corrupt JSON in the export ({exc})") from exc
     if not isinstance(learned, dict) or not isinstance(learned.get("memory"), dict):
         raise ArchiveError(f"{root / 'memory.json'} is not a learned memory (no 'memory' object)")
+    if not all(isinstance(a, dict) and isinstance(a.get("task"), dict) for a in advice):
+        raise ArchiveError(f"{root / 'advice.jsonl'}: every line must be an object with a 'task' object")
     return ExportedDesign(
         path=root, manifest=manifest, source=texts["design.py"], learned=learned, advice=advice
     )

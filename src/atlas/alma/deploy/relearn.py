@@ -160,9 +160,9 @@ class Replayer:
         if entry.origin == "host":
             out.reason = "a host-side adapter keeps its own stores, which a snapshot does not hold"
             return out, None
-        logs = self.run.path / (entry.logs_dir or f"logs/{entry.id}")
-        episodes = {e.get("label"): e for e in read_jsonl(logs / "episodes.jsonl")}
-        calls = read_jsonl(logs / "calls.jsonl")
+        episodes_file = self.run.entry_log_file(entry.logs_dir, entry.id, "episodes.jsonl")
+        episodes = {e.get("label"): e for e in read_jsonl(episodes_file)}
+        calls = read_jsonl(self.run.entry_log_file(entry.logs_dir, entry.id, "calls.jsonl"))
         recalls = _recorded_recalls(calls)
         update_failed = {
             c.get("episode"): c.get("error") is not None for c in calls if c.get("phase") == "update"
@@ -208,7 +208,7 @@ class Replayer:
                         )
             if learned is None:  # no deployment tasks
                 learned = {**runner.snapshot(), "embedder": self.embedder.name}
-            _check_stores(logs / "evaluation.json", learned)
+            _check_stores(self.run.entry_log_file(entry.logs_dir, entry.id, "evaluation.json"), learned)
             out.ok = True
             return out, learned
         except _Mismatch as exc:
@@ -277,7 +277,7 @@ def relearn(
                     f"{result.recalls_matched} recalls matched the run"
                 )
                 _add_views(
-                    replayer.run.path / (entry.logs_dir or f"logs/{entry.id}") / "episodes.jsonl",
+                    replayer.run.entry_log_file(entry.logs_dir, entry.id, "episodes.jsonl"),
                     result.views,
                 )
             else:

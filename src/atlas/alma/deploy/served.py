@@ -13,10 +13,12 @@ know).
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from atlas.alma.deploy.export import ExportedDesign, load_export
+from atlas.alma.deploy.manifest import MAX_EMBEDDING_DIM
 from atlas.errors import ConfigError, DesignError, EmbeddingError, InvalidInputError
 from atlas.protocols.embed import Embedder
 from atlas.protocols.llm import LLM
@@ -25,16 +27,35 @@ if TYPE_CHECKING:
     from atlas.alma.sandbox.pool import SandboxLimits, WorkerPool
 
 
+def local_embedder_spec(name: str) -> str | None:
+    """The ``make_embedder`` spec of a local embedder an export may name (``minilm``, ``ngram``,
+    ``ngram-N``), or None: an export never makes ATLAS call a provider or a network endpoint."""
+    if name == "minilm" or name == "ngram":
+        return name
+    m = re.fullmatch(r"ngram-(\d{1,5})", name)
+    if m and 1 <= int(m.group(1)) <= MAX_EMBEDDING_DIM:
+        return f"ngram:{int(m.group(1))}"
+    return None
+
+
 def embedder_for(exported: ExportedDesign, embedder: Embedder | None = None) -> Embedder:
-    """The embedder the learned vectors were made with (or ``embedder`` after checking it matches)."""
+    """The embedder the learned vectors were made with (or ``embedder`` after checking it matches).
+    Only a local embedder is loaded from the export's name; any other must be passed in."""
     name = exported.embedder_name
-    dims = exported.manifest.get("embedder", {}).get("dims") or []
+    dims = exported.manifest["embedder"]["dims"]
     if embedder is None:
         if name is None:
             raise ConfigError(f"{exported.path}/design.json names no embedder; pass embedder=")
         from atlas.infra.embeddings import make_embedder
 
-        spec = f"ngram:{name.split('-', 1)[1]}" if name.startswith("ngram-") else name
+        spec = local_embedder_spec(name)
+        if spec is None:
+            raise ConfigError(
+                f"the export's vectors were made with the embedder {name!r}, which is not a local one "
+                "(minilm, ngram, ngram-N): an export never chooses a provider or a network embedder. "
+                "Serve it from Python with the embedder passed in: "
+                f"ServedDesign.open(DIR, embedder=make_embedder({name!r}))"
+            )
         try:
             embedder = make_embedder(spec)
         except (ConfigError, EmbeddingError) as exc:
@@ -75,7 +96,6 @@ class ServedDesign:
         ``design.json``); without one those tools are refused, as in a run without an LLM.
         ``learned`` starts from another state of this design (a ``snapshot()`` saved earlier)
         instead of the export's memory.json."""
-        from atlas.alma.baselines import make_host_design
         from atlas.alma.evaluate.runner import DesignRunner
 
         self.exported = exported
@@ -84,6 +104,11 @@ class ServedDesign:
         design = exported.design()
         if learned is not None and learned.get("design_hash") not in (None, design.source_hash):
             raise DesignError("the learned state given belongs to another design (its design_hash differs)")
+        if learned is None and exported.learned.get("design_hash") not in (None, design.source_hash):
+            raise DesignError(
+                f"{exported.path}/design.py is not the design that learned memory.json (its design_hash "
+                "differs: the file was swapped after the export): export the design again"
+            )
         snapshot = {**(learned if learned is not None else exported.learned), "frozen": not learn}
         try:
             self.runner = DesignRunner.restore(
@@ -93,8 +118,7 @@ class ServedDesign:
                 llm=llm,
                 pool=pool,
                 limits=limits,
-                host_executor=make_host_design,
-            )
+            )  # no host_executor: a design from an export always runs in the sandbox
         except InvalidInputError as exc:
             raise DesignError(f"{exported.path}/memory.json cannot be restored: {exc}") from exc
         if self.runner.problems:
@@ -180,4 +204,4 @@ def task_view_of(task: dict[str, Any] | str) -> dict[str, Any]:
     return task
 
 
-__all__ = ["ServedDesign", "embedder_for", "task_view_of"]
+__all__ = ["ServedDesign", "embedder_for", "local_embedder_spec", "task_view_of"]

@@ -34,6 +34,7 @@ from atlas.alma.evaluate.runlog import (
 from atlas.alma.evaluate.tools import DesignTools, ToolSettings, ToolUsage
 from atlas.alma.sandbox.pool import SandboxLimits, WorkerPool
 from atlas.alma.sandbox.process import ToolValue
+from atlas.core.types import new_id
 from atlas.errors import AtlasError, ConfigError, InvalidInputError, ToolRefusal
 from atlas.protocols.embed import Embedder
 from atlas.protocols.llm import LLM
@@ -98,6 +99,11 @@ class DesignRunner:
         self.calls = 0
         self.host: HostDesign | None = None
         self._static_checked = not skip_static_check
+        # Workers are bound to this runner, not only to the design: two runners of one design (two
+        # namespaces of a served design, a smoke run and an evaluation) never share a worker, so
+        # whatever a call leaves in the worker (attributes set on classes or module data of the
+        # allowed modules) never reaches another runner's calls.
+        self._worker_key = f"{design.source_hash}:{new_id()}"
         if design.origin == "host":
             if host_executor is None:
                 raise ConfigError(
@@ -270,7 +276,7 @@ class DesignRunner:
 
     def _call_sandbox(self, function: str, arg: dict[str, Any], log: CallLog, *, frozen: bool) -> None:
         design = self.design
-        worker = self.pool.acquire(design.source_hash, fresh=frozen)  # see WorkerPool: no state carries over
+        worker = self.pool.acquire(self._worker_key, fresh=frozen)  # see WorkerPool: no state carries over
         try:
             outcome = worker.run_call(
                 design_hash=design.source_hash,
@@ -305,7 +311,7 @@ class DesignRunner:
             if self._owns_pool:
                 self._pool.close()
             else:
-                self._pool.retire(self.design.source_hash)
+                self._pool.retire(self._worker_key)
         if self.host is not None:
             self.host.close()
 

@@ -1,9 +1,10 @@
 """Host side of the sandbox: a pool that keeps worker processes warm and reuses them.
 
 ``WorkerPool`` keeps workers warm. A worker (a ``WorkerHandle``, ``atlas.alma.sandbox.process``) is
-*bound* to the first design (source hash) it runs and only ever reused for that design, so one design
-can never leave state (monkey-patched modules, globals) behind for another. Unbound "spare" workers
-are started ahead of time.
+*bound* to the first key it runs for and only ever reused for that key, so one design can never leave
+state (monkey-patched modules, globals) behind for another. ``DesignRunner`` uses a key of its own
+(the design's hash and the runner's id): two runners of one design, e.g. two namespaces of a served
+design, never share a worker either. Unbound "spare" workers are started ahead of time.
 
 Deployment calls (``fresh=True``) go further: each runs in a worker that never ran anything and is
 discarded afterwards, because a design can stash data in the attributes of the modules it may
@@ -95,7 +96,8 @@ class WorkerPool:
     # -- public --------------------------------------------------------------------------------
 
     def acquire(self, design_hash: str, timeout: float | None = None, *, fresh: bool = False) -> WorkerHandle:
-        """A worker bound to ``design_hash``: an idle one that ran it, else a spare, else a new one.
+        """A worker bound to ``design_hash`` (any key: the runner passes its own): an idle one that ran
+        it, else a spare, else a new one.
         ``fresh``: only a worker that never ran anything (a spare or a new one)."""
         deadline = None if timeout is None else time.monotonic() + timeout
         spawn = False

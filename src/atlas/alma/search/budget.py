@@ -4,7 +4,13 @@ already saved, and the reason says how to continue with ``atlas run --resume``."
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
+
+from atlas.alma.search.usage import UsageMeter, archive_usage
+from atlas.alma.state.archive import Archive
+from atlas.errors import BudgetReached
 
 MAX_FAILED_ITERATIONS = 2  # iterations in a row whose models or sandbox failed before the search stops
 
@@ -44,4 +50,35 @@ def too_many_failures(failed: list[str], run_dir: Path) -> str | None:
     )
 
 
-__all__ = ["MAX_FAILED_ITERATIONS", "over_cost", "over_time", "too_many_failures"]
+class SpendCap:
+    """``--max-cost`` checked after every episode as well: a generation spends most of its cost in
+    episodes, so the search stops at the first one that reaches the cap (``BudgetReached``; the
+    generation under way is not recorded and ``--resume`` plays it again) instead of overrunning by a
+    generation. Made once the archive is loaded: its cost so far plus what the clients spend from now."""
+
+    def __init__(
+        self,
+        cap: float | None,
+        meter: UsageMeter,
+        archive: Archive,
+        run_dir: Path,
+        then: Callable[[Any], None] | None = None,
+    ) -> None:
+        self.cap, self.meter, self.run_dir, self.then = cap, meter, run_dir, then
+        self.before = float(archive_usage(archive)["cost_usd"]) - float(meter.now()["cost_usd"])
+
+    def spent(self) -> float:
+        return self.before + float(self.meter.now()["cost_usd"])
+
+    def __call__(self, record: Any) -> None:
+        if self.then is not None:
+            self.then(record)
+        if self.cap is not None and (spent := self.spent()) >= self.cap:
+            raise BudgetReached(
+                f"stopped during a generation: the run has cost ${spent:.4f}, reaching --max-cost "
+                f"${self.cap:g}. The archive is saved in {self.run_dir} (the generation under way is not "
+                f"recorded); to continue, raise the budget: atlas run --resume {self.run_dir} --max-cost <dollars>"
+            )
+
+
+__all__ = ["MAX_FAILED_ITERATIONS", "SpendCap", "over_cost", "over_time", "too_many_failures"]

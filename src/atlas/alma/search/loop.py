@@ -31,7 +31,7 @@ from atlas.alma.genome.bandit import choose_operator, operator_stats
 from atlas.alma.genome.operators import env_observation_keys
 from atlas.alma.genome.step import GENOME_OPERATORS, operators_for, resolve_representation
 from atlas.alma.sandbox.pool import SandboxLimits, WorkerPool
-from atlas.alma.search.budget import MAX_FAILED_ITERATIONS, over_cost, over_time, too_many_failures
+from atlas.alma.search.budget import MAX_FAILED_ITERATIONS, SpendCap, over_cost, over_time, too_many_failures
 from atlas.alma.search.code_step import CodeStep
 from atlas.alma.search.genome_step import GenomeStep
 from atlas.alma.search.progress import SearchProgress, default_progress
@@ -49,7 +49,7 @@ from atlas.alma.state.config import AlmaConfig
 from atlas.alma.state.replay import use_replay_cache
 from atlas.alma.state.run_dir import RunDir
 from atlas.alma.state.sampling import sample_parents, seeded_rng
-from atlas.errors import ArchiveError, ConfigError, SearchStopped
+from atlas.errors import ArchiveError, BudgetReached, ConfigError, SearchStopped
 from atlas.infra.llm import LLMClient
 from atlas.protocols import LLM, Embedder, Environment, TaskPlayer
 from atlas.trace.writer import TraceWriter
@@ -164,9 +164,7 @@ class Search:
 
             self.agent = TaskAgent(self.llm, max_turns=cfg.max_turns)
         if self.pool is None:
-            # One pool for the whole search. Recalls take milliseconds while episodes wait on the
-            # LLM, so a few warm workers serve many concurrent episodes; spawning one per episode
-            # would cost more than it saves on a small machine.
+            # One pool for the search: recalls take milliseconds, so a few warm workers serve many episodes.
             workers = max(2, min(cfg.concurrency, os.cpu_count() or 2))
             self.pool = WorkerPool(self.limits or SandboxLimits(), max_workers=workers)
         if cfg.replay_cache and self.baseline_cache is not None:
@@ -379,9 +377,10 @@ class Search:
     async def arun(self, *, resume: bool = False) -> Archive:
         self._setup(resume)
         cfg = self.config  # as _setup resolved it (the default number of generations)
+        cap = SpendCap(cfg.max_cost_usd, self.meter, self.archive, self.run_dir.path, self.progress.episode)
+        cast("Harness", self.harness).on_episode = cap  # the cost cap is checked after every episode too
         start = self.meter.now()
-        # Generations already in the archive (an evolved entry without its iteration record counts too,
-        # so a hand-edited archive never gets a second design for one generation).
+        # Generations in the archive (an evolved entry without its iteration record counts too).
         done = {int(it["generation"]) for it in self.archive.iterations}
         done |= {e.generation for e in self.archive if e.origin == "meta"}
         self.emit(
@@ -461,7 +460,7 @@ class Search:
         if reason is None:
             return
         self.emit("run.stopped", reason=reason, failed=list(failed or []), archive_size=len(self.archive))
-        raise SearchStopped(reason)
+        raise (SearchStopped if failed else BudgetReached)(reason)  # a budget stop is not a failure
 
     async def evaluate_only(self, design: Design) -> ArchiveEntry:
         """Baseline (cached when possible) and one design, no search: what `atlas eval` runs."""

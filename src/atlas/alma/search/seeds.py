@@ -12,6 +12,7 @@ from atlas.alma.baselines import get_baseline, list_baselines
 from atlas.alma.design import Design
 from atlas.alma.evaluate.harness import Evaluation
 from atlas.alma.genome import BASELINE_GENOMES, baseline_genome
+from atlas.alma.search.baseline_cache import read_baseline
 from atlas.alma.search.record import Recorder
 from atlas.alma.state.archive import Archive
 from atlas.alma.state.config import AlmaConfig
@@ -60,13 +61,15 @@ async def play_baseline(rec: Recorder, *, cache: Path | None, key: str) -> None:
     before = rec.meter.now()
     ev: Evaluation | None = None
     cached = False
-    if cache is not None and cache.exists():
-        try:
-            ev = Evaluation.from_dict(json.loads(cache.read_text(encoding="utf-8")))
+    if cache is not None:  # a cached entry is used only if valid for these tasks (else played again)
+        ev = read_baseline(cache, [t.id for t in rec.collection_tasks], [t.id for t in rec.deployment_tasks])
+        if ev is not None:
             ev.design_id, ev.name = design.id, design.name
             cached = True
-        except (ValueError, KeyError, TypeError):
-            ev = None  # unreadable cache entry: recompute (and overwrite it below)
+        elif cache.exists() or cache.is_symlink():
+            rec.progress.line(
+                f"baseline  cache entry {cache.name} is not valid for this run: playing it again"
+            )
     if ev is None:
         ev = await rec.evaluate(design)
         if ev.status != "ok":

@@ -11,6 +11,7 @@ and only under ``MAX_LEARNED_BYTES``; ``hydrate`` reads it back too.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import re
@@ -25,6 +26,7 @@ from atlas.alma.state.novelty import novelty_scores
 from atlas.alma.state.run_dir import atomic_write_text, confined
 from atlas.core import jsonsafe
 from atlas.errors import ArchiveError, InvalidInputError
+from atlas.infra.safe_read import read_json, read_limited
 
 if TYPE_CHECKING:
     from atlas.alma.design import Design
@@ -73,6 +75,9 @@ class ArchiveEntry(BaseModel):
     generation: int = 0
     parent_ids: list[str] = Field(default_factory=list)
     source_path: str | None = None
+    # SHA-256 of the source that was evaluated: a design file edited or swapped after the run is
+    # refused by ``hydrate`` (it would be exported, served or resumed under another design's scores).
+    source_sha256: str | None = None
     memory_path: str | None = None  # the learned memory (``memory/<id>.json``), when saved
     status: Status = "ok"
     errors: list[str] = Field(default_factory=list)
@@ -255,6 +260,7 @@ class Archive:
         for e in self.entries:
             if e.source is None:
                 continue
+            e.source_sha256 = _sha(e.source)
             if e.source_path is None:
                 e.source_path = f"designs/{e.id}.py"
             src_file = confined(root, e.source_path, under="designs", what=f"source_path of {e.id}")
@@ -338,12 +344,14 @@ class Archive:
             raise ArchiveError(
                 f"no archive at {p}{_recovery_hint(p) if p.with_name(p.name + '.bak').exists() else ''}"
             )
+        try:  # a regular file within the cap: a FIFO or a link to a device is refused, not read
+            raw = read_limited(p, max_bytes=MAX_ARCHIVE_BYTES, what="archive", follow_links=True)
+        except InvalidInputError as exc:
+            raise ArchiveError(f"{exc}{_recovery_hint(p)}") from exc
         try:
-            data = jsonsafe.loads(p.read_bytes(), what=str(p), max_bytes=MAX_ARCHIVE_BYTES)
+            data = jsonsafe.loads(raw, what=str(p), max_bytes=MAX_ARCHIVE_BYTES)
         except InvalidInputError as exc:
             raise ArchiveError(f"{p} is corrupt ({exc}){_recovery_hint(p)}") from exc
-        except OSError as exc:
-            raise ArchiveError(f"cannot read {p}: {exc}") from exc
         return cls.from_dict(data, path=p)
 
     def hydrate(self, ids: Iterable[str] | None = None) -> Archive:
@@ -373,6 +381,9 @@ class Archive:
                         f"{exc}; restore that file, or remove it and the entry's memory_path to go "
                         "on without it (scores and sources do not depend on it)"
                     ) from exc
+        for e in self.entries:
+            if wanted is None or e.id in wanted:
+                _verify_source(e)
         self.refresh_novelty()
         return self
 
@@ -401,6 +412,32 @@ class Archive:
             self.add(e)
 
 
+def _sha(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _verify_source(e: ArchiveEntry) -> None:
+    """The source read back is the one the run evaluated (its recorded hash), and the learned memory
+    belongs to it (its ``design_hash``); else ``ArchiveError``."""
+    if e.source is None:
+        return
+    got = _sha(e.source)
+    learned_hash = (e.learned or {}).get("design_hash") if isinstance(e.learned, dict) else None
+    where = e.source_path or f"designs/{e.id}.py"
+    if e.source_sha256 is not None and got != e.source_sha256:
+        raise ArchiveError(
+            f"{where} is not the design {e.id} ({e.name}) the run evaluated (its SHA-256 differs from "
+            "archive.json's source_sha256: edited or swapped after the run); restore the original file "
+            "— the scores belong to it — or evaluate the new source with `atlas eval`"
+        )
+    if isinstance(learned_hash, str) and learned_hash != got:
+        raise ArchiveError(
+            f"{where} is not the design whose learned memory is {e.memory_path} (design_hash differs: "
+            "edited or swapped after the run); restore the original file, or evaluate the new source "
+            "with `atlas eval`"
+        )
+
+
 def _save_learned(root: Path, entry: ArchiveEntry) -> None:
     """Write ``entry.learned`` to ``memory/<id>.json`` (atomic); over the cap it is not written and
     ``metadata['learned_memory']`` says why."""
@@ -422,14 +459,11 @@ def _save_learned(root: Path, entry: ArchiveEntry) -> None:
 def read_learned(path: Path, design_id: str = "") -> dict[str, Any]:
     """A learned-memory file written by ``Archive.save`` (a clear ``ArchiveError`` when unreadable)."""
     who = f" of {design_id}" if design_id else ""
-    try:
-        if path.stat().st_size > MAX_LEARNED_BYTES + 1:
-            raise ArchiveError(
-                f"the learned memory{who} at {path} is over the cap of {MAX_LEARNED_BYTES:,} bytes"
-            )
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ArchiveError(f"cannot read the learned memory{who} at {path}: {exc}") from exc
+    what = f"the learned memory{who}"
+    try:  # a plain file within the cap (never a FIFO or a link to a device), JSON within limits
+        data = read_json(path, max_bytes=MAX_LEARNED_BYTES + 1, what=what)
+    except InvalidInputError as exc:
+        raise ArchiveError(f"cannot read {what} at {path}: {exc}") from exc
     if not isinstance(data, dict) or not isinstance(data.get("memory"), dict):
         raise ArchiveError(f"{path} is not a learned memory (no 'memory' object)")
     return data

@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from atlas.core import jsonsafe
 from atlas.envs.registry import DEFAULT_ENV
 from atlas.errors import ConfigError, InvalidInputError
+from atlas.infra.safe_read import read_limited
 
 # Deployment task seeds are offset by multiples of this from the run seed, far from the collection
 # seeds (collection uses seed, seed+1, ...); the harness also asserts that the two sets never meet.
@@ -30,6 +31,9 @@ EVALUATION_VERSION = (
 MetaOperator = Literal["write", "edit", "crossover"]
 
 
+MAX_CONFIG_BYTES = 1_000_000  # a run's settings; more is not a config.json
+
+
 class AlmaConfig(BaseModel):
     """Settings of one search. ``family=None`` with ``use_family=True`` means "family = seed"."""
 
@@ -38,29 +42,29 @@ class AlmaConfig(BaseModel):
     env: str = DEFAULT_ENV
     # Generations (None: 5 when the MetaAgent writes code, 20 for genome search, whose generations mostly
     # cost seconds of probe; `--max-minutes` bounds either).
-    iterations: int | None = Field(None, ge=0)
-    episodes: int = Field(3, ge=1)
+    iterations: int | None = Field(None, ge=0, le=10_000)
+    episodes: int = Field(3, ge=1, le=1000)
     seed: int = 42
     family: int | None = None
     use_family: bool = True
     # Deployment tasks = episodes × deploy_seeds: 3 × 8 = 24 by default, enough to see a +0.15 mean
     # difference with a paired 95% interval; smaller runs (`make demo`) pass fewer.
-    deploy_seeds: int = Field(8, ge=1)
+    deploy_seeds: int = Field(8, ge=1, le=1000)
     model: str | None = None
     meta_model: str | None = None
     embed_model: str | None = None  # None → the local MiniLM embedder
     no_embed: bool = False  # n-gram embedder, no model at all
     trace: bool = True
     quiet: bool = False
-    concurrency: int = Field(4, ge=1)
-    parents: int = Field(2, ge=1)  # parents sampled per iteration
+    concurrency: int = Field(4, ge=1, le=64)
+    parents: int = Field(2, ge=1, le=16)  # parents sampled per iteration
     # Probability that an iteration's first parent (the one an edit rewrites) is the best design so
     # far rather than a quality-diversity draw.
     exploit: float = Field(0.7, ge=0.0, le=1.0)  # OpenEvolve's exploitation ratio
-    meta_turns: int = Field(3, ge=1)  # MetaAgent write → check → smoke → fix rounds
-    debug_turns: int = Field(6, ge=1)  # DebugAgent grep turns
-    max_turns: int | None = None  # task agent turns (None: the agent's default)
-    smoke_episodes: int = Field(2, ge=1)
+    meta_turns: int = Field(3, ge=1, le=50)  # MetaAgent write → check → smoke → fix rounds
+    debug_turns: int = Field(6, ge=1, le=50)  # DebugAgent grep turns
+    max_turns: int | None = Field(None, ge=1, le=1000)  # task agent turns (None: the agent's default)
+    smoke_episodes: int = Field(2, ge=1, le=100)
     baselines: list[str] | None = None  # library baselines seeded into the archive (None: all)
     # The environment's hand-written seed design joins the archive; False tests discovery: the search
     # starts from the library baselines alone.
@@ -72,7 +76,7 @@ class AlmaConfig(BaseModel):
     )  # stop cleanly before the first generation past this wall time
     # Staged evaluation of new designs: deployment tasks played in batches of stage_tasks; after each
     # batch the design goes on only while it can still beat the best so far (0: always play them all).
-    stage_tasks: int = Field(8, ge=0)
+    stage_tasks: int = Field(8, ge=0, le=100_000)
     stage_rule: Literal["bound", "ci"] = "ci"
     # How the MetaAgent makes each generation's design, cycled by generation: "write" a new module,
     # "edit" one function of a parent, "crossover" two parents' update/recall (from code, no model).
@@ -195,7 +199,8 @@ class AlmaConfig(BaseModel):
         if not p.exists():
             raise ConfigError(f"no config file at {p}; {fix}")
         try:
-            data = jsonsafe.loads(p.read_bytes(), what=str(p))
+            raw = read_limited(p, max_bytes=MAX_CONFIG_BYTES, what="config file", follow_links=True)
+            data = jsonsafe.loads(raw, what=str(p))
         except InvalidInputError as exc:
             raise ConfigError(f"{exc}; {fix}") from exc
         except OSError as exc:

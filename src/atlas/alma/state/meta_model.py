@@ -36,4 +36,11 @@ def default_meta_model(
     )
 
 
-__all__ = ["STRONGER_LOCAL", "default_meta_model"]
+def task_model_context(shares_meta: bool) -> dict[str, int]:
+    """``make_llm`` options of the task model: when it also writes the designs (no other meta
+    model), the context a meta prompt needs; a meta prompt must fit the model it is sent to (the
+    demo's 0.5B at 8192 refused its first genome-editing prompt, 8,249 tokens)."""
+    return {"n_ctx": META_N_CTX} if shares_meta else {}
+
+
+__all__ = ["META_N_CTX", "STRONGER_LOCAL", "default_meta_model", "task_model_context"]

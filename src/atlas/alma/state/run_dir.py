@@ -18,6 +18,7 @@ from typing import Any
 
 from atlas.core import jsonsafe
 from atlas.errors import ArchiveError, InvalidInputError
+from atlas.infra.safe_read import read_limited
 
 
 def atomic_write_text(path: Path, text: str) -> None:
@@ -73,7 +74,8 @@ class RunDir:
 
     @classmethod
     def create(cls, path: str | Path | None = None, *, env: str = "run", root: str | Path = "runs") -> RunDir:
-        """A new run folder (``root/<env>-<timestamp>`` when no path is given)."""
+        """A new run folder (``root/<env>-<timestamp>`` when no path is given). A folder that already
+        holds a run is refused (``ArchiveError``): only ``RunDir.open`` (``--resume``) continues one."""
         if path is None:
             base = Path(root) / default_run_name(env)
             path, n = base, 1
@@ -81,6 +83,14 @@ class RunDir:
                 n += 1
                 path = base.with_name(f"{base.name}-{n}")
         rd = cls(path)
+        if rd.path.exists() and not rd.path.is_dir():
+            raise ArchiveError(f"{rd.path} is a file, not a folder: give --run-dir a new folder")
+        held = [n for n in ("config.json", "archive.json", "archive.json.bak") if (rd.path / n).exists()]
+        if held:  # a new run would overwrite another run's archive: never without --resume
+            raise ArchiveError(
+                f"{rd.path} already holds a run ({', '.join(held)}): continue it with "
+                f"`atlas run --resume {rd.path}`, or give --run-dir a new folder"
+            )
         rd.path.mkdir(parents=True, exist_ok=True)
         rd.designs_dir.mkdir(exist_ok=True)
         rd.logs_root.mkdir(exist_ok=True)
@@ -138,6 +148,12 @@ class RunDir:
             self.path, logs_dir or f"logs/{design_id}", under="logs", what=f"logs_dir of {design_id}"
         )
 
+    def entry_log_file(self, logs_dir: str | None, design_id: str, name: str) -> Path:
+        """One file of an entry's logs, confined to ``logs/`` (ArchiveError if it, its folder or a
+        link on the way points elsewhere: a run folder may be someone else's)."""
+        rel = f"{logs_dir or f'logs/{design_id}'}/{name}"
+        return confined(self.path, rel, under="logs", what=f"{name} of {design_id}")
+
     def design_path(self, design_id: str) -> Path:
         return self.designs_dir / f"{design_id}.py"
 
@@ -167,7 +183,8 @@ class RunDir:
 
     def read_config(self) -> dict[str, Any]:
         try:
-            data = jsonsafe.loads(self.config_path.read_bytes(), what=str(self.config_path))
+            raw = read_limited(self.config_path, max_bytes=1_000_000, what="config file", follow_links=True)
+            data = jsonsafe.loads(raw, what=str(self.config_path))
         except (OSError, InvalidInputError) as exc:
             raise ArchiveError(
                 f"cannot read {self.config_path}: {exc}; restore it (or start a new run)"

@@ -1,20 +1,32 @@
 """Opt-in on-disk response cache: one JSON file per sha256(model, messages, parameters).
 
 Written atomically (temp file + rename) so a crashed run never leaves a half-written entry, and
-readable by a later run to replay the same calls without a model.
+readable by a later run to replay the same calls without a model. A cache directory is data anyone
+with write access may have touched, so an entry is served only when it is a plain file within
+``MAX_ENTRY_BYTES`` that records the key of its file name and a completion of the right shape, no
+longer than the request's ``max_tokens`` could make; anything else is a miss with a logged warning (the model is
+asked again and the entry replaced), never a crash and never the agent's turn. Writes never go
+through a linked shard folder.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import logging
+import math
 import os
 import tempfile
 from pathlib import Path
 from typing import Any
 
+from atlas.errors import InvalidInputError
 from atlas.infra.llm.backend import LLMRequest, completion_from_dict, completion_to_dict
+from atlas.infra.safe_read import read_json
 from atlas.protocols.llm import Completion
+
+log = logging.getLogger(__name__)
+MAX_ENTRY_BYTES = 1_000_000  # one cached reply (the longest real one is a few kB)
 
 
 def cache_key(model: str, request: LLMRequest) -> str:
@@ -41,21 +53,31 @@ class ResponseCache:
     def path_for(self, key: str) -> Path:
         return self.directory / key[:2] / f"{key}.json"
 
-    def get(self, key: str) -> Completion | None:
-        """The cached completion (``cached=True``), or None on a miss or an unreadable entry."""
+    def get(self, key: str, request: LLMRequest | None = None) -> Completion | None:
+        """The cached completion (``cached=True``), or None on a miss or an entry that is not valid
+        (logged; the next put replaces it). ``request`` bounds the reply's length by its max_tokens."""
         path = self.path_for(key)
+        if not path.exists() and not path.is_symlink():
+            return None
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            return None
-        except (OSError, ValueError):
-            # A damaged entry is a miss; the next put replaces it.
-            return None
-        return completion_from_dict(data["completion"], cached=True)
+            data = read_json(path, max_bytes=MAX_ENTRY_BYTES, what="cache entry")
+            problem = _entry_problem(data, key, request)
+            if problem is None:
+                return completion_from_dict(data["completion"], cached=True)
+        except (InvalidInputError, ValueError, TypeError, KeyError) as exc:
+            problem = str(exc)
+        log.warning("ignoring the response cache entry %s: %s", path, problem)
+        return None
 
-    def put(self, key: str, completion: Completion, *, request: dict[str, Any] | None = None) -> Path:
+    def put(self, key: str, completion: Completion, *, request: dict[str, Any] | None = None) -> Path | None:
+        """Store ``completion`` under ``key``; None (logged) when its shard folder is a link or not
+        a folder: a cache never writes outside its directory."""
         path = self.path_for(key)
-        path.parent.mkdir(parents=True, exist_ok=True)
+        shard = path.parent
+        if shard.is_symlink() or (shard.exists() and not shard.is_dir()):
+            log.warning("not writing to the response cache: %s is not a plain folder", shard)
+            return None
+        shard.mkdir(parents=True, exist_ok=True)
         record = {"key": key, "completion": completion_to_dict(completion), "request": request}
         fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".json", dir=path.parent)
         try:
@@ -68,4 +90,30 @@ class ResponseCache:
         return path
 
 
-__all__ = ["ResponseCache", "cache_key"]
+def _entry_problem(data: Any, key: str, request: LLMRequest | None) -> str | None:
+    """Why ``data`` is not a usable cache record of ``key`` (None when it is)."""
+    if not isinstance(data, dict) or not isinstance(data.get("completion"), dict):
+        return "not a cache record (no 'completion' object)"
+    if data.get("key") != key:
+        return "it records another key than its file name"
+    c = data["completion"]
+    if not isinstance(c.get("text", ""), str | None):
+        return "its text is not a string"
+    calls = c.get("tool_calls") or []
+    if not isinstance(calls, list) or not all(
+        isinstance(t, dict) and isinstance(t.get("name"), str) and isinstance(t.get("arguments") or {}, dict)
+        for t in calls
+    ):
+        return "its tool calls are not a list of {name, arguments} objects"
+    usage = c.get("usage") or {}
+    if not isinstance(usage, dict) or not all(
+        isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v) and v >= 0
+        for v in usage.values()
+    ):
+        return "its usage is not a set of non-negative numbers"
+    if request is not None and request.max_tokens and len(c.get("text") or "") > 64 * request.max_tokens:
+        return f"its reply is longer than {request.max_tokens} tokens could be"
+    return None
+
+
+__all__ = ["MAX_ENTRY_BYTES", "ResponseCache", "cache_key"]

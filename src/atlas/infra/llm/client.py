@@ -191,7 +191,7 @@ class LLMClient:
         key = None
         if self.cache is not None and self.cache.accepts(request):
             key = cache_key(self.model, request)
-            hit = self.cache.get(key)
+            hit = self.cache.get(key, request)
             if hit is not None:
                 with self._lock:
                     self.cache_hits += 1

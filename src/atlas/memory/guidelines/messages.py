@@ -76,8 +76,8 @@ def messages_to_trajectory(
     The first user message is the task (unless ``task`` is given); assistant text becomes the
     ``thought`` of the tool calls it accompanies; each tool call is a Step whose observation is the
     matching ``tool`` message. A tool result flagged ``is_error`` or reading like an error sets
-    ``Step.error``. ``success=None`` infers success: the last tool result is not an error and the
-    transcript ends with an assistant message.
+    ``Step.error``. ``success=None`` infers success: the transcript ends with an assistant answer
+    and its last tool result (if any) is not an error.
     """
     if not isinstance(messages, list) or not messages:
         raise InvalidInputError("messages: must be a non-empty list of message objects")
@@ -162,7 +162,9 @@ def messages_to_trajectory(
         raise InvalidInputError("messages: no user message with the task (or pass task=...)")
     if success is None:
         ends_with_answer = messages[-1].get("role") == "assistant" and not messages[-1].get("tool_calls")
-        success = bool(steps) and ends_with_answer and steps[-1].error is None
+        # a chat that ends with an answer succeeded, unless its last tool result was an error (a
+        # chat without tool calls is not a failure for having none)
+        success = ends_with_answer and (not steps or steps[-1].error is None)
     meta = dict(metadata or {})
     if pending_thought:
         meta.setdefault("final_answer", pending_thought)
