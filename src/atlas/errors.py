@@ -21,6 +21,7 @@ action, a crashing design) are *data*: they are recorded and fed back, not raise
     │   └── SandboxError       the sandbox itself cannot run (not a design's fault)
     ├── ArchiveError           a corrupt or unreadable archive / run folder
     ├── SearchStopped          an ALMA search stopped early (a limit, or its models kept failing); resumable
+    ├── ClusterError           the cluster cannot run the work (address does not answer, units lost past retries)
     └── ToolRefusal            a design's tool call failed or was refused (the design sees why)
 """
 
@@ -99,6 +100,11 @@ class SearchStopped(AtlasError):
     """The search stopped early (its models kept failing); the archive is saved and can be resumed."""
 
 
+class ClusterError(AtlasError):
+    """The cluster cannot run the work: its address does not answer, or a work unit was lost more
+    times than the executor retries. The archive is saved; ``atlas run --resume`` continues."""
+
+
 class ToolRefusal(AtlasError):
     """A design's tool call failed or was refused (raised by a tool handler); the design sees the
     message and the search goes on."""
@@ -107,6 +113,7 @@ class ToolRefusal(AtlasError):
 __all__ = [
     "ArchiveError",
     "AtlasError",
+    "ClusterError",
     "ConfigError",
     "DesignCheckError",
     "DesignError",

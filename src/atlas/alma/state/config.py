@@ -51,6 +51,10 @@ class AlmaConfig(BaseModel):
     trace: bool = True
     quiet: bool = False
     concurrency: int = Field(4, ge=1)
+    # Where episodes run: "local" (this process, --concurrency threads) or "ray" (work units on a Ray
+    # cluster at ray_address: "auto" joins this machine's cluster or starts one, else HOST:PORT).
+    executor: Literal["local", "ray"] = "local"
+    ray_address: str | None = None
     parents: int = Field(2, ge=1)  # parents sampled per iteration
     # Probability that an iteration's first parent (the one an edit rewrites) is the best design so
     # far rather than a quality-diversity draw.

@@ -1,0 +1,43 @@
+"""The Ray actor that plays work units: one per worker process, built from a ``WorkerKit``.
+
+An async actor: with a hosted model it runs many units at once (each mostly waits on the model);
+with a local model the executor gives it one unit at a time and one ``llm`` resource, so a node runs
+at most as many local-model episodes as it declares ``llm``. The kit's collaborators (the model
+above all) are built on the first unit and kept for the life of the process.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+from typing import TYPE_CHECKING, Any
+
+from atlas.alma.cluster.work import UnitResult, WorkerKit, built, play_collection, play_deployment
+
+if TYPE_CHECKING:
+    from atlas.alma.design import Design
+    from atlas.core.types import Task
+
+
+class EpisodeWorker:
+    """Plays collection and deployment units; ``where`` names the process for the run's records."""
+
+    def __init__(self, kit: WorkerKit) -> None:
+        self.kit = kit
+        self.where = f"{socket.gethostname()}:{os.getpid()}"
+
+    def ping(self) -> dict[str, Any]:
+        """Where this worker runs (and builds the kit now, so the first unit does not wait for it)."""
+        built(self.kit)
+        return {"worker": self.where, "pid": os.getpid()}
+
+    async def collect(self, design: Design, tasks: list[Task]) -> UnitResult:
+        return await play_collection(self.kit, design, tasks, worker=self.where)
+
+    async def deploy(
+        self, design: Design, snapshot: dict[str, Any], tool_usage: dict[str, Any], task: Task, label: str
+    ) -> UnitResult:
+        return await play_deployment(self.kit, design, snapshot, tool_usage, task, label, worker=self.where)
+
+
+__all__ = ["EpisodeWorker"]
