@@ -210,7 +210,9 @@ def register(app: typer.Typer) -> None:
             None, "--resume", help="Continue a stopped run from its folder (its saved settings are used)."
         ),
         concurrency: int = typer.Option(
-            4, "--concurrency", help="Deployment episodes run at once (across the cluster with --executor ray)."
+            4,
+            "--concurrency",
+            help="Deployment episodes run at once (across the cluster with --executor ray).",
         ),
         executor: str = typer.Option(
             "local",

@@ -15,6 +15,7 @@ raises ``ClusterError`` (the archive holds every design finished before; ``--res
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import math
 import time
 from collections.abc import Awaitable, Callable
@@ -136,10 +137,8 @@ class RayExecutor:
     def _replace(self, i: int) -> None:
         """A worker died: start another in its place (anywhere the cluster has room)."""
         ray = self._ray
-        try:
+        with contextlib.suppress(Exception):  # already gone with its node: nothing to stop
             ray.kill(self._actors[i], no_restart=True)
-        except Exception:  # already gone with its node: nothing to stop
-            pass
         self._actors[i] = self._spawn()
 
     async def _unit(
@@ -253,6 +252,7 @@ class RayExecutor:
             "address": self.address,
             "nodes": self.nodes,
             "workers": len(getattr(self, "workers", [])),
+            "worker_names": list(getattr(self, "workers", [])),
             "concurrency": self.concurrency,
             "local_model": self.local_model,
             "retries": len(self.retries),
@@ -262,10 +262,8 @@ class RayExecutor:
         """Stop the workers; leave the cluster if this executor joined it."""
         ray = self._ray if hasattr(self, "_ray") else None
         for a in getattr(self, "_actors", []):
-            try:
+            with contextlib.suppress(Exception):  # its node is gone: nothing left to stop
                 ray.kill(a, no_restart=True)  # type: ignore[union-attr]
-            except Exception:  # its node is gone: nothing left to stop
-                pass
         self._actors = []
         if self._connected:
             disconnect()

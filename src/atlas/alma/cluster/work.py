@@ -55,8 +55,8 @@ class WorkerKit:
     @property
     def key(self) -> str:
         """Identifies what the kit builds (one build per worker process and key)."""
-        parts = [self.env, sorted(self.env_kwargs.items()), self.model, self.embedder_name, self.replay_dir]
-        parts += [id(self.llm_factory) if self.llm_factory else None, self.max_turns]
+        parts: list[Any] = [self.env, sorted(self.env_kwargs.items()), self.model, self.embedder_name]
+        parts += [self.replay_dir, repr(self.llm_factory), self.max_turns]
         return hashlib.sha256(repr(parts).encode()).hexdigest()[:16]
 
 
@@ -160,12 +160,12 @@ class UnitResult:
 def _harness(b: Built, kit: WorkerKit, llm: CountingLLM) -> Harness:
     from atlas.agent import TaskAgent
 
-    agent = TaskAgent(llm, max_turns=kit.max_turns)  # type: ignore[arg-type]
+    agent = TaskAgent(llm, max_turns=kit.max_turns)
     return Harness(
         b.env,
         agent,
         embedder=b.embedder,
-        design_llm=llm,  # type: ignore[arg-type]
+        design_llm=llm,
         pool=b.pool,
         limits=kit.limits,
         host_executor=kit.host_executor,
@@ -186,8 +186,13 @@ async def play_collection(kit: WorkerKit, design: Design, tasks: list[Task], wor
     runner = None
     try:
         runner = DesignRunner(
-            design, embedder=b.embedder, llm=llm, pool=b.pool, limits=kit.limits, host_executor=kit.host_executor
-        )  # type: ignore[arg-type]
+            design,
+            embedder=b.embedder,
+            llm=llm,
+            pool=b.pool,
+            limits=kit.limits,
+            host_executor=kit.host_executor,
+        )
         out.episodes = await _harness(b, kit, llm).collect(runner, tasks)
         snapshot = runner.snapshot()
         out.snapshot = snapshot

@@ -163,7 +163,9 @@ class Search:
 
             self.agent = TaskAgent(self.llm, max_turns=cfg.max_turns)
         if self.pool is None:  # one pool for the whole search (see executors.sandbox_workers)
-            self.pool = WorkerPool(self.limits or SandboxLimits(), max_workers=sandbox_workers(cfg.concurrency))
+            self.pool = WorkerPool(
+                self.limits or SandboxLimits(), max_workers=sandbox_workers(cfg.concurrency)
+            )
         replay = self.baseline_cache.parent / "replay" if cfg.replay_cache and self.baseline_cache else None
         if replay is not None:
             use_replay_cache(cast("LLMClient", self.llm), replay)
@@ -478,7 +480,7 @@ class Search:
     def close(self) -> None:
         """Stop the sandbox workers and the executor this search started; close the trace (idempotent)."""
         if self.executor is not None:
-            self.executor, executor = None, self.executor
+            executor, self.executor = self.executor, None
             executor.close()
         if self._owns_pool and self.pool is not None:
             self.pool.close()

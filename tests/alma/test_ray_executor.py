@@ -1,0 +1,239 @@
+"""`--executor ray` on a real Ray cluster started here: a head and one more node, each its own
+processes (``ray.cluster_utils.Cluster``). A scripted search run on it gives the archive a local run
+gives; a worker killed mid-run costs a recorded retry and nothing else; a resumed run may switch
+executors; an address that does not answer is a clear error within seconds; without Ray installed
+the CLI says how to install the extra. Select them with ``-m ray`` (about a minute on 2 cores)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import cluster_doubles  # noqa: F401  (registers the cluster: models in this process too)
+import pytest
+from alma_doubles import GIVE_UP_DESIGN, debug_policy, fenced, meta_policy
+from typer.testing import CliRunner
+
+import atlas.alma
+from atlas.errors import ClusterError
+from atlas.infra.llm import ScriptedLLM
+
+pytestmark = pytest.mark.ray
+
+TESTS = Path(__file__).resolve().parents[1]
+SETTINGS = dict(
+    env="graphworld",
+    episodes=2,
+    rooms=5,
+    deploy_seeds=2,
+    seed=42,
+    meta_turns=2,
+    baselines=["trajectory_retrieval"],  # a host-side design too: its state travels as a snapshot
+    quiet=True,
+    stage_tasks=2,
+    concurrency=4,
+    baseline_cache=False,
+)
+
+
+def meta_models() -> tuple[ScriptedLLM, ScriptedLLM]:
+    return ScriptedLLM(meta_policy({1: [fenced("give_up", GIVE_UP_DESIGN)]})), ScriptedLLM(debug_policy)
+
+
+def search(run_dir: Path, model: str = "cluster:task", **settings: Any) -> Any:
+    meta, debug = meta_models()
+    archive, _ = atlas.alma.run(
+        model=model, meta_llm=meta, debug_llm=debug, run_dir=run_dir, **{**SETTINGS, **settings}
+    )
+    return archive
+
+
+def outcome(run_dir: Path) -> list[Any]:
+    """What must not depend on where the episodes ran: every entry's scores, per-task results and
+    usage, and every episode's advice and actions."""
+    archive = json.loads((run_dir / "archive.json").read_text())
+    out: list[Any] = [
+        archive["baseline"],
+        archive["iterations"] and [i["child_id"] for i in archive["iterations"]],
+    ]
+    for e in archive["entries"]:
+        keep = ("id", "name", "status", "errors", "collection_score", "deployment_score", "normalized_score")
+        usage = dict(e["usage"])
+        if e["origin"] == "meta":  # its prompts quote runtime logs (durations, process ids): lengths vary
+            usage = {k: usage[k] for k in ("calls", "completion_tokens")}
+        out.append({k: e.get(k) for k in keep} | {"per_task": e["per_task"], "usage": usage})
+        logs = run_dir / "logs" / e["id"] / "episodes.jsonl"
+        if logs.exists():
+            eps = [json.loads(x) for x in logs.read_text().splitlines()]
+            out.append([(r["label"], r["advice"], r["actions"], r["score"]) for r in eps])
+    return out
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    """A head and one more node (1 CPU each), their workers able to build the ``cluster:`` models."""
+    ray = pytest.importorskip("ray")
+    from ray.cluster_utils import Cluster
+
+    saved = {k: os.environ.get(k) for k in ("ATLAS_PLUGINS", "PYTHONPATH")}
+    os.environ["ATLAS_PLUGINS"] = "cluster_doubles"
+    os.environ["PYTHONPATH"] = os.pathsep.join(
+        [str(TESTS), str(TESTS / "alma"), *filter(None, [saved["PYTHONPATH"]])]
+    )
+    c = Cluster(initialize_head=True, head_node_args={"num_cpus": 1, "resources": {"llm": 1}})
+    c.add_node(num_cpus=1, resources={"llm": 1})
+    try:
+        yield c
+    finally:
+        if ray.is_initialized():
+            ray.shutdown()
+        c.shutdown()
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+@pytest.fixture(scope="module")
+def local_run(tmp_path_factory, cluster):
+    run_dir = tmp_path_factory.mktemp("local") / "run"
+    search(run_dir, iterations=1)
+    return run_dir
+
+
+def test_a_ray_run_equals_the_local_run(tmp_path_factory, cluster, local_run):
+    events: list[tuple[str, dict]] = []
+    run_dir = tmp_path_factory.mktemp("rayrn") / "run"  # a path as long as the local one's (prompts quote it)
+    meta, debug = meta_models()
+    atlas.alma.run(
+        model="cluster:task",
+        meta_llm=meta,
+        debug_llm=debug,
+        run_dir=run_dir,
+        iterations=1,
+        executor="ray",
+        ray_address=cluster.address,
+        callbacks=[lambda ev, f: events.append((ev, f))],
+        **SETTINGS,
+    )
+    assert len(str(run_dir)) == len(str(local_run))
+    assert outcome(run_dir) == outcome(local_run)
+    config = json.loads((run_dir / "config.json").read_text())
+    assert config["executor"] == "ray" and config["ray_address"] == cluster.address
+    start = next(f for ev, f in events if ev == "run.start")
+    assert start["executor"]["executor"] == "ray" and start["executor"]["nodes"] == 2
+    assert len({w.rsplit(":", 1)[1] for w in start["executor"]["worker_names"]}) == 2  # two processes
+    stop = next(f for ev, f in events if ev == "run.stop")
+    assert stop["retries"] == 0
+    entries = json.loads((run_dir / "archive.json").read_text())["entries"]
+    assert all("retries" not in e["metadata"] for e in entries)
+    import ray
+
+    assert not ray.is_initialized()  # the executor left the cluster it joined
+
+
+def test_a_worker_killed_mid_run_is_retried_and_nothing_counts_twice(tmp_path_factory, cluster, local_run):
+    """The second deployment episode of the first design kills the worker playing the other ones;
+    their units run again on a fresh worker, the retries are recorded, the archive is the local one."""
+    killed: list[int] = []
+    pids: list[int] = []
+
+    def on_event(ev: str, fields: dict) -> None:
+        if ev == "run.start":
+            pids.extend(int(w.rsplit(":", 1)[1]) for w in fields["executor"]["worker_names"])
+
+    class KillOnce:
+        def __getattr__(self, name: str) -> Any:
+            return lambda *a, **k: None
+
+        def episode(self, rec: Any) -> None:
+            if rec.label == "D1" and not killed:
+                for pid in pids:
+                    if pid != os.getpid():
+                        os.kill(pid, signal.SIGKILL)
+                        killed.append(pid)
+                        return
+
+    run_dir = tmp_path_factory.mktemp("killr") / "run"
+    meta, debug = meta_models()
+    events: list[tuple[str, dict]] = []
+    atlas.alma.run(
+        model="cluster:slow",
+        meta_llm=meta,
+        debug_llm=debug,
+        run_dir=run_dir,
+        iterations=1,
+        executor="ray",
+        ray_address=cluster.address,
+        progress=KillOnce(),
+        callbacks=[on_event, lambda ev, f: events.append((ev, f))],
+        **{**SETTINGS, "quiet": False},
+    )
+    assert killed
+    retries = [f for ev, f in events if ev == "executor.retry"]
+    assert retries and all(r["attempt"] == 1 for r in retries)
+    entries = json.loads((run_dir / "archive.json").read_text())["entries"]
+    recorded = [r for e in entries for r in e["metadata"].get("retries", [])]
+    assert len(recorded) == len(retries)
+    assert next(f for ev, f in events if ev == "run.stop")["retries"] == len(retries)
+    assert outcome(run_dir) == outcome(local_run)  # same episodes, each counted once
+
+
+def test_resume_switches_executors(tmp_path_factory, cluster):
+    """A run started locally goes on on the cluster, and the other way round: same archive as one run."""
+    first = tmp_path_factory.mktemp("resum") / "run"
+    search(first, iterations=0)
+    meta, debug = meta_models()
+    atlas.alma.run(
+        model="cluster:task", meta_llm=meta, debug_llm=debug, resume=first, iterations=1,
+        executor="ray", ray_address=cluster.address, quiet=True,
+    )  # fmt: skip
+    straight = tmp_path_factory.mktemp("strai") / "run"
+    search(straight, iterations=1)
+    assert outcome(first) == outcome(straight)
+    assert json.loads((first / "config.json").read_text())["executor"] == "ray"
+
+
+def test_an_address_that_does_not_answer_is_a_clear_error_in_seconds(tmp_path):
+    pytest.importorskip("ray")
+    t0 = time.perf_counter()
+    with pytest.raises(ClusterError, match=r"no Ray cluster answers at 127\.0\.0\.1:9"):
+        search(tmp_path / "run", iterations=0, executor="ray", ray_address="127.0.0.1:9")
+    assert time.perf_counter() - t0 < 20
+
+
+def test_without_ray_the_cli_says_how_to_install_the_extra(tmp_path, monkeypatch):
+    from atlas.cli import app
+
+    monkeypatch.setitem(sys.modules, "ray", None)  # what an environment without Ray gives: ImportError
+    res = CliRunner().invoke(
+        app,
+        ["run", "--executor", "ray", "--model", "cluster:task", "--run-dir", str(tmp_path / "r"), "--quiet"],
+        env={"COLUMNS": "200"},
+    )
+    assert res.exit_code == 2 and "pip install 'atlas-memory[ray]'" in res.output, res.output
+    assert not (tmp_path / "r").exists()
+
+
+def test_the_local_executor_never_imports_ray(tmp_path):
+    code = (
+        "import sys, atlas.alma\n"
+        "from alma_doubles import task_policy\n"
+        "from atlas.infra.llm import ScriptedLLM\n"
+        f"atlas.alma.run(llm=ScriptedLLM(task_policy), run_dir={str(tmp_path / 'r')!r}, iterations=0, episodes=1,"
+        " rooms=5, deploy_seeds=1, baselines=[], quiet=True, no_embed=True, baseline_cache=False)\n"
+        "assert 'ray' not in sys.modules, 'ray was imported'\n"
+    )
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(TESTS / "alma"), os.environ.get("PYTHONPATH", "")]),
+    }
+    res = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0, res.stderr[-2000:]
