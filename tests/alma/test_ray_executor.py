@@ -237,3 +237,63 @@ def test_the_local_executor_never_imports_ray(tmp_path):
     }
     res = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
     assert res.returncode == 0, res.stderr[-2000:]
+
+
+SUMMARIZING_DESIGN = """
+def update(memory, episode, tools):
+    for i in range(5):
+        tools.summarize(episode["task"]["goal"] + " " + str(i))
+
+
+def recall(memory, task, tools):
+    done = 0
+    for i in range(5):
+        try:
+            tools.summarize(task["goal"] + " " + str(i))
+            done += 1
+        except Exception:
+            pass
+    return "summaries: " + str(done)
+"""
+
+
+async def test_a_designs_tool_budget_holds_across_the_cluster(cluster):
+    """Collection spends 20 of the 60 summarize calls an evaluation may make; 12 deployment episodes
+    on two workers would make 60 more. The ledger stops them at 60 in all, as one process does."""
+    from alma_doubles import task_policy
+
+    from atlas.agent import TaskAgent
+    from atlas.alma.baselines import make_host_design
+    from atlas.alma.cluster import RayExecutor, WorkerKit
+    from atlas.alma.design import Design
+    from atlas.alma.evaluate.executor import LocalExecutor
+    from atlas.alma.evaluate.harness import Harness, make_tasks
+    from atlas.alma.evaluate.tools import ToolSettings
+    from atlas.envs.registry import get_env
+    from atlas.infra.embeddings import make_embedder
+
+    env, embedder, llm = get_env("graphworld", rooms=5), make_embedder("ngram"), ScriptedLLM(task_policy)
+    col, dep = make_tasks(
+        env, episodes=2, seed=42, family=42, deployment_seeds=[100_000 + k for k in range(6)]
+    )
+    design = Design(id="d-0009", name="summarizer", source=SUMMARIZING_DESIGN, origin="seed")
+    limit = ToolSettings().max_llm_calls
+    harness = Harness(env, TaskAgent(llm), embedder=embedder, design_llm=llm, concurrency=4)
+    local = await LocalExecutor(harness).evaluate(design, col, dep)
+    kit = WorkerKit(
+        env="graphworld",
+        env_kwargs={"rooms": 5},
+        model="cluster:task",
+        embedder_name="ngram",
+        host_executor=make_host_design,
+    )
+    ray_exec = RayExecutor(kit, address=cluster.address, concurrency=4, embedder_name=embedder.name)
+    try:
+        remote = await ray_exec.evaluate(design, col, dep)
+    finally:
+        ray_exec.close()
+    assert local.status == remote.status == "ok"
+    assert local.stores["tool_usage"]["llm_calls"] == remote.stores["tool_usage"]["llm_calls"] == limit
+    advice = [int(e.advice.split(": ")[1]) for e in remote.deployment]
+    assert sum(advice) == limit - 20 and 0 in advice  # the later recalls were refused
+    assert [e.score for e in local.episodes] == [e.score for e in remote.episodes]

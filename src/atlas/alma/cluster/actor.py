@@ -12,6 +12,7 @@ import os
 import socket
 from typing import TYPE_CHECKING, Any
 
+from atlas.alma.cluster.ledger import LedgerBudget
 from atlas.alma.cluster.work import UnitResult, WorkerKit, built, play_collection, play_deployment
 
 if TYPE_CHECKING:
@@ -35,9 +36,20 @@ class EpisodeWorker:
         return await play_collection(self.kit, design, tasks, worker=self.where)
 
     async def deploy(
-        self, design: Design, snapshot: dict[str, Any], tool_usage: dict[str, Any], task: Task, label: str
+        self,
+        design: Design,
+        snapshot: dict[str, Any],
+        tool_usage: dict[str, Any],
+        task: Task,
+        label: str,
+        ledger: tuple[Any, str] | None = None,
     ) -> UnitResult:
-        return await play_deployment(self.kit, design, snapshot, tool_usage, task, label, worker=self.where)
+        """One deployment episode; ``ledger`` (the cluster's ``BudgetLedger`` and the evaluation's key)
+        counts its tool calls against the evaluation's budgets."""
+        budget = LedgerBudget(ledger[0], ledger[1], label) if ledger is not None else None
+        return await play_deployment(
+            self.kit, design, snapshot, tool_usage, task, label, worker=self.where, budget=budget
+        )
 
 
 __all__ = ["EpisodeWorker"]

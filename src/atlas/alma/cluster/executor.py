@@ -18,11 +18,13 @@ import asyncio
 import contextlib
 import math
 import time
+import uuid
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from atlas.alma.cluster.actor import EpisodeWorker
 from atlas.alma.cluster.connect import CONNECT_TIMEOUT_S, connect, disconnect, import_ray
+from atlas.alma.cluster.ledger import BudgetLedger
 from atlas.alma.cluster.work import UnitResult, WorkerKit
 from atlas.alma.evaluate.harness import EpisodeRecord, Evaluation, check_disjoint
 from atlas.alma.state.staging import batches
@@ -111,6 +113,11 @@ class RayExecutor:
                 self._per_actor = math.ceil(self.concurrency / n)
                 self._options = {"num_cpus": 0, "max_concurrency": self._per_actor}
             self._remote = ray.remote(EpisodeWorker)
+            # One ledger for the cluster's budgets, beside this driver (it outlives any worker).
+            from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+            here = NodeAffinitySchedulingStrategy(ray.get_runtime_context().get_node_id(), soft=True)
+            self._ledger = ray.remote(BudgetLedger).options(num_cpus=0, scheduling_strategy=here).remote()
             self._actors = [self._spawn() for _ in range(n)]
             self._inflight = [0] * n
             self.workers = [ray.get(a.ping.remote(), timeout=start_timeout_s)["worker"] for a in self._actors]
@@ -142,9 +149,14 @@ class RayExecutor:
         self._actors[i] = self._spawn()
 
     async def _unit(
-        self, ev: Evaluation, label: str, submit: Callable[[Any], Awaitable[UnitResult]]
+        self,
+        ev: Evaluation,
+        label: str,
+        submit: Callable[[Any], Awaitable[UnitResult]],
+        ledger_key: str | None = None,
     ) -> UnitResult:
-        """Run one unit, again on another worker when its worker is lost (bounded, recorded)."""
+        """Run one unit, again on another worker when its worker is lost (bounded, recorded; what
+        the lost attempt charged to the ledger under ``ledger_key`` is voided)."""
         async with self._sem:
             attempt, avoid = 0, None
             while True:
@@ -157,6 +169,8 @@ class RayExecutor:
                     reason = f"{type(exc).__name__}: {str(exc).strip().splitlines()[0][:200] if str(exc).strip() else ''}"
                     retry = {"design_id": ev.design_id, "unit": label, "attempt": attempt, "error": reason}
                     self._replace(i)
+                    if ledger_key is not None:
+                        self._ledger.void.remote(ledger_key, label)
                     if attempt > self.max_retries:
                         raise ClusterError(
                             f"work unit {label} of {ev.design_id} was lost {attempt} times (last: {reason}); "
@@ -211,11 +225,18 @@ class RayExecutor:
             ev.learned = {**col.snapshot, "embedder": self.embedder_name}
             tool_usage = dict(col.tool_usage)
             snapshot = self._ray.put(col.snapshot)
+            ledger = (self._ledger, f"{design.id}:{uuid.uuid4().hex[:12]}")
+            await self._ledger.open.remote(ledger[1], col.tool_usage)
             stages = batches(len(deployment_tasks), stage_tasks if go_on is not None else 0)
             for k, idx in enumerate(stages):
                 results = await asyncio.gather(
                     *(
-                        self._unit(ev, f"D{i}", self._deploy(design, snapshot, col.tool_usage, t, f"D{i}"))
+                        self._unit(
+                            ev,
+                            f"D{i}",
+                            self._deploy(design, snapshot, col.tool_usage, t, f"D{i}", ledger),
+                            ledger[1],
+                        )
                         for i, t in enumerate(deployment_tasks[idx.start : idx.stop], idx.start + 1)
                     )
                 )
@@ -233,6 +254,7 @@ class RayExecutor:
                     if not verdict.go_on:
                         ev.stage = "minibatch"
                         break
+            self._ledger.close.remote(ledger[1])
             if ev.status == "ok":
                 ev.stores["tool_usage"] = tool_usage
                 ev.protections = dict(col.protections)
@@ -241,9 +263,9 @@ class RayExecutor:
 
     @staticmethod
     def _deploy(
-        design: Design, snapshot: Any, tool_usage: dict[str, Any], task: Task, label: str
+        design: Design, snapshot: Any, tool_usage: dict[str, Any], task: Task, label: str, ledger: Any
     ) -> Callable[[Any], Awaitable[UnitResult]]:
-        return lambda a: a.deploy.remote(design, snapshot, tool_usage, task, label)
+        return lambda a: a.deploy.remote(design, snapshot, tool_usage, task, label, ledger)
 
     # ---- the run -------------------------------------------------------------------------------
     def describe(self) -> dict[str, Any]:

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from atlas.alma.evaluate.harness import EpisodeRecord, Harness, summarize_snapshot
 from atlas.alma.evaluate.runner import DesignRunner
-from atlas.alma.evaluate.tools import ToolUsage
+from atlas.alma.evaluate.tools import SharedBudget, ToolUsage
 from atlas.alma.sandbox.pool import SandboxLimits, WorkerPool
 from atlas.errors import LLMError, SandboxError
 from atlas.protocols.llm import LLM, Completion, Usage
@@ -218,9 +218,11 @@ async def play_deployment(
     task: Task,
     label: str,
     worker: str = "",
+    budget: SharedBudget | None = None,
 ) -> UnitResult:
     """One deployment episode against the design restored from its collection snapshot and frozen.
-    The evaluation's tool usage so far comes along, so its budgets hold on this worker too; the unit
+    The evaluation's tool usage after collection comes along, and ``budget`` (the cluster's ledger)
+    counts every worker's tool calls, so the evaluation's budgets hold across the cluster; the unit
     returns what it added."""
     b = built(kit)
     llm = CountingLLM(b.llm)
@@ -239,6 +241,7 @@ async def play_deployment(
         runner.freeze()
         start = ToolUsage(**{k: v for k, v in tool_usage.items() if k in ToolUsage.__dataclass_fields__})
         runner.tools.usage = ToolUsage(**vars(start))
+        runner.tools.shared = budget
         out.episodes = [await _harness(b, kit, llm).episode(runner, task, label, "deployment", learn=False)]
         now = runner.tools.usage
         out.tool_usage = {k: getattr(now, k) - getattr(start, k) for k in ToolUsage.__dataclass_fields__}
