@@ -56,7 +56,7 @@ lint: install
 	$(BIN)/ruff format --check src tests benchmarks scripts
 	$(BIN)/mypy
 
-bench: install
+bench: install install-ray
 	for b in benchmarks/bench_*.py; do $(BIN)/python $$b || exit 1; done
 
 clean:
