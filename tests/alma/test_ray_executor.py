@@ -184,6 +184,17 @@ def test_a_worker_killed_mid_run_is_retried_and_nothing_counts_twice(tmp_path_fa
     assert len(recorded) == len(retries)
     assert next(f for ev, f in events if ev == "run.stop")["retries"] == len(retries)
     assert outcome(run_dir) == outcome(local_run)  # same episodes, each counted once
+    # the viewer and the report say where it ran and how many units were played again
+    from atlas.viewer.report import write_report
+    from atlas.viewer.run_reader import read_run
+
+    shown = read_run(run_dir).summary()["executor"]
+    assert shown == {"name": "ray", "address": cluster.address, "retries": len(retries)}
+    report = write_report(run_dir, tmp_path_factory.mktemp("report")).markdown.read_text()
+    n = len(retries)
+    assert f"| executor | ray at {cluster.address}, {n} {'retry' if n == 1 else 'retries'} |" in report
+    local_report = write_report(local_run, tmp_path_factory.mktemp("report")).markdown.read_text()
+    assert "| executor | local, 0 retries |" in local_report
 
 
 def test_resume_switches_executors(tmp_path_factory, cluster):
