@@ -308,3 +308,36 @@ async def test_a_designs_tool_budget_holds_across_the_cluster(cluster):
     advice = [int(e.advice.split(": ")[1]) for e in remote.deployment]
     assert sum(advice) == limit - 20 and 0 in advice  # the later recalls were refused
     assert [e.score for e in local.episodes] == [e.score for e in remote.episodes]
+
+
+async def test_the_request_rate_limit_holds_across_the_cluster(cluster):
+    """--max-rpm paces every worker's task-model calls through one pacer: two workers together
+    take at least (calls - 1) slots of 60/rpm seconds, not half of that."""
+    from atlas.alma.baselines import get_baseline, make_host_design
+    from atlas.alma.cluster import RayExecutor, WorkerKit
+    from atlas.alma.evaluate.harness import make_tasks
+    from atlas.envs.registry import get_env
+
+    rpm = 1500  # 40 ms apart
+    col, dep = make_tasks(
+        get_env("graphworld", rooms=5), episodes=1, seed=42, family=42, deployment_seeds=[7, 8, 9, 10]
+    )
+    kit = WorkerKit(
+        env="graphworld",
+        env_kwargs={"rooms": 5},
+        model="cluster:task",
+        embedder_name="ngram",
+        host_executor=make_host_design,
+        max_rpm=rpm,
+    )
+    ex = RayExecutor(kit, address=cluster.address, concurrency=4, embedder_name="ngram")
+    try:
+        assert ex.describe()["workers"] == 2 and ex.describe()["max_rpm"] == rpm
+        t0 = time.perf_counter()
+        ev = await ex.evaluate(get_baseline("no_memory").model_copy(update={"id": "d-0001"}), col, dep)
+        took = time.perf_counter() - t0
+    finally:
+        ex.close()
+    assert ev.status == "ok" and len(ev.deployment) == 4
+    calls = ex.usage.calls
+    assert calls > 10 and took >= (calls - 1) * 60 / rpm * 0.95, (calls, took)

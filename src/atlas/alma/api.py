@@ -42,6 +42,7 @@ RUNTIME_FIELDS = (
     "exploit",
     "executor",
     "ray_address",
+    "max_rpm",
 )  # may change when a run is resumed
 
 

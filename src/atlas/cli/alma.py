@@ -254,6 +254,13 @@ def register(app: typer.Typer) -> None:
             "the run has cost this many dollars (providers that report a "
             "cost); --resume with a higher value continues.",
         ),
+        max_rpm: float | None = typer.Option(
+            None,
+            "--max-rpm",
+            min=0.0,
+            help="The provider's request-rate limit: task-model requests per minute (episodes and "
+            "design tools), evenly spaced, across every worker with --executor ray (default: none).",
+        ),
         max_minutes: float | None = typer.Option(
             None,
             "--max-minutes",
@@ -348,6 +355,8 @@ def register(app: typer.Typer) -> None:
             kwargs["max_cost_usd"] = max_cost
         if max_minutes is not None:
             kwargs["max_minutes"] = max_minutes
+        if max_rpm is not None:
+            kwargs["max_rpm"] = max_rpm
         if exploit is not None:
             kwargs["exploit"] = exploit
         if resume is None:

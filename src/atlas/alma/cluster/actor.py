@@ -12,7 +12,7 @@ import os
 import socket
 from typing import TYPE_CHECKING, Any
 
-from atlas.alma.cluster.ledger import LedgerBudget
+from atlas.alma.cluster.ledger import LedgerBudget, RemotePacer
 from atlas.alma.cluster.work import UnitResult, WorkerKit, built, play_collection, play_deployment
 
 if TYPE_CHECKING:
@@ -23,8 +23,10 @@ if TYPE_CHECKING:
 class EpisodeWorker:
     """Plays collection and deployment units; ``where`` names the process for the run's records."""
 
-    def __init__(self, kit: WorkerKit) -> None:
+    def __init__(self, kit: WorkerKit, pacer: Any = None) -> None:
+        """``pacer``: the cluster's request pacer (a ``Spacing`` actor) when the run has ``--max-rpm``."""
         self.kit = kit
+        self.pacer = RemotePacer(pacer) if pacer is not None else None
         self.where = f"{socket.gethostname()}:{os.getpid()}"
 
     def ping(self) -> dict[str, Any]:
@@ -33,7 +35,7 @@ class EpisodeWorker:
         return {"worker": self.where, "pid": os.getpid()}
 
     async def collect(self, design: Design, tasks: list[Task]) -> UnitResult:
-        return await play_collection(self.kit, design, tasks, worker=self.where)
+        return await play_collection(self.kit, design, tasks, worker=self.where, pacer=self.pacer)
 
     async def deploy(
         self,
@@ -48,7 +50,15 @@ class EpisodeWorker:
         counts its tool calls against the evaluation's budgets."""
         budget = LedgerBudget(ledger[0], ledger[1], label) if ledger is not None else None
         return await play_deployment(
-            self.kit, design, snapshot, tool_usage, task, label, worker=self.where, budget=budget
+            self.kit,
+            design,
+            snapshot,
+            tool_usage,
+            task,
+            label,
+            worker=self.where,
+            budget=budget,
+            pacer=self.pacer,
         )
 
 

@@ -29,6 +29,7 @@ from atlas.alma.cluster.work import UnitResult, WorkerKit
 from atlas.alma.evaluate.harness import EpisodeRecord, Evaluation, check_disjoint
 from atlas.alma.state.staging import batches
 from atlas.errors import ClusterError, ConfigError
+from atlas.infra.llm.ratelimit import Spacing
 from atlas.protocols.llm import Usage
 
 if TYPE_CHECKING:
@@ -118,6 +119,11 @@ class RayExecutor:
 
             here = NodeAffinitySchedulingStrategy(ray.get_runtime_context().get_node_id(), soft=True)
             self._ledger = ray.remote(BudgetLedger).options(num_cpus=0, scheduling_strategy=here).remote()
+            self._pacer = (  # the task model's request-rate limit, shared by every worker
+                ray.remote(Spacing).options(num_cpus=0, scheduling_strategy=here).remote(kit.max_rpm)
+                if kit.max_rpm
+                else None
+            )
             self._actors = [self._spawn() for _ in range(n)]
             self._inflight = [0] * n
             self.workers = [ray.get(a.ping.remote(), timeout=start_timeout_s)["worker"] for a in self._actors]
@@ -134,7 +140,7 @@ class RayExecutor:
     # ---- workers -------------------------------------------------------------------------------
     def _spawn(self) -> Any:
         return self._remote.options(scheduling_strategy="SPREAD", max_restarts=0, **self._options).remote(
-            self.kit
+            self.kit, self._pacer
         )
 
     def _pick(self, avoid: int | None) -> int:
@@ -278,12 +284,14 @@ class RayExecutor:
             "concurrency": self.concurrency,
             "local_model": self.local_model,
             "retries": len(self.retries),
+            "max_rpm": self.kit.max_rpm,
         }
 
     def close(self) -> None:
         """Stop the workers; leave the cluster if this executor joined it."""
         ray = self._ray if hasattr(self, "_ray") else None
-        for a in getattr(self, "_actors", []):
+        helpers = [getattr(self, "_ledger", None), getattr(self, "_pacer", None)]
+        for a in [*getattr(self, "_actors", []), *filter(None, helpers)]:
             with contextlib.suppress(Exception):  # its node is gone: nothing left to stop
                 ray.kill(a, no_restart=True)  # type: ignore[union-attr]
         self._actors = []

@@ -1,10 +1,12 @@
-"""Budgets that hold cluster-wide: one ledger per executor, a Ray actor that every worker charges.
+"""Limits that hold cluster-wide: the tool-budget ledger and the request pacer, one Ray actor each
+per executor, that every worker asks.
 
 A design's tool budgets (summarize/analyze calls, model tokens and cost, argument characters per
 evaluation; ``ToolSettings``) are counted here for its deployment episodes, whichever worker plays
 them, with the same rules and words as one process (``chars_refusal``, ``llm_refusal``). Charges
 are kept per work unit: a unit lost with its worker and played again has its first charges voided,
-so nothing is counted twice.
+so nothing is counted twice. The task model's request-rate limit (``--max-rpm``) is one
+``atlas.infra.llm.ratelimit.Spacing`` run as an actor; ``RemotePacer`` is a worker's view of it.
 """
 
 from __future__ import annotations
@@ -81,4 +83,19 @@ class LedgerBudget:
         self.ledger.spend.remote(self.key, self.unit, tokens, cost_usd)  # ordered after this unit's charges
 
 
-__all__ = ["BudgetLedger", "LedgerBudget"]
+class RemotePacer:
+    """The cluster's request pacer as a worker's ``Pacer``: each model call reserves its slot there."""
+
+    def __init__(self, pacer: Any) -> None:
+        self.pacer = pacer
+
+    def delay(self) -> float:
+        import ray
+
+        return float(ray.get(self.pacer.delay.remote()))
+
+    async def adelay(self) -> float:
+        return float(await self.pacer.delay.remote())
+
+
+__all__ = ["BudgetLedger", "LedgerBudget", "RemotePacer"]

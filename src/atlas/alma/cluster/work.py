@@ -23,6 +23,7 @@ from atlas.alma.evaluate.runner import DesignRunner
 from atlas.alma.evaluate.tools import SharedBudget, ToolUsage
 from atlas.alma.sandbox.pool import SandboxLimits, WorkerPool
 from atlas.errors import LLMError, SandboxError
+from atlas.infra.llm.ratelimit import Pacer, RateLimitedLLM
 from atlas.protocols.llm import LLM, Completion, Usage
 
 if TYPE_CHECKING:
@@ -45,6 +46,7 @@ class WorkerKit:
     llm_factory: Callable[[], LLM] | None = None
     embedder_name: str | None = None
     max_turns: int | None = None
+    max_rpm: float | None = None  # task-model requests per minute, cluster-wide (one shared pacer)
     limits: SandboxLimits | None = None
     host_executor: HostExecutor | None = None
     replay_dir: str | None = None
@@ -178,10 +180,17 @@ def _failure(exc: Exception) -> str:
     return f"task model failed: {exc}"
 
 
-async def play_collection(kit: WorkerKit, design: Design, tasks: list[Task], worker: str = "") -> UnitResult:
+def _unit_llm(b: Built, pacer: Pacer | None) -> CountingLLM:
+    """The task model for one unit: counted, and behind the cluster's pacer when there is one."""
+    return CountingLLM(RateLimitedLLM(b.llm, pacer) if pacer is not None else b.llm)
+
+
+async def play_collection(
+    kit: WorkerKit, design: Design, tasks: list[Task], worker: str = "", pacer: Pacer | None = None
+) -> UnitResult:
     """A design's collection: each episode's ``update`` lands before the next ``recall``."""
     b = built(kit)
-    llm = CountingLLM(b.llm)
+    llm = _unit_llm(b, pacer)
     out = UnitResult(worker=worker)
     runner = None
     try:
@@ -219,13 +228,14 @@ async def play_deployment(
     label: str,
     worker: str = "",
     budget: SharedBudget | None = None,
+    pacer: Pacer | None = None,
 ) -> UnitResult:
     """One deployment episode against the design restored from its collection snapshot and frozen.
     The evaluation's tool usage after collection comes along, and ``budget`` (the cluster's ledger)
     counts every worker's tool calls, so the evaluation's budgets hold across the cluster; the unit
     returns what it added."""
     b = built(kit)
-    llm = CountingLLM(b.llm)
+    llm = _unit_llm(b, pacer)
     out = UnitResult(worker=worker)
     runner = None
     try:

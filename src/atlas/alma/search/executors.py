@@ -6,17 +6,16 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, cast
 
 from atlas.alma.baselines import make_host_design
 from atlas.alma.evaluate.executor import Executor, LocalExecutor
 from atlas.alma.evaluate.harness import Harness
+from atlas.alma.sandbox.pool import SandboxLimits, WorkerPool
 from atlas.alma.state.config import AlmaConfig
 from atlas.errors import ConfigError
+from atlas.infra.llm.ratelimit import RateLimitedLLM, Spacing
 from atlas.protocols import LLM, Embedder, Environment
-
-if TYPE_CHECKING:
-    from atlas.alma.sandbox.pool import SandboxLimits
 
 
 def sandbox_workers(concurrency: int) -> int:
@@ -24,6 +23,17 @@ def sandbox_workers(concurrency: int) -> int:
     LLM, so a few warm workers serve many concurrent episodes; spawning one per episode would cost
     more than it saves on a small machine."""
     return max(2, min(concurrency, os.cpu_count() or 2))
+
+
+def make_pool(limits: SandboxLimits | None, concurrency: int) -> WorkerPool:
+    """The sandbox worker pool of the driver's process (a cluster's workers have their own)."""
+    return WorkerPool(limits or SandboxLimits(), max_workers=sandbox_workers(concurrency))
+
+
+def paced(llm: LLM, max_rpm: float | None) -> LLM:
+    """The task model behind the run's request-rate limit (in this process; a cluster's workers share
+    one pacer instead, see ``RayExecutor``)."""
+    return cast("LLM", RateLimitedLLM(llm, Spacing(max_rpm))) if max_rpm else llm
 
 
 def _travels(obj: Any) -> Any:
@@ -67,6 +77,7 @@ def make_executor(
         llm_factory=llm_factory,
         embedder_name=config.embedder_name,
         max_turns=config.max_turns,
+        max_rpm=config.max_rpm,
         limits=limits,
         host_executor=make_host_design,
         replay_dir=str(replay_dir) if replay_dir is not None else None,
@@ -85,4 +96,4 @@ def make_executor(
     )
 
 
-__all__ = ["make_executor", "sandbox_workers"]
+__all__ = ["make_executor", "make_pool", "paced", "sandbox_workers"]

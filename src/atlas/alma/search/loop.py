@@ -32,7 +32,7 @@ from atlas.alma.genome.step import GENOME_OPERATORS, operators_for, resolve_repr
 from atlas.alma.sandbox.pool import SandboxLimits, WorkerPool
 from atlas.alma.search.budget import MAX_FAILED_ITERATIONS, over_cost, over_time, too_many_failures
 from atlas.alma.search.code_step import CodeStep
-from atlas.alma.search.executors import make_executor, sandbox_workers
+from atlas.alma.search.executors import make_executor, make_pool, paced
 from atlas.alma.search.facts import write_new_facts, write_resume_facts
 from atlas.alma.search.genome_step import GenomeStep
 from atlas.alma.search.progress import SearchProgress, default_progress
@@ -158,14 +158,12 @@ class Search:
             from atlas.infra.embeddings import make_embedder
 
             self.embedder = make_embedder(cfg.embedder_name)
+        task_llm = paced(self.llm, cfg.max_rpm)  # episodes and design tools, behind --max-rpm
         if self.agent is None:
             from atlas.agent import TaskAgent
 
-            self.agent = TaskAgent(self.llm, max_turns=cfg.max_turns)
-        if self.pool is None:  # one pool for the whole search (see executors.sandbox_workers)
-            self.pool = WorkerPool(
-                self.limits or SandboxLimits(), max_workers=sandbox_workers(cfg.concurrency)
-            )
+            self.agent = TaskAgent(task_llm, max_turns=cfg.max_turns)
+        self.pool = self.pool or make_pool(self.limits, cfg.concurrency)  # one for the whole search
         replay = self.baseline_cache.parent / "replay" if cfg.replay_cache and self.baseline_cache else None
         if replay is not None:
             use_replay_cache(cast("LLMClient", self.llm), replay)
@@ -180,7 +178,7 @@ class Search:
             self.env,
             self.agent,
             embedder=self.embedder,
-            design_llm=self.llm,
+            design_llm=task_llm,
             concurrency=cfg.concurrency,
             pool=self.pool,
             limits=self.limits,

@@ -69,6 +69,8 @@ class AlmaConfig(BaseModel):
     env_seed: bool = True
     env_params: dict[str, Any] = Field(default_factory=dict)  # the environment's own parameters (EnvParam)
     max_cost_usd: float | None = Field(None, gt=0)  # stop the search cleanly once the run has cost this much
+    # The provider's request-rate limit: task-model requests per minute, across every worker of a cluster.
+    max_rpm: float | None = Field(None, gt=0)
     max_minutes: float | None = Field(
         None, gt=0
     )  # stop cleanly before the first generation past this wall time
