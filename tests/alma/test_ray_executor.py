@@ -220,6 +220,23 @@ def test_an_address_that_does_not_answer_is_a_clear_error_in_seconds(tmp_path):
     assert time.perf_counter() - t0 < 20
 
 
+def test_an_address_that_answers_but_is_no_ray_head_is_a_clear_error_too():
+    """A service that accepts connections and says nothing would keep ray.init waiting for minutes."""
+    import socket
+
+    from atlas.alma.cluster.connect import connect
+
+    pytest.importorskip("ray")
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen(1)
+        address = f"127.0.0.1:{server.getsockname()[1]}"
+        t0 = time.perf_counter()
+        with pytest.raises(ClusterError, match=address):
+            connect(address, timeout_s=2)
+        assert time.perf_counter() - t0 < 10
+
+
 def test_without_ray_the_cli_says_how_to_install_the_extra(tmp_path, monkeypatch):
     from atlas.cli import app
 

@@ -18,6 +18,7 @@ INSTALL_HINT = (
     "(or pip install ray==2.60.0 in this environment)"
 )
 CONNECT_TIMEOUT_S = 15.0
+HTTP2_PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
 
 
 def import_ray() -> ModuleType:
@@ -35,14 +36,23 @@ def _probe(address: str, timeout_s: float) -> None:
     if not sep or not port.isdigit():
         raise ConfigError(f"--ray-address must be 'auto' or HOST:PORT (the head's GCS port), got {address!r}")
     try:
-        with socket.create_connection((host or "127.0.0.1", int(port)), timeout=timeout_s):
-            pass
+        with socket.create_connection((host or "127.0.0.1", int(port)), timeout=timeout_s) as sock:
+            # A Ray head's GCS speaks gRPC (HTTP/2): it answers the client preface with a SETTINGS frame.
+            # Anything else (a web server, a closed service that accepts and waits) would make ray.init
+            # wait for minutes.
+            sock.sendall(HTTP2_PREFACE + b"\x00\x00\x00\x04\x00\x00\x00\x00\x00")
+            frame = sock.recv(9)
     except OSError as exc:
         raise ClusterError(
             f"no Ray cluster answers at {address} (within {timeout_s:.0f}s: {exc}); start one with "
             "`ray start --head --port 6379` (see README, 'Running on a cluster'), or pass --ray-address auto "
             "to start a local one"
         ) from exc
+    if len(frame) < 9 or frame[3] != 0x04:
+        raise ClusterError(
+            f"{address} answers, but not as a Ray head (no gRPC reply within {timeout_s:.0f}s); give the "
+            "head's GCS port (`ray start --head --port PORT`, default 6379)"
+        )
 
 
 def connect(address: str | None, *, timeout_s: float = CONNECT_TIMEOUT_S) -> bool:
