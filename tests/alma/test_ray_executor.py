@@ -358,3 +358,31 @@ async def test_the_request_rate_limit_holds_across_the_cluster(cluster):
     assert ev.status == "ok" and len(ev.deployment) == 4
     calls = ex.usage.calls
     assert calls > 10 and took >= (calls - 1) * 60 / rpm * 0.95, (calls, took)
+
+
+async def test_a_local_model_plays_one_episode_per_llm_slot(cluster):
+    """With a local model each worker holds one `llm` slot and plays one episode at a time: the
+    cluster declares two slots (one per node), so eight episodes in flight become two workers."""
+    from atlas.alma.baselines import get_baseline, make_host_design
+    from atlas.alma.cluster import RayExecutor, WorkerKit
+    from atlas.alma.evaluate.harness import make_tasks
+    from atlas.envs.registry import get_env
+
+    col, dep = make_tasks(
+        get_env("graphworld", rooms=5), episodes=1, seed=42, family=42, deployment_seeds=[7, 8]
+    )
+    kit = WorkerKit(
+        env="graphworld",
+        env_kwargs={"rooms": 5},
+        model="cluster:task",
+        embedder_name="ngram",
+        host_executor=make_host_design,
+    )
+    ex = RayExecutor(kit, address=cluster.address, concurrency=8, local_model=True, embedder_name="ngram")
+    try:
+        shown = ex.describe()
+        assert (shown["workers"], shown["per_worker"], shown["local_model"]) == (2, 1, True)
+        ev = await ex.evaluate(get_baseline("no_memory").model_copy(update={"id": "d-0001"}), col, dep)
+    finally:
+        ex.close()
+    assert ev.status == "ok" and [e.label for e in ev.deployment] == ["D1", "D2"]

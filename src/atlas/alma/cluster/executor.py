@@ -282,6 +282,7 @@ class RayExecutor:
             "workers": len(getattr(self, "workers", [])),
             "worker_names": list(getattr(self, "workers", [])),
             "concurrency": self.concurrency,
+            "per_worker": self._per_actor,
             "local_model": self.local_model,
             "retries": len(self.retries),
             "max_rpm": self.kit.max_rpm,
