@@ -386,3 +386,47 @@ async def test_a_local_model_plays_one_episode_per_llm_slot(cluster):
     finally:
         ex.close()
     assert ev.status == "ok" and [e.label for e in ev.deployment] == ["D1", "D2"]
+
+
+def test_a_node_removed_mid_run_costs_retries_and_nothing_else(tmp_path_factory, cluster, local_run):
+    """The second node is taken out of the cluster (its raylet and workers killed) while the first
+    design's deployment episodes are in flight: they are played again on the head, the archive is the
+    local one. Runs last: the module's cluster has one node afterwards."""
+    import threading
+
+    removed: list[float] = []
+
+    class RemoveNode:
+        def __getattr__(self, name: str) -> Any:
+            return lambda *a, **k: None
+
+        def episode(self, rec: Any) -> None:
+            if rec.label == "C1" and not removed:
+                removed.append(time.perf_counter())
+                node = cluster.list_all_nodes()[-1]
+                assert not node.head
+                threading.Thread(
+                    target=lambda: (time.sleep(0.3), cluster.remove_node(node, allow_graceful=False))
+                ).start()
+
+    run_dir = tmp_path_factory.mktemp("nodes") / "run"
+    meta, debug = meta_models()
+    events: list[tuple[str, dict]] = []
+    atlas.alma.run(
+        model="cluster:slow",
+        meta_llm=meta,
+        debug_llm=debug,
+        run_dir=run_dir,
+        iterations=1,
+        executor="ray",
+        ray_address=cluster.address,
+        progress=RemoveNode(),
+        callbacks=[lambda ev, f: events.append((ev, f))],
+        **{**SETTINGS, "quiet": False},
+    )
+    start = next(f for ev, f in events if ev == "run.start")
+    assert start["executor"]["worker_nodes"] == 2  # a worker on each node to begin with
+    assert removed and len(cluster.list_all_nodes()) == 1
+    retries = [f for ev, f in events if ev == "executor.retry"]
+    assert retries and next(f for ev, f in events if ev == "run.stop")["retries"] == len(retries)
+    assert outcome(run_dir) == outcome(local_run)

@@ -31,8 +31,10 @@ class EpisodeWorker:
 
     def ping(self) -> dict[str, Any]:
         """Where this worker runs (and builds the kit now, so the first unit does not wait for it)."""
+        import ray
+
         built(self.kit)
-        return {"worker": self.where, "pid": os.getpid()}
+        return {"worker": self.where, "pid": os.getpid(), "node": ray.get_runtime_context().get_node_id()}
 
     async def collect(self, design: Design, tasks: list[Task]) -> UnitResult:
         return await play_collection(self.kit, design, tasks, worker=self.where, pacer=self.pacer)

@@ -16,9 +16,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import math
 import time
 import uuid
+from collections import Counter
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
@@ -39,6 +41,7 @@ if TYPE_CHECKING:
 
 START_TIMEOUT_S = 300.0  # workers build their kit (a local model loads) before the first unit
 MAX_RETRIES = 3
+HEAD = "node:__internal_head__"  # the resource Ray gives the head node
 
 
 class RayExecutor:
@@ -99,14 +102,14 @@ class RayExecutor:
             resources = ray.cluster_resources()
             self.nodes = sum(1 for n in ray.nodes() if n.get("Alive"))
             if local_model:
-                slots = int(resources.get("llm", 0))
-                if slots < 1:
+                llm_slots = int(resources.get("llm", 0))
+                if llm_slots < 1:
                     raise ConfigError(
                         "a local task model on Ray needs nodes that declare how many local-model episodes "
                         "they run at once: ray start ... --resources '{\"llm\": 1}' (README, 'Running on a "
                         "cluster')"
                     )
-                n = workers or min(self.concurrency, slots)
+                n = workers or min(self.concurrency, llm_slots)
                 self._per_actor = 1
                 self._options: dict[str, Any] = {"num_cpus": 0, "resources": {"llm": 1}, "max_concurrency": 1}
             else:
@@ -114,19 +117,27 @@ class RayExecutor:
                 self._per_actor = math.ceil(self.concurrency / n)
                 self._options = {"num_cpus": 0, "max_concurrency": self._per_actor}
             self._remote = ray.remote(EpisodeWorker)
-            # One ledger for the cluster's budgets, beside this driver (it outlives any worker).
+            # One ledger for the cluster's budgets on the head node (the cluster ends with it anyway).
             from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
-            here = NodeAffinitySchedulingStrategy(ray.get_runtime_context().get_node_id(), soft=True)
+            heads = [n["NodeID"] for n in ray.nodes() if n.get("Alive") and HEAD in n.get("Resources", {})]
+            here = NodeAffinitySchedulingStrategy(
+                heads[0] if heads else ray.get_runtime_context().get_node_id(), soft=False
+            )
             self._ledger = ray.remote(BudgetLedger).options(num_cpus=0, scheduling_strategy=here).remote()
             self._pacer = (  # the task model's request-rate limit, shared by every worker
                 ray.remote(Spacing).options(num_cpus=0, scheduling_strategy=here).remote(kit.max_rpm)
                 if kit.max_rpm
                 else None
             )
-            self._actors = [self._spawn() for _ in range(n)]
+            self._resource = "llm" if local_model else "CPU"
+            slots = self._slots()
+            self.worker_nodes = [slots[k % len(slots)] for k in range(n)]  # spread over the nodes
+            self._actors = [self._spawn(node) for node in self.worker_nodes]
             self._inflight = [0] * n
-            self.workers = [ray.get(a.ping.remote(), timeout=start_timeout_s)["worker"] for a in self._actors]
+            pings = ray.get([a.ping.remote() for a in self._actors], timeout=start_timeout_s)
+            self.workers = [p["worker"] for p in pings]
+            self.worker_nodes = [p["node"] for p in pings]  # where they did start
         except Exception as exc:
             self.close()
             if isinstance(exc, ray.exceptions.GetTimeoutError):
@@ -138,8 +149,19 @@ class RayExecutor:
         self._sem = asyncio.Semaphore(self.concurrency)
 
     # ---- workers -------------------------------------------------------------------------------
-    def _spawn(self) -> Any:
-        return self._remote.options(scheduling_strategy="SPREAD", max_restarts=0, **self._options).remote(
+    def _slots(self) -> list[str]:
+        """Alive nodes, each as often as it has the workers' resource (CPUs, or ``llm`` slots with a
+        local model), interleaved so that consecutive workers land on different nodes."""
+        alive = [n for n in self._ray.nodes() if n.get("Alive")]
+        per = [[n["NodeID"]] * int(n.get("Resources", {}).get(self._resource, 0)) for n in alive]
+        slots = [node for group in itertools.zip_longest(*per) for node in group if node]
+        return slots or [n["NodeID"] for n in alive]
+
+    def _spawn(self, node: str) -> Any:
+        from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+        where = NodeAffinitySchedulingStrategy(node, soft=False)  # soft placement may pile them on one node
+        return self._remote.options(scheduling_strategy=where, max_restarts=0, **self._options).remote(
             self.kit, self._pacer
         )
 
@@ -147,12 +169,18 @@ class RayExecutor:
         order = sorted(range(len(self._actors)), key=lambda i: (i == avoid, self._inflight[i], i))
         return order[0]
 
-    def _replace(self, i: int) -> None:
-        """A worker died: start another in its place (anywhere the cluster has room)."""
-        ray = self._ray
+    def _replace(self, i: int, lost: Any) -> None:
+        """Worker ``i`` (``lost``) died: start another in its place, on another node when there is one
+        (its node may be gone too), the one with the fewest of our workers. Once per loss: the other
+        units that were on it find it replaced already."""
+        if self._actors[i] is not lost:
+            return
         with contextlib.suppress(Exception):  # already gone with its node: nothing to stop
-            ray.kill(self._actors[i], no_restart=True)
-        self._actors[i] = self._spawn()
+            self._ray.kill(lost, no_restart=True)
+        slots = [s for s in self._slots() if s != self.worker_nodes[i]] or self._slots()
+        used = Counter(self.worker_nodes)
+        node = min(dict.fromkeys(slots), key=lambda s: used[s])
+        self._actors[i], self.worker_nodes[i] = self._spawn(node), node
 
     async def _unit(
         self,
@@ -167,14 +195,15 @@ class RayExecutor:
             attempt, avoid = 0, None
             while True:
                 i = self._pick(avoid)
+                actor = self._actors[i]
                 self._inflight[i] += 1
                 try:
-                    result = await submit(self._actors[i])
+                    result = await submit(actor)
                 except self._lost as exc:
                     attempt += 1
                     reason = f"{type(exc).__name__}: {str(exc).strip().splitlines()[0][:200] if str(exc).strip() else ''}"
                     retry = {"design_id": ev.design_id, "unit": label, "attempt": attempt, "error": reason}
-                    self._replace(i)
+                    self._replace(i, actor)
                     if ledger_key is not None:
                         self._ledger.void.remote(ledger_key, label)
                     if attempt > self.max_retries:
@@ -187,6 +216,7 @@ class RayExecutor:
                     if self.on_retry is not None:
                         self.on_retry(retry)
                     avoid = i
+                    await asyncio.sleep(min(0.5 * attempt, 5.0))  # let the cluster notice a dead node
                     continue
                 finally:
                     self._inflight[i] -= 1
@@ -281,6 +311,7 @@ class RayExecutor:
             "nodes": self.nodes,
             "workers": len(getattr(self, "workers", [])),
             "worker_names": list(getattr(self, "workers", [])),
+            "worker_nodes": len(set(getattr(self, "worker_nodes", []))),
             "concurrency": self.concurrency,
             "per_worker": self._per_actor,
             "local_model": self.local_model,
