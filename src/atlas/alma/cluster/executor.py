@@ -146,7 +146,14 @@ class RayExecutor:
                     "resources on the cluster, or building the task model hangs)"
                 ) from exc
             raise
-        self._sem = asyncio.Semaphore(self.concurrency)
+        self._gates: dict[asyncio.AbstractEventLoop, asyncio.Semaphore] = {}  # units in flight, per loop
+
+    def _gate(self) -> asyncio.Semaphore:
+        """At most ``concurrency`` units in flight (a semaphore of the running event loop)."""
+        loop = asyncio.get_running_loop()
+        if loop not in self._gates:
+            self._gates = {loop: asyncio.Semaphore(self.concurrency)}
+        return self._gates[loop]
 
     # ---- workers -------------------------------------------------------------------------------
     def _slots(self) -> list[str]:
@@ -191,7 +198,7 @@ class RayExecutor:
     ) -> UnitResult:
         """Run one unit, again on another worker when its worker is lost (bounded, recorded; what
         the lost attempt charged to the ledger under ``ledger_key`` is voided)."""
-        async with self._sem:
+        async with self._gate():
             attempt, avoid = 0, None
             while True:
                 i = self._pick(avoid)
