@@ -1,8 +1,11 @@
 """`--executor ray` on a real Ray cluster started here: a head and one more node, each its own
 processes (``ray.cluster_utils.Cluster``). A scripted search run on it gives the archive a local run
-gives; a worker killed mid-run costs a recorded retry and nothing else; a resumed run may switch
-executors; an address that does not answer is a clear error within seconds; without Ray installed
-the CLI says how to install the extra. Select them with ``-m ray`` (about a minute on 2 cores)."""
+gives; a worker killed, or a node removed, mid-run costs recorded retries and nothing else; a resumed
+run may switch executors; a design's tool budgets and the request-rate limit hold across the
+workers; a local model plays one episode per ``llm`` slot; an address that does not answer (or is
+no Ray head) is a clear error within seconds; without Ray installed the CLI says how to install the
+extra, and the local executor never imports Ray. Select them with ``-m ray`` (1–1.5 minutes on 2
+cores)."""
 
 from __future__ import annotations
 
@@ -386,6 +389,30 @@ async def test_a_local_model_plays_one_episode_per_llm_slot(cluster):
     finally:
         ex.close()
     assert ev.status == "ok" and [e.label for e in ev.deployment] == ["D1", "D2"]
+
+
+def test_the_cli_runs_on_the_cluster(tmp_path, cluster):
+    from atlas.cli import app
+
+    args = ["run", "--executor", "ray", "--ray-address", cluster.address, "--model", "cluster:task"]
+    args += [
+        "--iterations",
+        "0",
+        "--episodes",
+        "1",
+        "--deploy-seeds",
+        "1",
+        "--rooms",
+        "5",
+        "--baselines",
+        "none",
+    ]
+    args += ["--no-embed", "--quiet", "--run-dir", str(tmp_path / "r")]
+    res = CliRunner().invoke(app, args, env={"COLUMNS": "200"})
+    assert res.exit_code == 0, res.output
+    config = json.loads((tmp_path / "r" / "config.json").read_text())
+    assert (config["executor"], config["ray_address"]) == ("ray", cluster.address)
+    assert "no_memory" in res.output
 
 
 def test_a_node_removed_mid_run_costs_retries_and_nothing_else(tmp_path_factory, cluster, local_run):
