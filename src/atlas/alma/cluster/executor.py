@@ -173,20 +173,32 @@ class RayExecutor:
         )
 
     def _pick(self, avoid: int | None) -> int:
-        order = sorted(range(len(self._actors)), key=lambda i: (i == avoid, self._inflight[i], i))
-        return order[0]
+        live = [i for i, a in enumerate(self._actors) if a is not None]
+        if not live:
+            raise ClusterError(
+                "no Ray worker is left to play episodes (their nodes died and no other node has a free "
+                "`llm` slot); the archive is saved: add a node and `atlas run --resume`"
+            )
+        return min(live, key=lambda i: (i == avoid, self._inflight[i], i))
 
     def _replace(self, i: int, lost: Any) -> None:
-        """Worker ``i`` (``lost``) died: start another in its place, on another node when there is one
-        (its node may be gone too), the one with the fewest of our workers. Once per loss: the other
-        units that were on it find it replaced already."""
+        """Worker ``i`` (``lost``) died: start another in its place on another node when there is one
+        (its node may be gone too), the one with the fewest of our workers; with a local model only
+        where an ``llm`` slot is free (else the worker is not replaced: waiting for a slot would hang).
+        Once per loss: the other units that were on it find it replaced already."""
         if self._actors[i] is not lost:
             return
         with contextlib.suppress(Exception):  # already gone with its node: nothing to stop
             self._ray.kill(lost, no_restart=True)
-        slots = [s for s in self._slots() if s != self.worker_nodes[i]] or self._slots()
-        used = Counter(self.worker_nodes)
-        node = min(dict.fromkeys(slots), key=lambda s: used[s])
+        mine = Counter(n for k, n in enumerate(self.worker_nodes) if k != i and self._actors[k] is not None)
+        free = Counter(self._slots())
+        if self.local_model:  # a slot is ours until its worker is gone
+            free -= mine
+        nodes = [n for n in free if n != self.worker_nodes[i]] or list(free)
+        if not nodes:
+            self._actors[i] = None
+            return
+        node = min(nodes, key=lambda n: mine[n])
         self._actors[i], self.worker_nodes[i] = self._spawn(node), node
 
     async def _unit(
@@ -210,6 +222,7 @@ class RayExecutor:
                     attempt += 1
                     reason = f"{type(exc).__name__}: {str(exc).strip().splitlines()[0][:200] if str(exc).strip() else ''}"
                     retry = {"design_id": ev.design_id, "unit": label, "attempt": attempt, "error": reason}
+                    retry["node"] = self.worker_nodes[i][:12]  # where it was lost
                     self._replace(i, actor)
                     if ledger_key is not None:
                         self._ledger.void.remote(ledger_key, label)
