@@ -66,6 +66,11 @@ def make_executor(
     from atlas.alma.cluster.connect import import_ray
 
     import_ray()  # says how to install the extra when Ray is missing
+    if getattr(harness.agent, "llm", None) is not harness.design_llm:
+        raise ConfigError(
+            "--executor ray builds the task agent on every worker (TaskAgent with the run's model and "
+            "max_turns): a custom agent= cannot travel; leave it out, or use the local executor"
+        )
     if llm_factory is None:
         raise ConfigError(
             "--executor ray builds the task model on every worker: give it by name (model='NAME', "
