@@ -57,9 +57,9 @@ def search(run_dir: Path, model: str = "cluster:task", **settings: Any) -> Any:
     return archive
 
 
-def outcome(run_dir: Path) -> list[Any]:
+def outcome(run_dir: Path, *, usage: bool = True) -> list[Any]:
     """What must not depend on where the episodes ran: every entry's scores, per-task results and
-    usage, and every episode's advice and actions."""
+    usage (``usage=False``: a replayed run spends nothing), and every episode's advice and actions."""
     archive = json.loads((run_dir / "archive.json").read_text())
     out: list[Any] = [
         archive["baseline"],
@@ -67,10 +67,10 @@ def outcome(run_dir: Path) -> list[Any]:
     ]
     for e in archive["entries"]:
         keep = ("id", "name", "status", "errors", "collection_score", "deployment_score", "normalized_score")
-        usage = dict(e["usage"])
-        if e["origin"] == "meta":  # its prompts quote runtime logs (durations, process ids): lengths vary
-            usage = {k: usage[k] for k in ("calls", "completion_tokens")}
-        out.append({k: e.get(k) for k in keep} | {"per_task": e["per_task"], "usage": usage})
+        spent = dict(e["usage"]) if usage else {}
+        if e["origin"] == "meta" and usage:  # its prompts quote runtime logs (durations, pids): lengths vary
+            spent = {k: spent[k] for k in ("calls", "completion_tokens")}
+        out.append({k: e.get(k) for k in keep} | {"per_task": e["per_task"], "usage": spent})
         logs = run_dir / "logs" / e["id"] / "episodes.jsonl"
         if logs.exists():
             eps = [json.loads(x) for x in logs.read_text().splitlines()]
@@ -389,6 +389,41 @@ async def test_a_local_model_plays_one_episode_per_llm_slot(cluster):
     finally:
         ex.close()
     assert ev.status == "ok" and [e.label for e in ev.deployment] == ["D1", "D2"]
+
+
+@pytest.mark.local_llm
+@pytest.mark.timeout(1200)
+def test_with_the_local_model_and_the_replay_cache_a_ray_run_equals_the_local_run(tmp_path, cluster):
+    """The real local model (one per worker process, one `llm` slot each): a local run fills its
+    replay cache; a node holding that cache plays the same search on the cluster, with the same
+    archive (the no-memory baseline is played again, not read from the baseline cache)."""
+    import shutil
+
+    from atlas.infra import local_models
+
+    pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed (extra [local])")
+    model = "qwen2.5-coder-0.5b"
+    if not local_models.is_verified(model) and not local_models.verify(model):
+        pytest.skip(f"local model not assembled: run `atlas models pull {model}`")
+    settings = dict(
+        env="graphworld", iterations=0, episodes=1, rooms=4, deploy_seeds=1, seed=7, max_turns=2,
+        baselines=[], quiet=True, no_embed=True, concurrency=2,
+    )  # fmt: skip
+    runs = {}
+    for name in ("local", "rayrn"):
+        if name == "rayrn":  # what travels to a node by hand: its replay cache
+            shutil.copytree(tmp_path / "local" / "replay", tmp_path / "rayrn" / "replay")
+            settings |= {"executor": "ray", "ray_address": cluster.address}
+        runs[name] = tmp_path / name / "run"
+        atlas.alma.run(
+            model=f"local:{model}",
+            run_dir=runs[name],
+            baseline_cache=tmp_path / name / "baselines",
+            **settings,
+        )
+    assert outcome(runs["rayrn"], usage=False) == outcome(runs["local"], usage=False)
+    entries = json.loads((runs["rayrn"] / "archive.json").read_text())["entries"]
+    assert [e["name"] for e in entries] == ["no_memory", "graphworld_seed"]
 
 
 def test_the_cli_runs_on_the_cluster(tmp_path, cluster):
