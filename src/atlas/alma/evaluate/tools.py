@@ -17,7 +17,7 @@ import json
 import threading
 import time
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from atlas.alma.evaluate.runlog import DEFAULT_THRESHOLDS, SimilarityStats, SimilarityThresholds
 from atlas.errors import InvalidInputError, LLMError, ToolRefusal
@@ -90,6 +90,38 @@ class ToolUsage:
         return d
 
 
+def chars_refusal(name: str, u: ToolUsage, s: ToolSettings, chars: int) -> str | None:
+    """Why a tool call passing ``chars`` characters is over the evaluation's budget (None: it is not)."""
+    if u.chars + chars > s.max_tool_chars:
+        return (
+            f"{name} refused: this evaluation's tool calls passed {s.max_tool_chars} "
+            "characters of arguments (budget per evaluation)"
+        )
+    return None
+
+
+def llm_refusal(name: str, u: ToolUsage, s: ToolSettings) -> str | None:
+    """Why one more summarize/analyze call is over the evaluation's model budgets (None: it is not)."""
+    if u.llm_calls >= s.max_llm_calls:
+        return (
+            f"{name} refused: the budget of {s.max_llm_calls} summarize/analyze calls per evaluation is spent"
+        )
+    if u.llm_tokens >= s.max_llm_tokens:
+        return f"{name} refused: the budget of {s.max_llm_tokens} model tokens per evaluation is spent"
+    if u.llm_cost_usd >= s.max_llm_cost_usd:
+        return f"{name} refused: the budget of ${s.max_llm_cost_usd} of model cost per evaluation is spent"
+    return None
+
+
+class SharedBudget(Protocol):
+    """An evaluation's budgets kept outside this process, when several processes play its episodes
+    (a cluster's workers): ``charge`` counts one tool call or says why it is refused, ``spend`` adds
+    what a model call cost."""
+
+    def charge(self, name: str, chars: int, llm: bool) -> str | None: ...
+    def spend(self, tokens: int, cost_usd: float) -> None: ...
+
+
 @dataclass
 class ToolResult:
     value: Any
@@ -134,6 +166,7 @@ class DesignTools:
         self.collections: dict[str, InMemoryVectorStore] = {}
         self.frozen = False
         self.usage = ToolUsage()  # the whole evaluation
+        self.shared: SharedBudget | None = None  # the evaluation's budgets across processes, if shared
         self._lock = threading.Lock()  # guards the collections dict, the id counter and usage only
         self._ids = itertools.count(1)
 
@@ -176,32 +209,18 @@ class DesignTools:
                     f"{name} refused: the tool calls of this update/recall call "
                     f"would pass {s.max_tool_chars_per_call} characters of arguments (budget per call)"
                 )
-            if u.chars + chars > s.max_tool_chars:
-                raise ToolRefusal(
-                    f"{name} refused: this evaluation's tool calls passed {s.max_tool_chars} "
-                    "characters of arguments (budget per evaluation)"
-                )
+            if why := chars_refusal(name, u, s, chars):
+                raise ToolRefusal(why)
             if llm:
                 if per_call.llm_calls >= s.max_llm_calls_per_call:
                     raise ToolRefusal(
                         f"{name} refused: at most {s.max_llm_calls_per_call} summarize/analyze calls "
                         "per update/recall call"
                     )
-                if u.llm_calls >= s.max_llm_calls:
-                    raise ToolRefusal(
-                        f"{name} refused: the budget of {s.max_llm_calls} summarize/analyze calls per "
-                        "evaluation is spent"
-                    )
-                if u.llm_tokens >= s.max_llm_tokens:
-                    raise ToolRefusal(
-                        f"{name} refused: the budget of {s.max_llm_tokens} model tokens per evaluation "
-                        "is spent"
-                    )
-                if u.llm_cost_usd >= s.max_llm_cost_usd:
-                    raise ToolRefusal(
-                        f"{name} refused: the budget of ${s.max_llm_cost_usd} of model cost per "
-                        "evaluation is spent"
-                    )
+                if why := llm_refusal(name, u, s):
+                    raise ToolRefusal(why)
+            if self.shared is not None and (why := self.shared.charge(name, chars, llm)):
+                raise ToolRefusal(why)
             for usage in (u, per_call):
                 usage.tool_calls += 1
                 usage.chars += chars
@@ -317,6 +336,10 @@ class DesignTools:
             if used is not None:
                 self.usage.llm_tokens += int(getattr(used, "total_tokens", 0) or 0)
                 self.usage.llm_cost_usd += float(getattr(used, "cost_usd", 0.0) or 0.0)
+        if used is not None and self.shared is not None:
+            self.shared.spend(
+                int(getattr(used, "total_tokens", 0) or 0), float(getattr(used, "cost_usd", 0.0) or 0.0)
+            )
         return completion.text or "", waited
 
     def _llm_input(self, tool: str, args: dict[str, Any], default: str) -> tuple[str, str]:
@@ -386,6 +409,7 @@ __all__ = [
     "TOOL_NAMES",
     "WRITE_TOOLS",
     "DesignTools",
+    "SharedBudget",
     "ToolRefusal",
     "ToolResult",
     "ToolSettings",

@@ -17,15 +17,14 @@ such iterations in a row the search stops with ``SearchStopped``: the archive is
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Callable
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, cast
 
 from atlas.alma.baselines import make_host_design
 from atlas.alma.design import Design
+from atlas.alma.evaluate.executor import Executor
 from atlas.alma.evaluate.harness import Harness, make_tasks
 from atlas.alma.genome.bandit import choose_operator, operator_stats
 from atlas.alma.genome.operators import env_observation_keys
@@ -33,6 +32,8 @@ from atlas.alma.genome.step import GENOME_OPERATORS, operators_for, resolve_repr
 from atlas.alma.sandbox.pool import SandboxLimits, WorkerPool
 from atlas.alma.search.budget import MAX_FAILED_ITERATIONS, SpendCap, over_cost, over_time, too_many_failures
 from atlas.alma.search.code_step import CodeStep
+from atlas.alma.search.executors import make_executor, make_pool, paced
+from atlas.alma.search.facts import write_new_facts, write_resume_facts
 from atlas.alma.search.genome_step import GenomeStep
 from atlas.alma.search.progress import SearchProgress, default_progress
 from atlas.alma.search.record import Recorder
@@ -90,9 +91,11 @@ class Search:
         limits: SandboxLimits | None = None,
         baseline_cache: Path | bool | None = None,
         run_facts: dict[str, Any] | None = None,
+        llm_factory: Callable[[], LLM] | None = None,
     ) -> None:
         self.config = config
         self.llm = llm
+        self.llm_factory = llm_factory  # builds the task model on a cluster's workers (--executor ray)
         self.meta_llm = meta_llm or llm
         self.debug_llm: LLMClient = debug_llm or cast("LLMClient", self.meta_llm)  # needs astructured
         self.run_dir = run_dir
@@ -107,12 +110,7 @@ class Search:
             default_progress(True) if config.quiet else progress or default_progress(False)
         )
         self.run_facts = dict(run_facts or {})
-        if trace is True:
-            self.trace_path: Path | None = run_dir.trace_path
-        elif trace:
-            self.trace_path = Path(trace)
-        else:
-            self.trace_path = None
+        self.trace_path: Path | None = run_dir.trace_path if trace is True else Path(trace) if trace else None
         self._trace: TraceWriter | None = None
         if baseline_cache is False:
             self.baseline_cache: Path | None = None
@@ -126,6 +124,7 @@ class Search:
         self.collection_tasks: list[Any] = []
         self.deployment_tasks: list[Any] = []
         self.harness: Harness | None = None
+        self.executor: Executor | None = None
         self._recorder: Recorder | None = None
         self._genome_step: GenomeStep | None = None
         self._code_step: CodeStep | None = None
@@ -159,16 +158,15 @@ class Search:
             from atlas.infra.embeddings import make_embedder
 
             self.embedder = make_embedder(cfg.embedder_name)
+        task_llm = paced(self.llm, cfg.max_rpm)  # episodes and design tools, behind --max-rpm
         if self.agent is None:
             from atlas.agent import TaskAgent
 
-            self.agent = TaskAgent(self.llm, max_turns=cfg.max_turns)
-        if self.pool is None:
-            # One pool for the search: recalls take milliseconds, so a few warm workers serve many episodes.
-            workers = max(2, min(cfg.concurrency, os.cpu_count() or 2))
-            self.pool = WorkerPool(self.limits or SandboxLimits(), max_workers=workers)
-        if cfg.replay_cache and self.baseline_cache is not None:
-            use_replay_cache(cast("LLMClient", self.llm), self.baseline_cache.parent / "replay")
+            self.agent = TaskAgent(task_llm, max_turns=cfg.max_turns)
+        self.pool = self.pool or make_pool(self.limits, cfg.concurrency)  # one for the whole search
+        replay = self.baseline_cache.parent / "replay" if cfg.replay_cache and self.baseline_cache else None
+        if replay is not None:
+            use_replay_cache(cast("LLMClient", self.llm), replay)
         self.collection_tasks, self.deployment_tasks = make_tasks(
             self.env,
             episodes=cfg.episodes,
@@ -180,13 +178,18 @@ class Search:
             self.env,
             self.agent,
             embedder=self.embedder,
-            design_llm=self.llm,
+            design_llm=task_llm,
             concurrency=cfg.concurrency,
             pool=self.pool,
             limits=self.limits,
             on_episode=self.progress.episode,
             host_executor=make_host_design,
         )
+        self.executor = make_executor(
+            cfg, self.harness, llm=self.llm, llm_factory=self.llm_factory, env=self.env, embedder=self.embedder,
+            limits=self.limits, replay_dir=replay, on_retry=lambda r: self.emit("executor.retry", **r),
+        )  # fmt: skip
+        self.meter.add(self.executor)
         self.representation, self.representation_reason = resolve_representation(
             cfg.representation, getattr(self.meta_llm, "model", None)
         )
@@ -211,28 +214,20 @@ class Search:
                     + (f"copy {bak} to archive.json to recover" if bak.exists() else "restore archive.json")
                     + " (resuming without it would start over and overwrite them)"
                 )
-            facts = self.run_dir.read_config()
-            facts["iterations"] = cfg.iterations
-            resumed = facts.get("resumed_at")
-            facts["resumed_at"] = [
-                *(resumed if isinstance(resumed, list) else []),
-                datetime.now(UTC).isoformat(),
-            ]
-            self.run_dir.write_config(facts)
+            write_resume_facts(self.run_dir, cfg)
         else:
-            facts = {
-                **cfg.model_dump(),
+            write_new_facts(
+                self.run_dir,
+                cfg,
                 **self.run_facts,
-                "task_model": getattr(self.llm, "model", None),
-                "meta_model_resolved": getattr(self.meta_llm, "model", None),
-                "embedder": getattr(self.embedder, "name", None),
-                "representation_resolved": self.representation,
-                "evaluation_key": cfg.evaluation_key(getattr(self.llm, "model", "")),
-                "collection_tasks": [t.id for t in self.collection_tasks],
-                "deployment_tasks": [t.id for t in self.deployment_tasks],
-                "created_at": datetime.now(UTC).isoformat(),
-            }
-            self.run_dir.write_config(facts)
+                task_model=getattr(self.llm, "model", None),
+                meta_model_resolved=getattr(self.meta_llm, "model", None),
+                embedder=getattr(self.embedder, "name", None),
+                representation_resolved=self.representation,
+                evaluation_key=cfg.evaluation_key(getattr(self.llm, "model", "")),
+                collection_tasks=[t.id for t in self.collection_tasks],
+                deployment_tasks=[t.id for t in self.deployment_tasks],
+            )
             self.archive.save()  # an empty archive first: a kill at any later point leaves one to resume
         if self.trace_path is not None:
             self._trace = TraceWriter(self.trace_path)
@@ -240,13 +235,13 @@ class Search:
 
     def _make_steps(self) -> None:
         """The collaborators that play and record designs, once the archive and the tasks are known."""
-        assert self.harness is not None and self.pool is not None
+        assert self.executor is not None and self.pool is not None
         assert self.env is not None and self.embedder is not None
         self._recorder = rec = Recorder(
             config=self.config,
             archive=self.archive,
             run_dir=self.run_dir,
-            harness=self.harness,
+            executor=self.executor,
             collection_tasks=self.collection_tasks,
             deployment_tasks=self.deployment_tasks,
             progress=self.progress,
@@ -395,6 +390,7 @@ class Search:
             completed_generations=sorted(done),
             representation=self.representation,
             operators=self.operators,
+            executor=self.executor.describe() if self.executor else None,
         )
         self.progress.line(f"representation: {self.representation} ({self.representation_reason})")
         generations = cfg.iterations or 0  # resolved by _setup
@@ -452,7 +448,8 @@ class Search:
         """What the search did not pay for: episodes staged evaluation skipped, replayed model calls."""
         return {
             "episodes_saved": self.archive.episodes_saved(),
-            "replayed_calls": cache_hits(self.llm),
+            "replayed_calls": cache_hits(self.llm) + cache_hits(self.executor),
+            "retries": len(getattr(self.executor, "retries", [])),
         }
 
     def _stop(self, reason: str | None, failed: list[str] | None = None) -> None:
@@ -480,7 +477,10 @@ class Search:
         return entry
 
     def close(self) -> None:
-        """Stop the sandbox workers this search started and close the trace (idempotent)."""
+        """Stop the sandbox workers and the executor this search started; close the trace (idempotent)."""
+        if self.executor is not None:
+            executor, self.executor = self.executor, None
+            executor.close()
         if self._owns_pool and self.pool is not None:
             self.pool.close()
             self.pool = None

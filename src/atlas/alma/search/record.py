@@ -10,7 +10,8 @@ from typing import Any
 from atlas.alma.author.debug_log import DesignLogs, render_design
 from atlas.alma.author.prompts import fmt
 from atlas.alma.design import Design
-from atlas.alma.evaluate.harness import Evaluation, Harness
+from atlas.alma.evaluate.executor import Executor
+from atlas.alma.evaluate.harness import Evaluation
 from atlas.alma.search.progress import SearchProgress
 from atlas.alma.search.usage import UsageMeter
 from atlas.alma.state.archive import Archive, ArchiveEntry
@@ -51,7 +52,7 @@ class Recorder:
         config: AlmaConfig,
         archive: Archive,
         run_dir: RunDir,
-        harness: Harness,
+        executor: Executor,
         collection_tasks: list[Task],
         deployment_tasks: list[Task],
         progress: SearchProgress,
@@ -61,7 +62,7 @@ class Recorder:
         self.config = config
         self.archive = archive
         self.run_dir = run_dir
-        self.harness = harness
+        self.executor = executor
         self.collection_tasks = collection_tasks
         self.deployment_tasks = deployment_tasks
         self.progress = progress
@@ -74,7 +75,7 @@ class Recorder:
         can no longer beat the best so far (see ``atlas.alma.state.staging``)."""
         self.progress.design(design.name, len(self.collection_tasks) + len(self.deployment_tasks))
         go_on = self.stage_check() if staged else None
-        return await self.harness.evaluate(
+        return await self.executor.evaluate(
             design,
             self.collection_tasks,
             self.deployment_tasks,
@@ -135,6 +136,8 @@ class Recorder:
             metadata=dict(metadata or {}),
         )
         entry.metadata.setdefault("eval_duration_s", ev.duration_s)
+        if ev.retries:  # work units played again after a lost worker (--executor ray)
+            entry.metadata["retries"] = list(ev.retries)
         if ev.stop_reason:
             entry.metadata["staged"] = {
                 "played": len(ev.deployment),

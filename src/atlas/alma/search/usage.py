@@ -13,13 +13,13 @@ from atlas.protocols.llm import LLM, CountsCacheHits, CountsUsage, ReusesResults
 USAGE_KEYS = ("prompt_tokens", "completion_tokens", "total_tokens", "calls")
 
 
-def usage_of(client: LLM) -> dict[str, Any]:
+def usage_of(client: object) -> dict[str, Any]:
     """A client's usage so far as a dict (zeros when it does not count)."""
     u = client.usage if isinstance(client, CountsUsage) else None
     return u.to_dict() if u is not None and hasattr(u, "to_dict") else empty_usage()
 
 
-def cache_hits(client: LLM) -> int:
+def cache_hits(client: object) -> int:
     """The replies a client served from its cache (0 when it does not count them)."""
     return int((client.cache_hits if isinstance(client, CountsCacheHits) else 0) or 0)
 
@@ -46,14 +46,18 @@ def archive_usage(archive: Archive) -> dict[str, Any]:
 
 
 class UsageMeter:
-    """Reads the usage of a search's clients (each counted once, however many roles it plays)."""
+    """Reads the usage of a search's clients (each counted once, however many roles it plays) and of
+    whatever else spends on its behalf with a ``usage`` (the workers of a cluster executor)."""
 
     def __init__(self, clients: Iterable[LLM | None]) -> None:
-        seen: dict[int, LLM] = {}
+        self.clients: list[object] = []
         for c in clients:
-            if c is not None:
-                seen.setdefault(id(c), c)
-        self.clients = list(seen.values())
+            self.add(c)
+
+    def add(self, source: object) -> None:
+        """Count ``source`` too (once; None and sources without ``usage`` add nothing)."""
+        if source is not None and all(source is not c for c in self.clients):
+            self.clients.append(source)
 
     def now(self) -> dict[str, Any]:
         total = empty_usage()

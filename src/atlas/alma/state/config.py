@@ -56,7 +56,11 @@ class AlmaConfig(BaseModel):
     no_embed: bool = False  # n-gram embedder, no model at all
     trace: bool = True
     quiet: bool = False
-    concurrency: int = Field(4, ge=1, le=64)
+    concurrency: int = Field(4, ge=1, le=1024)
+    # Where episodes run: "local" (this process, --concurrency threads) or "ray" (work units on a Ray
+    # cluster at ray_address: "auto" joins this machine's cluster or starts one, else HOST:PORT).
+    executor: Literal["local", "ray"] = "local"
+    ray_address: str | None = None
     parents: int = Field(2, ge=1, le=16)  # parents sampled per iteration
     # Probability that an iteration's first parent (the one an edit rewrites) is the best design so
     # far rather than a quality-diversity draw.
@@ -71,6 +75,8 @@ class AlmaConfig(BaseModel):
     env_seed: bool = True
     env_params: dict[str, Any] = Field(default_factory=dict)  # the environment's own parameters (EnvParam)
     max_cost_usd: float | None = Field(None, gt=0)  # stop the search cleanly once the run has cost this much
+    # The provider's request-rate limit: task-model requests per minute, across every worker of a cluster.
+    max_rpm: float | None = Field(None, gt=0)
     max_minutes: float | None = Field(
         None, gt=0
     )  # stop cleanly before the first generation past this wall time

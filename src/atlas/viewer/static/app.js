@@ -165,7 +165,9 @@ function renderRun() {
 
   const cfg = run.config || {};
   const chips = [];
-  const shown = { env: cfg.env, model: cfg.model ?? cfg.task_model, meta: cfg.meta_model ?? cfg.meta_model_resolved, representation: run.representation, iterations: cfg.iterations, episodes: cfg.episodes, seed: cfg.seed };
+  const ex = run.executor || { name: "local", retries: 0 };
+  const executor = ex.name + (ex.address ? " @ " + ex.address : "") + (ex.name !== "local" || ex.retries ? ` (${ex.retries} ${ex.retries === 1 ? "retry" : "retries"})` : "");
+  const shown = { env: cfg.env, model: cfg.model ?? cfg.task_model, meta: cfg.meta_model ?? cfg.meta_model_resolved, representation: run.representation, executor, iterations: cfg.iterations, episodes: cfg.episodes, seed: cfg.seed };
   for (const [label, v] of Object.entries(shown)) {
     if (v !== undefined && v !== null) chips.push(el("span", { class: "chip" }, el("b", { text: label }), " " + v));
   }
