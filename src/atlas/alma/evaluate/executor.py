@@ -26,6 +26,7 @@ class Executor(Protocol):
     """Evaluates designs: collection (in order, memory grows) then deployment (memory frozen)."""
 
     name: str
+    on_episode: Callable[[EpisodeRecord], None] | None  # called on the driver after every episode
 
     async def evaluate(
         self,
@@ -51,6 +52,14 @@ class LocalExecutor:
 
     def __init__(self, harness: Harness) -> None:
         self.harness = harness
+
+    @property
+    def on_episode(self) -> Callable[[EpisodeRecord], None] | None:
+        return self.harness.on_episode
+
+    @on_episode.setter
+    def on_episode(self, fn: Callable[[EpisodeRecord], None] | None) -> None:
+        self.harness.on_episode = fn
 
     async def evaluate(
         self,

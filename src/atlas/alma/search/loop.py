@@ -373,7 +373,7 @@ class Search:
         self._setup(resume)
         cfg = self.config  # as _setup resolved it (the default number of generations)
         cap = SpendCap(cfg.max_cost_usd, self.meter, self.archive, self.run_dir.path, self.progress.episode)
-        cast("Harness", self.harness).on_episode = cap  # the cost cap is checked after every episode too
+        cast("Executor", self.executor).on_episode = cap  # the cost cap is checked after every episode too
         start = self.meter.now()
         # Generations in the archive (an evolved entry without its iteration record counts too).
         done = {int(it["generation"]) for it in self.archive.iterations}

@@ -1,0 +1,45 @@
+"""One design of a run against every other scored design, paired on the deployment tasks both played.
+
+    python scripts/paired_vs.py RUN_DIR DESIGN_ID
+
+Prints, per design, the mean of (DESIGN_ID − it) over the common deployment tasks with its bootstrap
+95% interval (``atlas.alma.state.stats.paired_difference``): the table behind README claims that a
+discovered design beats the hand-built ones. A design stopped early by staged evaluation is compared
+on the tasks it played.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from atlas.alma.state.run_dir import read_jsonl
+from atlas.alma.state.stats import paired_difference
+
+
+def deployment_scores(run: Path, design_id: str) -> dict[str, float]:
+    rows = read_jsonl(run / "logs" / design_id / "episodes.jsonl")
+    return {str(r["task_id"]): float(r["score"]) for r in rows if r.get("phase") == "deployment"}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("run", type=Path, help="a run folder (with archive.json and logs/)")
+    parser.add_argument("design", help="the design id to compare, e.g. d-0004")
+    args = parser.parse_args()
+    archive = json.loads((args.run / "archive.json").read_text(encoding="utf-8"))
+    best = deployment_scores(args.run, args.design)
+    for entry in archive["entries"]:
+        if entry["id"] == args.design or entry.get("status") != "ok":
+            continue
+        other = deployment_scores(args.run, entry["id"])
+        common = sorted(set(best) & set(other))
+        d = paired_difference([best[t] for t in common], [other[t] for t in common])
+        print(
+            f"{args.design} − {entry['name']:24s} {d.mean:+.3f} [{d.ci95[0]:+.3f}, {d.ci95[1]:+.3f}] on {d.n} tasks"
+        )
+
+
+if __name__ == "__main__":
+    main()
