@@ -245,8 +245,8 @@ def test_max_cost_stops_a_search_cleanly_and_resume_continues(tmp_path: Path, em
             max_cost_usd=0.01,
             **SETTINGS,
         )
-    saved = atlas.alma.Archive.load(tmp_path / "r")
-    assert saved.iterations == [] and len(saved) >= 1
+    saved = atlas.alma.Archive.load(tmp_path / "r")  # the cap may be reached in the baseline (no cache)
+    assert saved.iterations == [] and all(e.origin != "meta" for e in saved)
     resumed, _ = atlas.alma.run(
         resume=tmp_path / "r",
         embedder=embedder,
@@ -277,8 +277,10 @@ def test_max_minutes_stops_a_search_before_the_next_generation_and_resume_contin
             max_minutes=1e-6,
             **{**SETTINGS, "seed": 3},  # a seed whose plain draw puts no_memory first
         )
-    saved = atlas.alma.Archive.load(tmp_path / "r")
-    assert saved.iterations == [] and len(saved) >= 1  # the baseline and seeds are kept
+    saved = atlas.alma.Archive.load(tmp_path / "r")  # the cap may be reached in the baseline (no cache)
+    assert saved.iterations == [] and all(
+        e.origin != "meta" for e in saved
+    )  # the baseline and seeds are kept
     best = saved.best()
     assert best is not None
     resumed, _ = atlas.alma.run(
