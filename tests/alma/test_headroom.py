@@ -118,7 +118,11 @@ def test_oracle_text_never_reaches_a_design(env, tasks):
         traj = agent.llm and env.clone()
         traj = TaskAgent(ScriptedLLM(task_policy), contrast_weight=0).run_sync(traj, task, advice=full)
         blob = json.dumps([task_view(env, task, first), episode_view(env, traj)])
-        assert fact not in blob and "Do these actions" not in blob and "(goal room)" not in blob
+        assert fact not in blob and "Do these actions" not in blob
+        # the text a design sees is what the agent read: the goal room marked (the goal names it), no oracle
+        views = [task_view(env, task, first)["observation_text"]]
+        views += [s["observation_text"] for s in episode_view(env, traj)["steps"]]
+        assert views[0] == env.summarize_observation(first) and all(fact not in v for v in views)
 
 
 @pytest.mark.parametrize(

@@ -165,7 +165,16 @@ PARTS: tuple[Part, ...] = (
         "similar_episodes",
         "retrieve",
         "notes: the most similar past episodes by goal (vector search above a floor)",
-        (Param("k", "int", 3, (1, 2, 3, 5)), Param("floor", "float", 0.0, (0.0, 0.3, 0.5, 0.7))),
+        (
+            Param("k", "int", 3, (1, 2, 3, 5)),
+            Param("floor", "float", 0.0, (0.0, 0.3, 0.5, 0.7)),
+            Param(
+                "failed_actions",
+                "bool",
+                True,
+                doc="list a failed episode's actions (the agent may follow them)",
+            ),
+        ),
         requires=("episode_log",),
     ),
     Part(

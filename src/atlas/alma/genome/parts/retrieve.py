@@ -222,7 +222,8 @@ def retrieve_replay(memory, task, tools, p):
 
 
 def retrieve_similar_episodes(memory, task, tools, p):
-    """The most similar past episodes (vector search on the goal), as notes."""
+    """The most similar past episodes (vector search on the goal), as notes; a failed one without its
+    actions unless ``p['failed_actions']`` (the agent reads a list of actions as a plan to follow)."""
     if not memory.get("episodes"):
         return []
     hits = tools.find_similar(task.get("goal", ""), p.get("k", 3), "episodes")
@@ -231,8 +232,10 @@ def retrieve_similar_episodes(memory, task, tools, p):
         return []
     lines = ["Similar past episodes (most similar first):"]
     for hit in hits:
-        tag = "succeeded" if hit["metadata"].get("success") else "failed"
-        lines.append("- (" + tag + ", similarity " + str(round(hit["score"], 2)) + ") " + hit["text"])
+        ok = hit["metadata"].get("success")
+        text = hit["text"] if ok or p.get("failed_actions", True) else hit["text"].split("\nActions:")[0]
+        tag = "succeeded" if ok else "failed"
+        lines.append("- (" + tag + ", similarity " + str(round(hit["score"], 2)) + ") " + text)
     if [h for h in hits if h["metadata"].get("success")]:
         lines.append("Follow the successful episode's approach, adapting names to this task.")
     else:
