@@ -711,11 +711,16 @@ def register(app: typer.Typer) -> None:
             help="Library baselines in the table "
             "(comma-separated, 'all' or 'none'); few by default to keep the demo short.",
         ),
-        max_turns: int = typer.Option(
-            12, "--max-turns", min=1, max=MAX_TURNS, help="Task agent turns per episode (5 rooms need few)."
+        max_turns: int | None = typer.Option(
+            None,
+            "--max-turns",
+            min=1,
+            max=MAX_TURNS,
+            help="Task agent turns per episode (default: the step limit + 8).",
         ),
+        rooms: int = typer.Option(8, "--rooms", min=2, max=200, help="Rooms per GraphWorld (2-200)."),
     ) -> None:
-        """The main job, small: a genome search on GraphWorld (5 rooms, 3 collection episodes, 6 deployment
+        """The main job, small: a genome search on GraphWorld (8 rooms, 3 collection episodes, 6 deployment
         tasks) started without GraphWorld's hand-written design, with the default model and the local
         embedder; then the results table and what its numbers can and cannot show."""
         import time
@@ -723,7 +728,7 @@ def register(app: typer.Typer) -> None:
         console = make_console()
         console.print(
             "[bold]ATLAS demo[/bold]: discovering memory on GraphWorld from environment-blind parts "
-            f"(rooms 5, episodes 3, deploy-seeds 2, {iterations} genome generations, no hand-written "
+            f"(rooms {rooms}, episodes 3, deploy-seeds 2, {iterations} genome generations, no hand-written "
             "GraphWorld design); the local model takes a while on 2 cores."
         )
         t0 = time.perf_counter()
@@ -735,7 +740,7 @@ def register(app: typer.Typer) -> None:
             env=DEFAULT_ENV,
             iterations=iterations,
             episodes=3,
-            rooms=5,
+            rooms=rooms,
             deploy_seeds=2,
             seed=42,
             run_dir=run_dir,
