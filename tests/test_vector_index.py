@@ -357,7 +357,7 @@ def test_filter_cache_is_invalidated_by_writes() -> None:
 def test_compiled_filters_agree_with_the_reference_matcher() -> None:
     import random
 
-    from atlas.infra.vector_index import _compile, _normalize_where
+    from atlas.infra.vector_index.filters import _compile, _normalize_where
 
     rng = random.Random(7)
     values = [0, 1, 1.0, 2.5, True, False, "a", "b", "", None, [1], {"a": 1}]
