@@ -2,7 +2,9 @@
 generalization → consolidation) and retrieval over one namespace's store.
 
 One async implementation; the sync methods are thin ``run_sync`` wrappers. Each stage is a strategy
-object passed in (or built from ``GuidelineConfig``), so any of them can be swapped or ablated."""
+object passed in (or built from ``GuidelineConfig``), so any of them can be swapped or ablated. The
+stages of one trajectory run in ``extraction.py``; the whole-bank maintenance rules (forgetting a
+trajectory, re-consolidating) are ``maintenance.py``; the bank embeds, locks and commits."""
 
 from __future__ import annotations
 
@@ -10,35 +12,35 @@ import asyncio
 import logging
 import weakref
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
-from atlas.core.types import Guideline, Task, Trajectory, utc_now
+from atlas.core.types import Guideline, Task, Trajectory
 from atlas.errors import ConfigError, InvalidInputError, LLMError
 from atlas.infra.aio import run_sync
-from atlas.memory.guidelines.attribution import Attribution, Attributor, LLMAttributor
+from atlas.memory.guidelines.attribution import Attributor, LLMAttributor
 from atlas.memory.guidelines.config import GuidelineConfig, check_namespace
 from atlas.memory.guidelines.consolidate import (
     Decider,
     DecisionRecord,
     LLMDecider,
+    Plan,
     RuleDecider,
-    cluster,
-    merge_into,
     rank_key,
 )
+from atlas.memory.guidelines.extraction import StageFailed, extract, stage, trajectory_record
 from atlas.memory.guidelines.generalize import Generalizer, LLMGeneralizer, RuleGeneralizer
 from atlas.memory.guidelines.intelligence import (
     LLMThoughtClassifier,
     TrajectoryAnalyzer,
-    TrajectoryIntelligence,
 )
+from atlas.memory.guidelines.maintenance import plan_consolidation, plan_forget
 from atlas.memory.guidelines.messages import parse_trajectory
 from atlas.memory.guidelines.retrieval import CosineRetriever, LLMSelector, Retriever
-from atlas.memory.guidelines.segmentation import LLMSegmenter, Segmenter, SegmentSpec, TaskLevelSegmenter
+from atlas.memory.guidelines.segmentation import LLMSegmenter, Segmenter, TaskLevelSegmenter
 from atlas.memory.guidelines.store import KEYS, Commit, GuidelineStore, collection_name
 from atlas.memory.guidelines.tips import LLMTipGenerator, TipGenerator
 from atlas.memory.relevance import relevance_floor
@@ -64,7 +66,6 @@ def _check_choice(name: str, value: Any) -> None:
 log = logging.getLogger(__name__)
 
 SaveStatus = Literal["processed", "not_processed", "duplicate"]
-_DEMOTE = {"high": "medium", "medium": "low"}
 
 
 @dataclass
@@ -83,24 +84,6 @@ class SaveResult:
 
     def to_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
-
-
-class _StageFailed(Exception):
-    def __init__(self, stage: str, exc: BaseException) -> None:
-        super().__init__(f"{stage} stage failed: {exc}")
-        self.stage = stage
-
-
-async def _stage(name: str, coro: Any) -> Any:
-    """Run one pipeline stage; any failure in it (a bad model reply, a timeout, a backend that
-    raised something else) becomes ``_StageFailed`` so the trajectory is recorded, never lost."""
-    try:
-        return await coro
-    except LLMError as exc:
-        raise _StageFailed(name, exc) from exc
-    except Exception as exc:  # not an LLMError: keep the trajectory, say what it was, log the trace
-        log.error("%s stage raised %s", name, type(exc).__name__, exc_info=exc)
-        raise _StageFailed(name, RuntimeError(f"{type(exc).__name__}: {exc}")) from exc
 
 
 class GuidelineBank:
@@ -255,7 +238,7 @@ class GuidelineBank:
         before ``save``; False (nothing written) when the bank already has it."""
         if self.store.trajectory(trajectory.id) is not None:
             return False
-        record = self._trajectory_record(trajectory, "not_processed", 0, None, None, [], "queued")
+        record = trajectory_record(trajectory, "not_processed", 0, None, None, [], "queued")
         self.store.put_trajectory(record)
         return True
 
@@ -277,54 +260,32 @@ class GuidelineBank:
     async def _process(self, traj: Trajectory, attempts: int) -> SaveResult:
         self._require_llm()
         try:
-            intel, attribution, groups = await self._extract(traj)
+            assert self.segmenter and self.tip_generator and self.attributor
+            intel, attribution, groups = await extract(
+                traj,
+                analyzer=self.analyzer,
+                attributor=self.attributor,
+                segmenter=self.segmenter,
+                generalizer=self.generalizer,
+                tip_generator=self.tip_generator,
+                rules=self.rules,
+            )
             async with self._lock():
-                commit, result = await _stage("consolidation", self._consolidate_new(traj, groups))
-                commit.trajectory = self._trajectory_record(
+                commit, result = await stage("consolidation", self._consolidate_new(traj, groups))
+                commit.trajectory = trajectory_record(
                     traj, "processed", attempts, intel, attribution, result.guideline_ids, None
                 )
                 await self.store.apply(commit)
-        except _StageFailed as exc:
+        except StageFailed as exc:
             reason = str(exc)
             log.warning("trajectory %s not processed: %s", traj.id, reason)
             self.store.put_trajectory(
-                self._trajectory_record(traj, "not_processed", attempts, None, None, [], reason)
+                trajectory_record(traj, "not_processed", attempts, None, None, [], reason)
             )
             return SaveResult(traj.id, "not_processed", reason=reason)
         result.outcome = intel.outcome
         result.subtasks = [desc for desc, _ in groups]
         return result
-
-    async def _extract(
-        self, traj: Trajectory
-    ) -> tuple[TrajectoryIntelligence, Attribution, list[tuple[str, list[Guideline]]]]:
-        assert self.segmenter and self.tip_generator and self.attributor
-        intel = await _stage("intelligence", self.analyzer.analyze(traj))
-        attribution = await _stage("attribution", self.attributor.attribute(traj, intel))
-        segments: list[SegmentSpec] = await _stage("segmentation", self.segmenter.segment(traj, intel))
-        descs = await _stage("generalization", self.generalizer.generalize([s.description for s in segments]))
-        task_text = self.rules.generalize_description(traj.task.description)
-        groups = []
-        for seg, desc in zip(segments, descs, strict=True):
-            tips = await _stage("tips", self.tip_generator.generate(traj, intel, attribution, seg))
-            g = self.rules.generalize_text
-            clean = [
-                t.model_copy(
-                    update={
-                        "content": g(t.content),
-                        "trigger": g(t.trigger),
-                        "purpose": g(t.purpose),
-                        "application_context": g(t.application_context),
-                        "implementation_steps": [g(s) for s in t.implementation_steps],
-                        "negative_example": g(t.negative_example) if t.negative_example else None,
-                        "subtask": desc,
-                        "metadata": {**t.metadata, "task": task_text},
-                    }
-                )
-                for t in tips
-            ]
-            groups.append((desc, clean))
-        return intel, attribution, groups
 
     async def _consolidate_new(
         self, traj: Trajectory, groups: list[tuple[str, list[Guideline]]]
@@ -431,31 +392,6 @@ class GuidelineBank:
             deletes=list(dict.fromkeys(deletes)),
             decisions=[{**r.to_dict(), "seq": j} for j, r in enumerate(logged)],
         )
-
-    def _trajectory_record(
-        self,
-        traj: Trajectory,
-        status: str,
-        attempts: int,
-        intel: TrajectoryIntelligence | None,
-        attribution: Attribution | None,
-        guideline_ids: list[str],
-        reason: str | None,
-    ) -> dict[str, Any]:
-        return {
-            "id": traj.id,
-            "status": status,
-            "reason": reason,
-            "attempts": attempts,
-            "outcome": intel.outcome if intel else None,
-            "success": traj.success,
-            "task": traj.task.description,
-            "guideline_ids": guideline_ids,
-            "intelligence": intel.to_dict() if intel else None,
-            "attribution": attribution.to_dict() if attribution else None,
-            "trajectory": traj.model_dump(mode="json"),
-            "saved_at": utc_now().isoformat(),
-        }
 
     async def areprocess(self) -> list[SaveResult]:
         """Retry every trajectory recorded as not processed."""
@@ -605,56 +541,11 @@ class GuidelineBank:
         """Forget a trajectory: tips that came only from it are deleted, the others lose it from
         their provenance and one point of support. Returns {"deleted": [...], "demoted": [...]}."""
         async with self._lock():
-            writes, deletes, logged = [], [], []
-            for g in self.store.all():
-                if trajectory_id not in g.source_trajectory_ids:
-                    continue
-                rest = [s for s in g.source_trajectory_ids if s != trajectory_id]
-                if not rest:
-                    deletes.append(g.id)
-                    logged.append(
-                        DecisionRecord(
-                            "DELETE",
-                            g.id,
-                            "its only source trajectory was removed",
-                            "provenance",
-                            trajectory_id=trajectory_id,
-                            target_id=g.id,
-                            content=g.content,
-                        )
-                    )
-                    continue
-                outcomes = {
-                    s: o for s, o in g.metadata.get("source_outcomes", {}).items() if s != trajectory_id
-                }
-                kinds = set(outcomes.values()) or {g.evidence}
-                evidence = "both" if len(kinds) > 1 else kinds.pop()
-                writes.append(
-                    g.model_copy(
-                        update={
-                            "source_trajectory_ids": rest,
-                            "support": max(1, g.support - 1),
-                            "evidence": evidence,
-                            "metadata": {**g.metadata, "source_outcomes": outcomes},
-                            "updated_at": utc_now(),
-                        }
-                    )
-                )
-                logged.append(
-                    DecisionRecord(
-                        "UPDATE",
-                        g.id,
-                        "demoted: a source trajectory was removed",
-                        "provenance",
-                        trajectory_id=trajectory_id,
-                        target_id=g.id,
-                        content=g.content,
-                    )
-                )
-            commit = await self._commit_for(writes, deletes, logged)
+            plan = plan_forget(self.store.all(), trajectory_id)
+            commit = await self._commit_for(list(plan.writes.values()), plan.deletes, plan.log)
             commit.trajectory_deletes = [trajectory_id] if self.store.trajectory(trajectory_id) else []
             await self.store.apply(commit)
-        return {"deleted": deletes, "demoted": [g.id for g in writes]}
+        return {"deleted": plan.deletes, "demoted": list(plan.writes)}
 
     def remove_trajectory(self, trajectory_id: str) -> dict[str, list[str]]:
         return run_sync(self.aremove_trajectory(trajectory_id))
@@ -664,119 +555,17 @@ class GuidelineBank:
         near-duplicate tips inside each cluster, cap cluster size, and decay tips learned only from
         failures (priority −1 per ``failure_decay_days``; a low-priority, single-support one is
         deleted). Returns the logged decisions."""
-        cfg = self.config
         now = now or datetime.now(UTC)
         async with self._lock():
             items = sorted(self.store.all(), key=rank_key, reverse=True)
-            writes: dict[str, Guideline] = {}
-            deletes: list[str] = []
-            logged: list[DecisionRecord] = []
+            plan = Plan()
             if items:
                 svecs = await self._embed([g.subtask or g.trigger or g.content for g in items])
                 cvecs = await self._embed([g.content for g in items])
-                for members in cluster(svecs, cfg.cluster_threshold):
-                    kept: list[int] = []
-                    for i in members:
-                        g = writes.get(items[i].id, items[i])
-                        dup = next(
-                            (
-                                j
-                                for j in kept
-                                if items[j].category == g.category
-                                and float(cvecs[i] @ cvecs[j]) >= cfg.duplicate_threshold
-                            ),
-                            None,
-                        )
-                        if dup is None:
-                            kept.append(i)
-                            continue
-                        target = writes.get(items[dup].id, items[dup])
-                        writes[target.id] = merge_into(target, g)
-                        writes.pop(g.id, None)
-                        deletes.append(g.id)
-                        logged.append(
-                            DecisionRecord(
-                                "UPDATE",
-                                target.id,
-                                f"absorbed duplicate {g.id}",
-                                "rules",
-                                target_id=target.id,
-                                content=g.content,
-                            )
-                        )
-                        logged.append(
-                            DecisionRecord(
-                                "DELETE",
-                                g.id,
-                                f"merged into {target.id}",
-                                "rules",
-                                target_id=g.id,
-                                content=g.content,
-                            )
-                        )
-                    for i in kept[cfg.max_tips_per_cluster :]:
-                        g = items[i]
-                        writes.pop(g.id, None)
-                        deletes.append(g.id)
-                        logged.append(
-                            DecisionRecord(
-                                "DELETE",
-                                g.id,
-                                "cluster over max_tips_per_cluster",
-                                "rules",
-                                target_id=g.id,
-                                content=g.content,
-                            )
-                        )
-                for g0 in items:
-                    if g0.id in deletes or g0.evidence != "failure":
-                        continue
-                    g = writes.get(g0.id, g0)
-                    updated = g.updated_at if g.updated_at.tzinfo else g.updated_at.replace(tzinfo=UTC)
-                    if now - updated < timedelta(days=cfg.failure_decay_days):
-                        continue
-                    if g.priority in _DEMOTE:
-                        writes[g.id] = g.model_copy(
-                            update={"priority": _DEMOTE[g.priority], "updated_at": now}
-                        )
-                        logged.append(
-                            DecisionRecord(
-                                "UPDATE",
-                                g.id,
-                                "decay: learned only from failures",
-                                "decay",
-                                target_id=g.id,
-                                content=g.content,
-                            )
-                        )
-                    elif g.support <= 1:
-                        writes.pop(g.id, None)
-                        deletes.append(g.id)
-                        logged.append(
-                            DecisionRecord(
-                                "DELETE",
-                                g.id,
-                                "decay: low-priority failure-only tip",
-                                "decay",
-                                target_id=g.id,
-                                content=g.content,
-                            )
-                        )
-                    else:
-                        writes[g.id] = g.model_copy(update={"support": g.support - 1, "updated_at": now})
-                        logged.append(
-                            DecisionRecord(
-                                "UPDATE",
-                                g.id,
-                                "decay: support −1",
-                                "decay",
-                                target_id=g.id,
-                                content=g.content,
-                            )
-                        )
-            commit = await self._commit_for(list(writes.values()), deletes, logged)
+                plan = plan_consolidation(items, svecs, cvecs, self.config, now)
+            commit = await self._commit_for(list(plan.writes.values()), plan.deletes, plan.log)
             await self.store.apply(commit)
-        return [r.to_dict() for r in logged]
+        return [r.to_dict() for r in plan.log]
 
     def consolidate(self, now: datetime | None = None) -> list[dict[str, Any]]:
         return run_sync(self.aconsolidate(now))
