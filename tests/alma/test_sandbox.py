@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from atlas.alma.design import Design, check_design
+from atlas.alma.design import ALLOWED_IMPORTS, Design, check_design
 from atlas.alma.evaluate.runner import DesignRunner
 from atlas.alma.sandbox.pool import SandboxLimits, WorkerPool
 from atlas.infra.embeddings import NGramEmbedder
@@ -630,3 +630,15 @@ def test_without_landlock_and_seccomp_limits_and_timeout_still_hold(embedder):
         )
         assert "NameError" in log.error  # the Python layer still stands
         runner.close()
+
+
+def test_both_sides_of_the_sandbox_name_the_same_tools_and_imports():
+    """The worker cannot import atlas, so it writes the design tools and the allowed imports again;
+    they must be what the host serves and what the static check allows."""
+    from atlas.alma.evaluate import tools as host_tools
+    from atlas.alma.sandbox import worker
+
+    assert worker.TOOL_NAMES == host_tools.TOOL_NAMES
+    methods = {n for n in vars(worker.Tools(lambda name, args: None)) if not n.startswith("_")}
+    assert methods == set(host_tools.TOOL_NAMES)
+    assert set(worker.ALLOWED_MODULES) == set(ALLOWED_IMPORTS)

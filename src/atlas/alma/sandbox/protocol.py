@@ -61,6 +61,48 @@ def too_deep(value: Any, limit: int) -> bool:
     return False
 
 
+def json_problem(
+    value: Any, path: str = "memory", depth: int = 1, open_: set[int] | None = None
+) -> str | None:
+    """Where ``value`` stops being plain JSON (``memory['seen']: a set ...``), or None. Stricter than
+    ``json.dumps``: non-str keys (which JSON would silently turn into strings), cycles and nesting
+    deeper than ``MAX_VALUE_DEPTH`` are problems too."""
+    if value is None or isinstance(value, bool | int | str):
+        return None
+    if isinstance(value, float):
+        return (
+            None
+            if value == value and value not in (float("inf"), float("-inf"))
+            else f"{path}: {value!r} is not JSON"
+        )
+    if not isinstance(value, list | tuple | dict):
+        return f"{path}: a {type(value).__name__} is not JSON-serializable"
+    open_ = set() if open_ is None else open_
+    if id(value) in open_:
+        return f"{path}: refers back to a list/dict that contains it (a cycle); store a copy or a key instead"
+    if depth > MAX_VALUE_DEPTH:
+        return f"{path}: nested more than {MAX_VALUE_DEPTH} levels deep; flatten it"
+    open_.add(id(value))
+    try:
+        if isinstance(value, dict):
+            for k, v in value.items():
+                if not isinstance(k, str):
+                    return (
+                        f"{path}: key {k!r} is a {type(k).__name__}, JSON keys must be strings (use str(key))"
+                    )
+                p = json_problem(v, f"{path}[{k!r}]", depth + 1, open_)
+                if p:
+                    return p
+        else:
+            for i, v in enumerate(value):
+                p = json_problem(v, f"{path}[{i}]", depth + 1, open_)
+                if p:
+                    return p
+    finally:
+        open_.discard(id(value))
+    return None
+
+
 def _refuse_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
@@ -88,5 +130,6 @@ __all__ = [
     "ProtocolError",
     "decode",
     "encode",
+    "json_problem",
     "too_deep",
 ]

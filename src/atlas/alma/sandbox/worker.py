@@ -40,7 +40,8 @@ else:  # python -I <path>/worker.py: import the sibling modules directly
     import protections  # type: ignore[no-redef, import-not-found]
     import protocol  # type: ignore[no-redef, import-not-found]
 
-# Keep in sync with atlas.alma.design.ALLOWED_IMPORTS (this file cannot import atlas).
+# This file cannot import atlas: these and TOOL_NAMES are atlas.alma.design.ALLOWED_IMPORTS and
+# atlas.alma.evaluate.tools.TOOL_NAMES again (tests/alma/test_sandbox.py keeps them equal).
 ALLOWED_MODULES = (
     "math",
     "re",
@@ -299,48 +300,6 @@ def _clip(text: str, limit: int) -> str:
     return text if len(text) <= limit else f"{text[:limit]}...[{len(text) - limit} more characters]"
 
 
-def _json_problem(
-    value: Any, path: str = "memory", depth: int = 1, open_: set[int] | None = None
-) -> str | None:
-    """Where ``value`` stops being plain JSON (``memory['seen']: a set ...``), or None. Stricter than
-    ``json.dumps``: non-str keys (which JSON would silently turn into strings), cycles and nesting
-    deeper than ``protocol.MAX_VALUE_DEPTH`` are problems too."""
-    if value is None or isinstance(value, bool | int | str):
-        return None
-    if isinstance(value, float):
-        return (
-            None
-            if value == value and value not in (float("inf"), float("-inf"))
-            else f"{path}: {value!r} is not JSON"
-        )
-    if not isinstance(value, list | tuple | dict):
-        return f"{path}: a {type(value).__name__} is not JSON-serializable"
-    open_ = set() if open_ is None else open_
-    if id(value) in open_:
-        return f"{path}: refers back to a list/dict that contains it (a cycle); store a copy or a key instead"
-    if depth > protocol.MAX_VALUE_DEPTH:
-        return f"{path}: nested more than {protocol.MAX_VALUE_DEPTH} levels deep; flatten it"
-    open_.add(id(value))
-    try:
-        if isinstance(value, dict):
-            for k, v in value.items():
-                if not isinstance(k, str):
-                    return (
-                        f"{path}: key {k!r} is a {type(k).__name__}, JSON keys must be strings (use str(key))"
-                    )
-                p = _json_problem(v, f"{path}[{k!r}]", depth + 1, open_)
-                if p:
-                    return p
-        else:
-            for i, v in enumerate(value):
-                p = _json_problem(v, f"{path}[{i}]", depth + 1, open_)
-                if p:
-                    return p
-    finally:
-        open_.discard(id(value))
-    return None
-
-
 class Worker:
     def __init__(self, channel: Channel, limits: dict[str, Any]) -> None:
         self.channel = channel
@@ -445,7 +404,7 @@ class Worker:
         self.channel.send_raw(data)
 
     def _encode_memory(self, memory: dict[str, Any], result: dict[str, Any], cap: int) -> bytes | None:
-        problem = _json_problem(memory)
+        problem = protocol.json_problem(memory)
         if problem is None:
             try:
                 text = _dumps(memory, ensure_ascii=True, allow_nan=False, separators=(",", ":"))
