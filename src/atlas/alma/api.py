@@ -21,6 +21,7 @@ from atlas.alma.search.loop import Callback, Search
 from atlas.alma.search.progress import SearchProgress
 from atlas.alma.state.archive import Archive, ArchiveEntry
 from atlas.alma.state.config import AlmaConfig
+from atlas.alma.state.meta_model import resolve_meta_model
 from atlas.alma.state.run_dir import RunDir
 from atlas.envs.registry import DEFAULT_ENV
 from atlas.errors import ConfigError, InvalidInputError
@@ -81,10 +82,11 @@ async def arun(
             updates["iterations"] = iterations
         config = AlmaConfig.build("--resume", **{**config.model_dump(), **updates})
     else:
-        env_name = env if isinstance(env, str) else getattr(env, "name", "custom")
-        config = AlmaConfig.build(
-            env=env_name, **({"iterations": iterations} if iterations is not None else {}), **settings
-        )
+        if iterations is not None:
+            settings["iterations"] = iterations
+        # the library decides the meta model when it builds the models from their names
+        names_only = llm is None and meta_llm is None and llm_factory is None
+        config = new_run_config(env, choose_meta_model=names_only, **settings)
         rd = RunDir.create(run_dir, env=config.env, root=runs_root)
     if llm is None and llm_factory is not None:
         llm = llm_factory()
@@ -115,6 +117,18 @@ async def arun(
     )
     archive = await search.arun(resume=resume is not None)
     return archive, search.trace_path
+
+
+def new_run_config(
+    env: Environment | str = DEFAULT_ENV, *, choose_meta_model: bool = True, **settings: Any
+) -> AlmaConfig:
+    """The settings of a new run, validated. With ``choose_meta_model`` and no ``meta_model`` given,
+    the meta model is the library's default for the task model (``resolve_meta_model``: a stronger
+    local model when one is installed), the one ``atlas run`` starts with too."""
+    env_name = env if isinstance(env, str) else getattr(env, "name", "custom")
+    if choose_meta_model:
+        settings["meta_model"], _ = resolve_meta_model(settings.get("model"), settings.get("meta_model"))
+    return AlmaConfig.build(env=env_name, **settings)
 
 
 def build_models(config: AlmaConfig, llm: LLM | None = None, meta_llm: LLM | None = None) -> tuple[LLM, LLM]:
@@ -201,7 +215,9 @@ async def aevaluate(
 def run(**kwargs: Any) -> tuple[Archive, Path | None]:
     """Run an ALMA search and return ``(archive, trace_path)``.
 
-    ``llm`` plays the tasks; ``meta_llm`` (default ``llm``) writes designs; ``env`` is a name
+    ``llm`` plays the tasks; ``meta_llm`` (default ``llm``) writes designs. Without either, both are
+    built from ``model=`` and ``meta_model=`` (names); a new run without ``meta_model`` gets the same
+    default meta model as ``atlas run`` (``new_run_config``). ``env`` is a name
     ("graphworld" | "alfworld" | "textworld") or an Environment; ``iterations``, ``episodes``,
     ``rooms``, ``seed``, ``family``, ``use_family``, ``deploy_seeds``, ``concurrency``, ``quiet``, …
     are ``AlmaConfig`` fields. ``executor="ray"`` (with ``ray_address="auto"`` or ``"HOST:PORT"``) plays
@@ -214,4 +230,4 @@ def run(**kwargs: Any) -> tuple[Archive, Path | None]:
     return run_sync(arun(**kwargs))
 
 
-__all__ = ["RUNTIME_FIELDS", "aevaluate", "arun", "build_models", "load_design", "run"]
+__all__ = ["RUNTIME_FIELDS", "aevaluate", "arun", "build_models", "load_design", "new_run_config", "run"]

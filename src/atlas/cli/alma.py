@@ -16,6 +16,7 @@ from typing import Any, Optional
 
 import typer
 
+from atlas.alma.state.config import AlmaConfig
 from atlas.cli.output import (
     ci_text,
     demo_verdict,
@@ -43,6 +44,11 @@ MAX_ITERATIONS, MAX_EPISODES, MAX_DEPLOY_SEEDS, MAX_CONCURRENCY, MAX_TURNS, MAX_
 HEADROOM_CONDITIONS = ("none", "learnable", "full")
 ENV_HELP = "Environment: " + " | ".join(s.name for s in env_specs()) + "."
 DEMO_BASELINES = "trajectory_retrieval"
+
+
+def default(field: str) -> Any:
+    """The default of an ``AlmaConfig`` setting: `atlas run`'s options take theirs from there."""
+    return AlmaConfig.model_fields[field].default
 
 
 def _make_client(model: str | None, label: str, console: Any, why: str | None = None, **options: Any) -> Any:
@@ -118,10 +124,10 @@ def _run_search(
 
     saved = "saved in the run's config.json" if resume is not None else None
     why = saved
-    if not meta_model and resume is None:
-        from atlas.alma.state.meta_model import default_meta_model
+    if resume is None:  # decided in the library, as atlas.alma.run decides it
+        from atlas.alma.state.meta_model import resolve_meta_model
 
-        meta_model, why = default_meta_model(model)
+        meta_model, why = resolve_meta_model(model, meta_model)
     shared = not meta_model or meta_model == model
     llm = _make_client(
         model, "task model", console, why=saved if model else None, **task_model_context(shared)
@@ -222,13 +228,13 @@ def register(app: typer.Typer) -> None:
             "for genome search; with --resume: raise the total).",
         ),
         episodes: int = typer.Option(
-            3,
+            default("episodes"),
             "--episodes",
             min=1,
             max=MAX_EPISODES,
             help="Tasks per collection phase and per deployment seed.",
         ),
-        seed: int = typer.Option(42, "--seed", help="Random seed (tasks, sampling)."),
+        seed: int = typer.Option(default("seed"), "--seed", help="Random seed (tasks, sampling)."),
         family: int | None = typer.Option(
             None, "--family", help="Family seed shared by all tasks (default: same as --seed)."
         ),
@@ -236,7 +242,7 @@ def register(app: typer.Typer) -> None:
             False, "--no-family", help="Disable family mode: every task its own layout."
         ),
         deploy_seeds: int = typer.Option(
-            8,
+            default("deploy_seeds"),
             "--deploy-seeds",
             min=1,
             max=MAX_DEPLOY_SEEDS,
@@ -270,14 +276,14 @@ def register(app: typer.Typer) -> None:
             None, "--resume", help="Continue a stopped run from its folder (its saved settings are used)."
         ),
         concurrency: int = typer.Option(
-            4,
+            default("concurrency"),
             "--concurrency",
             min=1,
             max=MAX_CONCURRENCY,
             help="Deployment episodes run at once (across the cluster with --executor ray).",
         ),
         executor: str = typer.Option(
-            "local",
+            default("executor"),
             "--executor",
             help="Where episodes run: 'local' (this process, threads) or 'ray' (work units on a Ray "
             "cluster; needs the extra: pip install 'atlas-memory[ray]'). Each design's collection is one "
@@ -333,7 +339,7 @@ def register(app: typer.Typer) -> None:
             "minutes (more than 0; the archive is saved; --resume continues).",
         ),
         stage_tasks: int = typer.Option(
-            8,
+            default("stage_tasks"),
             "--stage-tasks",
             min=0,
             help="Staged evaluation: a new design plays "
@@ -342,7 +348,7 @@ def register(app: typer.Typer) -> None:
             "marked 'minibatch' and claims nothing (0: play every task).",
         ),
         stage_rule: str = typer.Option(
-            "ci",
+            default("stage_rule"),
             "--stage-rule",
             help="When to stop a staged design: 'bound' (only "
             "when even perfect scores on the remaining tasks could not beat the "
@@ -381,7 +387,7 @@ def register(app: typer.Typer) -> None:
             "prompts from the on-disk cache (local models; on by default).",
         ),
         representation: str = typer.Option(
-            "auto",
+            default("representation"),
             "--representation",
             help="What the search varies: 'genome' (designs composed from "
             "environment-blind memory parts: mutation, recombination, random draws and the meta model "
@@ -390,7 +396,7 @@ def register(app: typer.Typer) -> None:
             "model, both with a hosted one). The run says which it picked.",
         ),
         genome_candidates: int = typer.Option(
-            96,
+            default("genome_candidates"),
             "--genome-candidates",
             min=1,
             max=1000,

@@ -1,6 +1,6 @@
-"""Which model writes designs when ``--meta-model`` is not given: a stronger local model than the
-task model when one is installed (writing code is harder than playing an episode), else the task
-model itself."""
+"""Which model writes designs when ``--meta-model`` (``meta_model=``) is not given: a stronger local
+model than the task model when one is installed (writing code is harder than playing an episode),
+else the task model itself. Decided here for the command line and the Python API alike."""
 
 from __future__ import annotations
 
@@ -36,6 +36,17 @@ def default_meta_model(
     )
 
 
+def resolve_meta_model(
+    task_model: str | None, meta_model: str | None, env: Mapping[str, str] | None = None
+) -> tuple[str | None, str | None]:
+    """The meta model a new run starts with and why: the one given (``why`` is None: the caller
+    chose it), else ``default_meta_model(task_model)``. ``atlas run`` and ``atlas.alma.run`` both
+    decide it here; a resumed run keeps the one its config.json saved."""
+    if meta_model:
+        return meta_model, None
+    return default_meta_model(task_model, env)
+
+
 def task_model_context(shares_meta: bool) -> dict[str, int]:
     """``make_llm`` options of the task model: when it also writes the designs (no other meta
     model), the context a meta prompt needs; a meta prompt must fit the model it is sent to (the
@@ -43,4 +54,4 @@ def task_model_context(shares_meta: bool) -> dict[str, int]:
     return {"n_ctx": META_N_CTX} if shares_meta else {}
 
 
-__all__ = ["META_N_CTX", "STRONGER_LOCAL", "default_meta_model", "task_model_context"]
+__all__ = ["META_N_CTX", "STRONGER_LOCAL", "default_meta_model", "resolve_meta_model", "task_model_context"]
