@@ -489,17 +489,17 @@ def register(app: typer.Typer) -> None:
         ),
         env: str = typer.Option(DEFAULT_ENV, "--env", help=ENV_HELP),
         episodes: int = typer.Option(
-            3,
+            default("episodes"),
             "--episodes",
             min=1,
             max=MAX_EPISODES,
             help="Tasks per collection phase and per deployment seed.",
         ),
-        seed: int = typer.Option(42, "--seed", help="Random seed of the tasks."),
+        seed: int = typer.Option(default("seed"), "--seed", help="Random seed of the tasks."),
         family: int | None = typer.Option(None, "--family", help="Family seed (default: --seed)."),
         no_family: bool = typer.Option(False, "--no-family", help="Disable family mode."),
         deploy_seeds: int = typer.Option(
-            8,
+            default("deploy_seeds"),
             "--deploy-seeds",
             min=1,
             max=MAX_DEPLOY_SEEDS,
@@ -518,7 +518,11 @@ def register(app: typer.Typer) -> None:
             None, "--run-dir", help="Where to write logs (default runs/eval-…)."
         ),
         concurrency: int = typer.Option(
-            4, "--concurrency", min=1, max=MAX_CONCURRENCY, help="Deployment episodes run at once."
+            default("concurrency"),
+            "--concurrency",
+            min=1,
+            max=MAX_CONCURRENCY,
+            help="Deployment episodes run at once.",
         ),
         quiet: bool = typer.Option(False, "--quiet", help="No progress bars."),
         max_turns: int | None = typer.Option(
@@ -604,13 +608,15 @@ def register(app: typer.Typer) -> None:
             12, "--tasks", min=1, max=MAX_TASKS, help="Deployment tasks played under each condition."
         ),
         episodes: int = typer.Option(
-            3,
+            default("episodes"),
             "--episodes",
             min=1,
             max=MAX_EPISODES,
             help="Tasks per deployment seed in a search (sets which tasks are used, as in `atlas run`).",
         ),
-        seed: int = typer.Option(42, "--seed", help="Random seed of the tasks (as in `atlas run`)."),
+        seed: int = typer.Option(
+            default("seed"), "--seed", help="Random seed of the tasks (as in `atlas run`)."
+        ),
         family: int | None = typer.Option(None, "--family", help="Family seed (default: --seed)."),
         no_family: bool = typer.Option(False, "--no-family", help="Disable family mode."),
         deploy_seeds: int = typer.Option(
