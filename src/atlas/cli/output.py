@@ -5,9 +5,9 @@ console and error exit they share."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, Any
 
-import typer
+from atlas.cli.exits import fail  # the one error exit of every command, re-exported for the commands here
 
 if TYPE_CHECKING:
     from atlas.alma.state.archive import Archive
@@ -17,17 +17,6 @@ def make_console(stderr: bool = False) -> Any:
     from rich.console import Console
 
     return Console(stderr=stderr, highlight=False)
-
-
-def fail(message: str | BaseException) -> NoReturn:
-    """Print the error and exit: 2 when the input is bad (an exception saying so, or a bare message
-    about what was given), 1 when ATLAS failed (see ``atlas.cli.exits``)."""
-    from rich.markup import escape
-
-    from atlas.cli.exits import BAD_INPUT, exit_code
-
-    make_console(stderr=True).print(f"[red]error:[/red] {escape(str(message))}")
-    raise typer.Exit(exit_code(message) if isinstance(message, BaseException) else BAD_INPUT)
 
 
 def shown(name: str) -> str:
