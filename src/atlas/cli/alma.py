@@ -12,7 +12,7 @@ import inspect
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 import typer
 
@@ -31,6 +31,9 @@ from atlas.cli.output import (
     usage_line,
 )
 from atlas.envs.registry import DEFAULT_ENV, EnvParam, env_specs
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 # Every size a flag sets is bounded (checked by the option parser before any work starts).
 MAX_ITERATIONS, MAX_EPISODES, MAX_DEPLOY_SEEDS, MAX_CONCURRENCY, MAX_TURNS, MAX_TASKS = (
@@ -51,7 +54,9 @@ def default(field: str) -> Any:
     return AlmaConfig.model_fields[field].default
 
 
-def _make_client(model: str | None, label: str, console: Any, why: str | None = None, **options: Any) -> Any:
+def _make_client(
+    model: str | None, label: str, console: Console, why: str | None = None, **options: Any
+) -> Any:
     """make_llm with the chosen model and why printed (``why``: the caller chose it, for this reason)."""
     from atlas.errors import LLMConfigError
     from atlas.infra.llm import make_llm, resolve_default_model
@@ -115,7 +120,7 @@ def parse_baselines(value: str) -> list[str] | None:
 
 
 def _run_search(
-    console: Any, *, model: str | None, meta_model: str | None, resume: Path | None, **kwargs: Any
+    console: Console, *, model: str | None, meta_model: str | None, resume: Path | None, **kwargs: Any
 ) -> tuple[Any, Path | None]:
     from atlas.alma.api import run
     from atlas.alma.state.meta_model import META_N_CTX, task_model_context

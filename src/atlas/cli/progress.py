@@ -3,13 +3,16 @@ design (an ``atlas.alma.search.progress.SearchProgress``); silent when quiet."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 
 class RichProgress:
     """Rich progress bars (iterations, episodes) and per-design lines; silent when quiet."""
 
-    def __init__(self, quiet: bool, console: Any = None) -> None:
+    def __init__(self, quiet: bool, console: Console | None = None) -> None:
         self.quiet = quiet
         self._bar: Any = None
         self._it: Any = None
@@ -60,7 +63,7 @@ class RichProgress:
             self._bar.stop()
 
 
-def episode_progress(console: Any, total: int, *, quiet: bool) -> Any:
+def episode_progress(console: Console, total: int, *, quiet: bool) -> Any:
     """A rich progress bar over episodes (``advance()``), silent when ``quiet``."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
