@@ -54,6 +54,27 @@ def default(field: str) -> Any:
     return AlmaConfig.model_fields[field].default
 
 
+# Options several commands share, declared once (typer reads each for every command that uses it).
+_ENV = typer.Option(DEFAULT_ENV, "--env", help=ENV_HELP)
+_MAX_TURNS = typer.Option(
+    None,
+    "--max-turns",
+    min=1,
+    max=MAX_TURNS,
+    help="Task agent turns per episode (default: the environment's step limit + 8).",
+)
+_EPISODES = typer.Option(
+    default("episodes"),
+    "--episodes",
+    min=1,
+    max=MAX_EPISODES,
+    help="Tasks per collection phase and per deployment seed.",
+)
+_FAMILY = typer.Option(None, "--family", help="Family seed (default: --seed).")
+_NO_FAMILY = typer.Option(False, "--no-family", help="Disable family mode.")
+_TASK_MODEL = typer.Option(None, "--model", help="Task model (default resolution as in `atlas run`).")
+
+
 def _make_client(
     model: str | None, label: str, console: Console, why: str | None = None, **options: Any
 ) -> Any:
@@ -223,7 +244,7 @@ def register(app: typer.Typer) -> None:
     @app.command("run")
     @with_env_options
     def run_cmd(
-        env: str = typer.Option(DEFAULT_ENV, "--env", help=ENV_HELP),
+        env: str = _ENV,
         iterations: int | None = typer.Option(
             None,
             "--iterations",
@@ -232,13 +253,7 @@ def register(app: typer.Typer) -> None:
             help="Evolutionary iterations (default 5 when the MetaAgent writes code, 20 "
             "for genome search; with --resume: raise the total).",
         ),
-        episodes: int = typer.Option(
-            default("episodes"),
-            "--episodes",
-            min=1,
-            max=MAX_EPISODES,
-            help="Tasks per collection phase and per deployment seed.",
-        ),
+        episodes: int = _EPISODES,
         seed: int = typer.Option(default("seed"), "--seed", help="Random seed (tasks, sampling)."),
         family: int | None = typer.Option(
             None, "--family", help="Family seed shared by all tasks (default: same as --seed)."
@@ -314,13 +329,7 @@ def register(app: typer.Typer) -> None:
             "the search starts from no memory and the library baselines alone (a test "
             "of discovery rather than of refinement).",
         ),
-        max_turns: int | None = typer.Option(
-            None,
-            "--max-turns",
-            min=1,
-            max=MAX_TURNS,
-            help="Task agent turns per episode (default: the environment's step limit + 8).",
-        ),
+        max_turns: int | None = _MAX_TURNS,
         max_cost: float | None = typer.Option(
             None,
             "--max-cost",
@@ -492,17 +501,11 @@ def register(app: typer.Typer) -> None:
         design: str = typer.Argument(
             ..., help="A design file (.py) or a library baseline name (e.g. no_memory)."
         ),
-        env: str = typer.Option(DEFAULT_ENV, "--env", help=ENV_HELP),
-        episodes: int = typer.Option(
-            default("episodes"),
-            "--episodes",
-            min=1,
-            max=MAX_EPISODES,
-            help="Tasks per collection phase and per deployment seed.",
-        ),
+        env: str = _ENV,
+        episodes: int = _EPISODES,
         seed: int = typer.Option(default("seed"), "--seed", help="Random seed of the tasks."),
-        family: int | None = typer.Option(None, "--family", help="Family seed (default: --seed)."),
-        no_family: bool = typer.Option(False, "--no-family", help="Disable family mode."),
+        family: int | None = _FAMILY,
+        no_family: bool = _NO_FAMILY,
         deploy_seeds: int = typer.Option(
             default("deploy_seeds"),
             "--deploy-seeds",
@@ -510,9 +513,7 @@ def register(app: typer.Typer) -> None:
             max=MAX_DEPLOY_SEEDS,
             help="Seed offsets for deployment scoring (deployment tasks = --episodes × --deploy-seeds).",
         ),
-        model: str | None = typer.Option(
-            None, "--model", help="Task model (default resolution as in `atlas run`)."
-        ),
+        model: str | None = _TASK_MODEL,
         embed_model: str | None = typer.Option(
             None, "--embed-model", help="Embedding model (default local MiniLM)."
         ),
@@ -530,13 +531,7 @@ def register(app: typer.Typer) -> None:
             help="Deployment episodes run at once.",
         ),
         quiet: bool = typer.Option(False, "--quiet", help="No progress bars."),
-        max_turns: int | None = typer.Option(
-            None,
-            "--max-turns",
-            min=1,
-            max=MAX_TURNS,
-            help="Task agent turns per episode (default: the environment's step limit + 8).",
-        ),
+        max_turns: int | None = _MAX_TURNS,
         as_json: bool = typer.Option(
             False,
             "--json",
@@ -608,7 +603,7 @@ def register(app: typer.Typer) -> None:
     @app.command("headroom")
     @with_env_options
     def headroom_cmd(
-        env: str = typer.Option(DEFAULT_ENV, "--env", help=ENV_HELP),
+        env: str = _ENV,
         tasks: int = typer.Option(
             12, "--tasks", min=1, max=MAX_TASKS, help="Deployment tasks played under each condition."
         ),
@@ -622,8 +617,8 @@ def register(app: typer.Typer) -> None:
         seed: int = typer.Option(
             default("seed"), "--seed", help="Random seed of the tasks (as in `atlas run`)."
         ),
-        family: int | None = typer.Option(None, "--family", help="Family seed (default: --seed)."),
-        no_family: bool = typer.Option(False, "--no-family", help="Disable family mode."),
+        family: int | None = _FAMILY,
+        no_family: bool = _NO_FAMILY,
         deploy_seeds: int = typer.Option(
             3,
             "--deploy-seeds",
@@ -631,19 +626,11 @@ def register(app: typer.Typer) -> None:
             max=MAX_DEPLOY_SEEDS,
             help="Deployment seed offsets the tasks come from.",
         ),
-        model: str | None = typer.Option(
-            None, "--model", help="Task model (default resolution as in `atlas run`)."
-        ),
+        model: str | None = _TASK_MODEL,
         concurrency: int = typer.Option(
             1, "--concurrency", min=1, max=MAX_CONCURRENCY, help="Episodes played at once."
         ),
-        max_turns: int | None = typer.Option(
-            None,
-            "--max-turns",
-            min=1,
-            max=MAX_TURNS,
-            help="Task agent turns per episode (default: the environment's step limit + 8).",
-        ),
+        max_turns: int | None = _MAX_TURNS,
         conditions: str = typer.Option(
             "none,learnable,full", "--conditions", help="Comma-separated subset of none, learnable, full."
         ),
