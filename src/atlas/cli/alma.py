@@ -390,12 +390,12 @@ def register(app: typer.Typer) -> None:
             "model, both with a hosted one). The run says which it picked.",
         ),
         genome_candidates: int = typer.Option(
-            96,
+            256,
             "--genome-candidates",
             min=1,
             max=1000,
-            help="Genome search: candidates screened by the advice probe per generation (about a "
-            "second each, no LLM; it stops early only for one that solves every probe task); the best "
+            help="Genome search: candidates screened by the advice probe per generation (a "
+            "fraction of a second each, no LLM; it stops early only for one that solves every probe task); the best "
             "is played by the task agent when its probe beats every design played so far.",
         ),
         env_settings: dict[str, Any] | None = None,
