@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from alma_doubles import GIVE_UP_DESIGN, INVALID_DESIGN, fenced
 
-from atlas.alma.author.advice_probe import ProbeResult, follow_advice
+from atlas.alma.author.advice_probe import ProbeResult, follow_advice, goal_progress
 from atlas.alma.author.meta_agent import MetaAgent
 from atlas.alma.author.smoke import smoke_run
 from atlas.alma.baselines import get_baseline
@@ -46,6 +46,32 @@ def test_prose_stops_at_the_first_step_and_names_what_was_listed(env):
         assert f"move_to {room}" in result.stopped
     assert "not solved" in result.line("D1")
     assert follow_advice(env.clone(), task, "").stopped.startswith("at step 1")
+
+
+def test_progress_grows_with_how_much_of_the_answer_the_advice_gives(env):
+    # The oracle's answer cut short: without its last step, then without taking the item either.
+    for task in env.generate_tasks(3, 7):
+        lines = oracle_advice(task, "full").splitlines()
+        full = follow_advice(env.clone(), task, "\n".join(lines))
+        no_drop = follow_advice(env.clone(), task, "\n".join(lines[:-1]))
+        walk_only = follow_advice(env.clone(), task, "\n".join(ln for ln in lines[:-1] if "pick_up" not in ln))
+        prose = follow_advice(env.clone(), task, "Explore carefully.")
+        assert full.success and full.progress == 1.0
+        assert not no_drop.success and not walk_only.success
+        assert no_drop.progress > walk_only.progress > prose.progress == 0.0
+
+
+def test_progress_counts_goal_words_in_new_sentences_only():
+    goal = "Deliver the crate to the loading_dock."
+    first = "Position: workshop. Paths lead to: office. On the floor: crate. Holding: nothing."
+    held = "Position: office. Paths lead to: loading_dock, workshop. On the floor: nothing. Holding: crate."
+    there = "Position: loading_dock. Paths lead to: office. Holding: crate."
+    assert goal_progress(goal, [first]) == 0.0
+    assert goal_progress(goal, [first, first, first]) == 0.0  # standing still is not progress
+    assert goal_progress(goal, [first, held]) == 0.5  # crate held, the dock listed beside
+    assert goal_progress(goal, [first, held, there]) == 0.75
+    assert goal_progress("Deliver the vase to the attic.", [first, held, there]) == 0.0  # nothing named
+    assert goal_progress(goal, []) == 0.0
 
 
 def test_advice_that_loops_runs_out_of_steps_without_an_endless_loop(env):

@@ -414,9 +414,9 @@ def register(app: typer.Typer) -> None:
             "--genome-candidates",
             min=1,
             max=1000,
-            help="Genome search: candidates screened by the advice probe per generation (about a "
-            "second each, no LLM; it stops early only for one that solves every probe task); the best "
-            "is played by the task agent when its probe beats every design played so far.",
+            help="Genome search: candidates screened by the advice probe per generation (a "
+            "fraction of a second each, no LLM; it stops early only for one that solves every probe "
+            "task); the best is played by the task agent when its probe beats every design played so far.",
         ),
         env_settings: dict[str, Any] | None = None,
     ) -> None:

@@ -97,6 +97,16 @@ _WORD = re.compile(r"[a-z0-9_]+")
 _COMMON = frozenset({"a", "an", "the", "to", "in", "on", "of", "and", "or", "at", "is", "it", "some", "from"})
 
 
+def words(text: str) -> list[str]:
+    """Lower-case word tokens of ``text`` (names with digits and underscores stay whole)."""
+    return _WORD.findall(text.lower())
+
+
+def goal_words(goal: str) -> set[str]:
+    """The words of a goal's text, without the few that every sentence has."""
+    return set(words(goal)) - _COMMON
+
+
 class GoalWordPolicy:
     """Random valid actions, except that when listed actions name a word of the goal, one of them is
     taken with probability ``greed``: the habit of a small language-model agent (it acts on what the
@@ -110,14 +120,14 @@ class GoalWordPolicy:
     def run(self, env: Environment, task: Task) -> Trajectory:
         rng = random.Random(f"goal-word-policy/{self.seed}/{task.id}")
         fallback = _random_chooser(env, rng)
-        goal = set(_WORD.findall(env.format_goal(task).lower())) - _COMMON
+        goal = goal_words(env.format_goal(task))
         assert isinstance(env, EnumeratesActions)  # _random_chooser checked it
 
         def choose(obs: dict[str, Any]) -> Action | None:
             named = [
                 a
                 for a in env.candidate_actions(obs)
-                if goal & set(_WORD.findall(action_label(a.tool, a.args).lower()))
+                if goal & set(words(action_label(a.tool, a.args)))
             ]
             return rng.choice(named) if named and rng.random() < self.greed else fallback(obs)
 
@@ -149,4 +159,4 @@ class ExplorerPolicy:
         return _run(env, task, choose, name, self.max_turns)
 
 
-__all__ = ["ExplorerPolicy", "GoalWordPolicy", "Planner", "RandomPolicy"]
+__all__ = ["ExplorerPolicy", "GoalWordPolicy", "Planner", "RandomPolicy", "goal_words", "words"]

@@ -11,6 +11,7 @@ paid for (the first stage of the evaluation cascade).
 
 from __future__ import annotations
 
+import re
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -18,7 +19,8 @@ from atlas.agent import choice as ch
 from atlas.agent.advice_match import advice_now
 from atlas.agent.loops import Past, loop_nudge
 from atlas.core.types import Task
-from atlas.envs.base import action_text
+from atlas.envs.base import action_text, without_commands
+from atlas.envs.policies import goal_words, words
 from atlas.protocols.env import Action, EnumeratesActions, Environment
 
 MAX_LISTED = 8  # actions named in a stop reason
@@ -33,13 +35,15 @@ class ProbeResult:
     steps: int
     stopped: str = ""
     actions: list[str] = field(default_factory=list)
+    progress: float = 0.0  # see goal_progress
+
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> ProbeResult:
-        return cls(**{k: d[k] for k in ("success", "score", "steps", "stopped", "actions") if k in d})
+        return cls(**{k: d[k] for k in ("success", "score", "steps", "stopped", "actions", "progress") if k in d})
 
     def line(self, label: str) -> str:
         if self.success:
@@ -51,6 +55,34 @@ class ProbeResult:
 def _listed(labels: list[str]) -> str:
     extra = f", ... ({len(labels)} in all)" if len(labels) > MAX_LISTED else ""
     return ", ".join(labels[:MAX_LISTED]) + extra
+
+
+_SENTENCE = re.compile(r"[.;!?\n]+")
+
+
+def _framed(goal: set[str], text: str) -> set[tuple[str, str]]:
+    """(goal word, the first word of the sentence it is in) for each goal word ``text`` shows."""
+    out = set()
+    for sentence in _SENTENCE.split(without_commands(text)):
+        tokens = words(sentence)
+        out |= {(w, tokens[0]) for w in goal.intersection(tokens)}
+    return out
+
+
+def goal_progress(goal: str, texts: list[str]) -> float:
+    """How far an unsolved episode got, read from nothing but its text: the (goal word, sentence frame)
+    pairs its later observations show that the first did not (the goal's item seen, then held; its
+    place listed beside, then reached), over two per goal word that any observation names. Goal words
+    no observation names (the task's verb) do not count; 0 when none is named."""
+    if not texts:
+        return 0.0
+    wanted = goal_words(goal)
+    first = _framed(wanted, texts[0])
+    later: set[tuple[str, str]] = set()
+    for text in texts[1:]:
+        later |= _framed(wanted, text)
+    named = {w for w, _ in first | later}
+    return min(1.0, len(later - first) / (2 * len(named))) if named else 0.0
 
 
 def can_probe(env: Environment) -> bool:
@@ -66,6 +98,8 @@ def follow_advice(env: Environment, task: Task, advice: str, max_steps: int | No
     limit = max_steps if max_steps is not None else env.max_steps
     obs = env.reset(task)
     seen = env.summarize_observation(obs)
+    texts = [seen]
+    goal = env.format_goal(task)
     chosen: list[str] = []
     past: Past = []
     done = False
@@ -89,6 +123,7 @@ def follow_advice(env: Environment, task: Task, advice: str, max_steps: int | No
                 stopped=f"at step {len(chosen) + 1} no advice line names a listed action for what the agent "
                 f"sees ({where!r}; listed: {_listed(labels)})",
                 actions=chosen,
+                progress=goal_progress(goal, texts),
             )
         label = max(advised, key=lambda lb: advised[lb])
         action = actions[labels.index(label)]
@@ -97,13 +132,19 @@ def follow_advice(env: Environment, task: Task, advice: str, max_steps: int | No
         past.append((action_text(action.tool, action.args), bool(result.error)))
         obs, done = result.observation, result.done
         seen = env.summarize_observation(obs)
+        texts.append(seen)
         if result.error:
             seen = f"Error: {result.error}\n{seen}"
     success = bool(env.success())
     stopped = "" if done or success else f"it ran out of its {limit} steps"
     return ProbeResult(
-        success=success, score=float(env.score()), steps=len(chosen), stopped=stopped, actions=chosen
+        success=success,
+        score=float(env.score()),
+        steps=len(chosen),
+        stopped=stopped,
+        actions=chosen,
+        progress=1.0 if success else goal_progress(goal, texts),
     )
 
 
-__all__ = ["ProbeResult", "can_probe", "follow_advice"]
+__all__ = ["ProbeResult", "can_probe", "follow_advice", "goal_progress"]

@@ -36,7 +36,12 @@ PARENTS_PER_ROUND = 4  # the best-steered candidates a round mutates
 # on the explorer's episodes only learned from successes it will not have (measured: probe 0.800,
 # deployment +0.051 [-0.071, +0.173], docs/results/search-genome-graphworld-0.5b).
 PROBE_EXPLORER_EPISODES = 1
-STEER_CREDIT = 0.2  # an unsolved probe task counts this much at most, by the share of steps the advice named
+# An unsolved probe task counts this much at most: mostly by how far the advice took it toward the goal
+# (``goal_progress``: the goal's item seen then held, its place listed then reached), a little by the
+# share of steps the advice named. Without it the hill-climb is flat until a candidate solves a task:
+# measured on the depot plug-in, 0 of 300 candidates solved one in 2 of 3 seeds.
+STEER_CREDIT = 0.2
+PROGRESS_SHARE = 0.8
 CODE_OPERATORS = ("write", "edit", "crossover")
 
 
@@ -135,7 +140,7 @@ async def probe(
     ``PROBE_EXPLORER_EPISODES``) and random walks (the rest), then
     ``probe_tasks`` played doing only what its recall says (no LLM anywhere). Returns
     ``{probe_score, steered, solved, played, error}``; ``steered`` gives unsolved tasks partial credit
-    for the share of steps the advice named."""
+    for how far the advice took them (see ``STEER_CREDIT``)."""
     from atlas.alma.author.smoke import asmoke_run
 
     # Successive halving: the first PROBE_FIRST tasks, the rest only when one of them was solved.
@@ -163,7 +168,11 @@ async def probe(
         "steered": sum(
             float(p.get("score", 0.0))
             if p.get("success")
-            else STEER_CREDIT * min(1.0, p.get("steps", 0) / limit)
+            else STEER_CREDIT
+            * (
+                PROGRESS_SHARE * float(p.get("progress", 0.0))
+                + (1 - PROGRESS_SHARE) * min(1.0, p.get("steps", 0) / limit)
+            )
             for p in probes
         )
         / total,

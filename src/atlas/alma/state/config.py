@@ -100,7 +100,7 @@ class AlmaConfig(BaseModel):
     representation: Literal["auto", "genome", "code", "both"] = "auto"
     # Genome search: candidates screened by the advice probe per generation (the best is played when its
     # probe beats every played design's), and the deployment tasks each probe plays.
-    genome_candidates: int = Field(96, ge=1, le=1000)
+    genome_candidates: int = Field(256, ge=1, le=1000)
     probe_tasks: int = Field(8, ge=1, le=64)
 
     @model_validator(mode="before")
