@@ -58,7 +58,9 @@ async def screen_once(env_name: str, budget: int, seed: int, progress: bool) -> 
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--env", default="graphworld")
     parser.add_argument("--budget", type=int, default=300, help="candidates per seed and side")
     parser.add_argument("--seeds", default="1,2,3")

@@ -54,7 +54,9 @@ def test_progress_grows_with_how_much_of_the_answer_the_advice_gives(env):
         lines = oracle_advice(task, "full").splitlines()
         full = follow_advice(env.clone(), task, "\n".join(lines))
         no_drop = follow_advice(env.clone(), task, "\n".join(lines[:-1]))
-        walk_only = follow_advice(env.clone(), task, "\n".join(ln for ln in lines[:-1] if "pick_up" not in ln))
+        walk_only = follow_advice(
+            env.clone(), task, "\n".join(ln for ln in lines[:-1] if "pick_up" not in ln)
+        )
         prose = follow_advice(env.clone(), task, "Explore carefully.")
         assert full.success and full.progress == 1.0
         assert not no_drop.success and not walk_only.success

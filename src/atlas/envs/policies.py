@@ -124,11 +124,7 @@ class GoalWordPolicy:
         assert isinstance(env, EnumeratesActions)  # _random_chooser checked it
 
         def choose(obs: dict[str, Any]) -> Action | None:
-            named = [
-                a
-                for a in env.candidate_actions(obs)
-                if goal & set(words(action_label(a.tool, a.args)))
-            ]
+            named = [a for a in env.candidate_actions(obs) if goal & set(words(action_label(a.tool, a.args)))]
             return rng.choice(named) if named and rng.random() < self.greed else fallback(obs)
 
         return _run(env, task, choose, "goal-word", self.max_turns)

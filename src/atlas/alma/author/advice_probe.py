@@ -37,13 +37,14 @@ class ProbeResult:
     actions: list[str] = field(default_factory=list)
     progress: float = 0.0  # see goal_progress
 
-
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> ProbeResult:
-        return cls(**{k: d[k] for k in ("success", "score", "steps", "stopped", "actions", "progress") if k in d})
+        return cls(
+            **{k: d[k] for k in ("success", "score", "steps", "stopped", "actions", "progress") if k in d}
+        )
 
     def line(self, label: str) -> str:
         if self.success:
