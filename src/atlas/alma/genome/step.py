@@ -240,11 +240,14 @@ async def evolve_candidates(
             break
         more = []
         flat = not any(c.solved for c in screened)  # nothing solved yet: explore as much as climb
+        # The first parent stays a source: an operator's children can all be worse than it (an LLM
+        # edit that broke a working genome), and the climb must not start from them alone.
+        sources = [c.genome for c in ranked] + [g for g, _, _ in parents[:1]]
         for i in range(min(size, budget - len(screened))):
             if flat and i % 2:
                 child = random_genome(rng, keys, name=name)
             else:
-                child = mutate(rng.choice(ranked).genome, rng, keys, name=name)
+                child = mutate(rng.choice(sources), rng, keys, name=name)
             if child.key not in seen:
                 seen.add(child.key)
                 more.append(child)
