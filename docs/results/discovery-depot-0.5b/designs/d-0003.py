@@ -1,15 +1,11 @@
-"""Memory design compiled from genome 'mutate-d-0003' (ATLAS genome v1, key 1e02634ee4c7).
+"""Memory design compiled from genome 'mutate-d-0003' (ATLAS genome v1, key b74e7cef10fc).
 
-  encode   sightings(state_key='position'): which action first showed each word in the observations (and in which state)
   encode   transitions(state_key='position', neighbors_key='paths'): the map of observed states: which action led from one state to the next, and states seen nearby
-  encode   sequences(successes_only=False, max_actions=20): the action sequences of episodes, goal words as slots, per goal shape
-  encode   episode_log(max_actions=10): a compact text of each episode (goal, outcome, actions) in a vector collection
+  encode   sequences(successes_only=False, max_actions=50): the action sequences of episodes, goal words as slots, per goal shape
   store    {'recent': 10, 'cap': 50}: keep the last N sequences (0: all); at most this many keys per counter; counts are multiplied by this before each episode adds its own
   retrieve replay(): the latest successful action sequence of a goal of the same shape, with this goal's words
-  retrieve explore(max_steps=10): a walk from the start that enters every known state (plan), or rules toward states never entered
-  retrieve where_seen(k=3): a plan of the actions that most often showed the goal's words (moving to where they did first)
-  retrieve similar_episodes(k=5): notes: the most similar past episodes by goal (vector search above a floor)
-  render   lines(order='notes,plans,rules', style='bare', max_lines=20): rules as '<situation>: <action>', plans as one line of actions, notes as they are; a line budget
+  retrieve explore(max_steps=20): a walk from the start that enters every known state (plan), or rules toward states never entered
+  render   lines(order='notes,rules,plans', style='bare'): rules as '<situation>: <action>', plans as one line of actions, notes as they are; a line budget
 
 Edit the genome and compile again (`atlas design compile`), or edit this code like any design.
 """
@@ -19,17 +15,13 @@ import re
 
 GENOME = {'version': 1,
  'name': 'mutate-d-0003',
- 'encode': [{'part': 'sightings', 'params': {'goal_only': False, 'state_key': 'position'}},
-            {'part': 'transitions', 'params': {'state_key': 'position', 'neighbors_key': 'paths'}},
-            {'part': 'sequences', 'params': {'successes_only': False, 'max_actions': 20}},
-            {'part': 'episode_log', 'params': {'action_form': 'call', 'max_actions': 10}}],
+ 'encode': [{'part': 'transitions', 'params': {'state_key': 'position', 'neighbors_key': 'paths'}},
+            {'part': 'sequences', 'params': {'successes_only': False, 'max_actions': 50}}],
  'store': {'recent': 10, 'cap': 50, 'decay': 1.0},
  'retrieve': [{'part': 'replay', 'params': {}},
-              {'part': 'explore', 'params': {'form': 'plan', 'max_steps': 10}},
-              {'part': 'where_seen', 'params': {'k': 3}},
-              {'part': 'similar_episodes', 'params': {'k': 5, 'floor': 0.0}}],
+              {'part': 'explore', 'params': {'form': 'plan', 'max_steps': 20}}],
  'render': {'part': 'lines',
-            'params': {'order': 'notes,plans,rules', 'style': 'bare', 'max_lines': 20}}}
+            'params': {'order': 'notes,rules,plans', 'style': 'bare', 'max_lines': 60}}}
 STORE = {'recent': 10, 'cap': 50, 'decay': 1.0}
 
 WORD = re.compile(r"[A-Za-z0-9_]+")
@@ -187,12 +179,6 @@ def recent(items, n):
     """The last ``n`` items (all when n <= 0)."""
     return items[-n:] if n > 0 else items
 
-def decay(counts, factor):
-    """Multiply every count by ``factor`` (1.0: no decay), dropping those that fall near 0."""
-    if factor >= 1.0:
-        return counts
-    return {k: round(v * factor, 4) for k, v in counts.items() if v * factor >= 0.05}
-
 def encode_transitions(memory, episode, tools, p, store):
     """The map of observed states: ``state --action--> next state`` for observation field ``p['state_key']``,
     the states entered, the states named in list field ``p['neighbors_key']`` (seen, maybe never entered),
@@ -241,39 +227,6 @@ def encode_transitions(memory, episode, tools, p, store):
                             m["seen"].append(other)
     print("transitions:", added, "new;", len(m["entered"]), "states entered,", len(m["seen"]), "seen")
 
-def encode_sightings(memory, episode, tools, p, store):
-    """Which action first showed each word (a word in the observation after the action, not before it):
-    ``word -> {action: count}``, and with ``p['state_key']`` in which state (``sighting_places``).
-    Words of the goal only when ``p['goal_only']``."""
-    m = memory.setdefault("sightings", {})
-    gw = [w.lower() for w in goal_words((episode.get("task") or {}).get("goal", ""))]
-    for w in list(m):
-        m[w] = decay(m[w], store.get("decay", 1.0))
-    shown = 0
-    places = memory.setdefault("sighting_places", {})
-    key = p.get("state_key", "")
-    for before, action, after, error in steps_of(episode):
-        if error or not after:
-            continue
-        old = {w.lower() for w in words(value_text(before))}
-        for w in {w.lower() for w in words(value_text(after))} - old:
-            if w.isdigit() or (p.get("goal_only", False) and w not in gw):
-                continue
-            bump(m.setdefault(w, {}), action)
-            if state_of(after, key):
-                bump(places.setdefault(w, {}), json.dumps([state_of(after, key), action]))
-            shown += 1
-    for w in list(m):
-        m[w] = capped(m[w], 3)
-    for w in list(places):
-        places[w] = capped(places[w], 3) if w in m else {}
-        if not places[w]:
-            del places[w]
-    if len(m) > store.get("cap", 200):
-        ranked = sorted(m, key=lambda w: -sum(m[w].values()))[: store.get("cap", 200)]
-        memory["sightings"] = {w: m[w] for w in ranked}
-    print("sightings:", shown, "new;", len(memory["sightings"]), "words tracked")
-
 def encode_sequences(memory, episode, tools, p, store):
     """The action sequence of each (successful, when ``p['successes_only']``) episode with goal words as
     slots, under the goal's shape; the most recent ``store['recent']`` kept."""
@@ -290,32 +243,6 @@ def encode_sequences(memory, episode, tools, p, store):
     m.append({"kind": goal_kind(gw, used), "actions": templates, "score": episode.get("score", 0.0)})
     memory["sequences"] = recent(m, store.get("recent", 0))[-store.get("cap", 200) :]
     print("sequences:", len(memory["sequences"]), "kept")
-
-def _call_text(step):
-    action = step.get("action") or {}
-    args = action.get("args") or {}
-    inner = ", ".join(str(k) + "=" + str(v) for k, v in sorted(args.items()))
-    text = (action.get("tool") or "?") + "(" + inner + ")"
-    if step.get("error"):
-        text += " [failed: " + str(step["error"])[:60] + "]"
-    return text
-
-def encode_episode_log(memory, episode, tools, p, store):
-    """A compact text of each episode (goal, outcome, the actions) in the vector collection 'episodes'
-    (``p['action_form']``: 'call' = tool(arg=value), 'listed' = as the agent's list writes it)."""
-    goal = episode["task"].get("goal", "")
-    if p.get("action_form", "call") == "listed":
-        actions = [s[1] for s in steps_of(episode)]
-    else:
-        actions = [_call_text(s) for s in episode.get("steps", [])]
-    actions = actions[: p.get("max_actions", 25)]
-    outcome = "SUCCESS" if episode.get("success") else "FAILURE"
-    text = goal + "\nOutcome: " + outcome + "\nActions: " + "; ".join(actions)
-    tools.store_obs(
-        text, {"success": bool(episode.get("success")), "score": episode.get("score", 0.0)}, "episodes"
-    )
-    memory["episodes"] = memory.get("episodes", 0) + 1
-    memory["successes"] = memory.get("successes", 0) + (1 if episode.get("success") else 0)
 
 def _graph(m):
     """state -> [(action, next state)], with never-entered neighbours reached by the learned move template."""
@@ -406,27 +333,6 @@ def retrieve_explore(memory, task, tools, p):
         here = target
     return [{"kind": "plan", "title": "Search plan", "steps": steps}] if len(steps) >= 2 else []
 
-def retrieve_where_seen(memory, task, tools, p):
-    """For each goal word, the actions that most often showed it before (a search plan); where the state
-    they showed it in is known and ``transitions`` learned how moves are written, the move there first."""
-    seen = memory.get("sightings") or {}
-    places = memory.get("sighting_places") or {}
-    moves = (memory.get("transitions") or {}).get("moves") or {}
-    move = max(moves, key=lambda t: moves[t]) if moves else ""
-    steps = []
-    for w in goal_words(task.get("goal", "")):
-        if move and places.get(w.lower()):
-            ranked = sorted(places[w.lower()].items(), key=lambda kv: -kv[1])[: p.get("k", 2)]
-            found = []
-            for key, _ in ranked:
-                place, action = json.loads(key)
-                found += [move.replace("{to}", place), action]
-        else:
-            ranked = sorted((seen.get(w.lower()) or {}).items(), key=lambda kv: -kv[1])
-            found = [a for a, _ in ranked[: p.get("k", 2)]]
-        steps += [a for a in found if a not in steps]
-    return [{"kind": "plan", "title": "Where these were found before", "steps": steps}] if steps else []
-
 def retrieve_replay(memory, task, tools, p):
     """The latest successful action sequence of a goal of the same shape, with this goal's words."""
     gw = goal_words(task.get("goal", ""))
@@ -435,24 +341,6 @@ def retrieve_replay(memory, task, tools, p):
             steps = [filled(a, gw) or a for a in seq.get("actions", [])]
             return [{"kind": "plan", "title": "What worked before", "steps": steps}]
     return []
-
-def retrieve_similar_episodes(memory, task, tools, p):
-    """The most similar past episodes (vector search on the goal), as notes."""
-    if not memory.get("episodes"):
-        return []
-    hits = tools.find_similar(task.get("goal", ""), p.get("k", 3), "episodes")
-    hits = [h for h in hits if h["score"] >= p.get("floor", 0.0)]
-    if not hits:
-        return []
-    lines = ["Similar past episodes (most similar first):"]
-    for hit in hits:
-        tag = "succeeded" if hit["metadata"].get("success") else "failed"
-        lines.append("- (" + tag + ", similarity " + str(round(hit["score"], 2)) + ") " + hit["text"])
-    if [h for h in hits if h["metadata"].get("success")]:
-        lines.append("Follow the successful episode's approach, adapting names to this task.")
-    else:
-        lines.append("Those attempts failed: avoid repeating their actions.")
-    return [{"kind": "note", "text": line} for line in lines]
 
 def _rule_line(item, style):
     cond = [c for c in item.get("cond", []) if c]
@@ -496,39 +384,23 @@ def render_lines(items, p):
 
 def update(memory, episode, tools):
     try:
-        encode_sightings(memory, episode, tools, {'goal_only': False, 'state_key': 'position'}, STORE)
-    except Exception as exc:
-        print("encode part sightings failed:", repr(exc)[:200])
-    try:
         encode_transitions(memory, episode, tools, {'state_key': 'position', 'neighbors_key': 'paths'}, STORE)
     except Exception as exc:
         print("encode part transitions failed:", repr(exc)[:200])
     try:
-        encode_sequences(memory, episode, tools, {'successes_only': False, 'max_actions': 20}, STORE)
+        encode_sequences(memory, episode, tools, {'successes_only': False, 'max_actions': 50}, STORE)
     except Exception as exc:
         print("encode part sequences failed:", repr(exc)[:200])
-    try:
-        encode_episode_log(memory, episode, tools, {'action_form': 'call', 'max_actions': 10}, STORE)
-    except Exception as exc:
-        print("encode part episode_log failed:", repr(exc)[:200])
 
 
 def recall(memory, task, tools):
     items = []
     try:
-        items += retrieve_replay(memory, task, tools, {'successes_only': False, 'max_actions': 20})
+        items += retrieve_replay(memory, task, tools, {'successes_only': False, 'max_actions': 50})
     except Exception as exc:
         print("retrieve part replay failed:", repr(exc)[:200])
     try:
-        items += retrieve_explore(memory, task, tools, {'state_key': 'position', 'neighbors_key': 'paths', 'form': 'plan', 'max_steps': 10})
+        items += retrieve_explore(memory, task, tools, {'state_key': 'position', 'neighbors_key': 'paths', 'form': 'plan', 'max_steps': 20})
     except Exception as exc:
         print("retrieve part explore failed:", repr(exc)[:200])
-    try:
-        items += retrieve_where_seen(memory, task, tools, {'goal_only': False, 'state_key': 'position', 'k': 3})
-    except Exception as exc:
-        print("retrieve part where_seen failed:", repr(exc)[:200])
-    try:
-        items += retrieve_similar_episodes(memory, task, tools, {'action_form': 'call', 'max_actions': 10, 'k': 5, 'floor': 0.0})
-    except Exception as exc:
-        print("retrieve part similar_episodes failed:", repr(exc)[:200])
-    return render_lines(items, {'order': 'notes,plans,rules', 'style': 'bare', 'max_lines': 20})
+    return render_lines(items, {'order': 'notes,rules,plans', 'style': 'bare', 'max_lines': 60})

@@ -1,11 +1,11 @@
-"""Memory design compiled from genome 'recombine-d-0004' (ATLAS genome v1, key e169a94a48cf).
+"""Memory design compiled from genome 'recombine-d-0004' (ATLAS genome v1, key 37a427c381fe).
 
-  encode   sequences(successes_only=False): the action sequences of episodes, goal words as slots, per goal shape
-  encode   episode_log(action_form='listed'): a compact text of each episode (goal, outcome, actions) in a vector collection
+  encode   transitions(state_key='position', neighbors_key='paths'): the map of observed states: which action led from one state to the next, and states seen nearby
+  encode   sequences(successes_only=False, max_actions=50): the action sequences of episodes, goal words as slots, per goal shape
   store    defaults: keep the last N sequences (0: all); at most this many keys per counter; counts are multiplied by this before each episode adds its own
   retrieve replay(): the latest successful action sequence of a goal of the same shape, with this goal's words
-  retrieve similar_episodes(k=2, floor=0.3): notes: the most similar past episodes by goal (vector search above a floor)
-  render   lines(order='plans,rules,notes', style='split'): rules as '<situation>: <action>', plans as one line of actions, notes as they are; a line budget
+  retrieve explore(max_steps=20): a walk from the start that enters every known state (plan), or rules toward states never entered
+  render   lines(order='notes,rules,plans', style='bare'): rules as '<situation>: <action>', plans as one line of actions, notes as they are; a line budget
 
 Edit the genome and compile again (`atlas design compile`), or edit this code like any design.
 """
@@ -15,13 +15,13 @@ import re
 
 GENOME = {'version': 1,
  'name': 'recombine-d-0004',
- 'encode': [{'part': 'sequences', 'params': {'successes_only': False, 'max_actions': 30}},
-            {'part': 'episode_log', 'params': {'action_form': 'listed', 'max_actions': 25}}],
+ 'encode': [{'part': 'transitions', 'params': {'state_key': 'position', 'neighbors_key': 'paths'}},
+            {'part': 'sequences', 'params': {'successes_only': False, 'max_actions': 50}}],
  'store': {'recent': 0, 'cap': 200, 'decay': 1.0},
  'retrieve': [{'part': 'replay', 'params': {}},
-              {'part': 'similar_episodes', 'params': {'k': 2, 'floor': 0.3}}],
+              {'part': 'explore', 'params': {'form': 'plan', 'max_steps': 20}}],
  'render': {'part': 'lines',
-            'params': {'order': 'plans,rules,notes', 'style': 'split', 'max_lines': 60}}}
+            'params': {'order': 'notes,rules,plans', 'style': 'bare', 'max_lines': 60}}}
 STORE = {'recent': 0, 'cap': 200, 'decay': 1.0}
 
 WORD = re.compile(r"[A-Za-z0-9_]+")
@@ -90,6 +90,15 @@ def value_text(value):
         return ", ".join(str(k) + " " + value_text(v) for k, v in value.items())
     return "" if value is None else str(value)
 
+def state_of(obs, key):
+    """The value of observation field ``key`` as a state name ('' when absent, empty or a list)."""
+    if not key or not isinstance(obs, dict):
+        return ""
+    value = obs.get(key)
+    if value is None or isinstance(value, (list, dict)):
+        return ""
+    return str(value)
+
 def steps_of(episode):
     """``[before, action_text, after, error]`` per step that reached the environment; ``before`` of
     the first step is the task's first observation."""
@@ -156,9 +165,67 @@ def same_kind(kind, gw):
 def slots_in(template):
     return {int(i) for i in SLOT.findall(template)}
 
+def bump(counts, key, by=1):
+    counts[key] = counts.get(key, 0) + by
+
+def capped(counts, cap):
+    """The ``cap`` largest entries of a count dict (ties: first inserted)."""
+    if cap <= 0 or len(counts) <= cap:
+        return counts
+    ranked = sorted(counts.items(), key=lambda kv: -kv[1])[:cap]
+    return dict(ranked)
+
 def recent(items, n):
     """The last ``n`` items (all when n <= 0)."""
     return items[-n:] if n > 0 else items
+
+def encode_transitions(memory, episode, tools, p, store):
+    """The map of observed states: ``state --action--> next state`` for observation field ``p['state_key']``,
+    the states entered, the states named in list field ``p['neighbors_key']`` (seen, maybe never entered),
+    and how actions that change state are written (``move template``: the action with the next state as
+    ``{to}``)."""
+    m = memory.setdefault("transitions", {"edges": {}, "entered": [], "seen": [], "near": {}, "moves": {}})
+    key, near = p.get("state_key", ""), p.get("neighbors_key", "")
+    first = (episode.get("task") or {}).get("observation") or {}
+    observations = [first] + [s[2] for s in steps_of(episode)]
+    for obs in observations:
+        here = state_of(obs, key)
+        if here and here not in m["entered"]:
+            m["entered"].append(here)
+        listed = obs.get(near) if near and isinstance(obs, dict) else None
+        for other in listed if isinstance(listed, list) else []:
+            name = value_text(other)
+            if name and name != here and name not in m["seen"]:
+                m["seen"].append(name)
+            if name and here and name not in m["near"].setdefault(here, []):
+                m["near"][here].append(name)
+    added = 0
+    for before, action, after, error in steps_of(episode):
+        src, dst = state_of(before, key), state_of(after, key)
+        if error or not src or not dst or src == dst:
+            continue
+        out = m["edges"].setdefault(src, {})
+        if out.get(action) != dst:
+            out[action] = dst
+            added += 1
+        if dst in action:
+            bump(m["moves"], action.replace(dst, "{to}"))
+    m["moves"] = capped(m["moves"], 5)
+    if m["moves"]:  # listed actions of the learned move form name the states reachable from here
+        best = max(m["moves"], key=lambda t: m["moves"][t])
+        head, _, tail = best.partition("{to}")
+        for obs in observations:
+            here = state_of(obs, key)
+            for value in obs.values() if here and isinstance(obs, dict) else []:
+                for item in value if isinstance(value, list) else []:
+                    text = str(item)
+                    if text.startswith(head) and text.endswith(tail) and len(text) > len(head) + len(tail):
+                        other = text[len(head) : len(text) - len(tail)]
+                        if other != here and other not in m["near"].setdefault(here, []):
+                            m["near"][here].append(other)
+                        if other not in m["seen"]:
+                            m["seen"].append(other)
+    print("transitions:", added, "new;", len(m["entered"]), "states entered,", len(m["seen"]), "seen")
 
 def encode_sequences(memory, episode, tools, p, store):
     """The action sequence of each (successful, when ``p['successes_only']``) episode with goal words as
@@ -177,31 +244,94 @@ def encode_sequences(memory, episode, tools, p, store):
     memory["sequences"] = recent(m, store.get("recent", 0))[-store.get("cap", 200) :]
     print("sequences:", len(memory["sequences"]), "kept")
 
-def _call_text(step):
-    action = step.get("action") or {}
-    args = action.get("args") or {}
-    inner = ", ".join(str(k) + "=" + str(v) for k, v in sorted(args.items()))
-    text = (action.get("tool") or "?") + "(" + inner + ")"
-    if step.get("error"):
-        text += " [failed: " + str(step["error"])[:60] + "]"
-    return text
+def _graph(m):
+    """state -> [(action, next state)], with never-entered neighbours reached by the learned move template."""
+    graph = {s: list(out.items()) for s, out in m.get("edges", {}).items()}
+    moves = m.get("moves", {})
+    if moves:
+        template = max(moves, key=lambda t: moves[t])
+        for s in m.get("entered", []):
+            known = {dst for _, dst in graph.get(s, [])}
+            for other in m.get("seen", []):
+                if other not in known and other in m.get("near", {}).get(s, []):
+                    graph.setdefault(s, []).append((template.replace("{to}", other), other))
+    return graph
 
-def encode_episode_log(memory, episode, tools, p, store):
-    """A compact text of each episode (goal, outcome, the actions) in the vector collection 'episodes'
-    (``p['action_form']``: 'call' = tool(arg=value), 'listed' = as the agent's list writes it)."""
-    goal = episode["task"].get("goal", "")
-    if p.get("action_form", "call") == "listed":
-        actions = [s[1] for s in steps_of(episode)]
-    else:
-        actions = [_call_text(s) for s in episode.get("steps", [])]
-    actions = actions[: p.get("max_actions", 25)]
-    outcome = "SUCCESS" if episode.get("success") else "FAILURE"
-    text = goal + "\nOutcome: " + outcome + "\nActions: " + "; ".join(actions)
-    tools.store_obs(
-        text, {"success": bool(episode.get("success")), "score": episode.get("score", 0.0)}, "episodes"
-    )
-    memory["episodes"] = memory.get("episodes", 0) + 1
-    memory["successes"] = memory.get("successes", 0) + (1 if episode.get("success") else 0)
+def _bfs(graph, src):
+    """For each state reachable from ``src``: (distance, first action, previous state)."""
+    best = {src: (0, "", "")}
+    queue = [src]
+    for here in queue:
+        for action, nxt in graph.get(here, []):
+            if nxt not in best:
+                best[nxt] = (best[here][0] + 1, best[here][1] or action, here)
+                queue.append(nxt)
+    return best
+
+def _towards(graph, targets):
+    """For every state with a route to one of ``targets``: the first action of a shortest route."""
+    out = {}
+    for s in graph:
+        if s in targets:
+            continue
+        reach = _bfs(graph, s)
+        hits = sorted((reach[t][0], t) for t in targets if t in reach and t != s)
+        if hits:
+            out[s] = reach[hits[0][1]][1]
+    return out
+
+def _path_actions(graph, reach, src, dst):
+    """[(action, state)] from ``src`` to ``dst`` along the breadth-first tree ``reach``."""
+    path = [dst]
+    while reach[path[-1]][2] != src:
+        path.append(reach[path[-1]][2])
+    out = []
+    for s in reversed(path):
+        prev = reach[s][2]
+        action = next((a for a, dst2 in graph.get(prev, []) if dst2 == s), "")
+        out.append((action, s))
+    return out
+
+def _circles(done, path, window=6):
+    """Whether taking ``path`` after ``done`` repeats an action a third time within ``window`` steps."""
+    seq = list(done)
+    for action, _ in path:
+        if seq[-window:].count(action) >= 2:
+            return True
+        seq.append(action)
+    return False
+
+def retrieve_explore(memory, task, tools, p):
+    """How to cover the learned map: ``p['form']`` 'plan' = one walk from the task's start state that enters
+    every known state, nearest first; 'rules' = from every state entered, the action toward the nearest
+    state seen but never entered."""
+    m = memory.get("transitions") or {}
+    graph = _graph(m)
+    if p.get("form", "plan") == "rules":
+        frontier = {s for s in m.get("seen", []) if s not in m.get("entered", [])}
+        return [{"kind": "rule", "cond": [s], "action": a} for s, a in _towards(graph, frontier).items()]
+    here = state_of(task.get("observation") or {}, p.get("state_key", ""))
+    if not here:
+        return []
+    steps, visited = [], {here}
+    while len(steps) < p.get("max_steps", 30):
+        reach = _bfs(graph, here)
+        todo = sorted((d, s) for s, (d, _, _) in reach.items() if s not in visited)
+        if not todo:
+            break
+        best = None
+        for _, target in todo:  # nearest first, avoiding routes that circle back (the agent's loop guard)
+            path = _path_actions(graph, reach, here, target)
+            if best is None:
+                best = (target, path)
+            if not _circles(steps, path):
+                best = (target, path)
+                break
+        target, path = best
+        steps += [a for a, _ in path]
+        visited.update(s for _, s in path)
+        here = target
+    return [{"kind": "plan", "title": "Search plan", "steps": steps}] if len(steps) >= 2 else []
 
 def retrieve_replay(memory, task, tools, p):
     """The latest successful action sequence of a goal of the same shape, with this goal's words."""
@@ -211,24 +341,6 @@ def retrieve_replay(memory, task, tools, p):
             steps = [filled(a, gw) or a for a in seq.get("actions", [])]
             return [{"kind": "plan", "title": "What worked before", "steps": steps}]
     return []
-
-def retrieve_similar_episodes(memory, task, tools, p):
-    """The most similar past episodes (vector search on the goal), as notes."""
-    if not memory.get("episodes"):
-        return []
-    hits = tools.find_similar(task.get("goal", ""), p.get("k", 3), "episodes")
-    hits = [h for h in hits if h["score"] >= p.get("floor", 0.0)]
-    if not hits:
-        return []
-    lines = ["Similar past episodes (most similar first):"]
-    for hit in hits:
-        tag = "succeeded" if hit["metadata"].get("success") else "failed"
-        lines.append("- (" + tag + ", similarity " + str(round(hit["score"], 2)) + ") " + hit["text"])
-    if [h for h in hits if h["metadata"].get("success")]:
-        lines.append("Follow the successful episode's approach, adapting names to this task.")
-    else:
-        lines.append("Those attempts failed: avoid repeating their actions.")
-    return [{"kind": "note", "text": line} for line in lines]
 
 def _rule_line(item, style):
     cond = [c for c in item.get("cond", []) if c]
@@ -272,23 +384,23 @@ def render_lines(items, p):
 
 def update(memory, episode, tools):
     try:
-        encode_sequences(memory, episode, tools, {'successes_only': False, 'max_actions': 30}, STORE)
+        encode_transitions(memory, episode, tools, {'state_key': 'position', 'neighbors_key': 'paths'}, STORE)
+    except Exception as exc:
+        print("encode part transitions failed:", repr(exc)[:200])
+    try:
+        encode_sequences(memory, episode, tools, {'successes_only': False, 'max_actions': 50}, STORE)
     except Exception as exc:
         print("encode part sequences failed:", repr(exc)[:200])
-    try:
-        encode_episode_log(memory, episode, tools, {'action_form': 'listed', 'max_actions': 25}, STORE)
-    except Exception as exc:
-        print("encode part episode_log failed:", repr(exc)[:200])
 
 
 def recall(memory, task, tools):
     items = []
     try:
-        items += retrieve_replay(memory, task, tools, {'successes_only': False, 'max_actions': 30})
+        items += retrieve_replay(memory, task, tools, {'successes_only': False, 'max_actions': 50})
     except Exception as exc:
         print("retrieve part replay failed:", repr(exc)[:200])
     try:
-        items += retrieve_similar_episodes(memory, task, tools, {'action_form': 'listed', 'max_actions': 25, 'k': 2, 'floor': 0.3})
+        items += retrieve_explore(memory, task, tools, {'state_key': 'position', 'neighbors_key': 'paths', 'form': 'plan', 'max_steps': 20})
     except Exception as exc:
-        print("retrieve part similar_episodes failed:", repr(exc)[:200])
-    return render_lines(items, {'order': 'plans,rules,notes', 'style': 'split', 'max_lines': 60})
+        print("retrieve part explore failed:", repr(exc)[:200])
+    return render_lines(items, {'order': 'notes,rules,plans', 'style': 'bare', 'max_lines': 60})

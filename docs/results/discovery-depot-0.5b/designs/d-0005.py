@@ -1,15 +1,15 @@
-"""Memory design compiled from genome 'random-d-0005' (ATLAS genome v1, key 002c8cffe2e0).
+"""Memory design compiled from genome 'random-d-0005' (ATLAS genome v1, key bde58b1f739e).
 
-  encode   sightings(state_key='position'): which action first showed each word in the observations (and in which state)
   encode   transitions(state_key='position', neighbors_key='paths'): the map of observed states: which action led from one state to the next, and states seen nearby
-  encode   episode_log(action_form='listed', max_actions=10): a compact text of each episode (goal, outcome, actions) in a vector collection
+  encode   sequences(successes_only=False, max_actions=10): the action sequences of episodes, goal words as slots, per goal shape
+  encode   episode_log(action_form='listed', max_actions=40): a compact text of each episode (goal, outcome, actions) in a vector collection
   encode   goal_actions(successes_only=False, state_key='position'): actions that name words of the goal, as templates per goal shape, with the goal state they were taken in and how the observation text framed the word named (as the agent reads it)
-  store    {'recent': 30, 'cap': 50}: keep the last N sequences (0: all); at most this many keys per counter; counts are multiplied by this before each episode adds its own
-  retrieve where_seen(k=1): a plan of the actions that most often showed the goal's words (moving to where they did first)
-  retrieve explore(max_steps=60): a walk from the start that enters every known state (plan), or rules toward states never entered
-  retrieve similar_episodes(k=1): notes: the most similar past episodes by goal (vector search above a floor)
+  store    defaults: keep the last N sequences (0: all); at most this many keys per counter; counts are multiplied by this before each episode adds its own
+  retrieve similar_episodes(): notes: the most similar past episodes by goal (vector search above a floor)
+  retrieve replay(): the latest successful action sequence of a goal of the same shape, with this goal's words
+  retrieve route(): rules: from every known state, the action toward the state the goal names (a path in the learned map); with context goal_items, once the goal's item is framed as goal_actions left it (held)
   retrieve goal_rules(): rules: learned goal-naming action templates filled with this goal's words
-  render   lines(order='plans,rules,notes', max_lines=40): rules as '<situation>: <action>', plans as one line of actions, notes as they are; a line budget
+  render   lines(max_lines=40): rules as '<situation>: <action>', plans as one line of actions, notes as they are; a line budget
 
 Edit the genome and compile again (`atlas design compile`), or edit this code like any design.
 """
@@ -19,18 +19,19 @@ import re
 
 GENOME = {'version': 1,
  'name': 'random-d-0005',
- 'encode': [{'part': 'sightings', 'params': {'goal_only': False, 'state_key': 'position'}},
-            {'part': 'transitions', 'params': {'state_key': 'position', 'neighbors_key': 'paths'}},
-            {'part': 'episode_log', 'params': {'action_form': 'listed', 'max_actions': 10}},
+ 'encode': [{'part': 'transitions', 'params': {'state_key': 'position', 'neighbors_key': 'paths'}},
+            {'part': 'sequences', 'params': {'successes_only': False, 'max_actions': 10}},
+            {'part': 'episode_log', 'params': {'action_form': 'listed', 'max_actions': 40}},
             {'part': 'goal_actions', 'params': {'successes_only': False, 'state_key': 'position'}}],
- 'store': {'recent': 30, 'cap': 50, 'decay': 1.0},
- 'retrieve': [{'part': 'where_seen', 'params': {'k': 1}},
-              {'part': 'explore', 'params': {'form': 'plan', 'max_steps': 60}},
-              {'part': 'similar_episodes', 'params': {'k': 1, 'floor': 0.0}},
+ 'store': {'recent': 0, 'cap': 200, 'decay': 1.0},
+ 'retrieve': [{'part': 'similar_episodes',
+               'params': {'k': 3, 'floor': 0.0, 'failed_actions': True}},
+              {'part': 'replay', 'params': {}},
+              {'part': 'route', 'params': {'context': 'goal_items'}},
               {'part': 'goal_rules', 'params': {'min_support': 1}}],
  'render': {'part': 'lines',
-            'params': {'order': 'plans,rules,notes', 'style': 'joined', 'max_lines': 40}}}
-STORE = {'recent': 30, 'cap': 50, 'decay': 1.0}
+            'params': {'order': 'rules,plans,notes', 'style': 'joined', 'max_lines': 40}}}
+STORE = {'recent': 0, 'cap': 200, 'decay': 1.0}
 
 WORD = re.compile(r"[A-Za-z0-9_]+")
 
@@ -215,6 +216,10 @@ def capped(counts, cap):
     ranked = sorted(counts.items(), key=lambda kv: -kv[1])[:cap]
     return dict(ranked)
 
+def recent(items, n):
+    """The last ``n`` items (all when n <= 0)."""
+    return items[-n:] if n > 0 else items
+
 def decay(counts, factor):
     """Multiply every count by ``factor`` (1.0: no decay), dropping those that fall near 0."""
     if factor >= 1.0:
@@ -366,38 +371,22 @@ def encode_goal_actions(memory, episode, tools, p, store):
             table[k] = capped(table[k], store.get("cap", 200))
     print("goal actions:", len(found), "templated;", len(m), "goal shapes")
 
-def encode_sightings(memory, episode, tools, p, store):
-    """Which action first showed each word (a word in the observation after the action, not before it):
-    ``word -> {action: count}``, and with ``p['state_key']`` in which state (``sighting_places``).
-    Words of the goal only when ``p['goal_only']``."""
-    m = memory.setdefault("sightings", {})
-    gw = [w.lower() for w in goal_words((episode.get("task") or {}).get("goal", ""))]
-    for w in list(m):
-        m[w] = decay(m[w], store.get("decay", 1.0))
-    shown = 0
-    places = memory.setdefault("sighting_places", {})
-    key = p.get("state_key", "")
-    for before, action, after, error in steps_of(episode):
-        if error or not after:
-            continue
-        old = {w.lower() for w in words(value_text(before))}
-        for w in {w.lower() for w in words(value_text(after))} - old:
-            if w.isdigit() or (p.get("goal_only", False) and w not in gw):
-                continue
-            bump(m.setdefault(w, {}), action)
-            if state_of(after, key):
-                bump(places.setdefault(w, {}), json.dumps([state_of(after, key), action]))
-            shown += 1
-    for w in list(m):
-        m[w] = capped(m[w], 3)
-    for w in list(places):
-        places[w] = capped(places[w], 3) if w in m else {}
-        if not places[w]:
-            del places[w]
-    if len(m) > store.get("cap", 200):
-        ranked = sorted(m, key=lambda w: -sum(m[w].values()))[: store.get("cap", 200)]
-        memory["sightings"] = {w: m[w] for w in ranked}
-    print("sightings:", shown, "new;", len(memory["sightings"]), "words tracked")
+def encode_sequences(memory, episode, tools, p, store):
+    """The action sequence of each (successful, when ``p['successes_only']``) episode with goal words as
+    slots, under the goal's shape; the most recent ``store['recent']`` kept."""
+    m = memory.setdefault("sequences", [])
+    if p.get("successes_only", True) and not episode.get("success"):
+        return
+    gw = goal_words((episode.get("task") or {}).get("goal", ""))
+    actions = [s[1] for s in steps_of(episode) if not s[3]]
+    templates = [slotted(a, gw) or a for a in actions][: p.get("max_actions", 30)]
+    used = set()
+    for t in templates:
+        used |= slots_in(t)
+    used |= {i for i, w in enumerate(gw) if w.lower() in observed_words(episode)}
+    m.append({"kind": goal_kind(gw, used), "actions": templates, "score": episode.get("score", 0.0)})
+    memory["sequences"] = recent(m, store.get("recent", 0))[-store.get("cap", 200) :]
+    print("sequences:", len(memory["sequences"]), "kept")
 
 def _call_text(step):
     action = step.get("action") or {}
@@ -424,6 +413,18 @@ def encode_episode_log(memory, episode, tools, p, store):
     )
     memory["episodes"] = memory.get("episodes", 0) + 1
     memory["successes"] = memory.get("successes", 0) + (1 if episode.get("success") else 0)
+
+def _goal_states(states, gw):
+    """The states the goal names: every word of the state's name is a goal word (numbering aside:
+    'shelf 2' is named by a goal that says 'shelf', unless the name is only a number)."""
+    low = {w.lower() for w in gw}
+    out = []
+    for s in states:
+        parts = [w.lower() for w in words(s)]
+        named = [w for w in parts if not w.isdigit()] or parts
+        if named and all(w in low for w in named):
+            out.append(s)
+    return out
 
 def _graph(m):
     """state -> [(action, next state)], with never-entered neighbours reached by the learned move template."""
@@ -461,58 +462,27 @@ def _towards(graph, targets):
             out[s] = reach[hits[0][1]][1]
     return out
 
-def _path_actions(graph, reach, src, dst):
-    """[(action, state)] from ``src`` to ``dst`` along the breadth-first tree ``reach``."""
-    path = [dst]
-    while reach[path[-1]][2] != src:
-        path.append(reach[path[-1]][2])
-    out = []
-    for s in reversed(path):
-        prev = reach[s][2]
-        action = next((a for a, dst2 in graph.get(prev, []) if dst2 == s), "")
-        out.append((action, s))
-    return out
-
-def _circles(done, path, window=6):
-    """Whether taking ``path`` after ``done`` repeats an action a third time within ``window`` steps."""
-    seq = list(done)
-    for action, _ in path:
-        if seq[-window:].count(action) >= 2:
-            return True
-        seq.append(action)
-    return False
-
-def retrieve_explore(memory, task, tools, p):
-    """How to cover the learned map: ``p['form']`` 'plan' = one walk from the task's start state that enters
-    every known state, nearest first; 'rules' = from every state entered, the action toward the nearest
-    state seen but never entered."""
+def retrieve_route(memory, task, tools, p):
+    """From every known state, the action toward the state the goal names (a path in the learned map).
+    ``p['context']``: 'goal_items' adds the goal's item to each rule's situation, framed as goal actions
+    left it ('holding key', learned by ``goal_actions``; no rules before that is learned), 'none'
+    conditions on the state alone."""
     m = memory.get("transitions") or {}
-    graph = _graph(m)
-    if p.get("form", "plan") == "rules":
-        frontier = {s for s in m.get("seen", []) if s not in m.get("entered", [])}
-        return [{"kind": "rule", "cond": [s], "action": a} for s, a in _towards(graph, frontier).items()]
-    here = state_of(task.get("observation") or {}, p.get("state_key", ""))
-    if not here:
+    gw = goal_words(task.get("goal", ""))
+    states = list(dict.fromkeys(m.get("entered", []) + m.get("seen", [])))
+    targets = _goal_states(states, gw)
+    if not targets:
         return []
-    steps, visited = [], {here}
-    while len(steps) < p.get("max_steps", 30):
-        reach = _bfs(graph, here)
-        todo = sorted((d, s) for s, (d, _, _) in reach.items() if s not in visited)
-        if not todo:
-            break
-        best = None
-        for _, target in todo:  # nearest first, avoiding routes that circle back (the agent's loop guard)
-            path = _path_actions(graph, reach, here, target)
-            if best is None:
-                best = (target, path)
-            if not _circles(steps, path):
-                best = (target, path)
-                break
-        target, path = best
-        steps += [a for a, _ in path]
-        visited.update(s for _, s in path)
-        here = target
-    return [{"kind": "plan", "title": "Search plan", "steps": steps}] if len(steps) >= 2 else []
+    extra = []
+    if p.get("context", "goal_items") == "goal_items":
+        extra = _held(memory, gw, targets)
+        if not extra:  # what holding the item looks like is not known yet: no rule can say when
+            return []
+    hops = _towards(_graph(m), set(targets))
+    if extra and len(hops) > 1 and len(set(hops.values())) == 1:
+        # every state takes the same first step (one hop from anywhere): the state does not matter
+        return [{"kind": "rule", "cond": extra, "action": next(iter(hops.values()))}]
+    return [{"kind": "rule", "cond": [s, *extra], "action": action} for s, action in hops.items()]
 
 def _framed(frame, word):
     """A situation piece: the word as the observation text frames it ('holding key'), or the word."""
@@ -546,29 +516,31 @@ def retrieve_goal_rules(memory, task, tools, p):
                     out.append({"kind": "rule", "cond": cond, "action": action})
     return out
 
-def retrieve_where_seen(memory, task, tools, p):
-    """For each goal word, the actions that most often showed it before (a search plan); where the state
-    they showed it in is known and ``transitions`` learned how moves are written, the move there first."""
-    seen = memory.get("sightings") or {}
-    places = memory.get("sighting_places") or {}
-    moves = (memory.get("transitions") or {}).get("moves") or {}
-    move = max(moves, key=lambda t: moves[t]) if moves else ""
-    steps = []
-    for w in goal_words(task.get("goal", "")):
-        if move and places.get(w.lower()):
-            ranked = sorted(places[w.lower()].items(), key=lambda kv: -kv[1])[: p.get("k", 2)]
-            found = []
-            for key, _ in ranked:
-                place, action = json.loads(key)
-                found += [move.replace("{to}", place), action]
-        else:
-            ranked = sorted((seen.get(w.lower()) or {}).items(), key=lambda kv: -kv[1])
-            found = [a for a, _ in ranked[: p.get("k", 2)]]
-        steps += [a for a in found if a not in steps]
-    return [{"kind": "plan", "title": "Where these were found before", "steps": steps}] if steps else []
+def _held(memory, gw, targets):
+    """How the goal's item looks once a goal action taken anywhere has been done ('holding key'): the
+    most frequent frame learned under this goal's shape, for a goal word that is not a target state."""
+    low = {t.lower() for t in targets}
+    for kind, counts in (memory.get("goal_action_after") or {}).items():
+        if not same_kind(kind, gw):
+            continue
+        for key, _ in sorted(counts.items(), key=lambda kv: -kv[1]):
+            slot, frame = json.loads(key)
+            if slot < len(gw) and gw[slot].lower() not in low:
+                return [_framed(frame, gw[slot])]
+    return []
+
+def retrieve_replay(memory, task, tools, p):
+    """The latest successful action sequence of a goal of the same shape, with this goal's words."""
+    gw = goal_words(task.get("goal", ""))
+    for seq in reversed(memory.get("sequences") or []):
+        if same_kind(seq.get("kind", ""), gw):
+            steps = [filled(a, gw) or a for a in seq.get("actions", [])]
+            return [{"kind": "plan", "title": "What worked before", "steps": steps}]
+    return []
 
 def retrieve_similar_episodes(memory, task, tools, p):
-    """The most similar past episodes (vector search on the goal), as notes."""
+    """The most similar past episodes (vector search on the goal), as notes; a failed one without its
+    actions unless ``p['failed_actions']`` (the agent reads a list of actions as a plan to follow)."""
     if not memory.get("episodes"):
         return []
     hits = tools.find_similar(task.get("goal", ""), p.get("k", 3), "episodes")
@@ -577,8 +549,10 @@ def retrieve_similar_episodes(memory, task, tools, p):
         return []
     lines = ["Similar past episodes (most similar first):"]
     for hit in hits:
-        tag = "succeeded" if hit["metadata"].get("success") else "failed"
-        lines.append("- (" + tag + ", similarity " + str(round(hit["score"], 2)) + ") " + hit["text"])
+        ok = hit["metadata"].get("success")
+        text = hit["text"] if ok or p.get("failed_actions", True) else hit["text"].split("\nActions:")[0]
+        tag = "succeeded" if ok else "failed"
+        lines.append("- (" + tag + ", similarity " + str(round(hit["score"], 2)) + ") " + text)
     if [h for h in hits if h["metadata"].get("success")]:
         lines.append("Follow the successful episode's approach, adapting names to this task.")
     else:
@@ -627,15 +601,15 @@ def render_lines(items, p):
 
 def update(memory, episode, tools):
     try:
-        encode_sightings(memory, episode, tools, {'goal_only': False, 'state_key': 'position'}, STORE)
-    except Exception as exc:
-        print("encode part sightings failed:", repr(exc)[:200])
-    try:
         encode_transitions(memory, episode, tools, {'state_key': 'position', 'neighbors_key': 'paths'}, STORE)
     except Exception as exc:
         print("encode part transitions failed:", repr(exc)[:200])
     try:
-        encode_episode_log(memory, episode, tools, {'action_form': 'listed', 'max_actions': 10}, STORE)
+        encode_sequences(memory, episode, tools, {'successes_only': False, 'max_actions': 10}, STORE)
+    except Exception as exc:
+        print("encode part sequences failed:", repr(exc)[:200])
+    try:
+        encode_episode_log(memory, episode, tools, {'action_form': 'listed', 'max_actions': 40}, STORE)
     except Exception as exc:
         print("encode part episode_log failed:", repr(exc)[:200])
     try:
@@ -647,19 +621,19 @@ def update(memory, episode, tools):
 def recall(memory, task, tools):
     items = []
     try:
-        items += retrieve_where_seen(memory, task, tools, {'goal_only': False, 'state_key': 'position', 'k': 1})
-    except Exception as exc:
-        print("retrieve part where_seen failed:", repr(exc)[:200])
-    try:
-        items += retrieve_explore(memory, task, tools, {'state_key': 'position', 'neighbors_key': 'paths', 'form': 'plan', 'max_steps': 60})
-    except Exception as exc:
-        print("retrieve part explore failed:", repr(exc)[:200])
-    try:
-        items += retrieve_similar_episodes(memory, task, tools, {'action_form': 'listed', 'max_actions': 10, 'k': 1, 'floor': 0.0})
+        items += retrieve_similar_episodes(memory, task, tools, {'action_form': 'listed', 'max_actions': 40, 'k': 3, 'floor': 0.0, 'failed_actions': True})
     except Exception as exc:
         print("retrieve part similar_episodes failed:", repr(exc)[:200])
+    try:
+        items += retrieve_replay(memory, task, tools, {'successes_only': False, 'max_actions': 10})
+    except Exception as exc:
+        print("retrieve part replay failed:", repr(exc)[:200])
+    try:
+        items += retrieve_route(memory, task, tools, {'state_key': 'position', 'neighbors_key': 'paths', 'context': 'goal_items'})
+    except Exception as exc:
+        print("retrieve part route failed:", repr(exc)[:200])
     try:
         items += retrieve_goal_rules(memory, task, tools, {'successes_only': False, 'state_key': 'position', 'min_support': 1})
     except Exception as exc:
         print("retrieve part goal_rules failed:", repr(exc)[:200])
-    return render_lines(items, {'order': 'plans,rules,notes', 'style': 'joined', 'max_lines': 40})
+    return render_lines(items, {'order': 'rules,plans,notes', 'style': 'joined', 'max_lines': 40})
