@@ -1,14 +1,13 @@
-"""Memory design compiled from genome 'mutate-d-0003' (ATLAS genome v1, key d9e9024980b9).
+"""Memory design compiled from genome 'mutate-d-0003' (ATLAS genome v1, key 7cadcfd452cf).
 
   encode   transitions(state_key='location', neighbors_key='adjacent_rooms'): the map of observed states: which action led from one state to the next, and states seen nearby
-  encode   sightings(state_key='location'): which action first showed each word in the observations (and in which state)
   encode   goal_actions(state_key='location'): actions that name words of the goal, as templates per goal shape, with the goal state they were taken in and how the observation text framed the word named (as the agent reads it)
-  store    {'recent': 30, 'decay': 0.9}: keep the last N sequences (0: all); at most this many keys per counter; counts are multiplied by this before each episode adds its own
+  encode   episode_log(action_form='listed', max_actions=40): a compact text of each episode (goal, outcome, actions) in a vector collection
+  store    defaults: keep the last N sequences (0: all); at most this many keys per counter; counts are multiplied by this before each episode adds its own
   retrieve route(): rules: from every known state, the action toward the state the goal names (a path in the learned map); with context goal_items, once the goal's item is framed as goal_actions left it (held)
-  retrieve where_seen(k=3): a plan of the actions that most often showed the goal's words (moving to where they did first)
-  retrieve explore(form='rules', max_steps=20): a walk from the start that enters every known state (plan), or rules toward states never entered
-  retrieve goal_rules(): rules: learned goal-naming action templates filled with this goal's words
-  render   lines(order='notes,rules,plans', max_lines=40): rules as '<situation>: <action>', plans as one line of actions, notes as they are; a line budget
+  retrieve similar_episodes(k=2, failed_actions=False): notes: the most similar past episodes by goal (vector search above a floor)
+  retrieve goal_rules(min_support=2): rules: learned goal-naming action templates filled with this goal's words
+  render   lines(order='notes,plans,rules'): rules as '<situation>: <action>', plans as one line of actions, notes as they are; a line budget
 
 Edit the genome and compile again (`atlas design compile`), or edit this code like any design.
 """
@@ -20,16 +19,16 @@ GENOME = {'version': 1,
  'name': 'mutate-d-0003',
  'encode': [{'part': 'transitions',
              'params': {'state_key': 'location', 'neighbors_key': 'adjacent_rooms'}},
-            {'part': 'sightings', 'params': {'goal_only': False, 'state_key': 'location'}},
-            {'part': 'goal_actions', 'params': {'successes_only': True, 'state_key': 'location'}}],
- 'store': {'recent': 30, 'cap': 200, 'decay': 0.9},
+            {'part': 'goal_actions', 'params': {'successes_only': True, 'state_key': 'location'}},
+            {'part': 'episode_log', 'params': {'action_form': 'listed', 'max_actions': 40}}],
+ 'store': {'recent': 0, 'cap': 200, 'decay': 1.0},
  'retrieve': [{'part': 'route', 'params': {'context': 'goal_items'}},
-              {'part': 'where_seen', 'params': {'k': 3}},
-              {'part': 'explore', 'params': {'form': 'rules', 'max_steps': 20}},
-              {'part': 'goal_rules', 'params': {'min_support': 1}}],
+              {'part': 'similar_episodes',
+               'params': {'k': 2, 'floor': 0.0, 'failed_actions': False}},
+              {'part': 'goal_rules', 'params': {'min_support': 2}}],
  'render': {'part': 'lines',
-            'params': {'order': 'notes,rules,plans', 'style': 'joined', 'max_lines': 40}}}
-STORE = {'recent': 30, 'cap': 200, 'decay': 0.9}
+            'params': {'order': 'notes,plans,rules', 'style': 'joined', 'max_lines': 60}}}
+STORE = {'recent': 0, 'cap': 200, 'decay': 1.0}
 
 WORD = re.compile(r"[A-Za-z0-9_]+")
 
@@ -365,38 +364,31 @@ def encode_goal_actions(memory, episode, tools, p, store):
             table[k] = capped(table[k], store.get("cap", 200))
     print("goal actions:", len(found), "templated;", len(m), "goal shapes")
 
-def encode_sightings(memory, episode, tools, p, store):
-    """Which action first showed each word (a word in the observation after the action, not before it):
-    ``word -> {action: count}``, and with ``p['state_key']`` in which state (``sighting_places``).
-    Words of the goal only when ``p['goal_only']``."""
-    m = memory.setdefault("sightings", {})
-    gw = [w.lower() for w in goal_words((episode.get("task") or {}).get("goal", ""))]
-    for w in list(m):
-        m[w] = decay(m[w], store.get("decay", 1.0))
-    shown = 0
-    places = memory.setdefault("sighting_places", {})
-    key = p.get("state_key", "")
-    for before, action, after, error in steps_of(episode):
-        if error or not after:
-            continue
-        old = {w.lower() for w in words(value_text(before))}
-        for w in {w.lower() for w in words(value_text(after))} - old:
-            if w.isdigit() or (p.get("goal_only", False) and w not in gw):
-                continue
-            bump(m.setdefault(w, {}), action)
-            if state_of(after, key):
-                bump(places.setdefault(w, {}), json.dumps([state_of(after, key), action]))
-            shown += 1
-    for w in list(m):
-        m[w] = capped(m[w], 3)
-    for w in list(places):
-        places[w] = capped(places[w], 3) if w in m else {}
-        if not places[w]:
-            del places[w]
-    if len(m) > store.get("cap", 200):
-        ranked = sorted(m, key=lambda w: -sum(m[w].values()))[: store.get("cap", 200)]
-        memory["sightings"] = {w: m[w] for w in ranked}
-    print("sightings:", shown, "new;", len(memory["sightings"]), "words tracked")
+def _call_text(step):
+    action = step.get("action") or {}
+    args = action.get("args") or {}
+    inner = ", ".join(str(k) + "=" + str(v) for k, v in sorted(args.items()))
+    text = (action.get("tool") or "?") + "(" + inner + ")"
+    if step.get("error"):
+        text += " [failed: " + str(step["error"])[:60] + "]"
+    return text
+
+def encode_episode_log(memory, episode, tools, p, store):
+    """A compact text of each episode (goal, outcome, the actions) in the vector collection 'episodes'
+    (``p['action_form']``: 'call' = tool(arg=value), 'listed' = as the agent's list writes it)."""
+    goal = episode["task"].get("goal", "")
+    if p.get("action_form", "call") == "listed":
+        actions = [s[1] for s in steps_of(episode)]
+    else:
+        actions = [_call_text(s) for s in episode.get("steps", [])]
+    actions = actions[: p.get("max_actions", 25)]
+    outcome = "SUCCESS" if episode.get("success") else "FAILURE"
+    text = goal + "\nOutcome: " + outcome + "\nActions: " + "; ".join(actions)
+    tools.store_obs(
+        text, {"success": bool(episode.get("success")), "score": episode.get("score", 0.0)}, "episodes"
+    )
+    memory["episodes"] = memory.get("episodes", 0) + 1
+    memory["successes"] = memory.get("successes", 0) + (1 if episode.get("success") else 0)
 
 def _goal_states(states, gw):
     """The states the goal names: every word of the state's name is a goal word (numbering aside:
@@ -446,27 +438,6 @@ def _towards(graph, targets):
             out[s] = reach[hits[0][1]][1]
     return out
 
-def _path_actions(graph, reach, src, dst):
-    """[(action, state)] from ``src`` to ``dst`` along the breadth-first tree ``reach``."""
-    path = [dst]
-    while reach[path[-1]][2] != src:
-        path.append(reach[path[-1]][2])
-    out = []
-    for s in reversed(path):
-        prev = reach[s][2]
-        action = next((a for a, dst2 in graph.get(prev, []) if dst2 == s), "")
-        out.append((action, s))
-    return out
-
-def _circles(done, path, window=6):
-    """Whether taking ``path`` after ``done`` repeats an action a third time within ``window`` steps."""
-    seq = list(done)
-    for action, _ in path:
-        if seq[-window:].count(action) >= 2:
-            return True
-        seq.append(action)
-    return False
-
 def retrieve_route(memory, task, tools, p):
     """From every known state, the action toward the state the goal names (a path in the learned map).
     ``p['context']``: 'goal_items' adds the goal's item to each rule's situation, framed as goal actions
@@ -488,38 +459,6 @@ def retrieve_route(memory, task, tools, p):
         # every state takes the same first step (one hop from anywhere): the state does not matter
         return [{"kind": "rule", "cond": extra, "action": next(iter(hops.values()))}]
     return [{"kind": "rule", "cond": [s, *extra], "action": action} for s, action in hops.items()]
-
-def retrieve_explore(memory, task, tools, p):
-    """How to cover the learned map: ``p['form']`` 'plan' = one walk from the task's start state that enters
-    every known state, nearest first; 'rules' = from every state entered, the action toward the nearest
-    state seen but never entered."""
-    m = memory.get("transitions") or {}
-    graph = _graph(m)
-    if p.get("form", "plan") == "rules":
-        frontier = {s for s in m.get("seen", []) if s not in m.get("entered", [])}
-        return [{"kind": "rule", "cond": [s], "action": a} for s, a in _towards(graph, frontier).items()]
-    here = state_of(task.get("observation") or {}, p.get("state_key", ""))
-    if not here:
-        return []
-    steps, visited = [], {here}
-    while len(steps) < p.get("max_steps", 30):
-        reach = _bfs(graph, here)
-        todo = sorted((d, s) for s, (d, _, _) in reach.items() if s not in visited)
-        if not todo:
-            break
-        best = None
-        for _, target in todo:  # nearest first, avoiding routes that circle back (the agent's loop guard)
-            path = _path_actions(graph, reach, here, target)
-            if best is None:
-                best = (target, path)
-            if not _circles(steps, path):
-                best = (target, path)
-                break
-        target, path = best
-        steps += [a for a, _ in path]
-        visited.update(s for _, s in path)
-        here = target
-    return [{"kind": "plan", "title": "Search plan", "steps": steps}] if len(steps) >= 2 else []
 
 def _framed(frame, word):
     """A situation piece: the word as the observation text frames it ('holding key'), or the word."""
@@ -566,26 +505,26 @@ def _held(memory, gw, targets):
                 return [_framed(frame, gw[slot])]
     return []
 
-def retrieve_where_seen(memory, task, tools, p):
-    """For each goal word, the actions that most often showed it before (a search plan); where the state
-    they showed it in is known and ``transitions`` learned how moves are written, the move there first."""
-    seen = memory.get("sightings") or {}
-    places = memory.get("sighting_places") or {}
-    moves = (memory.get("transitions") or {}).get("moves") or {}
-    move = max(moves, key=lambda t: moves[t]) if moves else ""
-    steps = []
-    for w in goal_words(task.get("goal", "")):
-        if move and places.get(w.lower()):
-            ranked = sorted(places[w.lower()].items(), key=lambda kv: -kv[1])[: p.get("k", 2)]
-            found = []
-            for key, _ in ranked:
-                place, action = json.loads(key)
-                found += [move.replace("{to}", place), action]
-        else:
-            ranked = sorted((seen.get(w.lower()) or {}).items(), key=lambda kv: -kv[1])
-            found = [a for a, _ in ranked[: p.get("k", 2)]]
-        steps += [a for a in found if a not in steps]
-    return [{"kind": "plan", "title": "Where these were found before", "steps": steps}] if steps else []
+def retrieve_similar_episodes(memory, task, tools, p):
+    """The most similar past episodes (vector search on the goal), as notes; a failed one without its
+    actions unless ``p['failed_actions']`` (the agent reads a list of actions as a plan to follow)."""
+    if not memory.get("episodes"):
+        return []
+    hits = tools.find_similar(task.get("goal", ""), p.get("k", 3), "episodes")
+    hits = [h for h in hits if h["score"] >= p.get("floor", 0.0)]
+    if not hits:
+        return []
+    lines = ["Similar past episodes (most similar first):"]
+    for hit in hits:
+        ok = hit["metadata"].get("success")
+        text = hit["text"] if ok or p.get("failed_actions", True) else hit["text"].split("\nActions:")[0]
+        tag = "succeeded" if ok else "failed"
+        lines.append("- (" + tag + ", similarity " + str(round(hit["score"], 2)) + ") " + text)
+    if [h for h in hits if h["metadata"].get("success")]:
+        lines.append("Follow the successful episode's approach, adapting names to this task.")
+    else:
+        lines.append("Those attempts failed: avoid repeating their actions.")
+    return [{"kind": "note", "text": line} for line in lines]
 
 def _rule_line(item, style):
     cond = [c for c in item.get("cond", []) if c]
@@ -633,13 +572,13 @@ def update(memory, episode, tools):
     except Exception as exc:
         print("encode part transitions failed:", repr(exc)[:200])
     try:
-        encode_sightings(memory, episode, tools, {'goal_only': False, 'state_key': 'location'}, STORE)
-    except Exception as exc:
-        print("encode part sightings failed:", repr(exc)[:200])
-    try:
         encode_goal_actions(memory, episode, tools, {'successes_only': True, 'state_key': 'location'}, STORE)
     except Exception as exc:
         print("encode part goal_actions failed:", repr(exc)[:200])
+    try:
+        encode_episode_log(memory, episode, tools, {'action_form': 'listed', 'max_actions': 40}, STORE)
+    except Exception as exc:
+        print("encode part episode_log failed:", repr(exc)[:200])
 
 
 def recall(memory, task, tools):
@@ -649,15 +588,11 @@ def recall(memory, task, tools):
     except Exception as exc:
         print("retrieve part route failed:", repr(exc)[:200])
     try:
-        items += retrieve_where_seen(memory, task, tools, {'goal_only': False, 'state_key': 'location', 'k': 3})
+        items += retrieve_similar_episodes(memory, task, tools, {'action_form': 'listed', 'max_actions': 40, 'k': 2, 'floor': 0.0, 'failed_actions': False})
     except Exception as exc:
-        print("retrieve part where_seen failed:", repr(exc)[:200])
+        print("retrieve part similar_episodes failed:", repr(exc)[:200])
     try:
-        items += retrieve_explore(memory, task, tools, {'state_key': 'location', 'neighbors_key': 'adjacent_rooms', 'form': 'rules', 'max_steps': 20})
-    except Exception as exc:
-        print("retrieve part explore failed:", repr(exc)[:200])
-    try:
-        items += retrieve_goal_rules(memory, task, tools, {'successes_only': True, 'state_key': 'location', 'min_support': 1})
+        items += retrieve_goal_rules(memory, task, tools, {'successes_only': True, 'state_key': 'location', 'min_support': 2})
     except Exception as exc:
         print("retrieve part goal_rules failed:", repr(exc)[:200])
-    return render_lines(items, {'order': 'notes,rules,plans', 'style': 'joined', 'max_lines': 40})
+    return render_lines(items, {'order': 'notes,plans,rules', 'style': 'joined', 'max_lines': 60})

@@ -1,12 +1,14 @@
-"""Memory design compiled from genome 'recombine-d-0004' (ATLAS genome v1, key 1ada5a0d3cd8).
+"""Memory design compiled from genome 'recombine-d-0004' (ATLAS genome v1, key 92458beb77d5).
 
+  encode   episode_log(): a compact text of each episode (goal, outcome, actions) in a vector collection
   encode   transitions(state_key='location', neighbors_key='adjacent_rooms'): the map of observed states: which action led from one state to the next, and states seen nearby
   encode   goal_actions(state_key='location'): actions that name words of the goal, as templates per goal shape, with the goal state they were taken in and how the observation text framed the word named (as the agent reads it)
-  store    {'recent': 10}: keep the last N sequences (0: all); at most this many keys per counter; counts are multiplied by this before each episode adds its own
-  retrieve goal_rules(): rules: learned goal-naming action templates filled with this goal's words
+  store    defaults: keep the last N sequences (0: all); at most this many keys per counter; counts are multiplied by this before each episode adds its own
+  retrieve similar_episodes(k=2, failed_actions=False): notes: the most similar past episodes by goal (vector search above a floor)
   retrieve route(): rules: from every known state, the action toward the state the goal names (a path in the learned map); with context goal_items, once the goal's item is framed as goal_actions left it (held)
+  retrieve goal_rules(min_support=2): rules: learned goal-naming action templates filled with this goal's words
   retrieve explore(max_steps=20): a walk from the start that enters every known state (plan), or rules toward states never entered
-  render   lines(order='notes,rules,plans'): rules as '<situation>: <action>', plans as one line of actions, notes as they are; a line budget
+  render   lines(order='notes,plans,rules'): rules as '<situation>: <action>', plans as one line of actions, notes as they are; a line budget
 
 Edit the genome and compile again (`atlas design compile`), or edit this code like any design.
 """
@@ -16,15 +18,19 @@ import re
 
 GENOME = {'version': 1,
  'name': 'recombine-d-0004',
- 'encode': [{'part': 'transitions',
+ 'encode': [{'part': 'episode_log', 'params': {'action_form': 'call', 'max_actions': 25}},
+            {'part': 'transitions',
              'params': {'state_key': 'location', 'neighbors_key': 'adjacent_rooms'}},
             {'part': 'goal_actions', 'params': {'successes_only': True, 'state_key': 'location'}}],
- 'store': {'recent': 10, 'cap': 200, 'decay': 1.0},
- 'retrieve': [{'part': 'goal_rules', 'params': {'min_support': 1}},
+ 'store': {'recent': 0, 'cap': 200, 'decay': 1.0},
+ 'retrieve': [{'part': 'similar_episodes',
+               'params': {'k': 2, 'floor': 0.0, 'failed_actions': False}},
               {'part': 'route', 'params': {'context': 'goal_items'}},
+              {'part': 'goal_rules', 'params': {'min_support': 2}},
               {'part': 'explore', 'params': {'form': 'plan', 'max_steps': 20}}],
- 'render': {'part': 'lines', 'params': {'order': 'notes,rules,plans'}}}
-STORE = {'recent': 10, 'cap': 200, 'decay': 1.0}
+ 'render': {'part': 'lines',
+            'params': {'order': 'notes,plans,rules', 'style': 'joined', 'max_lines': 60}}}
+STORE = {'recent': 0, 'cap': 200, 'decay': 1.0}
 
 WORD = re.compile(r"[A-Za-z0-9_]+")
 
@@ -360,6 +366,32 @@ def encode_goal_actions(memory, episode, tools, p, store):
             table[k] = capped(table[k], store.get("cap", 200))
     print("goal actions:", len(found), "templated;", len(m), "goal shapes")
 
+def _call_text(step):
+    action = step.get("action") or {}
+    args = action.get("args") or {}
+    inner = ", ".join(str(k) + "=" + str(v) for k, v in sorted(args.items()))
+    text = (action.get("tool") or "?") + "(" + inner + ")"
+    if step.get("error"):
+        text += " [failed: " + str(step["error"])[:60] + "]"
+    return text
+
+def encode_episode_log(memory, episode, tools, p, store):
+    """A compact text of each episode (goal, outcome, the actions) in the vector collection 'episodes'
+    (``p['action_form']``: 'call' = tool(arg=value), 'listed' = as the agent's list writes it)."""
+    goal = episode["task"].get("goal", "")
+    if p.get("action_form", "call") == "listed":
+        actions = [s[1] for s in steps_of(episode)]
+    else:
+        actions = [_call_text(s) for s in episode.get("steps", [])]
+    actions = actions[: p.get("max_actions", 25)]
+    outcome = "SUCCESS" if episode.get("success") else "FAILURE"
+    text = goal + "\nOutcome: " + outcome + "\nActions: " + "; ".join(actions)
+    tools.store_obs(
+        text, {"success": bool(episode.get("success")), "score": episode.get("score", 0.0)}, "episodes"
+    )
+    memory["episodes"] = memory.get("episodes", 0) + 1
+    memory["successes"] = memory.get("successes", 0) + (1 if episode.get("success") else 0)
+
 def _goal_states(states, gw):
     """The states the goal names: every word of the state's name is a goal word (numbering aside:
     'shelf 2' is named by a goal that says 'shelf', unless the name is only a number)."""
@@ -528,6 +560,27 @@ def _held(memory, gw, targets):
                 return [_framed(frame, gw[slot])]
     return []
 
+def retrieve_similar_episodes(memory, task, tools, p):
+    """The most similar past episodes (vector search on the goal), as notes; a failed one without its
+    actions unless ``p['failed_actions']`` (the agent reads a list of actions as a plan to follow)."""
+    if not memory.get("episodes"):
+        return []
+    hits = tools.find_similar(task.get("goal", ""), p.get("k", 3), "episodes")
+    hits = [h for h in hits if h["score"] >= p.get("floor", 0.0)]
+    if not hits:
+        return []
+    lines = ["Similar past episodes (most similar first):"]
+    for hit in hits:
+        ok = hit["metadata"].get("success")
+        text = hit["text"] if ok or p.get("failed_actions", True) else hit["text"].split("\nActions:")[0]
+        tag = "succeeded" if ok else "failed"
+        lines.append("- (" + tag + ", similarity " + str(round(hit["score"], 2)) + ") " + text)
+    if [h for h in hits if h["metadata"].get("success")]:
+        lines.append("Follow the successful episode's approach, adapting names to this task.")
+    else:
+        lines.append("Those attempts failed: avoid repeating their actions.")
+    return [{"kind": "note", "text": line} for line in lines]
+
 def _rule_line(item, style):
     cond = [c for c in item.get("cond", []) if c]
     if not cond:
@@ -570,6 +623,10 @@ def render_lines(items, p):
 
 def update(memory, episode, tools):
     try:
+        encode_episode_log(memory, episode, tools, {'action_form': 'call', 'max_actions': 25}, STORE)
+    except Exception as exc:
+        print("encode part episode_log failed:", repr(exc)[:200])
+    try:
         encode_transitions(memory, episode, tools, {'state_key': 'location', 'neighbors_key': 'adjacent_rooms'}, STORE)
     except Exception as exc:
         print("encode part transitions failed:", repr(exc)[:200])
@@ -582,15 +639,19 @@ def update(memory, episode, tools):
 def recall(memory, task, tools):
     items = []
     try:
-        items += retrieve_goal_rules(memory, task, tools, {'successes_only': True, 'state_key': 'location', 'min_support': 1})
+        items += retrieve_similar_episodes(memory, task, tools, {'action_form': 'call', 'max_actions': 25, 'k': 2, 'floor': 0.0, 'failed_actions': False})
     except Exception as exc:
-        print("retrieve part goal_rules failed:", repr(exc)[:200])
+        print("retrieve part similar_episodes failed:", repr(exc)[:200])
     try:
         items += retrieve_route(memory, task, tools, {'state_key': 'location', 'neighbors_key': 'adjacent_rooms', 'context': 'goal_items'})
     except Exception as exc:
         print("retrieve part route failed:", repr(exc)[:200])
     try:
+        items += retrieve_goal_rules(memory, task, tools, {'successes_only': True, 'state_key': 'location', 'min_support': 2})
+    except Exception as exc:
+        print("retrieve part goal_rules failed:", repr(exc)[:200])
+    try:
         items += retrieve_explore(memory, task, tools, {'state_key': 'location', 'neighbors_key': 'adjacent_rooms', 'form': 'plan', 'max_steps': 20})
     except Exception as exc:
         print("retrieve part explore failed:", repr(exc)[:200])
-    return render_lines(items, {'order': 'notes,rules,plans', 'style': 'joined', 'max_lines': 60})
+    return render_lines(items, {'order': 'notes,plans,rules', 'style': 'joined', 'max_lines': 60})
