@@ -20,7 +20,8 @@ import itertools
 import math
 import re
 
-_TOKEN = re.compile(r"[a-z0-9_]+")
+from atlas.envs.base import words as _tokens
+
 _COMMON = frozenset(
     {
         "a",
@@ -62,10 +63,6 @@ _COMMON = frozenset(
         "i",
     }
 )
-
-
-def _tokens(text: str) -> list[str]:
-    return _TOKEN.findall(text.lower())
 
 
 def _content(tokens: list[str]) -> list[str]:

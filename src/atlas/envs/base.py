@@ -8,6 +8,7 @@ task agent all record episodes the same way (the ``Trajectory.steps[i]`` contrac
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from atlas.core.types import Step, Task, Trajectory
@@ -86,6 +87,14 @@ def check_action(tools: list[ToolSpec], action: Action) -> str | None:
 COMMANDS_HEADER = "\nAdmissible commands:"
 
 
+_WORD = re.compile(r"[a-z0-9_]+")
+
+
+def words(text: str) -> list[str]:
+    """Lower-case word tokens of ``text`` (names with digits and underscores stay whole)."""
+    return _WORD.findall(text.lower())
+
+
 def without_commands(observation_text: str) -> str:
     """An observation's text without the command list that follows ``COMMANDS_HEADER`` (the agent is
     shown the current list on its own; a memory design reads the actions from the steps)."""
@@ -150,4 +159,4 @@ class EpisodeRecorder:
         )
 
 
-__all__ = ["EpisodeRecorder", "action_text", "check_action", "validate_args"]
+__all__ = ["EpisodeRecorder", "action_text", "check_action", "validate_args", "without_commands", "words"]

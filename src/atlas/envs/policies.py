@@ -13,12 +13,11 @@ like the task agent's, so designs see the same ``episode`` shape whatever produc
 from __future__ import annotations
 
 import random
-import re
 from collections.abc import Callable
 from typing import Any
 
 from atlas.core.types import Task, Trajectory
-from atlas.envs.base import EpisodeRecorder, action_label
+from atlas.envs.base import EpisodeRecorder, action_label, words
 from atlas.envs.registry import Planner, spec_of
 from atlas.errors import EnvError
 from atlas.protocols.env import Action, EnumeratesActions, Environment
@@ -93,13 +92,7 @@ class RandomPolicy:
         return _run(env, task, _random_chooser(env, rng), "random", self.max_turns)
 
 
-_WORD = re.compile(r"[a-z0-9_]+")
 _COMMON = frozenset({"a", "an", "the", "to", "in", "on", "of", "and", "or", "at", "is", "it", "some", "from"})
-
-
-def words(text: str) -> list[str]:
-    """Lower-case word tokens of ``text`` (names with digits and underscores stay whole)."""
-    return _WORD.findall(text.lower())
 
 
 def goal_words(goal: str) -> set[str]:
@@ -155,4 +148,4 @@ class ExplorerPolicy:
         return _run(env, task, choose, name, self.max_turns)
 
 
-__all__ = ["ExplorerPolicy", "GoalWordPolicy", "Planner", "RandomPolicy", "goal_words", "words"]
+__all__ = ["ExplorerPolicy", "GoalWordPolicy", "Planner", "RandomPolicy", "goal_words"]

@@ -19,8 +19,8 @@ from atlas.agent import choice as ch
 from atlas.agent.advice_match import advice_now
 from atlas.agent.loops import Past, loop_nudge
 from atlas.core.types import Task
-from atlas.envs.base import action_text, without_commands
-from atlas.envs.policies import goal_words, words
+from atlas.envs.base import action_text, without_commands, words
+from atlas.envs.policies import goal_words
 from atlas.protocols.env import Action, EnumeratesActions, Environment
 
 MAX_LISTED = 8  # actions named in a stop reason
