@@ -4,6 +4,7 @@ won by their walkthroughs; family mode shares the map."""
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -80,3 +81,57 @@ def test_invalid_command_and_explorer(cache):
     schema = env.context_schema()
     json.dumps(schema)
     assert schema["environment"] == "textworld" and env.seed_design().count("def ") >= 2
+
+
+def test_fetch_tasks_name_an_object_and_share_the_house(cache):
+    from atlas.envs.textworld import fetch
+
+    env = TextWorldEnv(challenge="fetch", cache_dir=cache)
+    assert env.level == 8 and env.max_steps == 30
+    tasks = env.generate_family_tasks(40, family=3, seed=100)
+    assert all(re.fullmatch(r"Find the [a-z]+ and take it\.", t.description) for t in tasks)
+    house = fetch.house(3, 8)
+    assert house == fetch.house(3, 8) and house != fetch.house(4, 8)
+    for room, exits in house.exits.items():  # passages go both ways
+        assert all(house.exits[other][fetch.REVERSE[d]] == room for d, other in exits.items())
+    errands = [fetch.errand(house, t.metadata["seed"], env.habit) for t in tasks]
+    assert all(e.start != e.placement[e.target] for e in errands)
+    usual = sum(e.placement[e.target] == house.habits[e.target] for e in errands)
+    assert 20 <= usual < 40  # habit 0.75: mostly where it usually is, not always
+    with pytest.raises(ConfigError):
+        TextWorldEnv(challenge="fetch", level=2)
+    with pytest.raises(ConfigError):
+        TextWorldEnv(challenge="fetch", habit=1.5)
+
+
+@pytest.mark.slow
+def test_fetch_walkthrough_wins_and_location_follows_the_room_headers(cache):
+    env = TextWorldEnv(challenge="fetch", cache_dir=cache)
+    task = env.generate_tasks(1, seed=5)[0]
+    obs = env.reset(task)
+    target = task.description.split()[2]
+    assert task.description in obs["text"] and obs["location"]
+    assert f"-= {obs['location'].title()} =-" in obs["text"]
+    plan = env.gold_plan()
+    assert plan and plan[-1] == f"take {target}" and all(p.startswith("go ") for p in plan[:-1])
+    rooms = [obs["location"]]
+    for command in plan:
+        r = env.step(Action("act", {"command": command}))
+        rooms.append(r.observation["location"])
+    assert r.success and len(set(rooms[:-1])) == len(plan)  # a shortest walk: a new room each move
+    assert rooms[-1] == rooms[-2]  # taking does not move the player (no header printed)
+    assert "location" in env.context_schema()["observation"]["keys"]
+
+
+@pytest.mark.slow
+def test_fetch_learnable_advice_leads_the_probe_to_the_object(cache):
+    from atlas.alma.author.advice_probe import follow_advice
+
+    env = TextWorldEnv(challenge="fetch", cache_dir=cache)
+    tasks = env.generate_tasks(8, seed=42)
+    assert all(env.oracle_advice(t, "learnable") for t in tasks)
+    learnable = [follow_advice(env, t, env.oracle_advice(t, "learnable")).success for t in tasks]
+    none = [follow_advice(env, t, "").success for t in tasks]
+    assert sum(learnable) >= 4 and not any(none)
+    coins = TextWorldEnv(challenge="coin_collector", level=3, cache_dir=cache)
+    assert coins.learnable_advice(coins.generate_tasks(1, seed=42)[0]) == ""  # its objective says it all

@@ -270,6 +270,25 @@ register_env(
     "textworld",
     lazy("atlas.envs.textworld:TextWorldEnv"),
     explorer=lazy("atlas.envs.textworld.explorer:make_planner"),
+    params=[
+        EnvParam(
+            "challenge",
+            str,
+            None,
+            "TextWorld challenge: fetch (a house whose rooms and habits a memory can learn) | "
+            "treasure_hunter (default) | coin_collector | cooking.",
+            flag="--tw-challenge",
+        ),
+        EnvParam(
+            "level",
+            int,
+            None,
+            "TextWorld level (fetch: rooms, 3-16, default 8).",
+            flag="--tw-level",
+            min=1,
+            max=300,
+        ),
+    ],
     aliases=["text_world"],
 )
 

@@ -42,7 +42,10 @@ def make_env(env_cache):
         if name == "alfworld":
             pytest.importorskip("alfworld", reason="alfworld needs the optional extra atlas-memory[alfworld]")
         try:
-            env = get_env(name, cache_dir=env_cache / name)
+            if name == "textworld-fetch":  # the TextWorld challenge with a family structure to learn
+                env = get_env("textworld", challenge="fetch", cache_dir=env_cache / name)
+            else:
+                env = get_env(name, cache_dir=env_cache / name)
             env.clone().reset(env.generate_tasks(1, 0)[0])  # generates its first game offline
         except (ImportError, OSError) as exc:  # a missing dependency or a download it cannot make offline
             pytest.skip(f"{name} cannot be constructed offline: {type(exc).__name__}: {exc}")

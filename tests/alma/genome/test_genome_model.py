@@ -184,7 +184,7 @@ def test_bad_input_is_one_error_naming_the_field(data, field, tmp_path):
 def test_unknown_part_message_lists_the_known_parts():
     with pytest.raises(InvalidInputError, match=r"known: transitions, goal_actions, sightings"):
         parse_genome({"encode": [{"part": "x"}]})
-    with pytest.raises(InvalidInputError, match=r"\(it has: context\)"):
+    with pytest.raises(InvalidInputError, match=r"\(it has: context, towards\)"):
         parse_genome(
             {"encode": [{"part": "transitions"}], "retrieve": [{"part": "route", "params": {"k": 1}}]}
         )

@@ -17,7 +17,7 @@ from atlas.envs.base import action_label
 
 ENCODE = ["transitions", "goal_actions", "sightings", "sequences", "episode_log"]
 RETRIEVE = ["route", "explore", "goal_rules", "where_seen", "replay", "similar_episodes"]
-ENVS = ["graphworld", "alfworld", "textworld"]
+ENVS = ["graphworld", "alfworld", "textworld", "textworld-fetch"]
 
 # Jericho warns that generated TextWorld games lack its per-game hints; irrelevant here.
 pytestmark = pytest.mark.filterwarnings(

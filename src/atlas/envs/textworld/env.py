@@ -20,6 +20,8 @@ from typing import Any
 
 from atlas.core.types import Task
 from atlas.envs.textgame import TextGameEnv
+from atlas.envs.textworld import fetch
+from atlas.envs.textworld.explorer import ROOM
 from atlas.errors import ConfigError, EnvError
 from atlas.infra.fs import cache_dir
 
@@ -34,12 +36,16 @@ CHALLENGES = {
         "Find the cookbook, gather and prepare the ingredients it lists, then prepare and eat the meal.",
         4,
     ),
+    fetch.CHALLENGE: (fetch.GOAL, fetch.MAX_ROOMS),
 }
 ALIASES = {
     "treasure_hunter": "tw-treasure_hunter",
     "coin_collector": "tw-coin_collector",
     "cooking": "tw-cooking",
+    "fetch": fetch.CHALLENGE,
 }
+DEFAULT_LEVEL = {fetch.CHALLENGE: 8}  # fetch: rooms in the house
+DEFAULT_MAX_STEPS = {fetch.CHALLENGE: 30}
 COOKING_LEVELS = {
     1: {"recipe": 1, "take": 1, "go": 1, "open": False, "cook": False, "cut": False},
     2: {"recipe": 1, "take": 1, "go": 6, "open": True, "cook": False, "cut": False},
@@ -61,8 +67,9 @@ def _settings(challenge: str, level: int, seed: int) -> dict[str, Any]:
 
 
 class TextWorldEnv(TextGameEnv):
-    """Parameters: ``challenge`` (name or alias), ``level``, ``family_mode`` / ``family``,
-    ``max_steps`` (50), ``cache_dir``."""
+    """Parameters: ``challenge`` (name or alias), ``level`` (default 5; for ``fetch`` the rooms, 8),
+    ``family_mode`` / ``family``, ``max_steps`` (50; ``fetch`` 30), ``habit`` (``fetch``: how often
+    an object lies in its usual room, 0.75), ``cache_dir``."""
 
     name = NAME
     engine_kind = "textworld"
@@ -71,24 +78,33 @@ class TextWorldEnv(TextGameEnv):
         self,
         *,
         challenge: str = "tw-treasure_hunter",
-        level: int = 5,
+        level: int | None = None,
         family_mode: bool = True,
         family: int | None = None,
-        max_steps: int = 50,
+        max_steps: int | None = None,
+        habit: float = 0.75,
         cache_dir: str | Path | None = None,
         count_invalid: bool = True,
     ) -> None:
-        super().__init__(max_steps=max_steps, count_invalid=count_invalid)
         challenge = ALIASES.get(challenge, challenge)
         if challenge not in CHALLENGES:
-            raise ConfigError(f"unknown TextWorld challenge {challenge!r}; known: {', '.join(CHALLENGES)}")
+            known = ", ".join([*CHALLENGES, *ALIASES])
+            raise ConfigError(f"unknown TextWorld challenge {challenge!r}; known: {known}")
+        super().__init__(
+            max_steps=max_steps or DEFAULT_MAX_STEPS.get(challenge, 50), count_invalid=count_invalid
+        )
+        level = level if level is not None else DEFAULT_LEVEL.get(challenge, 5)
+        low = 3 if challenge == fetch.CHALLENGE else 1
         top = CHALLENGES[challenge][1]
-        if not 1 <= level <= top:
-            raise ConfigError(f"{challenge} levels are 1..{top}, got {level}")
+        if not low <= level <= top:
+            raise ConfigError(f"{challenge} levels are {low}..{top}, got {level}")
+        if not 0.0 <= habit <= 1.0:
+            raise ConfigError(f"habit is a probability in [0, 1], got {habit}")
         self.challenge = challenge
         self.level = level
         self.family_mode = family_mode
         self.family = family
+        self.habit = habit
         self.cache_dir = Path(cache_dir) if cache_dir else default_cache_dir()
         self._gold: list[str] | None = None
 
@@ -99,6 +115,7 @@ class TextWorldEnv(TextGameEnv):
             family_mode=self.family_mode,
             family=self.family,
             max_steps=self.max_steps,
+            habit=self.habit,
             cache_dir=self.cache_dir,
             count_invalid=self.count_invalid,
         )
@@ -106,17 +123,22 @@ class TextWorldEnv(TextGameEnv):
     # --- tasks ---------------------------------------------------------------------------------
 
     def _make_task(self, seed: int, family: int) -> Task:
+        metadata: dict[str, Any] = {
+            "env": NAME,
+            "challenge": self.challenge,
+            "level": self.level,
+            "seed": seed,
+            "family": family,
+        }
+        description = CHALLENGES[self.challenge][0]
+        if self.challenge == fetch.CHALLENGE:
+            metadata["habit"] = self.habit
+            description = fetch.errand(fetch.house(family, self.level), seed, self.habit).goal
         return Task(
             id=f"{NAME}-{self.challenge}-l{self.level}-f{family}-s{seed}",
-            description=CHALLENGES[self.challenge][0],
+            description=description,
             domain=NAME,
-            metadata={
-                "env": NAME,
-                "challenge": self.challenge,
-                "level": self.level,
-                "seed": seed,
-                "family": family,
-            },
+            metadata=metadata,
         )
 
     def generate_tasks(self, n: int, seed: int) -> list[Task]:
@@ -138,7 +160,9 @@ class TextWorldEnv(TextGameEnv):
             seed, family = int(meta["seed"]), int(meta["family"])
         except KeyError as e:
             raise EnvError(f"task {task.id!r} is not a TextWorld task (metadata lacks {e})") from e
-        path = self.cache_dir / f"{challenge}-l{level}-f{family}-s{seed}.z8"
+        habit = float(meta.get("habit", self.habit))
+        tag = f"-h{habit:g}-v{fetch.VERSION}" if challenge == fetch.CHALLENGE else ""
+        path = self.cache_dir / f"{challenge}-l{level}-f{family}-s{seed}{tag}.z8"
         with _locks_guard:
             lock = _compile_locks.setdefault(str(path), threading.Lock())
         with lock:
@@ -153,8 +177,10 @@ class TextWorldEnv(TextGameEnv):
                 ) from e
             options = textworld.GameOptions()
             options.seeds = {"map": family, "objects": seed, "quest": seed + 7919, "grammar": seed + 104729}
-            make = TW_CHALLENGES[challenge][1]
-            game = make(_settings(challenge, level, seed), options)
+            if challenge == fetch.CHALLENGE:
+                game = fetch.make_game(family, seed, level, habit, options)
+            else:
+                game = TW_CHALLENGES[challenge][1](_settings(challenge, level, seed), options)
             self.cache_dir.mkdir(parents=True, exist_ok=True)
             with tempfile.TemporaryDirectory(dir=self.cache_dir) as tmp:
                 options.path = str(Path(tmp) / path.name)
@@ -176,10 +202,18 @@ class TextWorldEnv(TextGameEnv):
         return engine
 
     def reset(self, task: Task) -> dict[str, Any]:
+        self._location = ""
         obs = super().reset(task)
         walk = self._state.get("extra.walkthrough")
         self._gold = list(walk) if walk else None
         return obs
+
+    def observe(self) -> dict[str, Any]:
+        """The game's observation plus ``location``: the room whose ``-= Name =-`` header the game
+        printed last (what the player has read, nothing more)."""
+        if m := ROOM.search(self._text or ""):
+            self._location = m.group(1).lower()
+        return {**super().observe(), "location": getattr(self, "_location", "")}
 
     def step(self, action):
         result = super().step(action)
@@ -203,6 +237,14 @@ class TextWorldEnv(TextGameEnv):
     def gold_plan(self) -> list[str] | None:
         return list(self._gold) if self._gold is not None else None
 
+    def learnable_advice(self, task: Task) -> str:
+        """``fetch``: where the object usually lies in this house and the way there. The other
+        challenges share nothing a memory could carry between games: nothing."""
+        m = task.metadata
+        if m.get("challenge") != fetch.CHALLENGE:
+            return ""
+        return fetch.learnable_advice(int(m["family"]), int(m["seed"]), int(m["level"]), float(m["habit"]))
+
     def seed_design(self) -> str:
         return resources.files("atlas.envs.textworld").joinpath("design_seed.py").read_text()
 
@@ -217,7 +259,17 @@ class TextWorldEnv(TextGameEnv):
                 f"the map; objects and quest change. {self.max_steps} commands max; score "
                 f"max(0.5, 1 - steps/{self.score_horizon}) on success, 0 otherwise."
             ),
-            goal_hint=f"always '{CHALLENGES[self.challenge][0]}' — the specific objective is in the first observation",
+            goal_hint=self._goal_hint(),
+            extra_keys={
+                "location": "str — the room the game last named in a '-= Room =-' header ('' before any)"
+            },
+        )
+
+    def _goal_hint(self) -> str:
+        if self.challenge == fetch.CHALLENGE:
+            return "'Find the OBJECT and take it.' — tasks of a family share the house and where things usually lie"
+        return (
+            f"always '{CHALLENGES[self.challenge][0]}' — the specific objective is in the first observation"
         )
 
 

@@ -85,19 +85,33 @@ def _circles(done, path, window=6):
     return False
 
 
+def _sighted_states(memory, gw):
+    """For each goal word, the state ``sightings`` saw it appear in most often (its usual place)."""
+    places = memory.get("sighting_places") or {}
+    out = []
+    for w in gw:
+        ranked = sorted((places.get(w.lower()) or {}).items(), key=lambda kv: -kv[1])
+        if ranked:
+            out.append(json.loads(ranked[0][0])[0])
+    return list(dict.fromkeys(out))
+
+
 def retrieve_route(memory, task, tools, p):
-    """From every known state, the action toward the state the goal names (a path in the learned map).
-    ``p['context']``: 'goal_items' adds the goal's item to each rule's situation, framed as goal actions
-    left it ('holding key', learned by ``goal_actions``; no rules before that is learned), 'none'
-    conditions on the state alone."""
+    """From every known state, the action toward a target state (a path in the learned map).
+    ``p['towards']``: 'named' = the states the goal names; 'sighted' = where the goal's words were seen
+    most (needs ``sightings`` with a state key; the situation is the state alone, as the item is not
+    held yet). ``p['context']`` (named): 'goal_items' adds the goal's item to each rule's situation,
+    framed as goal actions left it ('holding key', learned by ``goal_actions``; no rules before that is
+    learned), 'none' conditions on the state alone."""
     m = memory.get("transitions") or {}
     gw = goal_words(task.get("goal", ""))
+    sighted = p.get("towards", "named") == "sighted"
     states = list(dict.fromkeys(m.get("entered", []) + m.get("seen", [])))
-    targets = _goal_states(states, gw)
+    targets = _sighted_states(memory, gw) if sighted else _goal_states(states, gw)
     if not targets:
         return []
     extra = []
-    if p.get("context", "goal_items") == "goal_items":
+    if not sighted and p.get("context", "goal_items") == "goal_items":
         extra = _held(memory, gw, targets)
         if not extra:  # what holding the item looks like is not known yet: no rule can say when
             return []

@@ -1,0 +1,188 @@
+"""``tw-fetch``: a TextWorld challenge with the family structure a memory can learn.
+
+TextWorld's own challenges print the way to the goal in the objective (treasure hunter, coin
+collector) or change the whole map with every game, so memory of earlier games has nothing to add.
+Here a *family* is a house: its rooms, how they join (north / south / east / west on a grid) and
+where each object usually lies. A *task* starts the player in some room and asks for one object
+("Find the lantern and take it.") in another room; the object lies in its usual room with probability ``habit``,
+elsewhere otherwise, and so do the two other objects lying about. A memory that learned the map and the habits can walk
+straight there; without one the player searches room by room. Room descriptions are written anew
+each game (TextWorld's grammar, seeded by the task).
+"""
+
+from __future__ import annotations
+
+import random
+from collections import deque
+from dataclasses import dataclass
+from typing import Any
+
+CHALLENGE = "tw-fetch"
+VERSION = 2  # in the cached game file names: a change to the generator writes new files
+GOAL = "Find the object the first observation names and take it."
+ROOM_NAMES = (
+    "kitchen",
+    "pantry",
+    "study",
+    "cellar",
+    "attic",
+    "hallway",
+    "library",
+    "workshop",
+    "garage",
+    "bedroom",
+    "bathroom",
+    "parlor",
+    "laundry",
+    "office",
+    "studio",
+    "lounge",
+)
+OBJECTS = ("coin", "key", "lantern", "book", "compass", "hammer", "candle", "scarf", "ring", "whistle")
+STEP = {"north": (0, 1), "south": (0, -1), "east": (1, 0), "west": (-1, 0)}
+REVERSE = {"north": "south", "south": "north", "east": "west", "west": "east"}
+MAX_ROOMS = len(ROOM_NAMES)
+
+
+@dataclass(frozen=True)
+class House:
+    rooms: tuple[str, ...]
+    exits: dict[str, dict[str, str]]  # room -> direction -> room
+    habits: dict[str, str]  # object -> the room it usually lies in
+
+
+@dataclass(frozen=True)
+class Errand:
+    start: str
+    target: str
+    placement: dict[str, str]  # object -> room, the target first
+
+    @property
+    def goal(self) -> str:
+        return f"Find the {self.target} and take it."
+
+
+def house(family: int, rooms: int) -> House:
+    """The family's house: rooms grown on a grid (a tree, then a few loops) and each object's usual room."""
+    rng = random.Random(f"tw-fetch/house/{family}/{rooms}")
+    names = rng.sample(ROOM_NAMES, rooms)
+    at = {names[0]: (0, 0)}
+    taken = {(0, 0): names[0]}
+    exits: dict[str, dict[str, str]] = {n: {} for n in names}
+
+    def join(a: str, b: str, d: str) -> None:
+        exits[a][d], exits[b][REVERSE[d]] = b, a
+
+    for name in names[1:]:
+        options = [
+            (room, d)
+            for room in at
+            for d, (dx, dy) in STEP.items()
+            if (at[room][0] + dx, at[room][1] + dy) not in taken
+        ]
+        room, d = rng.choice(sorted(options))
+        x, y = at[room][0] + STEP[d][0], at[room][1] + STEP[d][1]
+        at[name], taken[(x, y)] = (x, y), name
+        join(room, name, d)
+    loops = [
+        (room, d, taken[(at[room][0] + dx, at[room][1] + dy)])
+        for room in names
+        for d, (dx, dy) in STEP.items()
+        if (at[room][0] + dx, at[room][1] + dy) in taken and d not in exits[room]
+    ]
+    for room, d, other in rng.sample(loops, min(len(loops), rooms // 4)):
+        if d not in exits[room]:
+            join(room, other, d)
+    habits = {obj: rng.choice(names) for obj in OBJECTS}
+    return House(tuple(names), exits, habits)
+
+
+def errand(h: House, seed: int, habit: float) -> Errand:
+    rng = random.Random(f"tw-fetch/errand/{seed}")
+    target = rng.choice(OBJECTS)
+
+    def place(obj: str) -> str:  # its usual room with probability habit, another room otherwise
+        usual = h.habits[obj]
+        return usual if rng.random() < habit else rng.choice([r for r in h.rooms if r != usual])
+
+    placement = {target: place(target)}
+    for other in rng.sample([o for o in OBJECTS if o != target], 2):
+        placement[other] = place(other)
+    start = rng.choice([r for r in h.rooms if r != placement[target]])
+    return Errand(start, target, placement)
+
+
+def route(h: House, start: str, goal: str) -> list[str]:
+    """The shortest walk from ``start`` to ``goal`` as commands ("go east", ...)."""
+    back: dict[str, tuple[str, str] | None] = {start: None}
+    queue = deque([start])
+    while queue:
+        room = queue.popleft()
+        for d, nxt in sorted(h.exits[room].items()):
+            if nxt not in back:
+                back[nxt] = (room, d)
+                queue.append(nxt)
+    steps: list[str] = []
+    at = goal
+    while (prev := back[at]) is not None:
+        at, d = prev
+        steps.append(f"go {d}")
+    return steps[::-1]
+
+
+def walkthrough(h: House, e: Errand) -> list[str]:
+    return [*route(h, e.start, e.placement[e.target]), f"take {e.target}"]
+
+
+def make_game(family: int, seed: int, rooms: int, habit: float, options: Any) -> Any:
+    """The TextWorld game of one errand (compiled by the caller)."""
+    import textworld
+    from textworld.generator.game import Event, Quest
+
+    h = house(family, rooms)
+    e = errand(h, seed, habit)
+    maker = textworld.GameMaker(options)
+    made = {name: maker.new_room(name) for name in h.rooms}
+    for name in h.rooms:
+        for d, other in h.exits[name].items():
+            if d in ("north", "east"):  # each passage once
+                maker.connect(made[name].exits[d], made[other].exits[REVERSE[d]])
+    maker.set_player(made[e.start])
+    things = {}
+    for obj, room in e.placement.items():
+        things[obj] = maker.new(type="o", name=obj)
+        made[room].add(things[obj])
+    maker.quests = [
+        Quest(win_events=[Event(conditions={maker.new_fact("in", things[e.target], maker.inventory)})])
+    ]
+    maker.set_walkthrough(walkthrough(h, e))
+    game = maker.build()
+    game.objective = e.goal
+    return game
+
+
+def learnable_advice(family: int, seed: int, rooms: int, habit: float) -> str:
+    """What a memory of this house could know: where the object usually lies and the way there."""
+    h = house(family, rooms)
+    e = errand(h, seed, habit)
+    usual = h.habits[e.target]
+    lines = [f"The {e.target} is usually in the {usual}; if it is not there, search the other rooms."]
+    at = e.start
+    for command in route(h, e.start, usual):
+        lines.append(f"In the {at}: {command}.")
+        at = h.exits[at][command.removeprefix("go ")]
+    return "\n".join([*lines, f"In the {usual}: take {e.target}."])
+
+
+__all__ = [
+    "CHALLENGE",
+    "GOAL",
+    "Errand",
+    "House",
+    "errand",
+    "house",
+    "learnable_advice",
+    "make_game",
+    "route",
+    "walkthrough",
+]
