@@ -117,6 +117,22 @@ def test_a_plan_line_among_rules_guides_where_no_rule_applies():
     )
 
 
+def test_a_failed_attempts_moves_are_not_followed_as_a_plan():
+    moves = "move_to room_B; move_to room_G; move_to room_A; move_to room_H"
+    failed = (
+        "Similar past episodes (most similar first):\n"
+        "- (failed, similarity 0.4) Bring the compass to room_E.\n"
+        "Outcome: FAILURE\n"
+        f"Actions: {moves}\n"
+        "Those attempts failed: avoid repeating their actions."
+    )
+    assert advised_actions(failed, OBS_EMPTY_HANDED, MOVES, done=["move_to room_B"]) == {}
+    worked = failed.replace("failed,", "succeeded,").replace("FAILURE", "SUCCESS")
+    assert advised_actions(worked, OBS_EMPTY_HANDED, MOVES, done=["move_to room_B"]) == {
+        "move_to room_G": 1.0
+    }
+
+
 def test_the_match_is_the_same_in_every_process():
     """Replay (issue 29, item 11): the match goes into the model call's cache key, so it must not
     depend on the per-process order of a set of strings (PYTHONHASHSEED)."""

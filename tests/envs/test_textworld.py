@@ -86,7 +86,8 @@ def test_invalid_command_and_explorer(cache):
 def test_fetch_tasks_name_an_object_and_share_the_house(cache):
     from atlas.envs.textworld import fetch
 
-    env = TextWorldEnv(challenge="fetch", cache_dir=cache)
+    assert TextWorldEnv(challenge="fetch", cache_dir=cache).level == 12  # the default house
+    env = TextWorldEnv(challenge="fetch", level=8, cache_dir=cache)
     assert env.level == 8 and env.max_steps == 30
     tasks = env.generate_family_tasks(40, family=3, seed=100)
     assert all(re.fullmatch(r"Find the [a-z]+ and take it\.", t.description) for t in tasks)

@@ -105,6 +105,9 @@ def _is_plan(steps: list[str]) -> bool:
     return len(steps) >= 2 and sum(len(_tokens(step)) <= 6 for step in steps) * 3 >= len(steps) * 2
 
 
+_FAILED = frozenset({"fail", "failed", "failure", "avoid"})
+
+
 def _plans(advice: str) -> list[tuple[list[str], str]]:
     """``(steps, line)`` for each plan in the advice: the whole advice when its lines are a plan,
     else every line that lists three or more short steps separated by commas or semicolons
@@ -113,7 +116,9 @@ def _plans(advice: str) -> list[tuple[list[str], str]]:
     if _is_plan(lines):
         return [(lines, "")]
     out = []
-    for line in lines:
+    for before, line in zip(["", *lines], lines, strict=False):
+        if _FAILED & set(_tokens(before + " " + line)):
+            continue  # a failed attempt's moves ("Outcome: failure / Actions: ...") are not a plan to follow
         steps = [part.strip() for part in re.split(r"[;,]", line) if part.strip()]
         if len(steps) >= 3 and _is_plan(steps):
             out.append((steps, line))

@@ -283,7 +283,7 @@ register_env(
             "level",
             int,
             None,
-            "TextWorld level (fetch: rooms, 3-16, default 8).",
+            "TextWorld level (fetch: rooms, 3-16, default 12).",
             flag="--tw-level",
             min=1,
             max=300,

@@ -43,7 +43,7 @@ def make_env(env_cache):
             pytest.importorskip("alfworld", reason="alfworld needs the optional extra atlas-memory[alfworld]")
         try:
             if name == "textworld-fetch":  # the TextWorld challenge with a family structure to learn
-                env = get_env("textworld", challenge="fetch", cache_dir=env_cache / name)
+                env = get_env("textworld", challenge="fetch", level=8, cache_dir=env_cache / name)
             else:
                 env = get_env(name, cache_dir=env_cache / name)
             env.clone().reset(env.generate_tasks(1, 0)[0])  # generates its first game offline

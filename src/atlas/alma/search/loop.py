@@ -39,6 +39,7 @@ from atlas.alma.search.progress import SearchProgress, default_progress
 from atlas.alma.search.record import Recorder
 from atlas.alma.search.seeds import (
     NO_MEMORY_NAME,
+    costly_seeds_due,
     default_cache_dir,
     play_baseline,
     play_seeds,
@@ -408,8 +409,8 @@ class Search:
                 where = self.run_dir.path
                 self._stop(over_cost(g, archive_usage(self.archive)["cost_usd"], cfg.max_cost_usd, where))
                 self._stop(over_time(g, time.perf_counter() - t0, cfg.max_minutes, where))
-                if deferred and (
-                    g > generations // 2 or any(e.origin == "meta" and e.scored for e in self.archive)
+                if deferred and costly_seeds_due(
+                    self.archive, g, generations, time.perf_counter() - t0, cfg.max_minutes
                 ):
                     await self._seeds()
                     deferred = False

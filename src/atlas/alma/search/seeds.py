@@ -117,6 +117,21 @@ def learns_with_model(design: Design) -> bool:
     return design.name in BASELINE_GENOMES and baseline_genome(design.name).uses_llm()
 
 
+def costly_seeds_due(
+    archive: Archive, generation: int, generations: int, elapsed_s: float, max_minutes: float | None
+) -> bool:
+    """Whether a genome search plays the hand-built designs that learn with the model now: once a
+    design it found beats no memory over every deployment task (they are staged against it and stop
+    early when they cannot win), or half-way through its generations or its time, so they are played
+    in any run. Earlier they would take the time the search needs (an hour of two on TextWorld fetch)."""
+    found = any(
+        e.origin == "meta" and e.scored and e.stage == "full" and (e.normalized_score or 0.0) > 0
+        for e in archive
+    )
+    half_time = max_minutes is not None and elapsed_s >= max_minutes * 60 / 2
+    return found or generation > generations // 2 or half_time
+
+
 async def play_seeds(rec: Recorder, designs: list[Design], *, skip_costly: bool = False) -> None:
     """The environment's seed design plays every task; the hand-built baselines are staged against
     the best so far like any new design (a baseline that cannot win stops early, marked minibatch).
@@ -140,6 +155,7 @@ async def play_seeds(rec: Recorder, designs: list[Design], *, skip_costly: bool 
 
 __all__ = [
     "NO_MEMORY_NAME",
+    "costly_seeds_due",
     "default_cache_dir",
     "learns_with_model",
     "no_memory_design",

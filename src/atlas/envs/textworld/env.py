@@ -44,7 +44,7 @@ ALIASES = {
     "cooking": "tw-cooking",
     "fetch": fetch.CHALLENGE,
 }
-DEFAULT_LEVEL = {fetch.CHALLENGE: 8}  # fetch: rooms in the house
+DEFAULT_LEVEL = {fetch.CHALLENGE: 12}  # fetch: rooms in the house
 DEFAULT_MAX_STEPS = {fetch.CHALLENGE: 30}
 COOKING_LEVELS = {
     1: {"recipe": 1, "take": 1, "go": 1, "open": False, "cook": False, "cut": False},
@@ -67,7 +67,7 @@ def _settings(challenge: str, level: int, seed: int) -> dict[str, Any]:
 
 
 class TextWorldEnv(TextGameEnv):
-    """Parameters: ``challenge`` (name or alias), ``level`` (default 5; for ``fetch`` the rooms, 8),
+    """Parameters: ``challenge`` (name or alias), ``level`` (default 5; for ``fetch`` the rooms, 12),
     ``family_mode`` / ``family``, ``max_steps`` (50; ``fetch`` 30), ``habit`` (``fetch``: how often
     an object lies in its usual room, 0.75), ``cache_dir``."""
 
