@@ -48,6 +48,29 @@ def test_prose_stops_at_the_first_step_and_names_what_was_listed(env):
     assert follow_advice(env.clone(), task, "").stopped.startswith("at step 1")
 
 
+def test_unadvised_the_probe_takes_what_the_goal_names_when_it_is_listed(env):
+    from atlas.agent import choice as ch
+    from atlas.envs.base import words
+    from atlas.envs.policies import goal_words
+
+    def goal_named(task) -> list[str]:
+        play = env.clone()
+        wanted = goal_words(play.format_goal(task))
+        return [lb for lb in ch.labels(play.candidate_actions(play.reset(task))) if wanted & set(words(lb))]
+
+    task = next(t for t in env.generate_tasks(40, 11) if goal_named(t))
+    stopped = follow_advice(env.clone(), task, "", unadvised="stop")
+    assert stopped.steps == 0 and stopped.stopped.startswith("at step 1")
+    acted = follow_advice(env.clone(), task, "", unadvised="goal_words")
+    assert acted.steps >= 1 and acted.actions[0] in goal_named(task)
+    assert "no advice line names a listed action" in acted.stopped or acted.success
+    # where nothing listed names the goal, it stops as before
+    quiet = next(t for t in env.generate_tasks(40, 11) if not goal_named(t))
+    assert follow_advice(env.clone(), quiet, "", unadvised="goal_words").steps == 0
+    with pytest.raises(ValueError, match="unadvised"):
+        follow_advice(env.clone(), task, "", unadvised="guess")
+
+
 def test_progress_grows_with_how_much_of_the_answer_the_advice_gives(env):
     # The oracle's answer cut short: without its last step, then without taking the item either.
     for task in env.generate_tasks(3, 7):

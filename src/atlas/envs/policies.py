@@ -123,6 +123,29 @@ class GoalWordPolicy:
         return _run(env, task, choose, "goal-word", self.max_turns)
 
 
+class GoalAversePolicy:
+    """Random valid actions, never one that names a word of the goal (while any other is listed): a
+    collection that fails, as a small agent's does in a world too big for it — it walks, sees and
+    learns the place, but does not do what the goal asks."""
+
+    def __init__(self, seed: int = 0, *, max_turns: int | None = None) -> None:
+        self.seed = seed
+        self.max_turns = max_turns
+
+    def run(self, env: Environment, task: Task) -> Trajectory:
+        rng = random.Random(f"goal-averse-policy/{self.seed}/{task.id}")
+        _random_chooser(env, rng)  # the same check: the environment must list its actions
+        goal = goal_words(env.format_goal(task))
+        assert isinstance(env, EnumeratesActions)
+
+        def choose(obs: dict[str, Any]) -> Action | None:
+            acts = env.candidate_actions(obs)
+            other = [a for a in acts if not goal & set(words(action_label(a.tool, a.args)))]
+            return rng.choice(other or acts) if acts else None
+
+        return _run(env, task, choose, "goal-averse", self.max_turns)
+
+
 class ExplorerPolicy:
     """The environment's registered explorer, else random valid actions (see the module docstring)."""
 
@@ -148,4 +171,19 @@ class ExplorerPolicy:
         return _run(env, task, choose, name, self.max_turns)
 
 
-__all__ = ["ExplorerPolicy", "GoalWordPolicy", "Planner", "RandomPolicy", "goal_words"]
+# The walks a probe's collection can be played with, by name (``asmoke_run(walks=...)``).
+WALKS: dict[str, Callable[[int], GoalWordPolicy | RandomPolicy | GoalAversePolicy]] = {
+    "goal_words": GoalWordPolicy,
+    "random": RandomPolicy,
+    "goal_averse": GoalAversePolicy,
+}
+
+__all__ = [
+    "WALKS",
+    "ExplorerPolicy",
+    "GoalAversePolicy",
+    "GoalWordPolicy",
+    "Planner",
+    "RandomPolicy",
+    "goal_words",
+]

@@ -86,14 +86,30 @@ def goal_progress(goal: str, texts: list[str]) -> float:
     return min(1.0, len(later - first) / (2 * len(named))) if named else 0.0
 
 
+def _goal_named(goal: str, labels: list[str]) -> dict[str, float]:
+    """``{label: 1.0}`` for the listed action that names most of the goal's words (the first of a tie),
+    or nothing when none names any."""
+    wanted = goal_words(goal)
+    count = {label: len(wanted & set(words(label))) for label in labels}
+    best = max(count.values(), default=0)
+    return {next(label for label in labels if count[label] == best): 1.0} if best else {}
+
+
 def can_probe(env: Environment) -> bool:
     """Whether the probe can play ``env``: it lists its actions (``EnumeratesActions``)."""
     return isinstance(env, EnumeratesActions)
 
 
-def follow_advice(env: Environment, task: Task, advice: str, max_steps: int | None = None) -> ProbeResult:
+def follow_advice(
+    env: Environment, task: Task, advice: str, max_steps: int | None = None, *, unadvised: str = "stop"
+) -> ProbeResult:
     """Play ``task`` on ``env`` taking, at each step, the action ``advice`` names for what is seen
-    (see the module docstring). ``env`` must list its actions (``EnumeratesActions``)."""
+    (see the module docstring). ``env`` must list its actions (``EnumeratesActions``).
+    ``unadvised``: what to do where no advice line names a listed action — ``stop`` (the advice alone
+    is measured), or ``goal_words``: take the listed action that names most of the goal's words, as a
+    task agent does unadvised when the thing its goal names is in reach, and stop only if none does."""
+    if unadvised not in ("stop", "goal_words"):
+        raise ValueError(f"unadvised must be 'stop' or 'goal_words', got {unadvised!r}")
     if not isinstance(env, EnumeratesActions):
         raise TypeError(f"{env.name} does not list its actions: the advice probe cannot play it")
     limit = max_steps if max_steps is not None else env.max_steps
@@ -115,6 +131,8 @@ def follow_advice(env: Environment, task: Task, advice: str, max_steps: int | No
             if loop_nudge(action_text(a.tool, a.args), past) is None
         ]
         advised, _ = advice_now(advice, seen, open_ or labels, done=chosen)
+        if not advised and unadvised == "goal_words":
+            advised = _goal_named(goal, open_ or labels)
         if not advised:
             where = " ".join(seen.split())[:160]
             return ProbeResult(

@@ -255,19 +255,25 @@ async def asmoke_run(
     max_timeouts: int = 2,
     tasks: tuple[list[Any], list[Any]] | None = None,
     explorer_episodes: int | None = None,
+    walks: str = "goal_words",
+    unadvised: str = "stop",
 ) -> SmokeReport:
     """Async smoke run (see the module docstring). ``design`` may be a Design or source text;
     ``env`` an environment name or instance; ``tasks``: (collection, deployment) tasks to play instead
     of ``episodes`` + ``recall_tasks`` generated ones; ``explorer_episodes``: how many collection
     episodes the explorer plays (None: all), the rest random valid actions that favour what the goal
     names (``GoalWordPolicy``) — the mix a weak task agent's collection has (few episodes solved,
-    many wanderings)."""
+    many wanderings); ``walks`` names another walk (``atlas.envs.policies.WALKS``): ``random``, or
+    ``goal_averse``, a collection that solves nothing. ``unadvised``: the probe's rule where the advice names nothing
+    (``follow_advice``)."""
     from atlas.alma.baselines import make_host_design
     from atlas.alma.evaluate.runner import DesignRunner
-    from atlas.envs.policies import ExplorerPolicy, GoalWordPolicy
+    from atlas.envs.policies import WALKS, ExplorerPolicy
     from atlas.envs.registry import get_env
     from atlas.envs.views import episode_view, task_view
 
+    if walks not in WALKS:
+        raise ValueError(f"walks must be one of {', '.join(WALKS)}, got {walks!r}")
     if isinstance(design, str):
         design = Design(name="candidate", source=design, origin="meta")
     environment = get_env(env) if isinstance(env, str) else env
@@ -305,14 +311,14 @@ async def asmoke_run(
             tasks = (made[:episodes], made[episodes:])
         for i, task in enumerate(tasks[0], start=1):
             explore = explorer_episodes is None or i <= explorer_episodes
-            policy = ExplorerPolicy(seed) if explore else GoalWordPolicy(seed)
+            policy = ExplorerPolicy(seed) if explore else WALKS[walks](seed)
             key = (
                 id(environment),
                 environment.name,
                 task.id,
                 repr(sorted(task.metadata.items())),
                 seed,
-                explore,
+                "explorer" if explore else walks,
             )
             if key not in _PLAYED:  # policies ignore advice: their episode is the same for every design
                 play = environment.clone()
@@ -339,7 +345,7 @@ async def asmoke_run(
             _, log = await runner.recall(task_view(play, task, play.reset(task)), label=f"D{j}")
             report.calls.append(log)
             if can_probe(play) and log.error is None:
-                probe = follow_advice(play, task, log.return_value or "")
+                probe = follow_advice(play, task, log.return_value or "", unadvised=unadvised)
                 report.probes.append({"label": f"D{j}", **probe.to_dict()})
             if too_slow():
                 return report

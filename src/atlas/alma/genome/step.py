@@ -36,6 +36,16 @@ PARENTS_PER_ROUND = 4  # the best-steered candidates a round mutates
 # on the explorer's episodes only learned from successes it will not have (measured: probe 0.800,
 # deployment +0.051 [-0.071, +0.173], docs/results/search-genome-graphworld-0.5b).
 PROBE_EXPLORER_EPISODES = 1
+# Each candidate's memory is learned twice: from that mix, and from walks that never do what the goal
+# asks (``GoalAversePolicy``) — the collection a small agent has in a world too big for it (TextWorld
+# fetch, 12 rooms: the 0.5B solved 0 of 3; random walks solve most there, so they are not that). Its
+# probe score is the mean of the two, so a design whose advice only works after a solved collection
+# episode (a "take" rule learned from it) ranks below one that also works without. Measured: a design
+# screened on the first alone scored -0.092 [-0.265, +0.061] vs no memory there (README).
+PROBE_COLLECTIONS = (("goal_words", PROBE_EXPLORER_EPISODES), ("goal_averse", 0))
+# Where no advice line names a listed action, the probe takes the action that names most of the goal's
+# words (a task agent does that unadvised when the goal's object is in reach) instead of stopping.
+PROBE_UNADVISED = "goal_words"
 # An unsolved probe task counts this much at most: mostly by how far the advice took it toward the goal
 # (``goal_progress``: the goal's item seen then held, its place listed then reached), a little by the
 # share of steps the advice named. Without it the hill-climb is flat until a candidate solves a task:
@@ -136,32 +146,36 @@ async def probe(
     embedder: Embedder,
     pool: WorkerPool,
 ) -> dict[str, Any]:
-    """A design's advice probe: memory from ``collection`` played by the explorer (the first
-    ``PROBE_EXPLORER_EPISODES``) and random walks (the rest), then
-    ``probe_tasks`` played doing only what its recall says (no LLM anywhere). Returns
-    ``{probe_score, steered, solved, played, error}``; ``steered`` gives unsolved tasks partial credit
-    for how far the advice took them (see ``STEER_CREDIT``)."""
+    """A design's advice probe: memory from ``collection`` played by each of ``PROBE_COLLECTIONS``
+    (the explorer for the first episodes, walks for the rest), then ``probe_tasks`` played doing what
+    its recall says (no LLM anywhere; see ``PROBE_UNADVISED``). Returns
+    ``{probe_score, steered, solved, played, error}``, means over the collections; ``steered`` gives
+    unsolved tasks partial credit for how far the advice took them (see ``STEER_CREDIT``)."""
     from atlas.alma.author.smoke import asmoke_run
 
-    # Successive halving: the first PROBE_FIRST tasks, the rest only when one of them was solved.
     probes: list[dict[str, Any]] = []
     error = ""
-    for stage in (probe_tasks[:PROBE_FIRST], probe_tasks[PROBE_FIRST:]):
-        if not stage or (probes and not any(p.get("success") for p in probes)):
-            break
-        report = await asmoke_run(
-            design,
-            env,
-            tasks=(collection, stage),
-            embedder=embedder,
-            pool=pool,
-            explorer_episodes=PROBE_EXPLORER_EPISODES,
-        )
-        probes += report.probes
-        if report.problems or report.errors:
-            error = str(report.problems[0] if report.problems else report.errors[0].error)[:200]
-            break
-    total = max(1, len(probe_tasks))
+    for walks, explorer_episodes in PROBE_COLLECTIONS:
+        # Successive halving: the first PROBE_FIRST tasks, the rest only when one of them was solved.
+        played: list[dict[str, Any]] = []
+        for stage in (probe_tasks[:PROBE_FIRST], probe_tasks[PROBE_FIRST:]):
+            if error or not stage or (played and not any(p.get("success") for p in played)):
+                break
+            report = await asmoke_run(
+                design,
+                env,
+                tasks=(collection, stage),
+                embedder=embedder,
+                pool=pool,
+                explorer_episodes=explorer_episodes,
+                walks=walks,
+                unadvised=PROBE_UNADVISED,
+            )
+            played += report.probes
+            if report.problems or report.errors:
+                error = str(report.problems[0] if report.problems else report.errors[0].error)[:200]
+        probes += played
+    total = max(1, len(probe_tasks) * len(PROBE_COLLECTIONS))
     limit = max(1, int(getattr(env, "max_steps", 20) or 20))
     return {
         "probe_score": sum(float(p.get("score", 0.0)) for p in probes) / total,
@@ -260,6 +274,7 @@ async def evolve_candidates(
 __all__ = [
     "CODE_OPERATORS",
     "GENOME_OPERATORS",
+    "PROBE_COLLECTIONS",
     "Candidate",
     "entry_genome",
     "make_children",

@@ -14,7 +14,7 @@ from atlas.alma.baselines import get_baseline
 from atlas.alma.genome import ObsKeys
 from atlas.alma.genome.bandit import operator_stats, stats_table
 from atlas.alma.genome.compile import genome_design
-from atlas.alma.genome.step import Candidate, entry_genome, evolve_candidates, probe
+from atlas.alma.genome.step import PROBE_COLLECTIONS, Candidate, entry_genome, evolve_candidates, probe
 from atlas.alma.sandbox.pool import WorkerPool
 from atlas.alma.search.record import Recorder, beats
 from atlas.alma.state.archive import ArchiveEntry
@@ -96,7 +96,7 @@ class GenomeStep:
         # is often a marginal one), stopping early only for one that solves every probe task.
         bar = max([await self.probe_of(parents[0])] + [await self.probe_of(e) for e in archive.scored()])
         probing = can_probe(self.env)
-        every = len(rec.deployment_tasks[: cfg.probe_tasks])
+        every = len(rec.deployment_tasks[: cfg.probe_tasks]) * len(PROBE_COLLECTIONS)  # solved in each
 
         def good_enough(c: Candidate) -> bool:
             return not c.error and (not probing or (c.solved > 0 and c.probe_score > bar))

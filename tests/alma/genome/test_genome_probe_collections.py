@@ -1,0 +1,81 @@
+"""The screening probe learns each candidate's memory twice — from a collection with a solved episode
+(the explorer, then goal-word walks) and from walks that never do what the goal asks, as a small
+agent's collection in a world too big for it — and scores the mean. Real TextWorld fetch episodes, the real
+sandbox, the real advice probe."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+import atlas.alma.genome.step as step
+from atlas.alma.author.smoke import asmoke_run
+from atlas.alma.genome import genome_design, parse_genome
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.filterwarnings(
+        "ignore:.*(not fully supported|unsupported game|Unable to retrieve walkthrough)"
+    ),
+]
+
+ROUTE_TO_SIGHTED = {
+    "name": "route-sighted",
+    "encode": [
+        {"part": "transitions", "params": {"state_key": "location"}},
+        {"part": "sightings", "params": {"state_key": "location", "goal_only": False}},
+    ],
+    "retrieve": [{"part": "route", "params": {"towards": "sighted"}}],
+}
+
+
+@pytest.fixture(scope="module")
+def fetch(make_env):
+    env = make_env("textworld-fetch")
+    tasks = env.generate_tasks(14, seed=42)
+    return env, tasks[:6], tasks[6:]
+
+
+def test_the_two_collections_are_what_they_say(fetch, pool, embedder):
+    env, collection, probe_tasks = fetch
+    design = genome_design(parse_genome(ROUTE_TO_SIGHTED))
+
+    def solved(walks: str, explorer_episodes: int) -> list[bool]:
+        report = asyncio.run(
+            asmoke_run(
+                design,
+                env,
+                tasks=(collection, probe_tasks[:1]),
+                embedder=embedder,
+                pool=pool,
+                explorer_episodes=explorer_episodes,
+                walks=walks,
+            )
+        )
+        return [bool(r["success"]) for r in report.episode_results]
+
+    (walks, explorers), (weak, none) = step.PROBE_COLLECTIONS
+    assert (walks, weak, none) == ("goal_words", "goal_averse", 0)
+    assert solved(walks, explorers)[:explorers] == [True] * explorers  # the explorer solves its task
+    assert not any(solved(weak, none))
+    with pytest.raises(ValueError, match="walks"):
+        asyncio.run(asmoke_run(design, env, tasks=(collection, probe_tasks), walks="greedy"))
+
+
+def test_the_probe_is_the_mean_over_both_collections(fetch, pool, embedder, monkeypatch):
+    env, collection, probe_tasks = fetch
+    design = genome_design(parse_genome(ROUTE_TO_SIGHTED))
+
+    def run(collections) -> dict:
+        monkeypatch.setattr(step, "PROBE_COLLECTIONS", collections)
+        return asyncio.run(step.probe(design, env, collection, probe_tasks, embedder=embedder, pool=pool))
+
+    collections = step.PROBE_COLLECTIONS
+    both = run(collections)
+    first, weak = (run((c,)) for c in collections)
+    assert first["solved"] > 0 and weak["solved"] > 0  # it learns its map from failed walks too
+    assert both["probe_score"] == pytest.approx((first["probe_score"] + weak["probe_score"]) / 2)
+    assert both["steered"] == pytest.approx((first["steered"] + weak["steered"]) / 2)
+    assert both["solved"] == first["solved"] + weak["solved"]
+    assert both["played"] == first["played"] + weak["played"]
