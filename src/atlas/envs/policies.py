@@ -100,6 +100,10 @@ def goal_words(goal: str) -> set[str]:
     return set(words(goal)) - _COMMON
 
 
+def _names_goal(action: Action, goal: set[str]) -> bool:
+    return bool(goal & set(words(action_label(action.tool, action.args))))
+
+
 class GoalWordPolicy:
     """Random valid actions, except that when listed actions name a word of the goal, one of them is
     taken with probability ``greed``: the habit of a small language-model agent (it acts on what the
@@ -117,7 +121,7 @@ class GoalWordPolicy:
         assert isinstance(env, EnumeratesActions)  # _random_chooser checked it
 
         def choose(obs: dict[str, Any]) -> Action | None:
-            named = [a for a in env.candidate_actions(obs) if goal & set(words(action_label(a.tool, a.args)))]
+            named = [a for a in env.candidate_actions(obs) if _names_goal(a, goal)]
             return rng.choice(named) if named and rng.random() < self.greed else fallback(obs)
 
         return _run(env, task, choose, "goal-word", self.max_turns)
@@ -134,14 +138,13 @@ class GoalAversePolicy:
 
     def run(self, env: Environment, task: Task) -> Trajectory:
         rng = random.Random(f"goal-averse-policy/{self.seed}/{task.id}")
-        _random_chooser(env, rng)  # the same check: the environment must list its actions
+        fallback = _random_chooser(env, rng)
         goal = goal_words(env.format_goal(task))
-        assert isinstance(env, EnumeratesActions)
+        assert isinstance(env, EnumeratesActions)  # _random_chooser checked it
 
         def choose(obs: dict[str, Any]) -> Action | None:
-            acts = env.candidate_actions(obs)
-            other = [a for a in acts if not goal & set(words(action_label(a.tool, a.args)))]
-            return rng.choice(other or acts) if acts else None
+            other = [a for a in env.candidate_actions(obs) if not _names_goal(a, goal)]
+            return rng.choice(other) if other else fallback(obs)
 
         return _run(env, task, choose, "goal-averse", self.max_turns)
 

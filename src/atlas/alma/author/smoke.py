@@ -264,8 +264,8 @@ async def asmoke_run(
     episodes the explorer plays (None: all), the rest random valid actions that favour what the goal
     names (``GoalWordPolicy``) — the mix a weak task agent's collection has (few episodes solved,
     many wanderings); ``walks`` names another walk (``atlas.envs.policies.WALKS``): ``random``, or
-    ``goal_averse``, a collection that solves nothing. ``unadvised``: the probe's rule where the advice names nothing
-    (``follow_advice``)."""
+    ``goal_averse``, a collection that solves nothing. ``unadvised``: the probe's rule where the
+    advice names nothing (``follow_advice``)."""
     from atlas.alma.baselines import make_host_design
     from atlas.alma.evaluate.runner import DesignRunner
     from atlas.envs.policies import WALKS, ExplorerPolicy
