@@ -1,6 +1,6 @@
 """The advice matcher: which listed actions the advice recommends in the current situation."""
 
-from atlas.agent.advice_match import advice_lines, advised_actions
+from atlas.agent.advice_match import advice_lines, advice_now, advised_actions
 
 OBS_EMPTY_HANDED = (
     "You are in room_B. Adjacent rooms: room_D, room_E (goal room), room_G, room_H. "
@@ -131,6 +131,28 @@ def test_a_failed_attempts_moves_are_not_followed_as_a_plan():
     assert advised_actions(worked, OBS_EMPTY_HANDED, MOVES, done=["move_to room_B"]) == {
         "move_to room_G": 1.0
     }
+
+
+def test_a_search_plan_does_not_lead_away_from_what_the_goal_names():
+    """TextWorld fetch, second search: an exploration plan pulled the agent past the key it was sent
+    for (no memory took it in 4 steps; with the plan it walked on for 30). Where a listed action names
+    a goal word and no plan step names it, the plan gives no advice and the agent chooses."""
+    plan = "Plan: go east, go north, go west, go south"
+    obs = "You are in the study. There is a key on the floor. Exits: east, north."
+    goal = "Find the key and take it."
+    labels = ["go east", "go north", "take key"]
+    assert advised_actions(plan, obs, labels, done=["go east"]) == {"go north": 1.0}  # no goal given
+    assert advice_now(plan, obs, labels, done=["go east"], goal=goal) == ({}, [])
+    # nothing the goal names in reach: the plan leads
+    assert advised_actions(plan, obs, ["go east", "go north"], done=["go east"], goal=goal) == {
+        "go north": 1.0
+    }
+    # a goal-naming action that is itself a plan step does not stop the plan
+    walk = "Plan: go east, take key, go west"
+    assert advised_actions(walk, obs, labels, done=["go east"], goal=goal) == {"take key": 1.0}
+    # rules are not plans: a matching rule still advises as before
+    rule = "In the study: go north."
+    assert list(advised_actions(rule, obs, labels, goal=goal)) == ["go north"]
 
 
 def test_the_match_is_the_same_in_every_process():

@@ -21,6 +21,7 @@ import math
 import re
 
 from atlas.envs.base import words as _tokens
+from atlas.envs.policies import goal_words
 
 _COMMON = frozenset(
     {
@@ -141,6 +142,14 @@ def _plan_step(advice: str, done: list[str], labels: list[str]) -> tuple[str, st
     return None
 
 
+def _goal_off_plan(advice: str, goal: str, labels: list[str]) -> bool:
+    """Whether a listed action names a word of the goal and is no step of any plan in the advice:
+    the thing the goal names is in reach, so a search plan's next move would walk away from it."""
+    wanted = goal_words(goal)
+    steps = " ".join(_phrase(step) for plan, _ in _plans(advice) for step in plan)
+    return any(wanted & set(_tokens(label)) and _phrase(label) not in steps for label in labels)
+
+
 def next_planned(advice: str, done: list[str], labels: list[str]) -> dict[str, float]:
     """``{label: 1.0}`` for the next planned step of a plan-shaped advice (see ``_plan_step``)."""
     step = _plan_step(advice, done, labels)
@@ -148,13 +157,14 @@ def next_planned(advice: str, done: list[str], labels: list[str]) -> dict[str, f
 
 
 def advice_now(
-    advice: str, observation: str, labels: list[str], done: list[str] | None = None
+    advice: str, observation: str, labels: list[str], done: list[str] | None = None, goal: str = ""
 ) -> tuple[dict[str, float], list[str]]:
     """``({label: match}, lines)``: the listed actions named by the advice lines whose condition best
     matches ``observation`` (match in [MIN_MATCH, 1]; only the best-matching lines count, ties all do),
     and those lines. When no line's condition holds by at least ``MIN_MATCH``, the advice is read as a
-    plan: the next planned step after the actions ``done`` so far. Empty when the advice names no
-    listed action."""
+    plan: the next planned step after the actions ``done`` so far — unless a listed action names a word
+    of ``goal`` and the plan does not name it (a plan does not pull the agent away from what its goal
+    names; the agent chooses unadvised there). Empty when the advice names no listed action."""
     if not advice.strip() or not labels:
         return {}, []
     seen = _content(_tokens(observation))
@@ -186,7 +196,9 @@ def advice_now(
     best = max((m for _, _, m in rules), default=0.0)
     if best < MIN_MATCH:
         step = _plan_step(advice, done or [], labels)
-        return ({step[0]: 1.0}, [step[1]]) if step else ({}, [])
+        if step is None or (goal and _goal_off_plan(advice, goal, labels)):
+            return {}, []
+        return {step[0]: 1.0}, [step[1]]
     named: dict[str, float] = {}
     lines: list[str] = []
     for line, hits, match in rules:
@@ -198,10 +210,10 @@ def advice_now(
 
 
 def advised_actions(
-    advice: str, observation: str, labels: list[str], done: list[str] | None = None
+    advice: str, observation: str, labels: list[str], done: list[str] | None = None, goal: str = ""
 ) -> dict[str, float]:
     """The actions part of ``advice_now``."""
-    return advice_now(advice, observation, labels, done)[0]
+    return advice_now(advice, observation, labels, done, goal)[0]
 
 
 __all__ = ["MIN_MATCH", "advice_lines", "advice_now", "advised_actions", "next_planned"]

@@ -182,7 +182,7 @@ class TaskAgent:
                 return ""
             if self.turn_advice == "all":
                 return advice[: self.advice_chars]
-            return "\n".join(advice_now(advice, observation, ch.labels(now), chosen)[1])
+            return "\n".join(advice_now(advice, observation, ch.labels(now), chosen, goal)[1])
 
         nudges = 0
         while not done and turns < limit and actions:
@@ -203,7 +203,7 @@ class TaskAgent:
                 {"contrast": list(plain), "contrast_weight": self.contrast_weight} if contrast else {}
             )
             if advice and self.advice_weight:
-                advised, _ = advice_now(advice, seen, options, done=chosen)
+                advised, _ = advice_now(advice, seen, options, done=chosen, goal=goal)
                 if advised:
                     extra["choice_bias"] = {label: self.advice_weight * m for label, m in advised.items()}
             completion = await self.llm.acomplete(

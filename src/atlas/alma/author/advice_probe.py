@@ -130,7 +130,7 @@ def follow_advice(
             for lb, a in zip(labels, actions, strict=True)
             if loop_nudge(action_text(a.tool, a.args), past) is None
         ]
-        advised, _ = advice_now(advice, seen, open_ or labels, done=chosen)
+        advised, _ = advice_now(advice, seen, open_ or labels, done=chosen, goal=goal)
         if not advised and unadvised == "goal_words":
             advised = _goal_named(goal, open_ or labels)
         if not advised:
