@@ -19,6 +19,7 @@ from __future__ import annotations
 import itertools
 import math
 import re
+from typing import NamedTuple
 
 from atlas.envs.base import words as _tokens
 from atlas.envs.policies import goal_words
@@ -156,17 +157,35 @@ def next_planned(advice: str, done: list[str], labels: list[str]) -> dict[str, f
     return {step[0]: 1.0} if step else {}
 
 
+class Match(NamedTuple):
+    """What the advice says for now: ``actions`` (``{label: match}``), the ``lines`` that say it, and
+    whether a plan ``yielded``: its next step would lead away from a listed action naming the goal."""
+
+    actions: dict[str, float]
+    lines: list[str]
+    yielded: bool = False
+
+
 def advice_now(
     advice: str, observation: str, labels: list[str], done: list[str] | None = None, goal: str = ""
 ) -> tuple[dict[str, float], list[str]]:
-    """``({label: match}, lines)``: the listed actions named by the advice lines whose condition best
+    """``({label: match}, lines)``: see ``match_advice``."""
+    match = match_advice(advice, observation, labels, done, goal)
+    return match.actions, match.lines
+
+
+def match_advice(
+    advice: str, observation: str, labels: list[str], done: list[str] | None = None, goal: str = ""
+) -> Match:
+    """The listed actions named by the advice lines whose condition best
     matches ``observation`` (match in [MIN_MATCH, 1]; only the best-matching lines count, ties all do),
     and those lines. When no line's condition holds by at least ``MIN_MATCH``, the advice is read as a
     plan: the next planned step after the actions ``done`` so far — unless a listed action names a word
     of ``goal`` and the plan does not name it (a plan does not pull the agent away from what its goal
-    names; the agent chooses unadvised there). Empty when the advice names no listed action."""
+    names: the match says it ``yielded``, and the agent chooses there as it would without advice). Empty
+    when the advice names no listed action."""
     if not advice.strip() or not labels:
-        return {}, []
+        return Match({}, [])
     seen = _content(_tokens(observation))
     first: dict[str, int] = {}
     for i, word in enumerate(seen):
@@ -196,9 +215,11 @@ def advice_now(
     best = max((m for _, _, m in rules), default=0.0)
     if best < MIN_MATCH:
         step = _plan_step(advice, done or [], labels)
-        if step is None or (goal and _goal_off_plan(advice, goal, labels)):
-            return {}, []
-        return {step[0]: 1.0}, [step[1]]
+        if step is None:
+            return Match({}, [])
+        if goal and _goal_off_plan(advice, goal, labels):
+            return Match({}, [], yielded=True)
+        return Match({step[0]: 1.0}, [step[1]])
     named: dict[str, float] = {}
     lines: list[str] = []
     for line, hits, match in rules:
@@ -206,7 +227,7 @@ def advice_now(
             lines.append(line)
             for label in hits:
                 named[label] = match
-    return named, lines
+    return Match(named, lines)
 
 
 def advised_actions(
@@ -216,4 +237,12 @@ def advised_actions(
     return advice_now(advice, observation, labels, done, goal)[0]
 
 
-__all__ = ["MIN_MATCH", "advice_lines", "advice_now", "advised_actions", "next_planned"]
+__all__ = [
+    "MIN_MATCH",
+    "Match",
+    "advice_lines",
+    "advice_now",
+    "advised_actions",
+    "match_advice",
+    "next_planned",
+]
