@@ -4,6 +4,7 @@ the same search; only generic parts are ever drawn; observation fields come from
 
 from __future__ import annotations
 
+import json
 import random
 
 import pytest
@@ -17,6 +18,8 @@ from atlas.alma.genome.operators import (
     observation_keys,
     random_genome,
 )
+from atlas.alma.genome.step import make_children
+from atlas.infra.llm import ScriptedLLM
 
 GRAPHWORLD_KEYS = ObsKeys(
     scalar=["location", "message", "steps_taken", "steps_left"],
@@ -201,3 +204,48 @@ def test_operators_do_not_depend_on_hash_randomization():
     first = keys("1")
     assert len(first) == 60
     assert keys("2") == first == keys("12345")
+
+
+def _items(g: Genome) -> set[str]:
+    """A genome as a set of its choices: each part with its parameters, the store policy, the render."""
+    uses = [*g.encode, *g.retrieve]
+    return {json.dumps([u.part, u.params], sort_keys=True) for u in uses} | {
+        g.store.model_dump_json(),
+        g.render.model_dump_json(),
+    }
+
+
+def _apart(a: Genome, b: Genome) -> int:
+    return len(_items(a) ^ _items(b))
+
+
+async def test_mutation_children_come_from_the_first_parent_and_an_edit_from_the_models_genome():
+    """make_children: ``mutate`` varies the first parent (the one the archive sampled best), never the
+    second; after a usable ``llm_edit`` reply the generation's other children vary the model's genome."""
+    first, second = baseline_genome("trajectory_retrieval"), baseline_genome("spatial_graph")
+    parents = [(first, 0.1, ""), (second, 0.0, "")]
+    children, notes = await make_children(
+        "mutate", parents, GRAPHWORLD_KEYS, random.Random(3), count=6, seen=set(), name="m"
+    )
+    assert len(children) == 6 and not notes
+    assert all(_apart(c, first) < _apart(c, second) for c in children)
+    edit = {
+        "encode": [
+            {"part": "transitions", "params": {"state_key": "location", "neighbors_key": "adjacent_rooms"}}
+        ],
+        "retrieve": [{"part": "explore", "params": {"form": "rules"}}],
+        "render": {"part": "lines", "params": {}},
+    }
+    reply = parse_genome({"name": "x", **edit})
+    children, notes = await make_children(
+        "llm_edit",
+        parents,
+        GRAPHWORLD_KEYS,
+        random.Random(3),
+        count=4,
+        seen=set(),
+        meta_llm=ScriptedLLM([json.dumps(edit)]),
+        name="e",
+    )
+    assert not notes and _apart(children[0], reply) == 0
+    assert all(_apart(c, reply) < min(_apart(c, first), _apart(c, second)) for c in children[1:])
