@@ -143,12 +143,14 @@ def _plan_step(advice: str, done: list[str], labels: list[str]) -> tuple[str, st
     return None
 
 
-def _goal_off_plan(advice: str, goal: str, labels: list[str]) -> bool:
-    """Whether a listed action names a word of the goal and is no step of any plan in the advice:
-    the thing the goal names is in reach, so a search plan's next move would walk away from it."""
+def _search_yields(advice: str, goal: str, labels: list[str]) -> bool:
+    """Whether the advice's plans are a search (no step names a word of the goal) and a listed action
+    names one: the thing the goal names is in reach, so the search's next move would walk away from
+    it. A plan that acts on the goal itself (a walkthrough, a replayed success) never yields."""
     wanted = goal_words(goal)
-    steps = " ".join(_phrase(step) for plan, _ in _plans(advice) for step in plan)
-    return any(wanted & set(_tokens(label)) and _phrase(label) not in steps for label in labels)
+    if any(wanted & set(_tokens(step)) for plan, _ in _plans(advice) for step in plan):
+        return False
+    return any(wanted & set(_tokens(label)) for label in labels)
 
 
 def next_planned(advice: str, done: list[str], labels: list[str]) -> dict[str, float]:
@@ -180,10 +182,10 @@ def match_advice(
     """The listed actions named by the advice lines whose condition best
     matches ``observation`` (match in [MIN_MATCH, 1]; only the best-matching lines count, ties all do),
     and those lines. When no line's condition holds by at least ``MIN_MATCH``, the advice is read as a
-    plan: the next planned step after the actions ``done`` so far — unless a listed action names a word
-    of ``goal`` and the plan does not name it (a plan does not pull the agent away from what its goal
-    names: the match says it ``yielded``, and the agent chooses there as it would without advice). Empty
-    when the advice names no listed action."""
+    plan: the next planned step after the actions ``done`` so far — unless the plan is a search (none of
+    its steps names a word of ``goal``) and a listed action names one (a search does not pull the agent
+    away from what its goal names: the match says it ``yielded``, and the agent chooses there as it
+    would without advice). Empty when the advice names no listed action."""
     if not advice.strip() or not labels:
         return Match({}, [])
     seen = _content(_tokens(observation))
@@ -217,7 +219,7 @@ def match_advice(
         step = _plan_step(advice, done or [], labels)
         if step is None:
             return Match({}, [])
-        if goal and _goal_off_plan(advice, goal, labels):
+        if goal and _search_yields(advice, goal, labels):
             return Match({}, [], yielded=True)
         return Match({step[0]: 1.0}, [step[1]])
     named: dict[str, float] = {}
