@@ -161,7 +161,8 @@ def next_planned(advice: str, done: list[str], labels: list[str]) -> dict[str, f
 
 class Match(NamedTuple):
     """What the advice says for now: ``actions`` (``{label: match}``), the ``lines`` that say it, and
-    whether a plan ``yielded``: its next step would lead away from a listed action naming the goal."""
+    whether a search plan ``yielded`` (its next step would lead away from a listed action naming the
+    goal: see ``match_advice``)."""
 
     actions: dict[str, float]
     lines: list[str]
