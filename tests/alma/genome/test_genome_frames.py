@@ -61,8 +61,8 @@ def fetch(item: str, dest: str, *, drop_at: str, undo: bool = False, success: bo
     return episode(f"fetch the {item} to the {dest}", obs("hall", hall_exits, [item], []), steps, success)
 
 
-def advice_after(episodes: list[dict], goal: str, pool, embedder) -> list[str]:
-    runner = DesignRunner(genome_design(parse_genome(GENOME)), embedder=embedder, llm=stub_llm(), pool=pool)
+def advice_after(episodes: list[dict], goal: str, pool, embedder, genome: dict = GENOME) -> list[str]:
+    runner = DesignRunner(genome_design(parse_genome(genome)), embedder=embedder, llm=stub_llm(), pool=pool)
     try:
         for i, ep in enumerate(episodes):
             log = runner.update_sync(ep, label=f"C{i}")
@@ -164,3 +164,130 @@ def test_an_action_done_in_the_goal_state_is_advised_only_there(pool, embedder):
     assert [x for x in lines if x.endswith(": drop ruby.")] == ["In attic with holding ruby: drop ruby."], (
         lines
     )
+
+
+def test_a_rule_learned_once_outlives_the_decay_of_later_episodes(pool, embedder):
+    # the store decays every count before each episode (0.9): a take learned once weighs 0.81 two
+    # episodes later, and min_support=1 still means "learned in one episode"
+    decayed = {**GENOME, "store": {"decay": 0.9}}
+    wander = episode(
+        "fetch the gem to the attic",
+        obs("hall", ["cellar", "attic"], [], []),
+        [
+            ("go cellar", obs("cellar", ["hall"], [], [])),
+            ("go hall", obs("hall", ["cellar", "attic"], [], [])),
+        ],
+        False,
+    )
+    lines = advice_after(
+        [fetch("gem", "cellar", drop_at="cellar"), wander, wander],
+        "fetch the ruby to the attic",
+        pool,
+        embedder,
+        decayed,
+    )
+    assert "Lying here ruby: take ruby." in lines, lines
+    strict = {**decayed, "retrieve": [{"part": "goal_rules", "params": {"min_support": 2}}]}
+    lines = advice_after(
+        [fetch("gem", "cellar", drop_at="cellar"), wander],
+        "fetch the ruby to the attic",
+        pool,
+        embedder,
+        strict,
+    )
+    assert lines == [], lines  # one episode's worth is not two
+
+
+def test_where_seen_skips_the_words_every_goal_had(pool, embedder):
+    genome = {
+        "name": "seen",
+        "encode": [{"part": "sightings", "params": {"goal_only": True}}],
+        "retrieve": [{"part": "where_seen", "params": {"k": 1}}],
+    }
+    hall = obs("hall", ["cellar"], [], [])
+
+    def shows(goal: str, steps: list[tuple[str, list[str]]]) -> dict:
+        return episode(goal, hall, [(a, obs("hall", ["cellar"], seen, [])) for a, seen in steps], False)
+
+    # 'fetch' (and 'hall') is in both goals: where it showed up is no place to look for a gem
+    eps = [
+        shows("fetch the gem to the hall", [("open box", ["fetch"]), ("open chest", ["gem"])]),
+        shows("fetch the orb to the hall", [("open box", ["fetch"]), ("open crate", ["orb"])]),
+    ]
+    lines = advice_after(eps, "fetch the gem to the hall", pool, embedder, genome)
+    assert lines == ["Where these were found before: open chest."], lines
+
+
+def test_an_action_naming_only_the_words_every_goal_has_is_not_learned(pool, embedder):
+    # 'fetch lamp' names the goal's verb and a thing of that episode only: once two goals show that
+    # 'fetch' is the task's form, it is no rule for other goals; 'take {item}' still is
+    hall_exits = ["cellar", "attic"]
+    detour = episode(
+        "fetch the gem to the cellar",
+        obs("hall", hall_exits, ["gem", "lamp"], []),
+        [
+            ("fetch lamp", obs("hall", hall_exits, ["gem"], ["lamp"])),
+            ("take gem", obs("hall", hall_exits, [], ["lamp", "gem"])),
+            ("go cellar", obs("cellar", ["hall"], [], ["lamp", "gem"])),
+            ("drop gem", obs("cellar", ["hall"], ["gem"], ["lamp"])),
+        ],
+        True,
+    )
+    alone = advice_after([detour], "fetch the ruby to the attic", pool, embedder)
+    assert [x for x in alone if x.endswith("fetch lamp.")], alone
+    both = advice_after(
+        [detour, fetch("orb", "attic", drop_at="attic")], "fetch the ruby to the attic", pool, embedder
+    )
+    assert "Lying here ruby: take ruby." in both, both
+    assert not [x for x in both if "lamp" in x], both
+
+
+def test_route_towards_sighted_leads_where_the_item_was_not_where_the_goals_form_was(pool, embedder):
+    genome = {
+        "name": "sighted",
+        "encode": [
+            {"part": "transitions", "params": {"state_key": "place", "neighbors_key": "exits"}},
+            {"part": "sightings", "params": {"state_key": "place"}},
+        ],
+        "retrieve": [{"part": "route", "params": {"towards": "sighted", "context": "none"}}],
+    }
+    hall, attic = obs("hall", ["cellar", "attic"], [], []), obs("attic", ["hall"], ["fetch"], [])
+    # the word 'fetch' (every goal has it) shows up in the attic twice; the gem once, in the cellar
+    first = episode(
+        "fetch the gem to the hall",
+        hall,
+        [("go cellar", obs("cellar", ["hall"], ["gem"], [])), ("go hall", hall), ("go attic", attic)],
+        False,
+    )
+    second = episode("fetch the orb to the hall", hall, [("go attic", attic)], False)
+    lines = advice_after([first, second], "fetch the gem to the hall", pool, embedder, genome)
+    assert "In hall: go cellar." in lines, lines
+    assert not [x for x in lines if x.endswith("go attic.")], lines
+
+
+def test_over_the_cap_sightings_keep_what_lies_in_one_place(pool, embedder):
+    # 'dust' turns up more often than the gem, in two rooms; the gem twice in the cellar: with room for
+    # one word, the gem's place is what is kept
+    genome = {
+        "name": "capped",
+        "encode": [{"part": "sightings", "params": {"state_key": "place"}}],
+        "store": {"cap": 1},
+        "retrieve": [{"part": "where_seen", "params": {"k": 1}}],
+    }
+    hall = obs("hall", ["cellar", "attic"], [], [])
+    cellar, attic = obs("cellar", ["hall"], ["gem", "dust"], []), obs("attic", ["hall"], ["dust"], [])
+    steps = [
+        ("go cellar", cellar),
+        ("go hall", hall),
+        ("go attic", attic),
+        ("go hall", hall),
+        ("go cellar", cellar),
+    ]
+    lines = advice_after(
+        [episode("fetch the gem to the attic", hall, steps, False)],
+        "fetch the gem to the attic",
+        pool,
+        embedder,
+        genome,
+    )
+    assert lines == ["Where these were found before: go cellar."], lines

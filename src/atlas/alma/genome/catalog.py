@@ -155,7 +155,15 @@ PARTS: tuple[Part, ...] = (
         "goal_rules",
         "retrieve",
         "rules: learned goal-naming action templates filled with this goal's words",
-        (Param("min_support", "int", 1, (1, 2, 3)),),
+        (
+            Param(
+                "min_support",
+                "int",
+                1,
+                (1, 2, 3),
+                doc="episodes a template was learned in (counts decay with the store)",
+            ),
+        ),
         requires=("goal_actions",),
     ),
     Part(

@@ -194,6 +194,23 @@ def slots_in(template):
     return {int(i) for i in SLOT.findall(template)}
 
 
+def count_goal(memory, key, gw):
+    """Count one more episode and the words of its goal under ``memory[key]``."""
+    goals = memory.setdefault(key, {"episodes": 0, "words": {}})
+    goals["episodes"] += 1
+    for w in {w.lower() for w in gw}:
+        bump(goals["words"], w)
+
+
+def in_every_goal(memory, key, word):
+    """The word was in the goal of every episode counted under ``memory[key]`` (two or more, and
+    the goals differ in some word): the task's form ('find', 'take'), not a thing it names."""
+    goals = memory.get(key) or {}
+    n, counts = goals.get("episodes", 0), goals.get("words") or {}
+    varied = any(c < n for c in counts.values())
+    return n >= 2 and varied and counts.get(word.lower(), 0) >= n
+
+
 def bump(counts, key, by=1):
     counts[key] = counts.get(key, 0) + by
 

@@ -9,6 +9,7 @@ import json
 from common import (
     bump,
     capped,
+    count_goal,
     decay,
     frame_of,
     goal_kind,
@@ -117,15 +118,16 @@ def encode_goal_actions(memory, episode, tools, p, store):
     holding it looks like). Actions that change the state are left to ``transitions``. Only
     successful episodes when ``p['successes_only']``; otherwise a failed episode teaches the action that
     made a goal word carried (its frame then seen in two states) and the one that ended carrying it,
-    which applies in the state the goal names."""
+    which applies in the state the goal names. How many goals named each word: ``goal_action_goals``."""
     m = memory.setdefault("goal_actions", {})
     after_m = memory.setdefault("goal_action_after", {})
+    gw = goal_words((episode.get("task") or {}).get("goal", ""))
+    count_goal(memory, "goal_action_goals", gw)
     if p.get("successes_only", True) and not episode.get("success"):
         return
     for table in (m, after_m):
         for k in list(table):
             table[k] = decay(table[k], store.get("decay", 1.0))
-    gw = goal_words((episode.get("task") or {}).get("goal", ""))
     key = p.get("state_key", "")
     names = observed_words(episode)
     found, afters, used = [], [], set()
@@ -174,14 +176,29 @@ def encode_goal_actions(memory, episode, tools, p, store):
     print("goal actions:", len(found), "templated;", len(m), "goal shapes")
 
 
+def _placed(actions, places):
+    """How well a word's sightings say where it is: the share of them in its most frequent state (or
+    after its most frequent action), then how many there were. A thing lies in one place; the words
+    of the prose around it turn up everywhere."""
+    counts = {}
+    for k, n in (places or {}).items():
+        bump(counts, json.loads(k)[0], n)
+    counts = counts or actions
+    total = sum(counts.values())
+    return (max(counts.values()) / total, total) if total else (0.0, 0.0)
+
+
 def encode_sightings(memory, episode, tools, p, store):
     """Which action first showed each word (a word in the observation after the action, not before it):
     ``word -> {action: count}``, and with ``p['state_key']`` in which state (``sighting_places``).
-    Words of the goal only when ``p['goal_only']``."""
+    Words of the goal only when ``p['goal_only']``. How many episodes' goals named each word
+    (``sighting_goals``): a word in every goal is the task's form, not a thing to find. Over the
+    store's cap, the words whose sightings say least where they are go first (``_placed``)."""
     m = memory.setdefault("sightings", {})
     gw = [w.lower() for w in goal_words((episode.get("task") or {}).get("goal", ""))]
     for w in list(m):
         m[w] = decay(m[w], store.get("decay", 1.0))
+    count_goal(memory, "sighting_goals", gw)
     shown = 0
     places = memory.setdefault("sighting_places", {})
     key = p.get("state_key", "")
@@ -198,13 +215,13 @@ def encode_sightings(memory, episode, tools, p, store):
             shown += 1
     for w in list(m):
         m[w] = capped(m[w], 3)
+    if len(m) > store.get("cap", 200):
+        ranked = sorted(m, key=lambda w: _placed(m[w], places.get(w)), reverse=True)
+        m = memory["sightings"] = {w: m[w] for w in ranked[: store.get("cap", 200)]}
     for w in list(places):
         places[w] = capped(places[w], 3) if w in m else {}
         if not places[w]:
             del places[w]
-    if len(m) > store.get("cap", 200):
-        ranked = sorted(m, key=lambda w: -sum(m[w].values()))[: store.get("cap", 200)]
-        memory["sightings"] = {w: m[w] for w in ranked}
     print("sightings:", shown, "new;", len(memory["sightings"]), "words tracked")
 
 

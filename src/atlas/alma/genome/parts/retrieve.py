@@ -7,7 +7,7 @@ situation shows ``cond``), ``{"kind": "plan", "title": text, "steps": [actions]}
 import json
 import re
 
-from common import filled, goal_words, same_kind, state_of, words
+from common import filled, goal_words, in_every_goal, same_kind, slots_in, state_of, words
 
 
 def _goal_states(states, gw):
@@ -86,10 +86,13 @@ def _circles(done, path, window=6):
 
 
 def _sighted_states(memory, gw):
-    """For each goal word, the state ``sightings`` saw it appear in most often (its usual place)."""
+    """For each goal word (not those every goal had), the state ``sightings`` saw it appear in most
+    often (its usual place)."""
     places = memory.get("sighting_places") or {}
     out = []
     for w in gw:
+        if in_every_goal(memory, "sighting_goals", w):
+            continue
         ranked = sorted((places.get(w.lower()) or {}).items(), key=lambda kv: -kv[1])
         if ranked:
             out.append(json.loads(ranked[0][0])[0])
@@ -170,11 +173,18 @@ def retrieve_goal_rules(memory, task, tools, p):
         if not same_kind(kind, gw):
             continue
         ranked = sorted(counts.items(), key=lambda kv: -kv[1])
-        learned = [[*json.loads(k), "", -1][:4] for k, n in ranked if n >= p.get("min_support", 1)]
+        # support counts episodes and decays with the store: more than min_support - 1 episodes' worth
+        learned = [[*json.loads(k), "", -1][:4] for k, n in ranked if n > p.get("min_support", 1) - 1]
         in_goal_state = {template for where, template, _, _ in learned if where}
         for where, template, frame, slot in learned:
             if not where and template in in_goal_state:
                 continue  # done in the goal's state too: elsewhere it was a detour
+            if all(
+                in_every_goal(memory, "goal_action_goals", gw[i])
+                for i in slots_in(template + where)
+                if i < len(gw)
+            ):
+                continue  # it names only the task's form ('take book' for 'take'): a thing of that episode
             state = filled(where, gw) if where else ""
             places = memory.get("goal_action_places") or [] if "{here}" in template else [""]
             for place in places:
@@ -204,14 +214,17 @@ def _held(memory, gw, targets):
 
 
 def retrieve_where_seen(memory, task, tools, p):
-    """For each goal word, the actions that most often showed it before (a search plan); where the state
-    they showed it in is known and ``transitions`` learned how moves are written, the move there first."""
+    """For each goal word (not those every goal had), the actions that most often showed it before (a
+    search plan); where the state they showed it in is known and ``transitions`` learned how moves are
+    written, the move there first."""
     seen = memory.get("sightings") or {}
     places = memory.get("sighting_places") or {}
     moves = (memory.get("transitions") or {}).get("moves") or {}
     move = max(moves, key=lambda t: moves[t]) if moves else ""
     steps = []
     for w in goal_words(task.get("goal", "")):
+        if in_every_goal(memory, "sighting_goals", w):
+            continue
         if move and places.get(w.lower()):
             ranked = sorted(places[w.lower()].items(), key=lambda kv: -kv[1])[: p.get("k", 2)]
             found = []
