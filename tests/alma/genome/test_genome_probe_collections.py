@@ -26,7 +26,8 @@ ROUTE_TO_SIGHTED = {
         {"part": "transitions", "params": {"state_key": "location"}},
         {"part": "sightings", "params": {"state_key": "location", "goal_only": False}},
     ],
-    "retrieve": [{"part": "route", "params": {"towards": "sighted"}}],
+    # where the object was never seen, a walk over the learned map looks for it
+    "retrieve": [{"part": "route", "params": {"towards": "sighted"}}, {"part": "explore"}],
 }
 
 
