@@ -291,3 +291,42 @@ def test_over_the_cap_sightings_keep_what_lies_in_one_place(pool, embedder):
         genome,
     )
     assert lines == ["Where these were found before: go cellar."], lines
+
+
+def test_taking_any_thing_teaches_the_form_for_the_goals_thing(pool, embedder):
+    # no goal was reached and the agent never touched what a goal named, but a lamp it took moved with
+    # it: 'take {item}' for the thing of any goal ('fetch' is every goal's form, the attic a place)
+    hall_exits = ["cellar", "attic"]
+    took_lamp = episode(
+        "fetch the gem to the cellar",
+        obs("cellar", ["hall"], [], []),
+        [
+            ("go hall", obs("hall", hall_exits, ["lamp", "rug"], [])),
+            ("examine rug", obs("hall", hall_exits, ["lamp", "rug"], [])),
+            ("take lamp", obs("hall", hall_exits, ["rug"], ["lamp"])),
+            ("go attic", obs("attic", ["hall"], [], ["lamp"])),
+        ],
+        False,
+    )
+    wander = episode(
+        "fetch the orb to the attic",
+        obs("hall", hall_exits, [], []),
+        [("go cellar", obs("cellar", ["hall"], [], []))],
+        False,
+    )
+    lines = advice_after([took_lamp, wander], "fetch the ruby to the attic", pool, embedder)
+    assert "Lying here ruby: take ruby." in lines, lines
+    assert not [x for x in lines if "examine" in x or "lamp" in x], lines
+    # one goal seen: which word names the thing is not known yet
+    assert advice_after([took_lamp], "fetch the ruby to the attic", pool, embedder) == []
+    off = {
+        **GENOME,
+        "encode": [
+            GENOME["encode"][0],
+            {
+                "part": "goal_actions",
+                "params": {"successes_only": False, "state_key": "place", "any_item": False},
+            },
+        ],
+    }
+    assert advice_after([took_lamp, wander], "fetch the ruby to the attic", pool, embedder, off) == []

@@ -82,7 +82,16 @@ PARTS: tuple[Part, ...] = (
         "encode",
         "actions that name words of the goal, as templates per goal shape, with the goal state they were taken in "
         "and how the observation text framed the word named (as the agent reads it)",
-        (SUCCESSES_ONLY, STATE),
+        (
+            SUCCESSES_ONLY,
+            STATE,
+            Param(
+                "any_item",
+                "bool",
+                True,
+                doc="also learn the form of any action that made a thing carried ('take {item}')",
+            ),
+        ),
     ),
     Part(
         "sightings",

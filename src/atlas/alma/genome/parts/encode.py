@@ -5,6 +5,7 @@ store policy (``recent``: keep the last N items, 0 = all; ``cap``: at most this 
 """
 
 import json
+import re
 
 from common import (
     bump,
@@ -22,6 +23,7 @@ from common import (
     steps_of,
     texts_of,
     value_text,
+    value_words,
     words,
 )
 
@@ -109,6 +111,34 @@ def _from_failure(found, carried, goal_place):
     return out
 
 
+def _carry_forms(episode, gw, key, names):
+    """``[template, frame]`` for each action that made a thing move with the agent, whatever the goal:
+    the thing's word was in the observation before the action and not in the previous state's, and is
+    still there after the next change of state. The template names it ``{item}`` (and goal words as
+    slots); the frame is how the text showed it before ('objects here')."""
+    steps, texts = steps_of(episode), texts_of(episode)
+    out = []
+    for i, (before, action, after, error) in enumerate(steps):
+        here = state_of(before, key)
+        if error or not here or state_of(after, key) not in ("", here):
+            continue
+        earlier = [b for b, _, _, _ in steps[:i] if state_of(b, key) not in ("", here)]
+        later = [a for _, _, a, _ in steps[i:] if state_of(a, key) not in ("", here)]
+        if not earlier or not later:
+            continue
+        was_there, moved = value_words(earlier[-1]), value_words(later[0])
+        for w in {t.lower() for t in words(action)} & value_words(before):
+            if w.isdigit() or w in was_there or w not in moved:
+                continue
+            pieces = re.split(r"([A-Za-z0-9_]+)", action)
+            template = "".join("{item}" if t.lower() == w else slotted(t, gw) or t for t in pieces)
+            frame = frame_of(texts[i][0], w, names)
+            form = [template, slotted(frame, gw) or frame]
+            if form not in out:
+                out.append(form)
+    return out
+
+
 def encode_goal_actions(memory, episode, tools, p, store):
     """Actions that name words of the goal, as templates (``<verb> {1}``: word 1 of the goal) under the
     goal's shape, with the state they were taken in when that state is a goal word too, and how the
@@ -118,7 +148,9 @@ def encode_goal_actions(memory, episode, tools, p, store):
     holding it looks like). Actions that change the state are left to ``transitions``. Only
     successful episodes when ``p['successes_only']``; otherwise a failed episode teaches the action that
     made a goal word carried (its frame then seen in two states) and the one that ended carrying it,
-    which applies in the state the goal names. How many goals named each word: ``goal_action_goals``."""
+    which applies in the state the goal names. How many goals named each word: ``goal_action_goals``.
+    With ``p['any_item']``, the form of any action that made a thing carried (``carry_forms``: one
+    'take coin' teaches 'take {item}' for every goal)."""
     m = memory.setdefault("goal_actions", {})
     after_m = memory.setdefault("goal_action_after", {})
     gw = goal_words((episode.get("task") or {}).get("goal", ""))
@@ -173,7 +205,13 @@ def encode_goal_actions(memory, episode, tools, p, store):
     for table in (m, after_m):
         for k in list(table):
             table[k] = capped(table[k], store.get("cap", 200))
-    print("goal actions:", len(found), "templated;", len(m), "goal shapes")
+    forms = memory.setdefault("carry_forms", {})
+    memory["carry_forms"] = forms = decay(forms, store.get("decay", 1.0))
+    learned = _carry_forms(episode, gw, key, names) if p.get("any_item", True) else []
+    for form in learned:
+        bump(forms, json.dumps(form))
+    memory["carry_forms"] = capped(forms, store.get("cap", 200))
+    print("goal actions:", len(found), "templated;", len(m), "goal shapes;", len(learned), "carry forms")
 
 
 def _placed(actions, places):

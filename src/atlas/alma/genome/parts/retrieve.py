@@ -196,6 +196,36 @@ def retrieve_goal_rules(memory, task, tools, p):
                 cond = [state, *items] if state else items
                 if action and cond:
                     out.append({"kind": "rule", "cond": cond, "action": action})
+    return out + _carry_rules(memory, gw, p, {r["action"] for r in out})
+
+
+def _goal_item(memory, gw):
+    """The word of the goal that names its thing: the first that not every goal had (two goals or
+    more), that is no number and no state entered ('' when unknown)."""
+    if (memory.get("goal_action_goals") or {}).get("episodes", 0) < 2:
+        return ""
+    states = {w.lower() for s in memory.get("goal_action_places") or [] for w in words(s)}
+    for w in gw:
+        low = w.lower()
+        if not low.isdigit() and low not in states and not in_every_goal(memory, "goal_action_goals", w):
+            return w
+    return ""
+
+
+def _carry_rules(memory, gw, p, done):
+    """Rules from ``carry_forms``: the action that made any thing carried, for the goal's thing."""
+    item = _goal_item(memory, gw)
+    out = []
+    if not item:
+        return out
+    for key, n in sorted((memory.get("carry_forms") or {}).items(), key=lambda kv: -kv[1]):
+        template, frame = json.loads(key)
+        action = filled(template.replace("{item}", item), gw)
+        if n > p.get("min_support", 1) - 1 and action and action not in done:
+            done.add(action)
+            out.append(
+                {"kind": "rule", "cond": [_framed(filled(frame, gw) or frame, item)], "action": action}
+            )
     return out
 
 
