@@ -186,3 +186,12 @@ def test_the_match_is_the_same_in_every_process():
         for seed in range(8)
     }
     assert len(seen) == 1, seen
+
+
+def test_a_plan_step_is_the_longest_listed_action_it_names():
+    labels = ["take key", "take key 2", "go north"]
+    plan = "Search plan: take key 2, go north, go south."
+    assert advised_actions(plan, "A room.", labels) == {"take key 2": 1.0}
+    assert advised_actions("Search plan: take key, go north, go south.", "A room.", labels) == {
+        "take key": 1.0
+    }

@@ -138,8 +138,8 @@ def _plan_step(advice: str, done: list[str], labels: list[str]) -> tuple[str, st
         for step in steps[at:]:
             text = _phrase(step)
             named = [label for label in labels if _tokens(label) and _phrase(label) in text]
-            if named:
-                return named[0], step
+            if named:  # the longest: 'take key 2' names 'take key' too
+                return max(named, key=lambda label: len(_tokens(label))), step
     return None
 
 
