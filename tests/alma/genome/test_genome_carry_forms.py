@@ -73,7 +73,7 @@ def test_a_thing_taken_on_another_errand_teaches_taking_the_goals_thing(make_env
             break
     assert len(played) == 2, "the walk found nothing to take in 12 tasks"
     target = tasks[-1]
-    item = [w for w in goal_words(env.format_goal(target)) if w.lower() not in {"find", "take"}][0]
+    item = next(w for w in goal_words(env.format_goal(target)) if w.lower() not in {"find", "take"})
     view = task_view(env, target, env.clone().reset(target))
 
     def advice(any_item: bool) -> list[str]:
