@@ -205,8 +205,7 @@ def encode_goal_actions(memory, episode, tools, p, store):
     for table in (m, after_m):
         for k in list(table):
             table[k] = capped(table[k], store.get("cap", 200))
-    forms = memory.setdefault("carry_forms", {})
-    memory["carry_forms"] = forms = decay(forms, store.get("decay", 1.0))
+    forms = decay(memory.get("carry_forms") or {}, store.get("decay", 1.0))
     learned = _carry_forms(episode, gw, key, names) if p.get("any_item", True) else []
     for form in learned:
         bump(forms, json.dumps(form))

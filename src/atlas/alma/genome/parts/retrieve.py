@@ -163,6 +163,11 @@ def _framed(frame, word):
     return (frame + " " + word).strip()
 
 
+def _supported(count, p):
+    """Support counts episodes and decays with the store: more than ``min_support - 1`` episodes' worth."""
+    return count > p.get("min_support", 1) - 1
+
+
 def retrieve_goal_rules(memory, task, tools, p):
     """Templates of goal-naming actions learned under this goal's shape, filled with this goal's words:
     'do X when the situation shows what X names, framed as it was when X was done' (and the goal
@@ -173,8 +178,7 @@ def retrieve_goal_rules(memory, task, tools, p):
         if not same_kind(kind, gw):
             continue
         ranked = sorted(counts.items(), key=lambda kv: -kv[1])
-        # support counts episodes and decays with the store: more than min_support - 1 episodes' worth
-        learned = [[*json.loads(k), "", -1][:4] for k, n in ranked if n > p.get("min_support", 1) - 1]
+        learned = [[*json.loads(k), "", -1][:4] for k, n in ranked if _supported(n, p)]
         in_goal_state = {template for where, template, _, _ in learned if where}
         for where, template, frame, slot in learned:
             if not where and template in in_goal_state:
@@ -221,7 +225,7 @@ def _carry_rules(memory, gw, p, done):
     for key, n in sorted((memory.get("carry_forms") or {}).items(), key=lambda kv: -kv[1]):
         template, frame = json.loads(key)
         action = filled(template.replace("{item}", item), gw)
-        if n > p.get("min_support", 1) - 1 and action and action not in done:
+        if _supported(n, p) and action and action not in done:
             done.add(action)
             out.append(
                 {"kind": "rule", "cond": [_framed(filled(frame, gw) or frame, item)], "action": action}
