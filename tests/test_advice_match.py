@@ -195,3 +195,17 @@ def test_a_plan_step_is_the_longest_listed_action_it_names():
     assert advised_actions("Search plan: take key, go north, go south.", "A room.", labels) == {
         "take key": 1.0
     }
+
+
+def test_short_rules_above_a_search_plan_do_not_make_the_advice_one_plan():
+    """Two short rules and a search-plan line are two-thirds short lines, which read as a walkthrough whose
+    last step named every move at once: the agent took one move and then had no plan."""
+    advice = (
+        "candle: take candle.\ncandle: examine candle.\nSearch plan: go south, go west, go north, go east."
+    )
+    labels = ["go east", "go north", "go south", "go west"]
+    room = "-= Laundry =- You are in a laundry."
+    assert advised_actions(advice, room, labels) == {"go south": 1.0}
+    assert advised_actions(advice, room, labels, done=["go south"]) == {"go west": 1.0}
+    assert advised_actions(advice, room, labels, done=["go south", "go west"]) == {"go north": 1.0}
+    assert advised_actions(advice, "A candle lies here.", [*labels, "take candle"]) == {"take candle": 1.0}

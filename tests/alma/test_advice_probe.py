@@ -30,8 +30,8 @@ def env():
 
 def test_the_full_answer_is_followed_to_success_in_the_fewest_steps(env):
     for task in env.generate_tasks(4, 7):
-        result = follow_advice(env.clone(), task, oracle_advice(task, "full"))
-        assert result.success and result.stopped == ""
+        result = follow_advice(env.clone(), task, oracle_advice(task, "full"), unadvised="goal_words")
+        assert result.success and result.stopped == "" and result.unadvised == 0  # every step advised
         assert result.score == pytest.approx(max(0.5, 1.0 - result.steps / 40))
         assert result.actions[-1].startswith("put_down")
 
@@ -62,7 +62,7 @@ def test_unadvised_the_probe_takes_what_the_goal_names_when_it_is_listed(env):
     stopped = follow_advice(env.clone(), task, "", unadvised="stop")
     assert stopped.steps == 0 and stopped.stopped.startswith("at step 1")
     acted = follow_advice(env.clone(), task, "", unadvised="goal_words")
-    assert acted.steps >= 1 and acted.actions[0] in goal_named(task)
+    assert acted.steps >= 1 and acted.actions[0] in goal_named(task) and acted.unadvised == acted.steps
     assert "no advice line names a listed action" in acted.stopped or acted.success
     # where nothing listed names the goal, it stops as before
     quiet = next(t for t in env.generate_tasks(40, 11) if not goal_named(t))

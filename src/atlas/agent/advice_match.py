@@ -111,12 +111,12 @@ _FAILED = frozenset({"fail", "failed", "failure", "avoid"})
 
 
 def _plans(advice: str) -> list[tuple[list[str], str]]:
-    """``(steps, line)`` for each plan in the advice: the whole advice when its lines are a plan,
-    else every line that lists three or more short steps separated by commas or semicolons
-    ("Search plan: move_to room_B, move_to room_D, move_to room_C.")."""
+    """``(steps, line)`` for each plan in the advice: every line that lists three or more short steps
+    separated by commas or semicolons ("Search plan: move_to room_B, move_to room_D, move_to room_C."),
+    else the whole advice when its lines are a plan (a walkthrough, one command per line). A line that is
+    a plan itself is never one step of another: short rules above a search plan ("candle: take candle.")
+    made the advice look like a plan whose last step named every move of the search at once."""
     lines = advice_lines(advice)
-    if _is_plan(lines):
-        return [(lines, "")]
     out = []
     for before, line in zip(["", *lines], lines, strict=False):
         if _FAILED & set(_tokens(before + " " + line)):
@@ -124,6 +124,8 @@ def _plans(advice: str) -> list[tuple[list[str], str]]:
         steps = [part.strip() for part in re.split(r"[;,]", line) if part.strip()]
         if len(steps) >= 3 and _is_plan(steps):
             out.append((steps, line))
+    if not out and _is_plan(lines):
+        return [(lines, "")]
     return out
 
 

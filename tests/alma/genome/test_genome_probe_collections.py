@@ -80,3 +80,45 @@ def test_the_probe_is_the_mean_over_both_collections(fetch, pool, embedder, monk
     assert both["steered"] == pytest.approx((first["steered"] + weak["steered"]) / 2)
     assert both["solved"] == first["solved"] + weak["solved"]
     assert both["played"] == first["played"] + weak["played"]
+
+
+TAKE_RULES = {
+    "name": "route-sighted-take",
+    "encode": [*ROUTE_TO_SIGHTED["encode"], {"part": "goal_actions", "params": {"state_key": "location"}}],
+    "retrieve": [{"part": "goal_rules"}, *ROUTE_TO_SIGHTED["retrieve"]],
+}
+
+
+def test_a_take_the_advice_names_counts_more_than_one_the_probe_chose_itself(fetch, pool, embedder):
+    """The probe takes what the goal names where the advice names nothing (``PROBE_UNADVISED``); the task
+    agent does that at about 0.4 of such turns, so a task finished that way counts ``UNADVISED_CREDIT`` of
+    its score, and a memory that learned the take (``goal_rules``) screens above the same walk without it."""
+    env, collection, probe_tasks = fetch
+
+    def played(genome: dict) -> list[dict]:
+        report = asyncio.run(
+            asmoke_run(
+                genome_design(parse_genome(genome)),
+                env,
+                tasks=(collection, probe_tasks),
+                embedder=embedder,
+                pool=pool,
+                explorer_episodes=step.PROBE_EXPLORER_EPISODES,
+                unadvised=step.PROBE_UNADVISED,
+            )
+        )
+        return [p for p in report.probes if p["success"]]
+
+    walked, ruled = played(ROUTE_TO_SIGHTED), played(TAKE_RULES)
+    assert walked and all(p["unadvised"] >= 1 for p in walked)  # nothing it learned says "take"
+    assert any(p["unadvised"] == 0 for p in ruled)  # the learned rule took the object
+    plain, taking = (
+        asyncio.run(
+            step.probe(
+                genome_design(parse_genome(g)), env, collection, probe_tasks, embedder=embedder, pool=pool
+            )
+        )
+        for g in (ROUTE_TO_SIGHTED, TAKE_RULES)
+    )
+    assert taking["probe_score"] > plain["probe_score"]
+    assert 0 < plain["probe_score"] <= step.UNADVISED_CREDIT

@@ -36,6 +36,7 @@ class ProbeResult:
     stopped: str = ""
     actions: list[str] = field(default_factory=list)
     progress: float = 0.0  # see goal_progress
+    unadvised: int = 0  # steps the advice named nothing for and the probe's own rule chose (``unadvised``)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -43,7 +44,11 @@ class ProbeResult:
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> ProbeResult:
         return cls(
-            **{k: d[k] for k in ("success", "score", "steps", "stopped", "actions", "progress") if k in d}
+            **{
+                k: d[k]
+                for k in ("success", "score", "steps", "stopped", "actions", "progress", "unadvised")
+                if k in d
+            }
         )
 
     def line(self, label: str) -> str:
@@ -120,6 +125,7 @@ def follow_advice(
     chosen: list[str] = []
     past: Past = []
     done = False
+    fallbacks = 0
     while not done and len(chosen) < limit:
         actions: list[Action] = env.candidate_actions(obs)
         labels = ch.labels(actions)
@@ -133,6 +139,7 @@ def follow_advice(
         advised, _ = advice_now(advice, seen, open_ or labels, done=chosen, goal=goal)
         if not advised and unadvised == "goal_words":
             advised = _goal_named(goal, open_ or labels)
+            fallbacks += bool(advised)
         if not advised:
             where = " ".join(seen.split())[:160]
             return ProbeResult(
@@ -143,6 +150,7 @@ def follow_advice(
                 f"sees ({where!r}; listed: {_listed(labels)})",
                 actions=chosen,
                 progress=goal_progress(goal, texts),
+                unadvised=fallbacks,
             )
         label = max(advised, key=lambda lb: advised[lb])
         action = actions[labels.index(label)]
@@ -163,6 +171,7 @@ def follow_advice(
         stopped=stopped,
         actions=chosen,
         progress=1.0 if success else goal_progress(goal, texts),
+        unadvised=fallbacks,
     )
 
 
