@@ -330,3 +330,26 @@ def test_taking_any_thing_teaches_the_form_for_the_goals_thing(pool, embedder):
         ],
     }
     assert advice_after([took_lamp, wander], "fetch the ruby to the attic", pool, embedder, off) == []
+
+
+def test_a_thing_taken_where_the_episode_began_is_known_by_what_past_episodes_always_showed(pool, embedder):
+    # the lamp lay in the first room: no earlier room shows it was not everywhere; a past episode does
+    took_at_start = episode(
+        "fetch the gem to the cellar",
+        obs("hall", ["cellar", "attic"], ["lamp"], []),
+        [
+            ("take lamp", obs("hall", ["cellar", "attic"], [], ["lamp"])),
+            ("go attic", obs("attic", ["hall"], [], ["lamp"])),
+        ],
+        False,
+    )
+    wander = episode(
+        "fetch the orb to the attic",
+        obs("attic", ["hall"], [], []),
+        [("go hall", obs("hall", ["cellar", "attic"], [], []))],
+        False,
+    )
+    lines = advice_after([wander, took_at_start], "fetch the ruby to the attic", pool, embedder)
+    assert "Lying here ruby: take ruby." in lines, lines
+    # first of all: nothing yet says the lamp was not in every observation
+    assert advice_after([took_at_start, wander], "fetch the ruby to the attic", pool, embedder) == []

@@ -111,11 +111,22 @@ def _from_failure(found, carried, goal_place):
     return out
 
 
-def _carry_forms(episode, gw, key, names):
+def _everywhere(episode):
+    """The value words every observation of the episode had (the actions always listed, ...)."""
+    observations = [(episode.get("task") or {}).get("observation") or {}]
+    observations += [s.get("observation") for s in episode.get("steps") or [] if s.get("observation")]
+    common = value_words(observations[0])
+    for obs in observations[1:]:
+        common &= value_words(obs)
+    return common
+
+
+def _carry_forms(episode, gw, key, names, everywhere=None):
     """``[template, frame]`` for each action that made a thing move with the agent, whatever the goal:
     the thing's word was in the observation before the action and not in the previous state's, and is
     still there after the next change of state. The template names it ``{item}`` (and goal words as
-    slots); the frame is how the text showed it before ('objects here')."""
+    slots); the frame is how the text showed it before ('objects here'). In the episode's first state,
+    which has no previous one, the word must not be one that ``everywhere`` (past episodes) always had."""
     steps, texts = steps_of(episode), texts_of(episode)
     out = []
     for i, (before, action, after, error) in enumerate(steps):
@@ -124,9 +135,10 @@ def _carry_forms(episode, gw, key, names):
             continue
         earlier = [b for b, _, _, _ in steps[:i] if state_of(b, key) not in ("", here)]
         later = [a for _, _, a, _ in steps[i:] if state_of(a, key) not in ("", here)]
-        if not earlier or not later:
+        if not later or not (earlier or everywhere is not None):
             continue
-        was_there, moved = value_words(earlier[-1]), value_words(later[0])
+        was_there = value_words(earlier[-1]) if earlier else set(everywhere)
+        moved = value_words(later[0])
         for w in {t.lower() for t in words(action)} & value_words(before):
             if w.isdigit() or w in was_there or w not in moved:
                 continue
@@ -206,10 +218,13 @@ def encode_goal_actions(memory, episode, tools, p, store):
         for k in list(table):
             table[k] = capped(table[k], store.get("cap", 200))
     forms = decay(memory.get("carry_forms") or {}, store.get("decay", 1.0))
-    learned = _carry_forms(episode, gw, key, names) if p.get("any_item", True) else []
+    everywhere = memory.get("goal_action_everywhere")  # past episodes' words in every observation
+    learned = _carry_forms(episode, gw, key, names, everywhere) if p.get("any_item", True) else []
     for form in learned:
         bump(forms, json.dumps(form))
     memory["carry_forms"] = capped(forms, store.get("cap", 200))
+    mine = _everywhere(episode)
+    memory["goal_action_everywhere"] = sorted(mine if everywhere is None else mine & set(everywhere))
     print("goal actions:", len(found), "templated;", len(m), "goal shapes;", len(learned), "carry forms")
 
 
