@@ -100,6 +100,15 @@ def goal_words(goal: str) -> set[str]:
     return set(words(goal)) - _COMMON
 
 
+def form_words(goals: list[str]) -> frozenset[str]:
+    """The words every one of ``goals`` has when they differ in some word: the task's form ("find",
+    "take" in "Find the lamp and take it."), not a thing it names (empty for fewer than two goals)."""
+    sets = [goal_words(g) for g in goals]
+    if len(sets) < 2 or all(s == sets[0] for s in sets):
+        return frozenset()
+    return frozenset(set.intersection(*sets))
+
+
 def _names_goal(action: Action, goal: set[str]) -> bool:
     return bool(goal & set(words(action_label(action.tool, action.args))))
 
@@ -130,16 +139,19 @@ class GoalWordPolicy:
 class GoalAversePolicy:
     """Random valid actions, never one that names a word of the goal (while any other is listed): a
     collection that fails, as a small agent's does in a world too big for it — it walks, sees and
-    learns the place, but does not do what the goal asks."""
+    learns the place, but does not do what the goal asks. ``form``: goal words it may name (the task's
+    form, ``form_words`` of the collection's goals): a small agent picks up *other* things on its way
+    ("take coin" when sent for the lamp), which is how it learns what taking looks like."""
 
-    def __init__(self, seed: int = 0, *, max_turns: int | None = None) -> None:
+    def __init__(self, seed: int = 0, *, max_turns: int | None = None, form: frozenset[str] = frozenset()) -> None:
         self.seed = seed
         self.max_turns = max_turns
+        self.form = form
 
     def run(self, env: Environment, task: Task) -> Trajectory:
         rng = random.Random(f"goal-averse-policy/{self.seed}/{task.id}")
         fallback = _random_chooser(env, rng)
-        goal = goal_words(env.format_goal(task))
+        goal = goal_words(env.format_goal(task)) - self.form
         assert isinstance(env, EnumeratesActions)  # _random_chooser checked it
 
         def choose(obs: dict[str, Any]) -> Action | None:
@@ -183,6 +195,7 @@ WALKS: dict[str, Callable[[int], GoalWordPolicy | RandomPolicy | GoalAversePolic
 
 __all__ = [
     "WALKS",
+    "form_words",
     "ExplorerPolicy",
     "GoalAversePolicy",
     "GoalWordPolicy",

@@ -122,3 +122,24 @@ def test_a_take_the_advice_names_counts_more_than_one_the_probe_chose_itself(fet
     )
     assert taking["probe_score"] > plain["probe_score"]
     assert 0 < plain["probe_score"] <= step.UNADVISED_CREDIT
+
+
+def test_goal_averse_walks_pick_up_other_things_never_the_goals(fetch):
+    """Every fetch goal says "find" and "take": those words are the task's form, which the goal-averse
+    walks may name ("take coin" on the way, as the 0.5B agent does), never the thing the goal names."""
+    from atlas.envs.base import action_label, words
+    from atlas.envs.policies import GoalAversePolicy, form_words, goal_words
+
+    env, collection, _ = fetch
+    goals = [env.format_goal(t) for t in collection]
+    form = form_words(goals)
+    assert form == {"find", "take"}, form
+    assert form_words(goals[:1]) == frozenset() and form_words([goals[0], goals[0]]) == frozenset()
+    took, never = [], []
+    for task in collection:
+        for walk in (GoalAversePolicy(3, form=form), GoalAversePolicy(3)):
+            actions = [action_label(s.tool, s.args) for s in walk.run(env.clone(), task).steps]
+            thing = goal_words(env.format_goal(task)) - form
+            assert not [a for a in actions if thing & set(words(a))], actions
+            (took if walk.form else never).append(sum("take" in words(a) for a in actions))
+    assert sum(took) > 0 and sum(never) == 0, (took, never)

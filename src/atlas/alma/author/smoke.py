@@ -268,7 +268,7 @@ async def asmoke_run(
     advice names nothing (``follow_advice``)."""
     from atlas.alma.baselines import make_host_design
     from atlas.alma.evaluate.runner import DesignRunner
-    from atlas.envs.policies import WALKS, ExplorerPolicy
+    from atlas.envs.policies import WALKS, ExplorerPolicy, GoalAversePolicy, form_words
     from atlas.envs.registry import get_env
     from atlas.envs.views import episode_view, task_view
 
@@ -309,9 +309,16 @@ async def asmoke_run(
         if tasks is None:
             made = environment.generate_tasks(episodes + recall_tasks, seed)
             tasks = (made[:episodes], made[episodes:])
+        form = form_words([environment.format_goal(t) for t in tasks[0]])  # goal-averse walks may name it
         for i, task in enumerate(tasks[0], start=1):
             explore = explorer_episodes is None or i <= explorer_episodes
-            policy = ExplorerPolicy(seed) if explore else WALKS[walks](seed)
+            policy = (
+                ExplorerPolicy(seed)
+                if explore
+                else GoalAversePolicy(seed, form=form)
+                if walks == "goal_averse"
+                else WALKS[walks](seed)
+            )
             key = (
                 id(environment),
                 environment.name,
@@ -319,6 +326,7 @@ async def asmoke_run(
                 repr(sorted(task.metadata.items())),
                 seed,
                 "explorer" if explore else walks,
+                tuple(sorted(form)),
             )
             if key not in _PLAYED:  # policies ignore advice: their episode is the same for every design
                 play = environment.clone()
