@@ -143,7 +143,9 @@ class GoalAversePolicy:
     form, ``form_words`` of the collection's goals): a small agent picks up *other* things on its way
     ("take coin" when sent for the lamp), which is how it learns what taking looks like."""
 
-    def __init__(self, seed: int = 0, *, max_turns: int | None = None, form: frozenset[str] = frozenset()) -> None:
+    def __init__(
+        self, seed: int = 0, *, max_turns: int | None = None, form: frozenset[str] = frozenset()
+    ) -> None:
         self.seed = seed
         self.max_turns = max_turns
         self.form = form
@@ -195,11 +197,11 @@ WALKS: dict[str, Callable[[int], GoalWordPolicy | RandomPolicy | GoalAversePolic
 
 __all__ = [
     "WALKS",
-    "form_words",
     "ExplorerPolicy",
     "GoalAversePolicy",
     "GoalWordPolicy",
     "Planner",
     "RandomPolicy",
+    "form_words",
     "goal_words",
 ]
