@@ -330,6 +330,13 @@ def test_taking_any_thing_teaches_the_form_for_the_goals_thing(pool, embedder):
         ],
     }
     assert advice_after([took_lamp, wander], "fetch the ruby to the attic", pool, embedder, off) == []
+    # the lamp moving with the agent is the evidence, not the outcome: learned with successes only too
+    strict = {
+        **GENOME,
+        "encode": [GENOME["encode"][0], {"part": "goal_actions", "params": {"state_key": "place"}}],
+    }
+    lines = advice_after([took_lamp, wander], "fetch the ruby to the attic", pool, embedder, strict)
+    assert "Lying here ruby: take ruby." in lines, lines
 
 
 def test_a_thing_taken_where_the_episode_began_is_known_by_what_past_episodes_always_showed(pool, embedder):

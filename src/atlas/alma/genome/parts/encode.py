@@ -162,18 +162,21 @@ def encode_goal_actions(memory, episode, tools, p, store):
     made a goal word carried (its frame then seen in two states) and the one that ended carrying it,
     which applies in the state the goal names. How many goals named each word: ``goal_action_goals``.
     With ``p['any_item']``, the form of any action that made a thing carried (``carry_forms``: one
-    'take coin' teaches 'take {item}' for every goal)."""
+    'take coin' teaches 'take {item}' for every goal), from every episode, solved or not: its evidence is
+    the thing moving with the agent, not the outcome."""
     m = memory.setdefault("goal_actions", {})
     after_m = memory.setdefault("goal_action_after", {})
     gw = goal_words((episode.get("task") or {}).get("goal", ""))
     count_goal(memory, "goal_action_goals", gw)
+    key = p.get("state_key", "")
+    names = observed_words(episode)
+    if p.get("any_item", True):  # a thing moving with the agent says what carrying is, solved or not
+        _learn_carry_forms(memory, episode, gw, key, names, store)
     if p.get("successes_only", True) and not episode.get("success"):
         return
     for table in (m, after_m):
         for k in list(table):
             table[k] = decay(table[k], store.get("decay", 1.0))
-    key = p.get("state_key", "")
-    names = observed_words(episode)
     found, afters, used = [], [], set()
     places = memory.setdefault("goal_action_places", [])
     for (before, action, after, error), (seen, then) in zip(
@@ -217,15 +220,20 @@ def encode_goal_actions(memory, episode, tools, p, store):
     for table in (m, after_m):
         for k in list(table):
             table[k] = capped(table[k], store.get("cap", 200))
+    print("goal actions:", len(found), "templated;", len(m), "goal shapes")
+
+
+def _learn_carry_forms(memory, episode, gw, key, names, store):
+    """Count the episode's carry forms (``_carry_forms``) under ``memory['carry_forms']``."""
     forms = decay(memory.get("carry_forms") or {}, store.get("decay", 1.0))
     everywhere = memory.get("goal_action_everywhere")  # past episodes' words in every observation
-    learned = _carry_forms(episode, gw, key, names, everywhere) if p.get("any_item", True) else []
+    learned = _carry_forms(episode, gw, key, names, everywhere)
     for form in learned:
         bump(forms, json.dumps(form))
     memory["carry_forms"] = capped(forms, store.get("cap", 200))
     mine = _everywhere(episode)
     memory["goal_action_everywhere"] = sorted(mine if everywhere is None else mine & set(everywhere))
-    print("goal actions:", len(found), "templated;", len(m), "goal shapes;", len(learned), "carry forms")
+    print("carry forms:", len(learned), "new;", len(memory["carry_forms"]), "kept")
 
 
 def _placed(actions, places):

@@ -1,0 +1,61 @@
+"""How the genome search's screening scores given genomes on a run's own tasks (no LLM).
+
+    python scripts/probe_genomes.py RUN_DIR GENOME.json [GENOME.json ...]
+
+Rebuilds the run's environment and tasks from its ``config.json`` and plays each genome's advice probe
+exactly as a generation screens a candidate (``atlas.alma.genome.step.probe``: memory from the run's
+collection tasks played by the probe's collections, then its first ``probe_tasks`` deployment tasks).
+Prints the probe score, the steered score and how many probe tasks were solved, so two designs' ranking
+by the screening can be set beside what the task agent did with them (``atlas eval``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+from pathlib import Path
+
+from atlas.alma.evaluate.harness import make_tasks
+from atlas.alma.genome import genome_design, parse_genome
+from atlas.alma.genome.step import probe
+from atlas.alma.sandbox.pool import WorkerPool
+from atlas.alma.state.config import AlmaConfig
+from atlas.envs.registry import get_env
+from atlas.infra.embeddings import default_embedder
+
+
+async def _main(run: Path, genomes: list[Path]) -> None:
+    cfg = AlmaConfig.load(run / "config.json")
+    env = get_env(cfg.env, **cfg.env_kwargs())
+    collection, deployment = make_tasks(
+        env,
+        episodes=cfg.episodes,
+        seed=cfg.collection_seed(),
+        family=cfg.family_seed,
+        deployment_seeds=cfg.deployment_seeds(),
+    )
+    pool, embedder = WorkerPool(), default_embedder()
+    try:
+        print(f"{'genome':40s} {'probe':>6s} {'steered':>7s} {'solved':>9s}")
+        for path in genomes:
+            design = genome_design(parse_genome(path.read_text()))
+            r = await probe(
+                design, env, collection, deployment[: cfg.probe_tasks], embedder=embedder, pool=pool
+            )
+            solved = f"{r['solved']}/{r['played']}"
+            print(f"{path.name:40s} {r['probe_score']:6.3f} {r['steered']:7.3f} {solved:>9s}", end="")
+            print(f"  error: {r['error']}" if r["error"] else "")
+    finally:
+        pool.close()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("run", type=Path, help="a run folder (its config.json names the tasks)")
+    parser.add_argument("genomes", nargs="+", type=Path, help="genome JSON files")
+    args = parser.parse_args()
+    asyncio.run(_main(args.run, args.genomes))
+
+
+if __name__ == "__main__":
+    main()
