@@ -249,3 +249,44 @@ async def test_mutation_children_come_from_the_first_parent_and_an_edit_from_the
     )
     assert not notes and _apart(children[0], reply) == 0
     assert all(_apart(c, reply) < min(_apart(c, first), _apart(c, second)) for c in children[1:])
+
+
+def _changes(a: Genome, b: Genome) -> int:
+    """How many leaf values differ between two genomes (parts, parameters, store, render)."""
+
+    def leaves(x, path=""):
+        if isinstance(x, dict):
+            return {k: v for key, val in x.items() for k, v in leaves(val, f"{path}/{key}").items()}
+        if isinstance(x, list):
+            return {k: v for i, val in enumerate(x) for k, v in leaves(val, f"{path}/{i}").items()}
+        return {path: x}
+
+    la, lb = (leaves(g.model_dump(exclude={"name"})) for g in (a, b))
+    return sum(la.get(k) != lb.get(k) for k in set(la) | set(lb))
+
+
+def test_a_climbing_child_sometimes_makes_two_changes_at_once():
+    """Some gains need two changes together (fetch: `any_item` and `min_support=1`); the climb's children
+    get another change at probability EXTRA_CHANGE, so a plateau one change wide can be crossed."""
+    import atlas.alma.genome.step as step
+
+    parent = baseline_genome("trajectory_retrieval")
+    rng = random.Random(5)
+    one = [_changes(parent, mutate(parent, rng, GRAPHWORLD_KEYS)) for _ in range(60)]
+    rng = random.Random(5)
+    climbed = [_changes(parent, step.climb_child(parent, rng, GRAPHWORLD_KEYS, name="c")) for _ in range(60)]
+    assert step.EXTRA_CHANGE == 0.5
+    assert max(climbed) > max(one) and sum(climbed) > sum(one)
+
+
+def test_climb_parents_are_the_best_steered_and_ties_go_to_the_newest():
+    from atlas.alma.genome.step import PARENTS_PER_ROUND, Candidate, climb_parents
+
+    rng = random.Random(2)
+    genomes = [random_genome(rng, GRAPHWORLD_KEYS) for _ in range(7)]
+    steered = [0.3, 0.5, 0.5, 0.1, 0.5, 0.9, 0.5]
+    screened = [Candidate(genome=g, steered=s) for g, s in zip(genomes, steered, strict=True)]
+    screened[6].error = "crashed"
+    picked = climb_parents(screened)
+    assert len(picked) == PARENTS_PER_ROUND
+    assert [screened.index(c) for c in picked] == [5, 4, 2, 1]  # 0.9, then the 0.5s newest first; no error
