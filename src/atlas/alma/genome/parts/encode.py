@@ -15,6 +15,7 @@ from common import (
     frame_of,
     goal_kind,
     goal_words,
+    in_every_goal,
     observed_words,
     recent,
     slots_in,
@@ -121,12 +122,14 @@ def _everywhere(episode):
     return common
 
 
-def _carry_forms(episode, gw, key, names, everywhere=None):
+def _carry_forms(episode, gw, key, names, everywhere=None, form=frozenset()):
     """``[template, frame]`` for each action that made a thing move with the agent, whatever the goal:
     the thing's word was in the observation before the action and not in the previous state's, and is
     still there after the next change of state. The template names it ``{item}`` (and goal words as
     slots); the frame is how the text showed it before ('objects here'). In the episode's first state,
-    which has no previous one, the word must not be one that ``everywhere`` (past episodes) always had."""
+    which has no previous one, the word must not be one that ``everywhere`` (past episodes) always had.
+    A word of the task's ``form`` (every goal has it: 'take') is never the thing: listed beside other
+    things after the move, 'take' of 'take key' looked carried."""
     steps, texts = steps_of(episode), texts_of(episode)
     out = []
     for i, (before, action, after, error) in enumerate(steps):
@@ -140,7 +143,7 @@ def _carry_forms(episode, gw, key, names, everywhere=None):
         was_there = value_words(earlier[-1]) if earlier else set(everywhere)
         moved = value_words(later[0])
         for w in {t.lower() for t in words(action)} & value_words(before):
-            if w.isdigit() or w in was_there or w not in moved:
+            if w.isdigit() or w in was_there or w not in moved or w in form:
                 continue
             pieces = re.split(r"([A-Za-z0-9_]+)", action)
             template = "".join("{item}" if t.lower() == w else slotted(t, gw) or t for t in pieces)
@@ -227,7 +230,8 @@ def _learn_carry_forms(memory, episode, gw, key, names, store):
     """Count the episode's carry forms (``_carry_forms``) under ``memory['carry_forms']``."""
     forms = decay(memory.get("carry_forms") or {}, store.get("decay", 1.0))
     everywhere = memory.get("goal_action_everywhere")  # past episodes' words in every observation
-    learned = _carry_forms(episode, gw, key, names, everywhere)
+    form = {w.lower() for w in gw if in_every_goal(memory, "goal_action_goals", w)}
+    learned = _carry_forms(episode, gw, key, names, everywhere, form)
     for form in learned:
         bump(forms, json.dumps(form))
     memory["carry_forms"] = capped(forms, store.get("cap", 200))
