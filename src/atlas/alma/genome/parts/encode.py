@@ -142,15 +142,15 @@ def _carry_forms(episode, gw, key, names, everywhere=None, form=frozenset()):
             continue
         was_there = value_words(earlier[-1]) if earlier else set(everywhere)
         moved = value_words(later[0])
-        for w in {t.lower() for t in words(action)} & value_words(before):
+        for w in sorted({t.lower() for t in words(action)} & value_words(before)):
             if w.isdigit() or w in was_there or w not in moved or w in form:
                 continue
             pieces = re.split(r"([A-Za-z0-9_]+)", action)
             template = "".join("{item}" if t.lower() == w else slotted(t, gw) or t for t in pieces)
             frame = frame_of(texts[i][0], w, names)
-            form = [template, slotted(frame, gw) or frame]
-            if form not in out:
-                out.append(form)
+            learned = [template, slotted(frame, gw) or frame]
+            if learned not in out:
+                out.append(learned)
     return out
 
 
@@ -232,8 +232,8 @@ def _learn_carry_forms(memory, episode, gw, key, names, store):
     everywhere = memory.get("goal_action_everywhere")  # past episodes' words in every observation
     form = {w.lower() for w in gw if in_every_goal(memory, "goal_action_goals", w)}
     learned = _carry_forms(episode, gw, key, names, everywhere, form)
-    for form in learned:
-        bump(forms, json.dumps(form))
+    for found in learned:
+        bump(forms, json.dumps(found))
     memory["carry_forms"] = capped(forms, store.get("cap", 200))
     mine = _everywhere(episode)
     memory["goal_action_everywhere"] = sorted(mine if everywhere is None else mine & set(everywhere))
@@ -270,7 +270,7 @@ def encode_sightings(memory, episode, tools, p, store):
         if error or not after:
             continue
         old = {w.lower() for w in words(value_text(before))}
-        for w in {w.lower() for w in words(value_text(after))} - old:
+        for w in sorted({w.lower() for w in words(value_text(after))} - old):
             if w.isdigit() or (p.get("goal_only", False) and w not in gw):
                 continue
             bump(m.setdefault(w, {}), action)
