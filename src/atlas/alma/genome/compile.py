@@ -107,10 +107,10 @@ def compile_genome(genome: Genome) -> str:
             f'        print("encode part {part_name} failed:", repr(exc)[:200])',
         ]
     out += ["", "", "def recall(memory, task, tools):", "    items = []"]
-    for part_name, fn, params in calls_recall:
+    for source, (part_name, fn, params) in enumerate(calls_recall):
         out += [
             "    try:",
-            f"        items += {fn}(memory, task, tools, {_literal(params)})",
+            f"        items += [{{**i, 'source': {source}}} for i in {fn}(memory, task, tools, {_literal(params)})]",
             "    except Exception as exc:",
             f'        print("retrieve part {part_name} failed:", repr(exc)[:200])',
         ]

@@ -32,8 +32,10 @@ from common import (
 def encode_transitions(memory, episode, tools, p, store):
     """The map of observed states: ``state --action--> next state`` for observation field ``p['state_key']``,
     the states entered, the states named in list field ``p['neighbors_key']`` (seen, maybe never entered),
-    and how actions that change state are written (``move template``: the action with the next state as
-    ``{to}``)."""
+    how actions that change state are written (``move template``: the action with the next state as
+    ``{to}``), the actions each state listed (``listed``) and those tried there that went nowhere
+    (``stayed``): a listed action that moved the agent elsewhere but was never tried here leads out of
+    the known map."""
     m = memory.setdefault("transitions", {"edges": {}, "entered": [], "seen": [], "near": {}, "moves": {}})
     key, near = p.get("state_key", ""), p.get("neighbors_key", "")
     first = (episode.get("task") or {}).get("observation") or {}
@@ -49,9 +51,19 @@ def encode_transitions(memory, episode, tools, p, store):
                 m["seen"].append(name)
             if name and here and name not in m["near"].setdefault(here, []):
                 m["near"][here].append(name)
+    for obs in observations:  # the actions each state listed: a move listed but never taken is a way out
+        here = state_of(obs, key)
+        listed = m.setdefault("listed", {})
+        for value in obs.values() if here and isinstance(obs, dict) else []:
+            for item in value if isinstance(value, list) else []:
+                if isinstance(item, str) and item not in listed.setdefault(here, []):
+                    listed[here] = [*listed[here], item][-40:]
     added = 0
     for before, action, after, error in steps_of(episode):
         src, dst = state_of(before, key), state_of(after, key)
+        stayed = m.setdefault("stayed", {})
+        if src and (error or dst in ("", src)) and action not in stayed.get(src, []):
+            stayed[src] = [*stayed.get(src, []), action][-40:]  # tried here, went nowhere
         if error or not src or not dst or src == dst:
             continue
         out = m["edges"].setdefault(src, {})

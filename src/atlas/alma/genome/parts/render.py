@@ -26,9 +26,24 @@ def _plan_line(item):
     return (item.get("title") or "Plan") + ": " + ", ".join(steps) + "." if steps else ""
 
 
+def _within(lines, budget):
+    """At most ``budget`` of ``[(source, line)]``, kept in order; over budget, each retrieve part
+    (``source``) gets its turn: its first line, then every part's second, ... (one part's many rules
+    do not crowd out another's one)."""
+    if budget <= 0 or len(lines) <= budget:
+        return [line for _, line in lines]
+    rank, taken = [], {}
+    for source, _ in lines:
+        rank.append(taken.get(source, 0))
+        taken[source] = rank[-1] + 1
+    keep = sorted(range(len(lines)), key=lambda i: (rank[i], i))[:budget]
+    return [lines[i][1] for i in sorted(keep)]
+
+
 def render_lines(items, p):
-    """Rules, plans and notes in the order of ``p['order']``, at most ``p['max_lines']`` lines, each
-    rule and plan once; '' when nothing applies."""
+    """Rules, plans and notes in the order of ``p['order']``, at most ``p['max_lines']`` lines (shared
+    fairly among the retrieve parts when there are more: ``_within``), each rule and plan once; ''
+    when nothing applies."""
     order = p.get("order", "rules,plans,notes").split(",")
     lines, seen = [], set()
     for kind in order:
@@ -43,6 +58,5 @@ def render_lines(items, p):
                 line = item.get("text", "")
             if line and (kind == "notes" or line not in seen):
                 seen.add(line)
-                lines.append(line)
-    budget = p.get("max_lines", 60)
-    return "\n".join(lines[:budget] if budget > 0 else lines)
+                lines.append((item.get("source", 0), line))
+    return "\n".join(_within(lines, p.get("max_lines", 60)))

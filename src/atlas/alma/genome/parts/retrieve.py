@@ -23,9 +23,35 @@ def _goal_states(states, gw):
     return out
 
 
+def _reverses(edges):
+    """Moves that undo one another, learned from round trips: ``a`` -> ``b`` when every round trip
+    that went by ``a`` came back by ``b``, from two or more states. Moves that name where they lead
+    are not reversed this way (a different state would name a different move back)."""
+    backs = {}
+    for s, out in edges.items():
+        for a, t in out.items():
+            if t in a:
+                continue
+            for b, back in (edges.get(t) or {}).items():
+                if back == s:
+                    backs.setdefault(a, {}).setdefault(b, set()).add(s)
+    return {
+        a: next(iter(bs)) for a, bs in backs.items() if len(bs) == 1 and len(next(iter(bs.values()))) >= 2
+    }
+
+
 def _graph(m):
-    """state -> [(action, next state)], with never-entered neighbours reached by the learned move template."""
-    graph = {s: list(out.items()) for s, out in m.get("edges", {}).items()}
+    """state -> [(action, next state)], with never-entered neighbours reached by the learned move
+    template, and the way back along an edge when the move that undoes it is known (``_reverses``)."""
+    edges = m.get("edges", {})
+    graph = {s: list(out.items()) for s, out in edges.items()}
+    reverses = _reverses(edges)
+    for s, out in edges.items():
+        for a, t in out.items():
+            b = reverses.get(a)
+            tried = set(edges.get(t) or {}) | set(m.get("stayed", {}).get(t) or [])
+            if b and b not in tried and (b, s) not in graph.setdefault(t, []):
+                graph[t].append((b, s))
     moves = m.get("moves", {})
     if moves:
         template = max(moves, key=lambda t: moves[t])
@@ -125,20 +151,50 @@ def retrieve_route(memory, task, tools, p):
     return [{"kind": "rule", "cond": [s, *extra], "action": action} for s, action in hops.items()]
 
 
+def _untried(m, graph):
+    """Per entered state, the listed actions that moved the agent from some state but were never tried
+    in this one (nor lead to a known state from it): the ways out of the known map."""
+    moving = {a for out in m.get("edges", {}).values() for a in out}
+    out = {}
+    for s in m.get("entered", []):
+        known = {a for a, _ in graph.get(s, [])} | set(m.get("stayed", {}).get(s, []))
+        ways = [a for a in m.get("listed", {}).get(s, []) if a in moving and a not in known]
+        if ways:
+            out[s] = ways
+    return out
+
+
+def _explore_rules(m, graph):
+    """From every state entered, the action toward the nearest way out of the known map: a state seen
+    but never entered, or a state with an untried move (where the rule is that move)."""
+    untried = _untried(m, graph)
+    frontier = {s for s in m.get("seen", []) if s not in m.get("entered", [])} | set(untried)
+    rules = {s: ways[0] for s, ways in untried.items()}
+    rules.update({s: a for s, a in _towards(graph, frontier).items() if s not in rules})
+    return [{"kind": "rule", "cond": [s], "action": a} for s, a in rules.items()]
+
+
 def retrieve_explore(memory, task, tools, p):
-    """How to cover the learned map: ``p['form']`` 'plan' = one walk from the task's start state that enters
-    every known state, nearest first; 'rules' = from every state entered, the action toward the nearest
-    state seen but never entered."""
+    """How to cover the learned map and leave it: ``p['form']`` 'plan' = one walk from the task's start
+    state that enters every known state, nearest first, then takes the nearest untried move (the
+    rules instead when no such walk starts there); 'rules' = from every state entered, the
+    action toward the nearest way out of the map (``_explore_rules``)."""
     m = memory.get("transitions") or {}
     graph = _graph(m)
     if p.get("form", "plan") == "rules":
-        frontier = {s for s in m.get("seen", []) if s not in m.get("entered", [])}
-        return [{"kind": "rule", "cond": [s], "action": a} for s, a in _towards(graph, frontier).items()]
+        return _explore_rules(m, graph)
     here = state_of(task.get("observation") or {}, p.get("state_key", ""))
     if not here:
         return []
+    # no walk from here (a start off the map): wherever the agent reaches the map, a rule applies
+    return _plan(m, graph, here, p.get("max_steps", 30)) or _explore_rules(m, graph)
+
+
+def _plan(m, graph, here, max_steps):
+    """A walk from ``here`` entering every known state, nearest first, then out by the nearest untried
+    move; [] when that is fewer than two steps."""
     steps, visited = [], {here}
-    while len(steps) < p.get("max_steps", 30):
+    while len(steps) < max_steps:
         reach = _bfs(graph, here)
         todo = sorted((d, s) for s, (d, _, _) in reach.items() if s not in visited)
         if not todo:
@@ -155,7 +211,19 @@ def retrieve_explore(memory, task, tools, p):
         steps += [a for a, _ in path]
         visited.update(s for _, s in path)
         here = target
+    steps += _way_out(graph, _untried(m, graph), here)[: max(max_steps - len(steps), 0)]
     return [{"kind": "plan", "title": "Search plan", "steps": steps}] if len(steps) >= 2 else []
+
+
+def _way_out(graph, untried, here):
+    """The actions from ``here`` to the nearest state with an untried move, then that move."""
+    reach = _bfs(graph, here)
+    near = sorted((reach[s][0], s) for s in untried if s in reach)
+    if not near:
+        return []
+    target = near[0][1]
+    path = _path_actions(graph, reach, here, target) if target != here else []
+    return [a for a, _ in path] + [untried[target][0]]
 
 
 def _framed(frame, word):
