@@ -74,7 +74,7 @@ PARTS: tuple[Part, ...] = (
     Part(
         "transitions",
         "encode",
-        "the map of observed states: which action led from one state to the next, and states seen nearby",
+        "the map of observed states: which action led from one state to the next, states seen nearby, and the moves each state listed",
         (STATE, Param("neighbors_key", "list_key", "", doc="observation field listing states nearby")),
     ),
     Part(
@@ -156,7 +156,7 @@ PARTS: tuple[Part, ...] = (
     Part(
         "explore",
         "retrieve",
-        "a walk from the start that enters every known state (plan), or rules toward states never entered",
+        "a walk from the start through every known state, then out by the nearest untried move (plan; the rules when no walk starts there), or rules toward the map's edge",
         (Param("form", "choice", "plan", ("plan", "rules")), Param("max_steps", "int", 30, (10, 20, 30, 60))),
         requires=("transitions",),
     ),
@@ -228,7 +228,7 @@ PARTS: tuple[Part, ...] = (
     Part(
         "lines",
         "render",
-        "rules as '<situation>: <action>', plans as one line of actions, notes as they are; a line budget",
+        "rules as '<situation>: <action>', plans as one line of actions, notes as they are; a line budget shared among the retrieve parts",
         (
             Param(
                 "order",
