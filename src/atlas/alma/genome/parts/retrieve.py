@@ -35,9 +35,13 @@ def _reverses(edges):
             for b, back in (edges.get(t) or {}).items():
                 if back == s:
                     backs.setdefault(a, {}).setdefault(b, set()).add(s)
-    return {
-        a: next(iter(bs)) for a, bs in backs.items() if len(bs) == 1 and len(next(iter(bs.values()))) >= 2
-    }
+    out = {}
+    for a, bs in backs.items():
+        if len(bs) == 1:  # one move back, whichever state the round trip began in
+            ((b, starts),) = bs.items()
+            if len(starts) >= 2:
+                out[a] = b
+    return out
 
 
 def _graph(m):
