@@ -187,3 +187,27 @@ def test_design_check_prints_the_advice_probe(tmp_path):
     out = CliRunner().invoke(app, ["design", "check", str(design), "--episodes", "2", "--no-embed"])
     assert out.exit_code == 0, out.output
     assert "advice probe:" in out.output and "solved 0/2" in out.output
+
+
+def test_an_advised_walk_follows_its_advice_as_often_as_it_is_told(monkeypatch):
+    """``advised_walk`` plays a collection episode as a small agent does with a design's advice: at
+    adherence 1 it takes the plan's steps in order; at 0 it is the walk it would be with no advice."""
+    from atlas.alma.author import advice_probe
+    from atlas.alma.author.advice_probe import advised_walk
+    from atlas.envs.base import action_label
+    from atlas.envs.policies import ExplorerPolicy
+
+    env = get_env("graphworld")
+    task = env.generate_tasks(1, 6)[0]
+    route = [action_label(s.tool, s.args) for s in ExplorerPolicy(0).run(env.clone(), task).steps][:4]
+    assert len(set(route)) == 4  # a walk through four rooms
+    plan = "Plan: " + ", ".join(route) + "."
+
+    def walked(advice: str) -> list[str]:
+        return [action_label(s.tool, s.args) for s in advised_walk(env.clone(), task, advice, seed=1).steps]
+
+    monkeypatch.setattr(advice_probe, "ADHERENCE", 1.0)
+    assert walked(plan)[:4] == route
+    monkeypatch.setattr(advice_probe, "ADHERENCE", 0.0)
+    assert walked(plan) == walked("")
+    assert walked("") == walked("")  # seeded

@@ -41,6 +41,7 @@ RUNTIME_FIELDS = (
     "trace",
     "max_cost_usd",
     "max_minutes",
+    "until_found",
     "exploit",
     "executor",
     "ray_address",

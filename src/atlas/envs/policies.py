@@ -23,13 +23,14 @@ from atlas.errors import EnvError
 from atlas.protocols.env import Action, EnumeratesActions, Environment
 
 
-def _run(
+def play_policy(
     env: Environment,
     task: Task,
     choose: Callable[[dict[str, Any]], Action | None],
     policy: str,
     max_turns: int | None,
 ) -> Trajectory:
+    """Play ``task`` taking what ``choose`` picks for each observation, recorded like the task agent."""
     obs = env.reset(task)
     rec = EpisodeRecorder(env, task, obs)
     limit = max_turns if max_turns is not None else 3 * env.max_steps + 5
@@ -89,7 +90,7 @@ class RandomPolicy:
 
     def run(self, env: Environment, task: Task) -> Trajectory:
         rng = random.Random(f"random-policy/{self.seed}/{task.id}")
-        return _run(env, task, _random_chooser(env, rng), "random", self.max_turns)
+        return play_policy(env, task, _random_chooser(env, rng), "random", self.max_turns)
 
 
 _COMMON = frozenset({"a", "an", "the", "to", "in", "on", "of", "and", "or", "at", "is", "it", "some", "from"})
@@ -133,7 +134,7 @@ class GoalWordPolicy:
             named = [a for a in env.candidate_actions(obs) if _names_goal(a, goal)]
             return rng.choice(named) if named and rng.random() < self.greed else fallback(obs)
 
-        return _run(env, task, choose, "goal-word", self.max_turns)
+        return play_policy(env, task, choose, "goal-word", self.max_turns)
 
 
 class GoalAversePolicy:
@@ -160,7 +161,7 @@ class GoalAversePolicy:
             other = [a for a in env.candidate_actions(obs) if not _names_goal(a, goal)]
             return rng.choice(other) if other else fallback(obs)
 
-        return _run(env, task, choose, "goal-averse", self.max_turns)
+        return play_policy(env, task, choose, "goal-averse", self.max_turns)
 
 
 class ExplorerPolicy:
@@ -185,7 +186,7 @@ class ExplorerPolicy:
         if self.use_gold:
             choose = _GoldReplay(env, choose).next_action
             name = "gold"
-        return _run(env, task, choose, name, self.max_turns)
+        return play_policy(env, task, choose, name, self.max_turns)
 
 
 # The walks a probe's collection can be played with, by name (``asmoke_run(walks=...)``).
@@ -204,4 +205,5 @@ __all__ = [
     "RandomPolicy",
     "form_words",
     "goal_words",
+    "play_policy",
 ]

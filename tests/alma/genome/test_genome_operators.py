@@ -290,3 +290,61 @@ def test_climb_parents_are_the_best_steered_and_ties_go_to_the_newest():
     picked = climb_parents(screened)
     assert len(picked) == PARENTS_PER_ROUND
     assert [screened.index(c) for c in picked] == [5, 4, 2, 1]  # 0.9, then the 0.5s newest first; no error
+
+
+def test_a_part_a_mutation_adds_starts_at_its_defaults_reading_the_genomes_fields(monkeypatch):
+    """With ``NEW_PART_DEFAULTS`` at 1, every part an "add" brings in (and every encode part it needs) has
+    its catalog defaults, and its observation fields are those the genome already reads; at 0 some are
+    drawn otherwise."""
+    from atlas.alma.genome import operators
+
+    keys = ObsKeys(
+        scalar=["location", "message"], lists=["adjacent_rooms", "inventory"], weights={"location": 0.3}
+    )
+    start = parse_genome(
+        {
+            "name": "map",
+            "encode": [
+                {"part": "transitions", "params": {"state_key": "message", "neighbors_key": "inventory"}}
+            ],
+            "retrieve": [{"part": "explore", "params": {"form": "rules", "max_steps": 10}}],
+        }
+    )
+
+    def added(share: float) -> list[tuple[str, str, dict]]:
+        monkeypatch.setattr(operators, "NEW_PART_DEFAULTS", share)
+        monkeypatch.setattr(operators, "MOVES", ("add",))
+        out = []
+        for seed in range(40):
+            child = mutate(start, random.Random(seed), keys)
+            old = {("encode", u.part) for u in start.encode} | {("retrieve", u.part) for u in start.retrieve}
+            out += [
+                (role, u.part, u.params)
+                for role, uses in (("encode", child.encode), ("retrieve", child.retrieve))
+                for u in uses
+                if (role, u.part) not in old
+            ]
+        return out
+
+    at_defaults = added(1.0)
+    assert {name for _, name, _ in at_defaults} >= {"route", "goal_rules", "goal_actions"}
+    for role, name, params in at_defaults:
+        for p in part(role, name).params:
+            if p.kind == "text":
+                continue
+            if p.kind == "state_key":
+                assert params[p.name] == "message", (
+                    name,
+                    params,
+                )  # what transitions reads, not the likeliest
+            elif p.kind == "list_key":
+                assert params[p.name] == "inventory", (name, params)
+            else:
+                assert params[p.name] == p.default, (name, p.name, params)
+    drawn = added(0.0)
+    assert any(
+        params.get(p.name) != p.default
+        for role, name, params in drawn
+        for p in part(role, name).params
+        if p.kind not in ("text", "state_key", "list_key")
+    )

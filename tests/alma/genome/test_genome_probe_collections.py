@@ -1,7 +1,7 @@
-"""The screening probe learns each candidate's memory twice — from a collection with a solved episode
-(the explorer, then goal-word walks) and from walks that never do what the goal asks, as a small
-agent's collection in a world too big for it — and scores the mean. Real TextWorld fetch episodes, the real
-sandbox, the real advice probe."""
+"""The screening probe learns each candidate's memory four times — from walks that never do what the
+goal asks, as a small agent's collection in a world too big for it, and, under three seeds, from walks
+that follow the candidate's own advice as its memory grows, as the task agent collects — and scores the
+mean. Real TextWorld fetch episodes, the real sandbox, the real advice probe."""
 
 from __future__ import annotations
 
@@ -38,11 +38,11 @@ def fetch(make_env):
     return env, tasks[:6], tasks[6:]
 
 
-def test_the_two_collections_are_what_they_say(fetch, pool, embedder):
+def test_the_collections_are_what_they_say(fetch, pool, embedder):
     env, collection, probe_tasks = fetch
     design = genome_design(parse_genome(ROUTE_TO_SIGHTED))
 
-    def solved(walks: str, explorer_episodes: int) -> list[bool]:
+    def collected(walks: str, seed: int = 0) -> tuple[list[bool], list[str]]:
         report = asyncio.run(
             asmoke_run(
                 design,
@@ -50,21 +50,36 @@ def test_the_two_collections_are_what_they_say(fetch, pool, embedder):
                 tasks=(collection, probe_tasks[:1]),
                 embedder=embedder,
                 pool=pool,
-                explorer_episodes=explorer_episodes,
+                explorer_episodes=0,
                 walks=walks,
+                seed=seed,
             )
         )
-        return [bool(r["success"]) for r in report.episode_results]
+        recalls = [
+            c.return_value or "" for c in report.calls if c.phase == "recall" and c.episode.startswith("C")
+        ]
+        return [bool(r["success"]) for r in report.episode_results], recalls
 
-    (walks, explorers), (weak, none) = step.PROBE_COLLECTIONS
-    assert (walks, weak, none) == ("goal_words", "goal_averse", 0)
-    assert solved(walks, explorers)[:explorers] == [True] * explorers  # the explorer solves its task
-    assert not any(solved(weak, none))
+    assert step.PROBE_COLLECTIONS == (
+        ("goal_averse", 0),
+        ("advised", 0, 1),
+        ("advised", 0, 2),
+        ("advised", 0, 3),
+    )
+    averse, _ = collected("goal_averse")
+    assert not any(averse)
+    # the advised walks play with the memory as it grows: nothing to say before the first episode, a
+    # walk over the learned map after it; and what they learn differs from the goal-averse walks'
+    advised, recalls = collected("advised")
+    assert len(recalls) == len(collection) and not recalls[0].strip()
+    assert all(r.strip() for r in recalls[1:])
+    assert any(advised)
+    assert len({tuple(collected("advised", seed)[1]) for seed in (1, 2, 3)}) > 1  # each seed its own walks
     with pytest.raises(ValueError, match="walks"):
         asyncio.run(asmoke_run(design, env, tasks=(collection, probe_tasks), walks="greedy"))
 
 
-def test_the_probe_is_the_mean_over_both_collections(fetch, pool, embedder, monkeypatch):
+def test_the_probe_is_the_mean_over_its_collections(fetch, pool, embedder, monkeypatch):
     env, collection, probe_tasks = fetch
     design = genome_design(parse_genome(ROUTE_TO_SIGHTED))
 
@@ -73,13 +88,13 @@ def test_the_probe_is_the_mean_over_both_collections(fetch, pool, embedder, monk
         return asyncio.run(step.probe(design, env, collection, probe_tasks, embedder=embedder, pool=pool))
 
     collections = step.PROBE_COLLECTIONS
-    both = run(collections)
-    first, weak = (run((c,)) for c in collections)
-    assert first["solved"] > 0 and weak["solved"] > 0  # it learns its map from failed walks too
-    assert both["probe_score"] == pytest.approx((first["probe_score"] + weak["probe_score"]) / 2)
-    assert both["steered"] == pytest.approx((first["steered"] + weak["steered"]) / 2)
-    assert both["solved"] == first["solved"] + weak["solved"]
-    assert both["played"] == first["played"] + weak["played"]
+    every = run(collections)
+    singles = [run((c,)) for c in collections]
+    assert singles[0]["solved"] > 0  # it learns its map from failed walks too
+    for key in ("probe_score", "steered"):
+        assert every[key] == pytest.approx(sum(r[key] for r in singles) / len(singles))
+    for key in ("solved", "played"):
+        assert every[key] == sum(r[key] for r in singles)
 
 
 TAKE_RULES = {
@@ -103,7 +118,7 @@ def test_a_take_the_advice_names_counts_more_than_one_the_probe_chose_itself(fet
                 tasks=(collection, probe_tasks),
                 embedder=embedder,
                 pool=pool,
-                explorer_episodes=step.PROBE_EXPLORER_EPISODES,
+                explorer_episodes=1,
                 unadvised=step.PROBE_UNADVISED,
             )
         )

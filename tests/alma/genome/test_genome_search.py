@@ -139,3 +139,54 @@ def test_without_iterations_a_genome_search_runs_its_default_generations(tmp_pat
     )[0]
     config = json.loads((tmp_path / "run" / "config.json").read_text())
     assert config["iterations"] == 20 and len(archive.iterations) == 20
+
+
+def test_a_found_design_is_one_that_beats_no_memory_with_its_interval_above_0():
+    from atlas.alma.search.budget import found
+    from atlas.alma.state.archive import ArchiveEntry
+
+    def entry(lo: float, **kw: Any) -> ArchiveEntry:
+        fields = {"id": "d-0009", "name": "m", "generation": 3, "origin": "meta", "status": "ok", **kw}
+        return ArchiveEntry(**fields, vs_no_memory={"mean": lo + 0.2, "ci95": [lo, lo + 0.4], "n": 6})
+
+    reason = found(entry(0.1))
+    assert reason and "generation 3" in reason and "[+0.100, +0.500]" in reason and "6 paired" in reason
+    assert found(entry(0.0)) is None  # an interval that reaches 0 does not separate
+    assert found(entry(0.1, origin="baseline")) is None
+    assert found(entry(0.1, status="error")) is None
+    assert found(ArchiveEntry(id="d-0003", name="m")) is None  # never played
+
+
+def test_until_found_stops_after_the_first_found_design_and_resume_goes_on(tmp_path, embedder, monkeypatch):
+    """``until_found``: the search stops after the first generation whose design is found (here, with the
+    scripted task agent's zero gains, any played design counts), keeps the archive, and a resumed run
+    without it plays the remaining generations."""
+    from atlas.alma.search import loop
+
+    monkeypatch.setattr(loop, "found", lambda e: "found it" if e.status == "ok" else None)
+    archive = atlas.alma.run(
+        llm=ScriptedLLM(task_policy),
+        meta_llm=meta(json.dumps(EDIT)),
+        debug_llm=ScriptedLLM(debug_policy),
+        embedder=embedder,
+        trace=False,
+        baseline_cache=False,
+        run_dir=tmp_path / "run",
+        env="graphworld",
+        episodes=2,
+        rooms=5,
+        deploy_seeds=1,
+        seed=42,
+        baselines=["trajectory_retrieval"],
+        env_seed=False,
+        quiet=True,
+        representation="genome",
+        genome_candidates=6,
+        probe_tasks=2,
+        iterations=4,
+        until_found=True,
+    )[0]
+    played = [e.generation for e in evolved(archive) if e.status == "ok"]
+    assert played and max(e.generation for e in evolved(archive)) == played[0] < 4
+    resumed = search(tmp_path, embedder, json.dumps(EDIT), iterations=4, resume=True)
+    assert max(e.generation for e in evolved(resumed)) == 4

@@ -11,6 +11,7 @@ paid for (the first stage of the evaluation cascade).
 
 from __future__ import annotations
 
+import random
 import re
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -18,12 +19,15 @@ from typing import Any
 from atlas.agent import choice as ch
 from atlas.agent.advice_match import advice_now
 from atlas.agent.loops import Past, loop_nudge
-from atlas.core.types import Task
+from atlas.core.types import Task, Trajectory
 from atlas.envs.base import action_text, without_commands, words
-from atlas.envs.policies import goal_words
+from atlas.envs.policies import goal_words, play_policy
 from atlas.protocols.env import Action, EnumeratesActions, Environment
 
 MAX_LISTED = 8  # actions named in a stop reason
+# How often an advised walk (``advised_walk``) takes the action the advice names. Not measured: a small
+# task agent follows advice on some turns and acts on its own on the others; half is the guess.
+ADHERENCE = 0.5
 
 
 @dataclass
@@ -98,6 +102,36 @@ def _goal_named(goal: str, labels: list[str]) -> dict[str, float]:
     count = {label: len(wanted & set(words(label))) for label in labels}
     best = max(count.values(), default=0)
     return {next(label for label in labels if count[label] == best): 1.0} if best else {}
+
+
+def advised_walk(env: Environment, task: Task, advice: str, seed: int = 0) -> Trajectory:
+    """A collection episode as a small agent plays it with a design's advice, with no model: the action the
+    advice names for what is seen ``ADHERENCE`` of the time, otherwise a ``GoalWordPolicy`` step (random,
+    but half the time an action naming a goal word when one is listed). Memory that guides its own
+    collection (a walk that explores, a route) gathers more than memory that only speaks once it knows."""
+    if not isinstance(env, EnumeratesActions):
+        raise TypeError(f"{env.name} does not list its actions: an advised walk cannot play it")
+    rng = random.Random(f"advised-walk/{seed}/{task.id}")
+    goal = env.format_goal(task)
+    wanted = goal_words(goal)
+    chosen: list[str] = []
+
+    def choose(obs: dict[str, Any]) -> Action | None:
+        actions = env.candidate_actions(obs)
+        if not actions:
+            return None
+        labels = ch.labels(actions)
+        follow = rng.random() < ADHERENCE  # drawn every step: with no advice, the same walk as ignoring it
+        advised, _ = advice_now(advice, env.summarize_observation(obs), labels, done=chosen, goal=goal)
+        if advised and follow:
+            label = max(advised, key=lambda lb: advised[lb])
+        else:
+            named = [lb for lb in labels if wanted & set(words(lb))]
+            label = rng.choice(named) if named and rng.random() < 0.5 else rng.choice(labels)
+        chosen.append(label)
+        return actions[labels.index(label)]
+
+    return play_policy(env, task, choose, "advised", None)
 
 
 def can_probe(env: Environment) -> bool:
@@ -175,4 +209,4 @@ def follow_advice(
     )
 
 
-__all__ = ["ProbeResult", "can_probe", "follow_advice", "goal_progress"]
+__all__ = ["ADHERENCE", "ProbeResult", "advised_walk", "can_probe", "follow_advice", "goal_progress"]

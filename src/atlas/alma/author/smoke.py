@@ -19,7 +19,7 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from atlas.alma.author.advice_probe import ProbeResult, can_probe, follow_advice
+from atlas.alma.author.advice_probe import ProbeResult, advised_walk, can_probe, follow_advice
 from atlas.alma.design import Design, DesignProblem, check_design
 from atlas.alma.evaluate.runlog import CallLog
 from atlas.alma.sandbox.pool import SandboxLimits, WorkerPool
@@ -264,7 +264,8 @@ async def asmoke_run(
     episodes the explorer plays (None: all), the rest random valid actions that favour what the goal
     names (``GoalWordPolicy``) — the mix a weak task agent's collection has (few episodes solved,
     many wanderings); ``walks`` names another walk (``atlas.envs.policies.WALKS``): ``random``, or
-    ``goal_averse``, a collection that solves nothing. ``unadvised``: the probe's rule where the
+    ``goal_averse``, a collection that solves nothing, or ``advised``: each episode played with the
+    design's own advice as memory grows (``advised_walk``), as the task agent collects. ``unadvised``: the probe's rule where the
     advice names nothing (``follow_advice``)."""
     from atlas.alma.baselines import make_host_design
     from atlas.alma.evaluate.runner import DesignRunner
@@ -272,8 +273,8 @@ async def asmoke_run(
     from atlas.envs.registry import get_env
     from atlas.envs.views import episode_view, task_view
 
-    if walks not in WALKS:
-        raise ValueError(f"walks must be one of {', '.join(WALKS)}, got {walks!r}")
+    if walks not in (*WALKS, "advised"):
+        raise ValueError(f"walks must be one of {', '.join(WALKS)}, advised; got {walks!r}")
     if isinstance(design, str):
         design = Design(name="candidate", source=design, origin="meta")
     environment = get_env(env) if isinstance(env, str) else env
@@ -312,9 +313,27 @@ async def asmoke_run(
         form = form_words([environment.format_goal(t) for t in tasks[0]])  # goal-averse walks may name it
         for i, task in enumerate(tasks[0], start=1):
             explore = explorer_episodes is None or i <= explorer_episodes
+            if not explore and walks == "advised" and can_probe(environment):
+                # played with this design's own advice: the episode differs per design, nothing to cache
+                play = environment.clone()
+                _, log = await runner.recall(task_view(play, task, play.reset(task)), label=f"C{i}")
+                report.calls.append(log)
+                trajectory = advised_walk(play, task, log.return_value or "", seed)
+                report.episode_results.append(
+                    {
+                        "label": f"C{i}",
+                        "success": trajectory.success,
+                        "score": trajectory.score,
+                        "steps": len(trajectory.steps),
+                    }
+                )
+                report.calls.append(await runner.update(episode_view(play, trajectory), label=f"C{i}"))
+                if too_slow():
+                    return report
+                continue
             policy = (
                 ExplorerPolicy(seed)
-                if explore
+                if explore or walks == "advised"  # advised, where the actions are not listed: the explorer
                 else GoalAversePolicy(seed, form=form)
                 if walks == "goal_averse"
                 else WALKS[walks](seed)

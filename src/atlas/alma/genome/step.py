@@ -1,5 +1,5 @@
 """One generation of the genome search: choose an operator (bandit), make candidate children, screen
-them with the advice probe (no LLM: memory built from the explorer's episodes, then deployment tasks
+them with the advice probe (no LLM: memory built from walks' episodes, then deployment tasks
 played doing only what the advice says), and hand the best one on for task-agent episodes.
 
 Cheap first: a candidate costs seconds of probe; only the best candidate of a generation is played by
@@ -36,18 +36,23 @@ PARENTS_PER_ROUND = 4  # the best-steered candidates a round mutates
 # `goal_actions(any_item=true)` and `min_support=1`; each alone screened the same as neither (0.38 vs
 # 0.47 with both), and 246 one-change candidates never made both.
 EXTRA_CHANGE = 0.5
-# Collection episodes the probe's memory gets from the explorer; the rest are random walks. A small
-# task agent solves about one collection task in three (no memory, GraphWorld, 0.5B): a design screened
-# on the explorer's episodes only learned from successes it will not have (measured: probe 0.800,
-# deployment +0.051 [-0.071, +0.173], docs/results/search-genome-graphworld-0.5b).
-PROBE_EXPLORER_EPISODES = 1
-# Each candidate's memory is learned twice: from that mix, and from walks that never do what the goal
-# asks (``GoalAversePolicy``) — the collection a small agent has in a world too big for it (TextWorld
-# fetch, 12 rooms: the 0.5B solved 0 of 3; random walks solve most there, so they are not that). Its
-# probe score is the mean of the two, so a design whose advice only works after a solved collection
-# episode (a "take" rule learned from it) ranks below one that also works without. Measured: a design
-# screened on the first alone scored -0.092 [-0.265, +0.061] vs no memory there (README).
-PROBE_COLLECTIONS = (("goal_words", PROBE_EXPLORER_EPISODES), ("goal_averse", 0))
+# Each candidate's memory is learned four times: from walks that never do what the goal asks
+# (``GoalAversePolicy``) — the collection a small agent has in a world too big for it (TextWorld fetch,
+# 12 rooms: the 0.5B solved 0 of 3) — and from walks that follow the candidate's own advice as its memory
+# grows (``advised_walk``), as the task agent collects with it, under three seeds: memory that guides its
+# own collection (a walk that explores) gathers more than memory that only speaks once it knows, and one
+# advised collection of three episodes is luck (one seed ranked the best genome below the worst). The
+# probe score is the mean over the four (``WALK, EXPLORER_EPISODES[, SEED]``). Measured on the demo's
+# tasks (GraphWorld, 3 collection tasks, 8 genomes the task agent played there): these collections rank
+# the four genomes that beat no memory (+0.146 to +0.688) above the four that did not (+0.000); the
+# explorer-led collection used before (the explorer's solved episode, then goal-word walks) ranked the
+# second best of them 5th (``scripts/probe_genomes.py RUN G.json ... --collections``, README).
+PROBE_COLLECTIONS: tuple[tuple[Any, ...], ...] = (
+    ("goal_averse", 0),
+    ("advised", 0, 1),
+    ("advised", 0, 2),
+    ("advised", 0, 3),
+)
 # Where no advice line names a listed action, the probe takes the action that names most of the goal's
 # words (a task agent does that unadvised when the goal's object is in reach) instead of stopping.
 PROBE_UNADVISED = "goal_words"
@@ -158,7 +163,7 @@ async def probe(
     pool: WorkerPool,
 ) -> dict[str, Any]:
     """A design's advice probe: memory from ``collection`` played by each of ``PROBE_COLLECTIONS``
-    (the explorer for the first episodes, walks for the rest), then ``probe_tasks`` played doing what
+    (each a walk, and how many episodes the explorer plays first), then ``probe_tasks`` played doing what
     its recall says (no LLM anywhere; see ``PROBE_UNADVISED``). Returns
     ``{probe_score, steered, solved, played, error}``, means over the collections; ``steered`` gives
     unsolved tasks partial credit for how far the advice took them (see ``STEER_CREDIT``)."""
@@ -166,7 +171,7 @@ async def probe(
 
     probes: list[dict[str, Any]] = []
     error = ""
-    for walks, explorer_episodes in PROBE_COLLECTIONS:
+    for walks, explorer_episodes, *seed in PROBE_COLLECTIONS:
         # Successive halving: the first PROBE_FIRST tasks, the rest only when one of them was solved.
         played: list[dict[str, Any]] = []
         for stage in (probe_tasks[:PROBE_FIRST], probe_tasks[PROBE_FIRST:]):
@@ -181,6 +186,7 @@ async def probe(
                 explorer_episodes=explorer_episodes,
                 walks=walks,
                 unadvised=PROBE_UNADVISED,
+                seed=seed[0] if seed else 0,
             )
             played += report.probes
             if report.problems or report.errors:

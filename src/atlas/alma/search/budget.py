@@ -1,5 +1,5 @@
 """When a search stops early, and what it tells the user: a cost cap reached, a time cap reached,
-or iterations in a row that could not run. Each returns the reason (None: go on); the archive is
+iterations in a row that could not run, or (``until_found``) a design that beats no memory. Each returns the reason (None: go on); the archive is
 already saved, and the reason says how to continue with ``atlas run --resume``."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from atlas.alma.search.usage import UsageMeter, archive_usage
-from atlas.alma.state.archive import Archive
+from atlas.alma.state.archive import Archive, ArchiveEntry
 from atlas.errors import BudgetReached
 
 MAX_FAILED_ITERATIONS = 2  # iterations in a row whose models or sandbox failed before the search stops
@@ -35,6 +35,18 @@ def over_time(generation: int, elapsed_s: float, cap: float | None, run_dir: Pat
         f"stopped before generation {generation}: {elapsed_s / 60:.1f} minutes reached --max-minutes "
         f"{cap:g}. The archive is saved in {run_dir}; to continue: "
         f"atlas run --resume {run_dir} --max-minutes <minutes>"
+    )
+
+
+def found(entry: ArchiveEntry) -> str | None:
+    """Stop once a discovered design beats no memory with its paired 95% interval above 0."""
+    v = entry.vs_no_memory or {}
+    ci = v.get("ci95") or [0.0, 0.0]
+    if entry.origin != "meta" or entry.status != "ok" or not ci[0] > 0:
+        return None
+    return (
+        f"stopped after generation {entry.generation}: {entry.name} ({entry.id}) beats no memory by "
+        f"{v['mean']:+.3f}, 95% interval [{ci[0]:+.3f}, {ci[1]:+.3f}] on {v['n']} paired tasks (--until-found)"
     )
 
 

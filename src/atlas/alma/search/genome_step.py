@@ -92,7 +92,7 @@ class GenomeStep:
         name = f"{operator}-{child_id}"
         # Cheap first: only a candidate whose probe beats every design the task agent has played (and
         # its parent) is worth episodes. The screening spends its whole budget and hands on the best
-        # (the probe's memory comes from the explorer, so it flatters: the first candidate past the bar
+        # (the probe's walks are not the task agent, so it flatters: the first candidate past the bar
         # is often a marginal one), stopping early only for one that solves every probe task.
         bar = max([await self.probe_of(parents[0])] + [await self.probe_of(e) for e in archive.scored()])
         probing = can_probe(self.env)

@@ -30,7 +30,14 @@ from atlas.alma.genome.bandit import choose_operator, operator_stats
 from atlas.alma.genome.operators import env_observation_keys
 from atlas.alma.genome.step import GENOME_OPERATORS, operators_for, resolve_representation
 from atlas.alma.sandbox.pool import SandboxLimits, WorkerPool
-from atlas.alma.search.budget import MAX_FAILED_ITERATIONS, SpendCap, over_cost, over_time, too_many_failures
+from atlas.alma.search.budget import (
+    MAX_FAILED_ITERATIONS,
+    SpendCap,
+    found,
+    over_cost,
+    over_time,
+    too_many_failures,
+)
 from atlas.alma.search.code_step import CodeStep
 from atlas.alma.search.executors import make_executor, make_pool, paced
 from atlas.alma.search.facts import write_new_facts, write_resume_facts
@@ -421,6 +428,10 @@ class Search:
                     else []
                 )
                 self._stop(too_many_failures(failed, self.run_dir.path), failed)
+                if cfg.until_found and g < generations and (reason := found(entry)):
+                    self.emit("run.stopped", reason=reason, failed=[], archive_size=len(self.archive))
+                    self.progress.line(reason)
+                    break
             if deferred:
                 await self._seeds()
             best = self.archive.best()

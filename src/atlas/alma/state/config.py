@@ -80,6 +80,9 @@ class AlmaConfig(BaseModel):
     max_minutes: float | None = Field(
         None, gt=0
     )  # stop cleanly before the first generation past this wall time
+    # Stop after the first generation whose design beats no memory with its paired 95% interval above 0
+    # (the demo's use: show a discovery, then stop).
+    until_found: bool = False
     # Staged evaluation of new designs: deployment tasks played in batches of stage_tasks; after each
     # batch the design goes on only while it can still beat the best so far (0: always play them all).
     stage_tasks: int = Field(8, ge=0, le=100_000)
