@@ -161,9 +161,9 @@ def test_until_found_stops_after_the_first_found_design_and_resume_goes_on(tmp_p
     """``until_found``: the search stops after the first generation whose design is found (here, with the
     scripted task agent's zero gains, any played design counts), keeps the archive, and a resumed run
     without it plays the remaining generations."""
-    from atlas.alma.search import loop
+    from atlas.alma.search import budget
 
-    monkeypatch.setattr(loop, "found", lambda e: "found it" if e.status == "ok" else None)
+    monkeypatch.setattr(budget, "found", lambda e: "found it" if e.status == "ok" else None)
     archive = atlas.alma.run(
         llm=ScriptedLLM(task_policy),
         meta_llm=meta(json.dumps(EDIT)),

@@ -30,14 +30,8 @@ from atlas.alma.genome.bandit import choose_operator, operator_stats
 from atlas.alma.genome.operators import env_observation_keys
 from atlas.alma.genome.step import GENOME_OPERATORS, operators_for, resolve_representation
 from atlas.alma.sandbox.pool import SandboxLimits, WorkerPool
-from atlas.alma.search.budget import (
-    MAX_FAILED_ITERATIONS,
-    SpendCap,
-    found,
-    over_cost,
-    over_time,
-    too_many_failures,
-)
+from atlas.alma.search import budget
+from atlas.alma.search.budget import MAX_FAILED_ITERATIONS, SpendCap, over_cost, over_time, too_many_failures
 from atlas.alma.search.code_step import CodeStep
 from atlas.alma.search.executors import make_executor, make_pool, paced
 from atlas.alma.search.facts import write_new_facts, write_resume_facts
@@ -52,7 +46,7 @@ from atlas.alma.search.seeds import (
     play_seeds,
     seed_designs,
 )
-from atlas.alma.search.usage import UsageMeter, archive_usage, cache_hits, reusable_results
+from atlas.alma.search.usage import UsageMeter, archive_usage, reusable_results, savings
 from atlas.alma.state.archive import Archive, ArchiveEntry
 from atlas.alma.state.config import AlmaConfig
 from atlas.alma.state.replay import use_replay_cache
@@ -428,7 +422,7 @@ class Search:
                     else []
                 )
                 self._stop(too_many_failures(failed, self.run_dir.path), failed)
-                if cfg.until_found and g < generations and (reason := found(entry)):
+                if cfg.until_found and g < generations and (reason := budget.found(entry)):
                     self.emit("run.stopped", reason=reason, failed=[], archive_size=len(self.archive))
                     self.progress.line(reason)
                     break
@@ -444,9 +438,8 @@ class Search:
                 best_normalized_score=best.normalized_score if best else None,
                 usage=self.meter.since(start),
                 total_usage=archive_usage(self.archive),
-                **self._savings(),
+                **(saved := savings(self.archive, self.llm, self.executor)),
             )
-            saved = self._savings()
             self.progress.line(
                 f"saved     {saved['episodes_saved']} deployment episodes by staged evaluation, "
                 f"{saved['replayed_calls']} task-model calls replayed from the cache"
@@ -455,14 +448,6 @@ class Search:
             self.progress.stop()
             self.close()
         return self.archive
-
-    def _savings(self) -> dict[str, int]:
-        """What the search did not pay for: episodes staged evaluation skipped, replayed model calls."""
-        return {
-            "episodes_saved": self.archive.episodes_saved(),
-            "replayed_calls": cache_hits(self.llm) + cache_hits(self.executor),
-            "retries": len(getattr(self.executor, "retries", [])),
-        }
 
     def _stop(self, reason: str | None, failed: list[str] | None = None) -> None:
         """Stop the search with ``reason`` (None: go on); the archive is already saved."""

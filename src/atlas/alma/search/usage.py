@@ -19,6 +19,15 @@ def usage_of(client: object) -> dict[str, Any]:
     return u.to_dict() if u is not None and hasattr(u, "to_dict") else empty_usage()
 
 
+def savings(archive: Archive, llm: object, executor: object) -> dict[str, int]:
+    """What a search did not pay for: episodes staged evaluation skipped, replayed model calls, retries."""
+    return {
+        "episodes_saved": archive.episodes_saved(),
+        "replayed_calls": cache_hits(llm) + cache_hits(executor),
+        "retries": len(getattr(executor, "retries", [])),
+    }
+
+
 def cache_hits(client: object) -> int:
     """The replies a client served from its cache (0 when it does not count them)."""
     return int((client.cache_hits if isinstance(client, CountsCacheHits) else 0) or 0)
@@ -69,4 +78,12 @@ class UsageMeter:
         return usage_delta(self.now(), before)
 
 
-__all__ = ["UsageMeter", "archive_usage", "cache_hits", "reusable_results", "usage_delta", "usage_of"]
+__all__ = [
+    "UsageMeter",
+    "archive_usage",
+    "cache_hits",
+    "reusable_results",
+    "savings",
+    "usage_delta",
+    "usage_of",
+]
