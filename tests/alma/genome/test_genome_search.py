@@ -38,7 +38,9 @@ def meta(reply: str) -> ScriptedLLM:
     return ScriptedLLM(answer)
 
 
-def search(tmp_path, embedder, reply: str, *, iterations: int, name: str = "run", resume: bool = False):
+def search(
+    tmp_path, embedder, reply: str, *, iterations: int, name: str = "run", resume: bool = False, **extra: Any
+):
     kwargs: dict[str, Any] = dict(
         llm=ScriptedLLM(task_policy),
         meta_llm=meta(reply),
@@ -64,6 +66,7 @@ def search(tmp_path, embedder, reply: str, *, iterations: int, name: str = "run"
         genome_candidates=6,
         probe_tasks=2,
         **kwargs,
+        **extra,
     )[0]
 
 
@@ -164,28 +167,7 @@ def test_until_found_stops_after_the_first_found_design_and_resume_goes_on(tmp_p
     from atlas.alma.search import budget
 
     monkeypatch.setattr(budget, "found", lambda e: "found it" if e.status == "ok" else None)
-    archive = atlas.alma.run(
-        llm=ScriptedLLM(task_policy),
-        meta_llm=meta(json.dumps(EDIT)),
-        debug_llm=ScriptedLLM(debug_policy),
-        embedder=embedder,
-        trace=False,
-        baseline_cache=False,
-        run_dir=tmp_path / "run",
-        env="graphworld",
-        episodes=2,
-        rooms=5,
-        deploy_seeds=1,
-        seed=42,
-        baselines=["trajectory_retrieval"],
-        env_seed=False,
-        quiet=True,
-        representation="genome",
-        genome_candidates=6,
-        probe_tasks=2,
-        iterations=4,
-        until_found=True,
-    )[0]
+    archive = search(tmp_path, embedder, json.dumps(EDIT), iterations=4, until_found=True)
     played = [e.generation for e in evolved(archive) if e.status == "ok"]
     assert played and max(e.generation for e in evolved(archive)) == played[0] < 4
     resumed = search(tmp_path, embedder, json.dumps(EDIT), iterations=4, resume=True)
