@@ -30,7 +30,7 @@ from typing import Any
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-from atlas.alma.evaluate.harness import make_tasks
+from atlas.alma.evaluate.harness import run_tasks
 from atlas.alma.genome import operators, step
 from atlas.alma.genome.baselines import baseline_genome
 from atlas.alma.genome.operators import env_observation_keys
@@ -52,7 +52,7 @@ SIDES = {
 }
 
 
-def run_tasks(env_name: str, run: Path | None) -> tuple[Environment, list[Any], list[Any]]:
+def screening_tasks(env_name: str, run: Path | None) -> tuple[Environment, list[Any], list[Any]]:
     """The environment, collection and probe tasks: a run's (its ``config.json``), else 3 + 8 of seed 42."""
     if run is None:
         env = get_env(env_name)
@@ -60,20 +60,14 @@ def run_tasks(env_name: str, run: Path | None) -> tuple[Environment, list[Any], 
         return env, tasks[:3], tasks[3:]
     cfg = AlmaConfig.load(run / "config.json")
     env = get_env(cfg.env, **cfg.env_kwargs())
-    collection, deployment = make_tasks(
-        env,
-        episodes=cfg.episodes,
-        seed=cfg.collection_seed(),
-        family=cfg.family_seed,
-        deployment_seeds=cfg.deployment_seeds(),
-    )
+    collection, deployment = run_tasks(cfg, env)
     return env, collection, deployment[: cfg.probe_tasks]
 
 
 async def screen_once(
     env_name: str, run: Path | None, budget: int, seed: int, compare: str, setting: dict[str, float]
 ) -> tuple[int, int, float, float]:
-    env, collection, probe_tasks = run_tasks(env_name, run)
+    env, collection, probe_tasks = screening_tasks(env_name, run)
     keys = env_observation_keys(env)
     for name, value in setting.items():
         setattr(operators if name == "NEW_PART_DEFAULTS" else step, name, value)

@@ -16,7 +16,7 @@ import argparse
 import asyncio
 from pathlib import Path
 
-from atlas.alma.evaluate.harness import make_tasks
+from atlas.alma.evaluate.harness import run_tasks
 from atlas.alma.genome import genome_design, parse_genome, step
 from atlas.alma.genome.step import probe
 from atlas.alma.sandbox.pool import WorkerPool
@@ -32,13 +32,7 @@ async def _main(run: Path, genomes: list[Path], collections: str | None) -> None
         )
     cfg = AlmaConfig.load(run / "config.json")
     env = get_env(cfg.env, **cfg.env_kwargs())
-    collection, deployment = make_tasks(
-        env,
-        episodes=cfg.episodes,
-        seed=cfg.collection_seed(),
-        family=cfg.family_seed,
-        deployment_seeds=cfg.deployment_seeds(),
-    )
+    collection, deployment = run_tasks(cfg, env)
     pool, embedder = WorkerPool(), default_embedder()
     try:
         print(f"{'genome':40s} {'probe':>6s} {'steered':>7s} {'solved':>9s}")

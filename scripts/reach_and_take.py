@@ -17,7 +17,7 @@ import argparse
 from pathlib import Path
 
 from atlas.agent import choice as ch
-from atlas.alma.evaluate.harness import make_tasks
+from atlas.alma.evaluate.harness import run_tasks
 from atlas.alma.state.config import AlmaConfig
 from atlas.alma.state.run_dir import read_jsonl
 from atlas.envs.base import words
@@ -33,13 +33,7 @@ def main() -> None:
     args = parser.parse_args()
     cfg = AlmaConfig.load(args.run / "config.json")
     env = get_env(cfg.env, **cfg.env_kwargs())
-    _, deployment = make_tasks(
-        env,
-        episodes=cfg.episodes,
-        seed=cfg.collection_seed(),
-        family=cfg.family_seed,
-        deployment_seeds=cfg.deployment_seeds(),
-    )
+    _, deployment = run_tasks(cfg, env)
     tasks = {t.id: t for t in deployment}
     print(
         f"{'design':10s} {'episodes':>8s} {'in reach':>8s} {'solved':>6s} {'turns':>6s} {'taken':>6s} {'rate':>5s}"

@@ -86,7 +86,7 @@ class Replayer:
     def __init__(
         self, run_dir: str | Path, *, embedder: Embedder | None = None, env: Environment | None = None
     ) -> None:
-        from atlas.alma.evaluate.harness import make_tasks
+        from atlas.alma.evaluate.harness import run_tasks
         from atlas.alma.state.config import AlmaConfig
 
         self.run = RunDir.open(run_dir)
@@ -97,13 +97,7 @@ class Replayer:
 
             env = get_env(config.env, **config.env_kwargs())
         self.env = env
-        self.collection, self.deployment = make_tasks(
-            env,
-            episodes=config.episodes,
-            seed=config.collection_seed(),
-            family=config.family_seed,
-            deployment_seeds=config.deployment_seeds(),
-        )
+        self.collection, self.deployment = run_tasks(config, env)
         for phase, tasks in (("collection", self.collection), ("deployment", self.deployment)):
             recorded = facts.get(f"{phase}_tasks")
             if recorded is not None and recorded != [t.id for t in tasks]:

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from atlas.alma.design import Design
     from atlas.alma.evaluate.runner import DesignRunner, HostExecutor
     from atlas.alma.sandbox.pool import SandboxLimits, WorkerPool
+    from atlas.alma.state.config import AlmaConfig
 
 MAX_ADVICE_CHARS = 4000  # advice kept per episode record (the agent saw all of it)
 
@@ -423,6 +424,17 @@ def make_tasks(
     return collection, deployment
 
 
+def run_tasks(cfg: AlmaConfig, env: Environment) -> tuple[list[Task], list[Task]]:
+    """A run's collection and deployment tasks, as its settings (``config.json``) name them."""
+    return make_tasks(
+        env,
+        episodes=cfg.episodes,
+        seed=cfg.collection_seed(),
+        family=cfg.family_seed,
+        deployment_seeds=cfg.deployment_seeds(),
+    )
+
+
 __all__ = [
     "EpisodeRecord",
     "Evaluation",
@@ -430,5 +442,6 @@ __all__ = [
     "add_usage",
     "check_disjoint",
     "make_tasks",
+    "run_tasks",
     "summarize_snapshot",
 ]

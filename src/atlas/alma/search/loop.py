@@ -25,7 +25,7 @@ from typing import Any, cast
 from atlas.alma.baselines import make_host_design
 from atlas.alma.design import Design
 from atlas.alma.evaluate.executor import Executor
-from atlas.alma.evaluate.harness import Harness, make_tasks
+from atlas.alma.evaluate.harness import Harness, run_tasks
 from atlas.alma.genome.bandit import choose_operator, operator_stats
 from atlas.alma.genome.operators import env_observation_keys
 from atlas.alma.genome.step import GENOME_OPERATORS, operators_for, resolve_representation
@@ -169,13 +169,7 @@ class Search:
         replay = self.baseline_cache.parent / "replay" if cfg.replay_cache and self.baseline_cache else None
         if replay is not None:
             use_replay_cache(cast("LLMClient", self.llm), replay)
-        self.collection_tasks, self.deployment_tasks = make_tasks(
-            self.env,
-            episodes=cfg.episodes,
-            seed=cfg.collection_seed(),
-            family=cfg.family_seed,
-            deployment_seeds=cfg.deployment_seeds(),
-        )
+        self.collection_tasks, self.deployment_tasks = run_tasks(cfg, self.env)
         self.harness = Harness(
             self.env,
             self.agent,
