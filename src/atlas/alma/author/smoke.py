@@ -265,8 +265,8 @@ async def asmoke_run(
     names (``GoalWordPolicy``) — the mix a weak task agent's collection has (few episodes solved,
     many wanderings); ``walks`` names another walk (``atlas.envs.policies.WALKS``): ``random``, or
     ``goal_averse``, a collection that solves nothing, or ``advised``: each episode played with the
-    design's own advice as memory grows (``advised_walk``), as the task agent collects. ``unadvised``: the probe's rule where the
-    advice names nothing (``follow_advice``)."""
+    design's own advice as memory grows (``advised_walk``), as the task agent collects.
+    ``unadvised``: the probe's rule where the advice names nothing (``follow_advice``)."""
     from atlas.alma.baselines import make_host_design
     from atlas.alma.evaluate.runner import DesignRunner
     from atlas.envs.policies import WALKS, ExplorerPolicy, GoalAversePolicy, form_words

@@ -23,9 +23,9 @@ MOVES = ("param", "param", "param", "add", "add", "add", "remove", "swap", "stor
 MAX_RETRIEVE = 4
 # A part a mutation adds (and the encode parts it reads) starts at its catalog defaults this often, its
 # observation fields those the genome already reads (else the likeliest); otherwise every parameter is
-# drawn. Parts work together only with matching fields and sane settings: with every parameter drawn,
-# 256 candidates of the demo's first generation never put a map, its walk and a learned take together
-# (best probe 0.095), while the genome that does probes 0.445 there (``benchmarks/bench_screening.py``).
+# drawn. Parts work together only with matching fields, and a default-configured part is the sensible
+# first point. Measured: best probe 0.445 vs 0.411 with every parameter drawn, one seed of 256 candidates
+# (``benchmarks/bench_screening.py --compare defaults``): not separated.
 NEW_PART_DEFAULTS = 0.7
 
 
@@ -97,13 +97,13 @@ def _random_use(spec: Part, rng: random.Random, keys: ObsKeys) -> PartUse:
 def _default_use(spec: Part, keys: ObsKeys, reading: dict[str, str]) -> PartUse:
     """``spec`` at its defaults; an observation field is the one ``reading`` gives for its kind (what the
     genome's other parts read), else the likeliest field of the environment."""
-    likeliest = {"state_key": keys.scalar[:1], "list_key": keys.lists[:1]}
     params: dict[str, Any] = {}
     for p in spec.params:
         if p.kind == "text":
             continue
         if p.kind in ("state_key", "list_key"):
-            params[p.name] = reading.get(p.name) or reading.get(p.kind) or next(iter(likeliest[p.kind]), "")
+            likeliest = ((keys.scalar if p.kind == "state_key" else keys.lists) or [""])[0]
+            params[p.name] = reading.get(p.name) or reading.get(p.kind) or likeliest
         else:
             params[p.name] = p.default
     return PartUse(part=spec.name, params=params)

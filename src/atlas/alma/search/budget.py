@@ -1,6 +1,7 @@
 """When a search stops early, and what it tells the user: a cost cap reached, a time cap reached,
-iterations in a row that could not run, or (``until_found``) a design that beats no memory. Each returns the reason (None: go on); the archive is
-already saved, and the reason says how to continue with ``atlas run --resume``."""
+iterations in a row that could not run, or (``until_found``) a design that beats no memory. Each
+returns the reason (None: go on); the archive is already saved, and the reason says how to continue
+with ``atlas run --resume``."""
 
 from __future__ import annotations
 
