@@ -103,7 +103,17 @@ PARTS: tuple[Part, ...] = (
         "sequences",
         "encode",
         "the action sequences of episodes, goal words as slots, per goal shape",
-        (SUCCESSES_ONLY, Param("max_actions", "int", 30, (10, 20, 30, 50))),
+        (
+            SUCCESSES_ONLY,
+            Param("max_actions", "int", 30, (10, 20, 30, 50)),
+            Param(
+                "idle",
+                "choice",
+                "keep",
+                ("keep", "drop"),
+                doc="drop: leave out actions that changed nothing lasting in the observation",
+            ),
+        ),
     ),
     Part(
         "episode_log",
@@ -185,7 +195,19 @@ PARTS: tuple[Part, ...] = (
     Part(
         "replay",
         "retrieve",
-        "the latest successful action sequence of a goal of the same shape, with this goal's words",
+        "a kept action sequence of a goal of the same shape (or of this very goal), with this goal's words",
+        (
+            Param(
+                "match", "choice", "shape", ("shape", "goal"), doc="goal: only sequences of this exact goal"
+            ),
+            Param(
+                "prefer",
+                "choice",
+                "latest",
+                ("latest", "most"),
+                doc="most: the best-scored, then longest sequence (the most progress a failure made)",
+            ),
+        ),
         requires=("sequences",),
     ),
     Part(

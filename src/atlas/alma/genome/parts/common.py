@@ -126,6 +126,24 @@ def value_words(obs):
     return out
 
 
+def lasting(obs):
+    """What an action can change for good in an observation: its lists and its short names (prose
+    such as a feedback line and numbers such as a step counter are left out)."""
+    out = {}
+    for key, value in obs.items() if isinstance(obs, dict) else []:
+        if isinstance(value, list):
+            out[key] = value_text(value)
+        elif isinstance(value, str) and 0 < len(words(value)) <= 3 and not value.strip().isdigit():
+            out[key] = value
+    return out
+
+
+def idle(step):
+    """Whether a step (``steps_of``) failed or left the observation as it was (see ``lasting``)."""
+    before, _, after, error = step
+    return bool(error) or lasting(before) == lasting(after)
+
+
 def observed_words(episode):
     """Lower-case words naming things in any observation of the episode (see ``value_words``)."""
     first = (episode.get("task") or {}).get("observation") or {}

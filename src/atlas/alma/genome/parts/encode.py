@@ -15,6 +15,7 @@ from common import (
     frame_of,
     goal_kind,
     goal_words,
+    idle,
     in_every_goal,
     observed_words,
     recent,
@@ -303,18 +304,24 @@ def encode_sightings(memory, episode, tools, p, store):
 
 def encode_sequences(memory, episode, tools, p, store):
     """The action sequence of each (successful, when ``p['successes_only']``) episode with goal words as
-    slots, under the goal's shape; the most recent ``store['recent']`` kept."""
+    slots, under the goal's shape and its exact goal; with ``p['idle'] == 'drop'`` only the actions
+    that changed the observation for good (a failed episode then keeps the progress it made); the most
+    recent ``store['recent']`` kept."""
     m = memory.setdefault("sequences", [])
     if p.get("successes_only", True) and not episode.get("success"):
         return
     gw = goal_words((episode.get("task") or {}).get("goal", ""))
-    actions = [s[1] for s in steps_of(episode) if not s[3]]
+    drop = p.get("idle", "keep") == "drop"
+    actions = [s[1] for s in steps_of(episode) if not s[3] and not (drop and idle(s))]
     templates = [slotted(a, gw) or a for a in actions][: p.get("max_actions", 30)]
     used = set()
     for t in templates:
         used |= slots_in(t)
     used |= {i for i, w in enumerate(gw) if w.lower() in observed_words(episode)}
-    m.append({"kind": goal_kind(gw, used), "actions": templates, "score": episode.get("score", 0.0)})
+    goal = " ".join(w.lower() for w in gw)
+    m.append(
+        {"kind": goal_kind(gw, used), "goal": goal, "actions": templates, "score": episode.get("score", 0.0)}
+    )
     memory["sequences"] = recent(m, store.get("recent", 0))[-store.get("cap", 200) :]
     print("sequences:", len(memory["sequences"]), "kept")
 

@@ -345,13 +345,21 @@ def retrieve_where_seen(memory, task, tools, p):
 
 
 def retrieve_replay(memory, task, tools, p):
-    """The latest successful action sequence of a goal of the same shape, with this goal's words."""
+    """A kept action sequence, with this goal's words: of a goal of the same shape, or with
+    ``p['match'] == 'goal'`` of this very goal; the latest, or with ``p['prefer'] == 'most'`` the one
+    that scored most and then went furthest (for sequences kept from failures, the most progress)."""
     gw = goal_words(task.get("goal", ""))
-    for seq in reversed(memory.get("sequences") or []):
-        if same_kind(seq.get("kind", ""), gw):
-            steps = [filled(a, gw) or a for a in seq.get("actions", [])]
-            return [{"kind": "plan", "title": "What worked before", "steps": steps}]
-    return []
+    goal = " ".join(w.lower() for w in gw)
+    if p.get("match", "shape") == "goal":
+        found = [s for s in memory.get("sequences") or [] if s.get("goal") == goal]
+    else:
+        found = [s for s in memory.get("sequences") or [] if same_kind(s.get("kind", ""), gw)]
+    if p.get("prefer", "latest") == "most":
+        found = sorted(found, key=lambda s: (s.get("score", 0.0), len(s.get("actions", []))))
+    if not found or not found[-1].get("actions"):
+        return []
+    steps = [filled(a, gw) or a for a in found[-1]["actions"]]
+    return [{"kind": "plan", "title": "What worked before", "steps": steps}]
 
 
 def retrieve_similar_episodes(memory, task, tools, p):

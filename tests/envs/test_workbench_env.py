@@ -1,0 +1,69 @@
+"""The workbench plug-in (``tests/envs/workbench_env.py``): a procedure to learn, not a place: which
+components a gadget takes and in which order. Random play almost never finishes, so memory has to learn
+from the mounts that seated in failed episodes, and it must key them on the exact goal (every gadget has
+a recipe of its own)."""
+
+from __future__ import annotations
+
+import asyncio
+
+import workbench_env  # registers "workbench"
+
+from atlas.alma.author.smoke import asmoke_run
+from atlas.alma.genome import genome_design, parse_genome
+from atlas.envs.policies import GoalWordPolicy
+from atlas.envs.registry import get_env
+from atlas.protocols.env import Action
+
+
+def _genome(idle: str, match: str, prefer: str):
+    return parse_genome(
+        {
+            "name": f"workbench-{idle}-{match}-{prefer}",
+            "encode": [{"part": "sequences", "params": {"successes_only": False, "idle": idle}}],
+            "retrieve": [{"part": "replay", "params": {"match": match, "prefer": prefer}}],
+        }
+    )
+
+
+def _solved(genome, env, tasks, embedder, seed: int) -> int:
+    report = asyncio.run(
+        asmoke_run(
+            genome_design(genome),
+            env,
+            tasks=(tasks[:16], tasks[16:28]),
+            explorer_episodes=0,
+            embedder=embedder,
+            walks="advised",
+            seed=seed,
+        )
+    )
+    assert report.ran_clean, report.to_feedback()
+    return sum(p["success"] for p in report.probes)
+
+
+def test_a_mount_out_of_order_wastes_a_step_and_the_recipe_finishes_the_gadget():
+    env = get_env("workbench")
+    task = env.generate_family_tasks(1, 3, 0)[0]
+    recipe = workbench_env.recipes(3)[task.metadata["gadget"]]
+    obs = env.reset(task)
+    wrong = next(c for c in obs["tray"] if c not in recipe)
+    after = env.step(Action("mount", {"component": wrong}))
+    assert after.observation["mounted"] == [] and env.steps_taken() == 1 and not after.done
+    assert env.step(Action("mount", {"component": "nothing"})).error and env.steps_taken() == 1
+    for component in recipe:
+        result = env.step(Action("mount", {"component": component}))
+    assert result.done and result.success and env.score() > 0.5
+    assert "Mount the " + recipe[0] in workbench_env.oracle(env, task, "full")
+
+
+def test_memory_of_the_mounts_that_seated_for_this_gadget_learns_what_random_play_cannot(embedder):
+    env = get_env("workbench")
+    tasks = env.generate_family_tasks(28, 0, 100)
+    walks = [GoalWordPolicy(i).run(env, t) for i, t in enumerate(tasks)]
+    assert sum(w.success for w in walks) <= 3  # without memory the procedure is rarely found
+    learned = _genome("drop", "goal", "most")  # progress kept from failures, per exact goal
+    replayed = _genome("keep", "shape", "latest")  # the last attempt at any gadget, wasted mounts too
+    seeds = (1, 2, 3, 4)  # the advised walk's draws: one seed's 12 probe tasks are noisy
+    assert sum(_solved(learned, env, tasks, embedder, s) for s in seeds) >= 16  # of 48
+    assert sum(_solved(replayed, env, tasks, embedder, s) for s in seeds) <= 8
