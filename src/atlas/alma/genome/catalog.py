@@ -102,7 +102,7 @@ PARTS: tuple[Part, ...] = (
     Part(
         "sequences",
         "encode",
-        "the action sequences of episodes, goal words as slots, per goal shape",
+        "the action sequences of episodes, goal words as slots, per goal shape and exact goal (or only the actions that changed something)",
         (
             SUCCESSES_ONLY,
             Param("max_actions", "int", 30, (10, 20, 30, 50)),
