@@ -210,11 +210,3 @@ def test_short_rules_above_a_search_plan_do_not_make_the_advice_one_plan():
     assert advised_actions(advice, room, labels, done=["go south", "go west"]) == {"go north": 1.0}
     assert advised_actions(advice, "A candle lies here.", [*labels, "take candle"]) == {"take candle": 1.0}
 
-
-def test_two_steps_after_a_title_are_a_plan_and_two_bare_actions_are_not():
-    labels = ["mount rotor", "mount dial", "mount cog"]
-    obs = "Building: lantern. Mounted: nothing. On the tray: cog, rotor, dial."
-    replayed = "What worked before: mount rotor, mount dial."
-    assert advised_actions(replayed, obs, labels) == {"mount rotor": 1.0}
-    assert advised_actions(replayed, obs, labels, done=["mount rotor"]) == {"mount dial": 1.0}
-    assert advised_actions("mount rotor, mount dial.", obs, labels) == {}  # no title: a list, not a plan

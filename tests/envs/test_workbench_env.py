@@ -1,7 +1,7 @@
 """The workbench plug-in (``tests/envs/workbench_env.py``): a procedure to learn, not a place: which
 components a gadget takes and in which order. Random play almost never finishes, so memory has to learn
-from the mounts that seated in failed episodes, and it must key them on the exact goal (every gadget has
-a recipe of its own)."""
+from the mounts that seated in failed episodes (with ``gadgets`` above 1, keyed on the exact goal:
+every gadget has a recipe of its own)."""
 
 from __future__ import annotations
 
@@ -58,12 +58,12 @@ def test_a_mount_out_of_order_wastes_a_step_and_the_recipe_finishes_the_gadget()
 
 
 def test_memory_of_the_mounts_that_seated_for_this_gadget_learns_what_random_play_cannot(embedder):
-    env = get_env("workbench", gadgets=4)  # four recipes a family: only this gadget's past attempts help
+    env = get_env("workbench")
     tasks = env.generate_family_tasks(28, 0, 100)
     walks = [GoalWordPolicy(i).run(env, t) for i, t in enumerate(tasks)]
     assert sum(w.success for w in walks) <= 3  # without memory the procedure is rarely found
     learned = _genome("drop", "goal", "most")  # progress kept from failures, per exact goal
     replayed = _genome("keep", "shape", "latest")  # the last attempt at any gadget, wasted mounts too
     seeds = (1, 2, 3, 4)  # the advised walk's draws: one seed's 12 probe tasks are noisy
-    assert sum(_solved(learned, env, tasks, embedder, s) for s in seeds) >= 16  # of 48
+    assert sum(_solved(learned, env, tasks, embedder, s) for s in seeds) >= 24  # of 48
     assert sum(_solved(replayed, env, tasks, embedder, s) for s in seeds) <= 8

@@ -113,7 +113,6 @@ _FAILED = frozenset({"fail", "failed", "failure", "avoid"})
 def _plans(advice: str) -> list[tuple[list[str], str]]:
     """``(steps, line)`` for each plan in the advice: every line that lists three or more short steps
     separated by commas or semicolons ("Search plan: move_to room_B, move_to room_D, move_to room_C."),
-    or two after a title ("What worked before: walk yard, grab crate."),
     else the whole advice when its lines are a plan (a walkthrough, one command per line). A line that is
     a plan itself is never one step of another: short rules above a search plan ("candle: take candle.")
     made the advice look like a plan whose last step named every move of the search at once."""
@@ -123,8 +122,7 @@ def _plans(advice: str) -> list[tuple[list[str], str]]:
         if _FAILED & set(_tokens(before + " " + line)):
             continue  # a failed attempt's moves ("Outcome: failure / Actions: ...") are not a plan to follow
         steps = [part.strip() for part in re.split(r"[;,]", line) if part.strip()]
-        titled = bool(steps) and ":" in steps[0]  # "What worked before: a, b" is a plan of two steps
-        if len(steps) >= (2 if titled else 3) and _is_plan(steps):
+        if len(steps) >= 3 and _is_plan(steps):
             out.append((steps, line))
     if not out and _is_plan(lines):
         return [(lines, "")]
