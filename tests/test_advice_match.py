@@ -209,4 +209,3 @@ def test_short_rules_above_a_search_plan_do_not_make_the_advice_one_plan():
     assert advised_actions(advice, room, labels, done=["go south"]) == {"go west": 1.0}
     assert advised_actions(advice, room, labels, done=["go south", "go west"]) == {"go north": 1.0}
     assert advised_actions(advice, "A candle lies here.", [*labels, "take candle"]) == {"take candle": 1.0}
-
