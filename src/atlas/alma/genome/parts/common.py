@@ -195,6 +195,11 @@ def filled(template, gw):
     return SLOT.sub(lambda m: gw[int(m.group(1))], template)
 
 
+def goal_key(gw):
+    """The goal itself, as sequences are filed under it: its words, lower-case."""
+    return " ".join(w.lower() for w in gw)
+
+
 def goal_kind(gw, used):
     """The goal's shape: its words with the slot positions in ``used`` as '*'."""
     return " ".join("*" if i in used else w.lower() for i, w in enumerate(gw))

@@ -13,6 +13,7 @@ from common import (
     count_goal,
     decay,
     frame_of,
+    goal_key,
     goal_kind,
     goal_words,
     idle,
@@ -318,9 +319,13 @@ def encode_sequences(memory, episode, tools, p, store):
     for t in templates:
         used |= slots_in(t)
     used |= {i for i, w in enumerate(gw) if w.lower() in observed_words(episode)}
-    goal = " ".join(w.lower() for w in gw)
     m.append(
-        {"kind": goal_kind(gw, used), "goal": goal, "actions": templates, "score": episode.get("score", 0.0)}
+        {
+            "kind": goal_kind(gw, used),
+            "goal": goal_key(gw),
+            "actions": templates,
+            "score": episode.get("score", 0.0),
+        }
     )
     memory["sequences"] = recent(m, store.get("recent", 0))[-store.get("cap", 200) :]
     print("sequences:", len(memory["sequences"]), "kept")

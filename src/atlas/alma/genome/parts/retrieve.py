@@ -7,7 +7,7 @@ situation shows ``cond``), ``{"kind": "plan", "title": text, "steps": [actions]}
 import json
 import re
 
-from common import filled, goal_words, in_every_goal, same_kind, slots_in, state_of, words
+from common import filled, goal_key, goal_words, in_every_goal, same_kind, slots_in, state_of, words
 
 
 def _goal_states(states, gw):
@@ -349,9 +349,8 @@ def retrieve_replay(memory, task, tools, p):
     ``p['match'] == 'goal'`` of this very goal; the latest, or with ``p['prefer'] == 'most'`` the one
     that scored most and then went furthest (for sequences kept from failures, the most progress)."""
     gw = goal_words(task.get("goal", ""))
-    goal = " ".join(w.lower() for w in gw)
     if p.get("match", "shape") == "goal":
-        found = [s for s in memory.get("sequences") or [] if s.get("goal") == goal]
+        found = [s for s in memory.get("sequences") or [] if s.get("goal") == goal_key(gw)]
     else:
         found = [s for s in memory.get("sequences") or [] if same_kind(s.get("kind", ""), gw)]
     if p.get("prefer", "latest") == "most":
