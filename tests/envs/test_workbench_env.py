@@ -9,19 +9,23 @@ import asyncio
 
 import workbench_env  # registers "workbench"
 
-from atlas.alma.author.smoke import asmoke_run
+from atlas.agent.advice_match import match_advice
+from atlas.alma.author.smoke import asmoke_run, stub_llm
+from atlas.alma.evaluate.runner import DesignRunner
 from atlas.alma.genome import genome_design, parse_genome
-from atlas.envs.policies import GoalWordPolicy
+from atlas.envs.base import action_label
+from atlas.envs.policies import GoalWordPolicy, play_policy
 from atlas.envs.registry import get_env
+from atlas.envs.views import episode_view, task_view
 from atlas.protocols.env import Action
 
 
-def _genome(idle: str, match: str, prefer: str):
+def _genome(idle: str, match: str, prefer: str, form: str = "plan"):
     return parse_genome(
         {
-            "name": f"workbench-{idle}-{match}-{prefer}",
+            "name": f"workbench-{idle}-{match}-{prefer}-{form}",
             "encode": [{"part": "sequences", "params": {"successes_only": False, "idle": idle}}],
-            "retrieve": [{"part": "replay", "params": {"match": match, "prefer": prefer}}],
+            "retrieve": [{"part": "replay", "params": {"match": match, "prefer": prefer, "form": form}}],
         }
     )
 
@@ -67,3 +71,44 @@ def test_memory_of_the_mounts_that_seated_for_this_gadget_learns_what_random_pla
     seeds = (1, 2, 3, 4)  # the advised walk's draws: one seed's 12 probe tasks are noisy
     assert sum(_solved(learned, env, tasks, embedder, s) for s in seeds) >= 24  # of 48
     assert sum(_solved(replayed, env, tasks, embedder, s) for s in seeds) <= 8
+
+
+def _advised(advice: str, env, obs) -> list[str]:
+    labels = [action_label(a.tool, a.args) for a in env.candidate_actions(obs)]
+    return sorted(match_advice(advice, env.summarize_observation(obs), labels).actions)
+
+
+def test_two_mounts_that_seated_in_a_failed_attempt_are_advised_as_rules_the_agent_acts_on(embedder):
+    """A failed attempt that seated two of three components: replayed as a plan its two steps are too
+    short to be one (the agent's matcher reads plans from three steps), replayed as rules each step
+    applies where the text shows the situation it changed ('Mounted nothing', then 'Mounted <first>')."""
+    env = get_env("workbench")
+    first, deploy = env.generate_family_tasks(2, 5, 0)
+    recipe = workbench_env.recipes(5)[first.metadata["gadget"]]
+    wrong = [c for c in workbench_env.COMPONENTS if c not in recipe]
+    script = [wrong[0], recipe[0], wrong[1], recipe[1], *wrong[2:]]
+    played = env.clone()
+    trajectory = play_policy(
+        played, first, lambda obs: Action("mount", {"component": script.pop(0)}), "scripted", None
+    )
+    assert not trajectory.success and played.mounted == recipe[:2]
+    advice = {}
+    for form in ("plan", "rules"):
+        runner = DesignRunner(
+            genome_design(_genome("drop", "goal", "most", form)), embedder=embedder, llm=stub_llm()
+        )
+        try:
+            assert runner.update_sync(episode_view(played, trajectory), label="C1").ok
+            board = env.clone()
+            advice[form], log = runner.recall_sync(task_view(board, deploy, board.reset(deploy)))
+            assert log.ok, log.error
+        finally:
+            runner.close()
+    board = env.clone()
+    start = board.reset(deploy)
+    assert _advised(advice["plan"], board, start) == []
+    assert _advised(advice["rules"], board, start) == ["mount " + recipe[0]]
+    after = board.step(Action("mount", {"component": recipe[0]})).observation
+    assert _advised(advice["rules"], board, after) == ["mount " + recipe[1]]
+    after = board.step(Action("mount", {"component": recipe[1]})).observation
+    assert _advised(advice["rules"], board, after) == []  # the third was never seen to seat

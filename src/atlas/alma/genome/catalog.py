@@ -207,6 +207,13 @@ PARTS: tuple[Part, ...] = (
                 ("latest", "most"),
                 doc="most: the best-scored, then longest sequence (the most progress a failure made)",
             ),
+            Param(
+                "form",
+                "choice",
+                "plan",
+                ("plan", "rules"),
+                doc="rules: also each step as a rule on the sentence it changed (short sequences too)",
+            ),
         ),
         requires=("sequences",),
     ),

@@ -144,6 +144,31 @@ def idle(step):
     return bool(error) or lasting(before) == lasting(after)
 
 
+def situation(step, texts, names):
+    """The sentence of the text before a step (``steps_of``; ``texts`` its pair of ``texts_of``) that
+    the step changed for good, as plain words: of the observation field that gained fewest new words,
+    the sentence that names one of them after the step, as it read before it ('Mounted nothing' before
+    'Mounted: rotor.'; '' when nothing lasting changed or no sentence says it in words beside names)."""
+    before, _, after, error = step
+    if error:
+        return ""
+    old, new = lasting(before), lasting(after)
+    gained = []
+    for key, value in new.items():
+        added = {w.lower() for w in words(value)} - {w.lower() for w in words(old.get(key, ""))}
+        if added:
+            gained.append(sorted(added))
+    if not gained:
+        return ""
+    word = min(gained, key=len)[0]
+    said = [s for s in SENTENCE.split(str(texts[1])) if word in {w.lower() for w in words(s)}]
+    skeleton = {w.lower() for w in words(said[-1]) if w.lower() not in names} if said else set()
+    for sentence in reversed(SENTENCE.split(str(texts[0]))):
+        if skeleton and skeleton <= {w.lower() for w in words(sentence)}:
+            return " ".join(words(sentence))
+    return ""
+
+
 def observed_words(episode):
     """Lower-case words naming things in any observation of the episode (see ``value_words``)."""
     first = (episode.get("task") or {}).get("observation") or {}

@@ -20,6 +20,7 @@ from common import (
     in_every_goal,
     observed_words,
     recent,
+    situation,
     slots_in,
     slotted,
     state_of,
@@ -313,17 +314,24 @@ def encode_sequences(memory, episode, tools, p, store):
         return
     gw = goal_words((episode.get("task") or {}).get("goal", ""))
     drop = p.get("idle", "keep") == "drop"
-    actions = [s[1] for s in steps_of(episode) if not s[3] and not (drop and idle(s))]
-    templates = [slotted(a, gw) or a for a in actions][: p.get("max_actions", 30)]
+    names = observed_words(episode)
+    kept = [
+        (s, t)
+        for s, t in zip(steps_of(episode), texts_of(episode), strict=True)
+        if not s[3] and not (drop and idle(s))
+    ][: p.get("max_actions", 30)]
+    templates = [slotted(s[1], gw) or s[1] for s, _ in kept]
+    situations = [situation(s, t, names) for s, t in kept]
     used = set()
     for t in templates:
         used |= slots_in(t)
-    used |= {i for i, w in enumerate(gw) if w.lower() in observed_words(episode)}
+    used |= {i for i, w in enumerate(gw) if w.lower() in names}
     m.append(
         {
             "kind": goal_kind(gw, used),
             "goal": goal_key(gw),
             "actions": templates,
+            "situations": [slotted(w, gw) or w for w in situations],
             "score": episode.get("score", 0.0),
         }
     )

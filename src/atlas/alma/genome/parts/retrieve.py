@@ -347,7 +347,9 @@ def retrieve_where_seen(memory, task, tools, p):
 def retrieve_replay(memory, task, tools, p):
     """A kept action sequence, with this goal's words: of a goal of the same shape, or with
     ``p['match'] == 'goal'`` of this very goal; the latest, or with ``p['prefer'] == 'most'`` the one
-    that scored most and then went furthest (for sequences kept from failures, the most progress)."""
+    that scored most and then went furthest (for sequences kept from failures, the most progress). With
+    ``p['form'] == 'rules'`` each step is also a rule whose situation is the sentence it changed ('Mounted
+    nothing: mount rotor.'): a rule applies however short the sequence, a plan only from three steps."""
     gw = goal_words(task.get("goal", ""))
     if p.get("match", "shape") == "goal":
         found = [s for s in memory.get("sequences") or [] if s.get("goal") == goal_key(gw)]
@@ -358,7 +360,15 @@ def retrieve_replay(memory, task, tools, p):
     if not found or not found[-1].get("actions"):
         return []
     steps = [filled(a, gw) or a for a in found[-1]["actions"]]
-    return [{"kind": "plan", "title": "What worked before", "steps": steps}]
+    plan = [{"kind": "plan", "title": "What worked before", "steps": steps}]
+    if p.get("form", "plan") != "rules":
+        return plan
+    rules = []
+    for step, where in zip(steps, found[-1].get("situations") or [], strict=False):
+        cond = filled(where, gw) or where
+        if cond:
+            rules.append({"kind": "rule", "cond": [cond], "action": step})
+    return rules + plan
 
 
 def retrieve_similar_episodes(memory, task, tools, p):
