@@ -435,3 +435,32 @@ def test_carry_forms_are_the_same_in_every_process():
     }
     assert len(seen_out) == 1, seen_out
     assert [t for t, _ in json.loads(seen_out.pop())] == ["{0} {item}"]  # "take": word 0 of the goal
+
+
+def test_replayed_steps_become_rules_on_the_sentence_each_changed(pool, embedder):
+    """``replay(form=rules)``: each kept step of a failed attempt is a rule whose situation is the
+    sentence it changed, as it read before (the holding sentence for a take, the place sentence for a
+    move); a step that changed nothing lasting is dropped (``idle=drop``) and gets no rule."""
+    genome = {
+        "name": "replayed",
+        "encode": [{"part": "sequences", "params": {"successes_only": False, "idle": "drop"}}],
+        "retrieve": [{"part": "replay", "params": {"match": "shape", "form": "rules"}}],
+    }
+    start = obs("hall", ["cellar", "attic"], ["gem"], [])
+    taken = obs("hall", ["cellar", "attic"], [], ["gem"])
+    ep = episode(
+        "fetch the gem to the attic",
+        start,
+        [("look", start), ("take gem", taken), ("go cellar", obs("cellar", ["hall"], [], ["gem"]))],
+        False,
+    )
+    lines = advice_after([ep], "fetch the ruby to the attic", pool, embedder, genome)
+    assert lines == [
+        "You are holding nothing: take ruby.",
+        "You stand in hall: go cellar.",
+        "What worked before: take ruby, go cellar.",
+    ], lines
+    plan = {**genome, "retrieve": [{"part": "replay", "params": {"match": "shape"}}]}
+    assert advice_after([ep], "fetch the ruby to the attic", pool, embedder, plan) == [
+        "What worked before: take ruby, go cellar."
+    ]
