@@ -212,7 +212,7 @@ PARTS: tuple[Part, ...] = (
                 "choice",
                 "plan",
                 ("plan", "rules"),
-                doc="rules: also each step as a rule on the sentence it changed (short sequences too)",
+                doc="rules: each step that changed something as a rule on the sentence it changed, no plan",
             ),
         ),
         requires=("sequences",),

@@ -348,8 +348,9 @@ def retrieve_replay(memory, task, tools, p):
     """A kept action sequence, with this goal's words: of a goal of the same shape, or with
     ``p['match'] == 'goal'`` of this very goal; the latest, or with ``p['prefer'] == 'most'`` the one
     that scored most and then went furthest (for sequences kept from failures, the most progress). With
-    ``p['form'] == 'rules'`` each step is also a rule whose situation is the sentence it changed ('Mounted
-    nothing: mount rotor.'): a rule applies however short the sequence, a plan only from three steps."""
+    ``p['form'] == 'rules'`` as rules instead of a plan: each step that changed something lasting, on the
+    sentence it changed ('Mounted nothing: mount rotor.'). A rule applies however short the sequence (a
+    plan only from three steps), and the steps that changed nothing are not replayed."""
     gw = goal_words(task.get("goal", ""))
     if p.get("match", "shape") == "goal":
         found = [s for s in memory.get("sequences") or [] if s.get("goal") == goal_key(gw)]
@@ -360,15 +361,14 @@ def retrieve_replay(memory, task, tools, p):
     if not found or not found[-1].get("actions"):
         return []
     steps = [filled(a, gw) or a for a in found[-1]["actions"]]
-    plan = [{"kind": "plan", "title": "What worked before", "steps": steps}]
     if p.get("form", "plan") != "rules":
-        return plan
+        return [{"kind": "plan", "title": "What worked before", "steps": steps}]
     rules = []
     for step, where in zip(steps, found[-1].get("situations") or [], strict=False):
         cond = filled(where, gw) or where
         if cond:
             rules.append({"kind": "rule", "cond": [cond], "action": step})
-    return rules + plan
+    return rules
 
 
 def retrieve_similar_episodes(memory, task, tools, p):
