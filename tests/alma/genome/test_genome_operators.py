@@ -22,7 +22,7 @@ from atlas.alma.genome.step import make_children
 from atlas.infra.llm import ScriptedLLM
 
 GRAPHWORLD_KEYS = ObsKeys(
-    scalar=["location", "message", "steps_taken", "steps_left"],
+    scalar=["location", "message"],
     lists=["adjacent_rooms", "objects_here", "inventory"],
 )
 ITERATIONS = 300
@@ -156,11 +156,11 @@ def test_observation_keys_by_shape():
                 "hp": 1.5,
                 "inv": {},
             },
-            {"location": "b", "exits": [], "items": ["k"], "steps": 4},
+            {"location": "b", "exits": [], "items": ["k"], "steps": 4, "turn": "2"},
             None,
         ]
     )
-    assert keys.scalar == ["location", "steps"]
+    assert keys.scalar == ["location"]  # a count ("steps", "turn") changes every action and names no state
     assert keys.lists == ["exits", "items"]
 
 

@@ -30,7 +30,8 @@ NEW_PART_DEFAULTS = 0.7
 
 
 def observation_keys(observations: list[dict[str, Any]]) -> ObsKeys:
-    """The fields of real observations by shape: scalar (str / int values, one state name) and list,
+    """The fields of real observations by shape: scalar (text values, one state name; numbers are counts,
+    not states: ``parts.common.state_of``) and list,
     each weighted by how much it looks like a state (values that recur, but not a constant) or like a
     list of states (items that are values of scalar fields), likeliest first."""
     values: dict[str, list[str]] = {}
@@ -41,8 +42,8 @@ def observation_keys(observations: list[dict[str, Any]]) -> ObsKeys:
                 continue
             if isinstance(value, list):
                 items.setdefault(key, []).extend(str(v) for v in value if isinstance(v, str | int))
-            elif isinstance(value, str | int) and not isinstance(value, bool):
-                values.setdefault(key, []).append(str(value))
+            elif isinstance(value, str) and not value.strip().isdigit():  # a number names no state
+                values.setdefault(key, []).append(value)
     weights: dict[str, float] = {}
     for key, vals in values.items():
         distinct = len(set(vals))

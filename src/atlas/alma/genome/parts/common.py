@@ -76,11 +76,12 @@ def value_text(value):
 
 
 def state_of(obs, key):
-    """The value of observation field ``key`` as a state name ('' when absent, empty or a list)."""
+    """The value of observation field ``key`` as a state name ('' when absent, empty, a list or a number:
+    a count such as the steps left changes with every action and names no place)."""
     if not key or not isinstance(obs, dict):
         return ""
     value = obs.get(key)
-    if value is None or isinstance(value, (list, dict)):
+    if value is None or isinstance(value, (list, dict, bool, int, float)) or str(value).strip().isdigit():
         return ""
     return str(value)
 
