@@ -135,7 +135,8 @@ def schema(env: Environment) -> dict[str, Any]:
 
 def oracle(env: Environment, task: Task, level: str) -> str:
     recipe = recipes(int(task.metadata["family"]))[str(task.metadata["gadget"])]
-    return "Mount the " + ", then the ".join(recipe) + "."
+    # the actions as the agent's list writes them ("Mount the wick, then the hinge" names none of them)
+    return "The recipe, in order: " + ", ".join("mount " + c for c in recipe) + "."
 
 
 register_env(
