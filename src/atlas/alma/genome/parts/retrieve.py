@@ -353,7 +353,8 @@ def retrieve_replay(memory, task, tools, p):
     plan only from three steps), and the steps that changed nothing are not replayed."""
     gw = goal_words(task.get("goal", ""))
     if p.get("match", "shape") == "goal":
-        found = [s for s in memory.get("sequences") or [] if s.get("goal") == goal_key(gw)]
+        goal = goal_key(gw)
+        found = [s for s in memory.get("sequences") or [] if s.get("goal") == goal]
     else:
         found = [s for s in memory.get("sequences") or [] if same_kind(s.get("kind", ""), gw)]
     if p.get("prefer", "latest") == "most":
