@@ -91,7 +91,7 @@ def test_fetch_tasks_name_an_object_and_share_the_house(cache):
     assert env.level == 8 and env.max_steps == 30
     tasks = env.generate_family_tasks(40, family=3, seed=100)
     assert all(re.fullmatch(r"Find the [a-z]+ and take it\.", t.description) for t in tasks)
-    house = fetch.house(3, 8)
+    house = fetch.house(3, 8, env.things)
     assert house == fetch.house(3, 8) and house != fetch.house(4, 8)
     for room, exits in house.exits.items():  # passages go both ways
         assert all(house.exits[other][fetch.REVERSE[d]] == room for d, other in exits.items())
@@ -99,10 +99,30 @@ def test_fetch_tasks_name_an_object_and_share_the_house(cache):
     assert all(e.start != e.placement[e.target] for e in errands)
     usual = sum(e.placement[e.target] == house.habits[e.target] for e in errands)
     assert 20 <= usual < 40  # habit 0.75: mostly where it usually is, not always
+    # the household owns a few things, and every task asks for and lays out only those
+    assert len(house.things) == env.things == fetch.THINGS < len(fetch.OBJECTS)
+    assert {t.description.split()[2] for t in tasks} == set(house.things)
+    assert all(set(e.placement) <= set(house.things) and len(e.placement) == 3 for e in errands)
+    assert fetch.house(3, 8, 10).things == fetch.OBJECTS  # the house every task had before
     with pytest.raises(ConfigError):
         TextWorldEnv(challenge="fetch", level=2)
     with pytest.raises(ConfigError):
         TextWorldEnv(challenge="fetch", habit=1.5)
+    with pytest.raises(ConfigError, match="things"):
+        TextWorldEnv(challenge="fetch", things=11)
+
+
+def test_fetch_tasks_written_before_households_owned_fewer_things_keep_their_house(cache):
+    from atlas.envs.textworld import fetch
+
+    env = TextWorldEnv(challenge="fetch", cache_dir=cache)
+    task = env.generate_tasks(1, seed=9)[0]
+    old = task.model_copy(update={"metadata": {k: v for k, v in task.metadata.items() if k != "things"}})
+    legacy = fetch.errand(fetch.house(9, 12, fetch.LEGACY_THINGS), 9, env.habit)
+    assert env.learnable_advice(old).startswith(f"The {legacy.target} is usually in")
+    assert env.learnable_advice(task).startswith(f"The {task.description.split()[2]} is usually in")
+    assert env.game_path(old).name.endswith("-h0.75-v2.z8")  # the file name it had, so its cache holds
+    assert "-t4-" in env.game_path(task).name
 
 
 @pytest.mark.slow

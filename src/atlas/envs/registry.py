@@ -288,6 +288,15 @@ register_env(
             min=1,
             max=300,
         ),
+        EnvParam(
+            "things",
+            int,
+            None,
+            "fetch: how many things a household owns, 1-10 (default 4; before this option every house owned 10).",
+            flag="--tw-things",
+            min=1,
+            max=10,
+        ),
     ],
     aliases=["text_world"],
 )

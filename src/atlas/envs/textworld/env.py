@@ -66,10 +66,16 @@ def _settings(challenge: str, level: int, seed: int) -> dict[str, Any]:
     return {"level": level}
 
 
+def _things(meta: dict[str, Any]) -> int:
+    """A fetch task's household size; tasks written before houses owned fewer things owned all."""
+    return int(meta.get("things", fetch.LEGACY_THINGS))
+
+
 class TextWorldEnv(TextGameEnv):
     """Parameters: ``challenge`` (name or alias), ``level`` (default 5; for ``fetch`` the rooms, 12),
     ``family_mode`` / ``family``, ``max_steps`` (50; ``fetch`` 30), ``habit`` (``fetch``: how often
-    an object lies in its usual room, 0.75), ``cache_dir``."""
+    an object lies in its usual room, 0.75), ``things`` (``fetch``: how many things a household owns,
+    4), ``cache_dir``."""
 
     name = NAME
     engine_kind = "textworld"
@@ -83,6 +89,7 @@ class TextWorldEnv(TextGameEnv):
         family: int | None = None,
         max_steps: int | None = None,
         habit: float = 0.75,
+        things: int = fetch.THINGS,
         cache_dir: str | Path | None = None,
         count_invalid: bool = True,
     ) -> None:
@@ -100,11 +107,14 @@ class TextWorldEnv(TextGameEnv):
             raise ConfigError(f"{challenge} levels are {low}..{top}, got {level}")
         if not 0.0 <= habit <= 1.0:
             raise ConfigError(f"habit is a probability in [0, 1], got {habit}")
+        if not 1 <= things <= len(fetch.OBJECTS):
+            raise ConfigError(f"a fetch house owns 1..{len(fetch.OBJECTS)} things, got {things}")
         self.challenge = challenge
         self.level = level
         self.family_mode = family_mode
         self.family = family
         self.habit = habit
+        self.things = things
         self.cache_dir = Path(cache_dir) if cache_dir else default_cache_dir()
         self._gold: list[str] | None = None
 
@@ -116,6 +126,7 @@ class TextWorldEnv(TextGameEnv):
             family=self.family,
             max_steps=self.max_steps,
             habit=self.habit,
+            things=self.things,
             cache_dir=self.cache_dir,
             count_invalid=self.count_invalid,
         )
@@ -132,8 +143,8 @@ class TextWorldEnv(TextGameEnv):
         }
         description = CHALLENGES[self.challenge][0]
         if self.challenge == fetch.CHALLENGE:
-            metadata["habit"] = self.habit
-            description = fetch.errand(fetch.house(family, self.level), seed, self.habit).goal
+            metadata["habit"], metadata["things"] = self.habit, self.things
+            description = fetch.errand(fetch.house(family, self.level, self.things), seed, self.habit).goal
         return Task(
             id=f"{NAME}-{self.challenge}-l{self.level}-f{family}-s{seed}",
             description=description,
@@ -160,8 +171,9 @@ class TextWorldEnv(TextGameEnv):
             seed, family = int(meta["seed"]), int(meta["family"])
         except KeyError as e:
             raise EnvError(f"task {task.id!r} is not a TextWorld task (metadata lacks {e})") from e
-        habit = float(meta.get("habit", self.habit))
-        tag = f"-h{habit:g}-v{fetch.VERSION}" if challenge == fetch.CHALLENGE else ""
+        habit, things = float(meta.get("habit", self.habit)), _things(meta)
+        owns = "" if things == fetch.LEGACY_THINGS else f"-t{things}"
+        tag = f"-h{habit:g}{owns}-v{fetch.VERSION}" if challenge == fetch.CHALLENGE else ""
         path = self.cache_dir / f"{challenge}-l{level}-f{family}-s{seed}{tag}.z8"
         with _locks_guard:
             lock = _compile_locks.setdefault(str(path), threading.Lock())
@@ -178,7 +190,7 @@ class TextWorldEnv(TextGameEnv):
             options = textworld.GameOptions()
             options.seeds = {"map": family, "objects": seed, "quest": seed + 7919, "grammar": seed + 104729}
             if challenge == fetch.CHALLENGE:
-                game = fetch.make_game(family, seed, level, habit, options)
+                game = fetch.make_game(family, seed, level, habit, options, things)
             else:
                 game = TW_CHALLENGES[challenge][1](_settings(challenge, level, seed), options)
             self.cache_dir.mkdir(parents=True, exist_ok=True)
@@ -243,7 +255,9 @@ class TextWorldEnv(TextGameEnv):
         m = task.metadata
         if m.get("challenge") != fetch.CHALLENGE:
             return ""
-        return fetch.learnable_advice(int(m["family"]), int(m["seed"]), int(m["level"]), float(m["habit"]))
+        return fetch.learnable_advice(
+            int(m["family"]), int(m["seed"]), int(m["level"]), float(m["habit"]), _things(m)
+        )
 
     def seed_design(self) -> str:
         return resources.files("atlas.envs.textworld").joinpath("design_seed.py").read_text()
