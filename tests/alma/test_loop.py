@@ -231,6 +231,20 @@ def test_baseline_is_cached_per_configuration(tmp_path, embedder):
     assert len(list((tmp_path / "cache").glob("*.json"))) == 2
 
 
+def test_the_baseline_key_covers_the_tasks_themselves_not_only_the_settings():
+    from atlas.alma.state.config import AlmaConfig
+    from atlas.envs.graphworld import GraphWorldEnv
+
+    cfg = AlmaConfig.build(**{k: v for k, v in SETTINGS.items() if k not in ("quiet", "no_embed")})
+    tasks = GraphWorldEnv(rooms=5).generate_tasks(3, seed=1)
+    same = GraphWorldEnv(rooms=5).generate_tasks(3, seed=1)
+    assert cfg.evaluation_key("m", tasks) == cfg.evaluation_key("m", same)
+    # an environment whose defaults changed: same settings, same ids, other tasks
+    moved = [tasks[0].model_copy(update={"metadata": {**tasks[0].metadata, "changed": 1}}), *tasks[1:]]
+    assert cfg.evaluation_key("m", moved) != cfg.evaluation_key("m", tasks)
+    assert cfg.evaluation_key("m", tasks) != cfg.evaluation_key("other model", tasks)
+
+
 def test_trace_writer_and_torn_last_line(tmp_path):
     from atlas.trace import TraceWriter
 

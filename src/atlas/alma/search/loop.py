@@ -220,7 +220,7 @@ class Search:
                 meta_model_resolved=getattr(self.meta_llm, "model", None),
                 embedder=getattr(self.embedder, "name", None),
                 representation_resolved=self.representation,
-                evaluation_key=cfg.evaluation_key(getattr(self.llm, "model", "")),
+                evaluation_key=self._evaluation_key(),
                 collection_tasks=[t.id for t in self.collection_tasks],
                 deployment_tasks=[t.id for t in self.deployment_tasks],
             )
@@ -271,7 +271,8 @@ class Search:
         return self.baseline_cache / f"{self._evaluation_key()}.json"
 
     def _evaluation_key(self) -> str:
-        return self.config.evaluation_key(getattr(self.llm, "model", ""))
+        tasks = [*self.collection_tasks, *self.deployment_tasks]
+        return self.config.evaluation_key(getattr(self.llm, "model", ""), tasks)
 
     async def _baseline(self) -> None:
         await play_baseline(self.recorder, cache=self._cache_file(), key=self._evaluation_key())

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Literal, get_args
+from typing import TYPE_CHECKING, Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
@@ -17,6 +18,9 @@ from atlas.core import jsonsafe
 from atlas.envs.registry import DEFAULT_ENV
 from atlas.errors import ConfigError, InvalidInputError
 from atlas.infra.safe_read import read_limited
+
+if TYPE_CHECKING:
+    from atlas.core.types import Task
 
 # Deployment task seeds are offset by multiples of this from the run seed, far from the collection
 # seeds (collection uses seed, seed+1, ...); the harness also asserts that the two sets never meet.
@@ -167,10 +171,12 @@ class AlmaConfig(BaseModel):
     def deployment_seeds(self) -> list[int]:
         return [self.seed + DEPLOY_SEED_STRIDE * k for k in range(1, self.deploy_seeds + 1)]
 
-    def evaluation_key(self, task_model: str) -> str:
+    def evaluation_key(self, task_model: str, tasks: Sequence[Task] = ()) -> str:
         """Hash of everything that decides a design's tasks and how they are played: the key of
-        the no-memory baseline cache."""
+        the no-memory baseline cache. ``tasks`` (the run's, in full) are part of it: the same
+        settings give other tasks when an environment's defaults change, and an id need not say so."""
         payload = {
+            "tasks": [t.model_dump(mode="json") for t in tasks],
             "env": self.env,
             "env_kwargs": self.env_kwargs(),
             "episodes": self.episodes,
