@@ -406,3 +406,42 @@ def test_a_run_file_that_is_a_fifo_or_a_device_is_refused_at_once(run: Path, nam
     for args in ([*readers[name], str(run)], ["report", str(run)]):
         res = cli.invoke(app, args)
         assert res.exit_code == 2 and "regular file" in " ".join(res.output.split()), (args, res.output)
+
+
+# ---- a run's tasks: resumed on the tasks it started with, or not at all -------------------------
+
+
+@pytest.mark.parametrize("changed", ["digest", "ids"])
+def test_resume_refuses_a_run_whose_environment_now_makes_other_tasks(run: Path, embedder, changed):
+    from atlas.errors import ConfigError
+
+    config = json.loads((run / "config.json").read_text())
+    assert len(config["task_digest"]) == 16
+    if changed == "digest":  # same ids, other task content: an environment default changed
+        config["task_digest"] = "0" * 16
+    else:  # a run written before digests existed, whose ids no longer match
+        del config["task_digest"]
+        config["deployment_tasks"][0] += "-elsewhere"
+    (run / "config.json").write_text(json.dumps(config))
+    before = (run / "archive.json").read_bytes()
+    with pytest.raises(ConfigError, match="other tasks than its settings make now"):
+        atlas.alma.run(resume=run, embedder=embedder, iterations=2, **llms())
+    assert (run / "archive.json").read_bytes() == before  # nothing played, nothing lost
+
+
+def test_a_fetch_run_written_before_households_owned_fewer_things_resumes_on_its_own_tasks():
+    from atlas.alma.evaluate.harness import run_tasks
+    from atlas.alma.state.config import AlmaConfig
+    from atlas.envs.registry import get_env
+
+    folder = Path(__file__).resolve().parents[2] / "docs" / "results" / "discovery-fetch-0.5b-3"
+    facts = json.loads((folder / "config.json").read_text())
+    assert "task_digest" not in facts and "things" not in facts["env_params"]
+    cfg = AlmaConfig.load(folder / "config.json")
+    assert cfg.env_params["things"] == 10  # what every fetch house owned then
+    collection, deployment = run_tasks(cfg, get_env(cfg.env, **cfg.env_kwargs()))
+    assert [t.id for t in collection] == facts["collection_tasks"]
+    assert {t.metadata["things"] for t in deployment} == {10}
+    # the tasks its archive recorded are the ones its settings make again
+    recorded = json.loads((folder / "archive.json").read_text())["entries"][0]["per_task"]
+    assert [p["task_id"] for p in recorded if p["phase"] == "deployment"] == [t.id for t in deployment]

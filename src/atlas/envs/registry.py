@@ -48,7 +48,9 @@ class EnvParam:
     ``name`` is the factory's keyword (stored in ``AlmaConfig.env_params``); ``flag`` the CLI option
     (default ``--`` + name with dashes); ``setting`` the keyword ``atlas.alma.run(...)`` and older
     ``config.json`` files use for it (default ``name``). ``default=None`` means "the factory's
-    default" (nothing is passed)."""
+    default" (nothing is passed). ``before``: the value runs had before the parameter existed;
+    ``config.json`` files written then (no ``task_digest``) are read with it, so they resume on
+    the tasks they played."""
 
     name: str
     type: type = int
@@ -58,6 +60,7 @@ class EnvParam:
     setting: str | None = None
     min: float | None = None
     max: float | None = None  # every parameter that sizes the world is bounded: checked before any work
+    before: Any = None
 
     @property
     def cli_flag(self) -> str:
@@ -296,6 +299,7 @@ register_env(
             flag="--tw-things",
             min=1,
             max=10,
+            before=10,
         ),
     ],
     aliases=["text_world"],

@@ -34,7 +34,7 @@ from atlas.alma.search import budget
 from atlas.alma.search.budget import MAX_FAILED_ITERATIONS, SpendCap, over_cost, over_time, too_many_failures
 from atlas.alma.search.code_step import CodeStep
 from atlas.alma.search.executors import make_executor, make_pool, paced
-from atlas.alma.search.facts import write_new_facts, write_resume_facts
+from atlas.alma.search.facts import check_resume_tasks, write_new_facts, write_resume_facts
 from atlas.alma.search.genome_step import GenomeStep
 from atlas.alma.search.progress import SearchProgress, default_progress
 from atlas.alma.search.record import Recorder
@@ -48,7 +48,7 @@ from atlas.alma.search.seeds import (
 )
 from atlas.alma.search.usage import UsageMeter, archive_usage, reusable_results, savings
 from atlas.alma.state.archive import Archive, ArchiveEntry
-from atlas.alma.state.config import AlmaConfig
+from atlas.alma.state.config import AlmaConfig, task_digest
 from atlas.alma.state.replay import use_replay_cache
 from atlas.alma.state.run_dir import RunDir
 from atlas.alma.state.sampling import sample_parents, seeded_rng
@@ -201,6 +201,7 @@ class Search:
         self.obs_keys = env_observation_keys(self.env, cfg.seed) if self.representation != "code" else None
         if resume:
             self.run_dir.remove_stale_tmp()
+            check_resume_tasks(self.run_dir, [*self.collection_tasks, *self.deployment_tasks])
             if self.run_dir.archive_path.exists():
                 self.archive = Archive.load(self.run_dir.archive_path).hydrate()
             elif not self.run_dir.never_saved():
@@ -223,6 +224,7 @@ class Search:
                 evaluation_key=self._evaluation_key(),
                 collection_tasks=[t.id for t in self.collection_tasks],
                 deployment_tasks=[t.id for t in self.deployment_tasks],
+                task_digest=task_digest([*self.collection_tasks, *self.deployment_tasks]),
             )
             self.archive.save()  # an empty archive first: a kill at any later point leaves one to resume
         if self.trace_path is not None:

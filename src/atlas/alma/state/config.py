@@ -176,7 +176,7 @@ class AlmaConfig(BaseModel):
         the no-memory baseline cache. ``tasks`` (the run's, in full) are part of it: the same
         settings give other tasks when an environment's defaults change, and an id need not say so."""
         payload = {
-            "tasks": [t.model_dump(mode="json") for t in tasks],
+            "tasks": task_digest(tasks) if tasks else None,
             "env": self.env,
             "env_kwargs": self.env_kwargs(),
             "episodes": self.episodes,
@@ -224,10 +224,34 @@ class AlmaConfig(BaseModel):
             raise ConfigError(f"{p} must hold a JSON object of settings, not {type(data).__name__}; {fix}")
         # A run started before genome search existed searched code: resume it the same way.
         data.setdefault("representation", "code")
+        if "task_digest" not in data:  # written before parameters that changed its tasks existed
+            data = _with_earlier_params(data)
         # config.json carries a few run facts beside the settings (resolved model names, ...).
         return cls.build(
             str(p), **{k: v for k, v in data.items() if k in cls.model_fields or k in _env_settings()}
         )
+
+
+def _with_earlier_params(data: dict[str, Any]) -> dict[str, Any]:
+    """``data`` with the value each parameter of its environment had before it existed
+    (``EnvParam.before``), where the file sets none."""
+    from atlas.envs.registry import env_spec
+
+    try:
+        spec = env_spec(str(data.get("env") or DEFAULT_ENV))
+    except ConfigError:
+        return data
+    params = dict(data.get("env_params") or {})
+    for p in spec.params:
+        if p.before is not None and p.name not in params and p.key not in data:
+            params[p.name] = p.before
+    return {**data, "env_params": params}
+
+
+def task_digest(tasks: Sequence[Task]) -> str:
+    """A run's tasks in full (ids, goals, metadata) as one hash: what ``--resume`` checks."""
+    blob = json.dumps([t.model_dump(mode="json") for t in tasks], sort_keys=True, default=str)
+    return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
 def _env_settings() -> set[str]:
@@ -244,4 +268,4 @@ def _problem(err: Any) -> str:
     return f"{field}: {err['msg']}{got}"
 
 
-__all__ = ["DEPLOY_SEED_STRIDE", "EVALUATION_VERSION", "AlmaConfig"]
+__all__ = ["DEPLOY_SEED_STRIDE", "EVALUATION_VERSION", "AlmaConfig", "task_digest"]
