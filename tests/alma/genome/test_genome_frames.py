@@ -293,6 +293,34 @@ def test_over_the_cap_sightings_keep_what_lies_in_one_place(pool, embedder):
     assert lines == ["Where these were found before: go cellar."], lines
 
 
+def test_over_the_cap_sightings_keep_first_the_words_a_goal_named(pool, embedder):
+    # the room's prose ('velvet') shows up twice, always in the attic; the gem once, in the cellar:
+    # with room for one word, the word a goal named is kept (a later goal looks for it, never for prose)
+    genome = {
+        "name": "capped",
+        "encode": [{"part": "sightings", "params": {"state_key": "place"}}],
+        "store": {"cap": 1},
+        "retrieve": [{"part": "where_seen", "params": {"k": 1}}],
+    }
+    hall = obs("hall", ["cellar", "attic"], [], [])
+    attic, cellar = obs("attic", ["hall"], ["velvet"], []), obs("cellar", ["hall"], ["gem"], [])
+    steps = [
+        ("go attic", attic),
+        ("go hall", hall),
+        ("go attic", attic),
+        ("go hall", hall),
+        ("go cellar", cellar),
+    ]
+    lines = advice_after(
+        [episode("fetch the gem to the hall", hall, steps, False)],
+        "fetch the gem to the hall",
+        pool,
+        embedder,
+        genome,
+    )
+    assert lines == ["Where these were found before: go cellar."], lines
+
+
 def test_taking_any_thing_teaches_the_form_for_the_goals_thing(pool, embedder):
     # no goal was reached and the agent never touched what a goal named, but a lamp it took moved with
     # it: 'take {item}' for the thing of any goal ('fetch' is every goal's form, the attic a place)

@@ -272,7 +272,8 @@ def encode_sightings(memory, episode, tools, p, store):
     ``word -> {action: count}``, and with ``p['state_key']`` in which state (``sighting_places``).
     Words of the goal only when ``p['goal_only']``. How many episodes' goals named each word
     (``sighting_goals``): a word in every goal is the task's form, not a thing to find. Over the
-    store's cap, the words whose sightings say least where they are go first (``_placed``)."""
+    store's cap, words no goal named go first, those whose sightings say least where they are
+    first among them (``_placed``)."""
     m = memory.setdefault("sightings", {})
     gw = [w.lower() for w in goal_words((episode.get("task") or {}).get("goal", ""))]
     for w in list(m):
@@ -294,8 +295,9 @@ def encode_sightings(memory, episode, tools, p, store):
             shown += 1
     for w in list(m):
         m[w] = capped(m[w], 3)
-    if len(m) > store.get("cap", 200):
-        ranked = sorted(m, key=lambda w: _placed(m[w], places.get(w)), reverse=True)
+    if len(m) > store.get("cap", 200):  # words a goal named first: what a later goal will look for
+        named = (memory.get("sighting_goals") or {}).get("words") or {}
+        ranked = sorted(m, key=lambda w: (w in named, *_placed(m[w], places.get(w))), reverse=True)
         m = memory["sightings"] = {w: m[w] for w in ranked[: store.get("cap", 200)]}
     for w in list(places):
         places[w] = capped(places[w], 3) if w in m else {}
