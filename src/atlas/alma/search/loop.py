@@ -201,7 +201,7 @@ class Search:
         self.obs_keys = env_observation_keys(self.env, cfg.seed) if self.representation != "code" else None
         if resume:
             self.run_dir.remove_stale_tmp()
-            check_resume_tasks(self.run_dir, [*self.collection_tasks, *self.deployment_tasks])
+            check_resume_tasks(self.run_dir, self.tasks)
             if self.run_dir.archive_path.exists():
                 self.archive = Archive.load(self.run_dir.archive_path).hydrate()
             elif not self.run_dir.never_saved():
@@ -224,7 +224,7 @@ class Search:
                 evaluation_key=self._evaluation_key(),
                 collection_tasks=[t.id for t in self.collection_tasks],
                 deployment_tasks=[t.id for t in self.deployment_tasks],
-                task_digest=task_digest([*self.collection_tasks, *self.deployment_tasks]),
+                task_digest=task_digest(self.tasks),
             )
             self.archive.save()  # an empty archive first: a kill at any later point leaves one to resume
         if self.trace_path is not None:
@@ -272,9 +272,13 @@ class Search:
             return None
         return self.baseline_cache / f"{self._evaluation_key()}.json"
 
+    @property
+    def tasks(self) -> list[Any]:
+        """The run's collection then deployment tasks."""
+        return [*self.collection_tasks, *self.deployment_tasks]
+
     def _evaluation_key(self) -> str:
-        tasks = [*self.collection_tasks, *self.deployment_tasks]
-        return self.config.evaluation_key(getattr(self.llm, "model", ""), tasks)
+        return self.config.evaluation_key(getattr(self.llm, "model", ""), self.tasks)
 
     async def _baseline(self) -> None:
         await play_baseline(self.recorder, cache=self._cache_file(), key=self._evaluation_key())
