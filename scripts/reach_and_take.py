@@ -16,13 +16,10 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from atlas.agent import choice as ch
-from atlas.alma.evaluate.harness import run_tasks
-from atlas.alma.state.config import AlmaConfig
-from atlas.alma.state.run_dir import read_jsonl
+from logged_episodes import deployment_rows, replay, run_environment
+
 from atlas.envs.base import words
 from atlas.envs.policies import goal_words
-from atlas.envs.registry import get_env
 
 
 def main() -> None:
@@ -31,38 +28,21 @@ def main() -> None:
     parser.add_argument("designs", nargs="+", help="design ids, e.g. d-0001 d-0003")
     parser.add_argument("--min-words", type=int, default=2, help="goal words a listed action must name")
     args = parser.parse_args()
-    cfg = AlmaConfig.load(args.run / "config.json")
-    env = get_env(cfg.env, **cfg.env_kwargs())
-    _, deployment = run_tasks(cfg, env)
-    tasks = {t.id: t for t in deployment}
+    env, tasks = run_environment(args.run)
     print(
         f"{'design':10s} {'episodes':>8s} {'in reach':>8s} {'solved':>6s} {'turns':>6s} {'taken':>6s} {'rate':>5s}"
     )
     for design in args.designs:
-        log = args.run / "logs" / design / "episodes.jsonl"
-        if not log.is_file():
-            raise SystemExit(f"no episodes of design {design!r} in {args.run}: expected {log}")
         episodes = reached = solved = turns = taken = 0
-        for row in read_jsonl(log):
-            if row.get("phase") != "deployment" or row.get("task_id") not in tasks:
-                continue
+        for row in deployment_rows(args.run, design, tasks):
             task = tasks[row["task_id"]]
             wanted = goal_words(env.format_goal(task))
-            obs = env.reset(task)
             episodes += 1
             here = False
-            for step in row.get("actions") or []:
-                actions = env.candidate_actions(obs)
-                labels = ch.labels(actions)
-                near = {lb for lb in labels if len(wanted & set(words(lb))) >= args.min_words}
+            for turn in replay(env, task, row):
+                near = {lb for lb in turn.labels if len(wanted & set(words(lb))) >= args.min_words}
                 if near:
-                    here, turns, taken = True, turns + 1, taken + (step.get("text") in near)
-                if step.get("text") not in labels:
-                    break
-                result = env.step(actions[labels.index(step["text"])])
-                obs = result.observation
-                if result.done:
-                    break
+                    here, turns, taken = True, turns + 1, taken + (turn.taken in near)
             reached += here
             solved += here and bool(row.get("success"))
         rate = f"{taken / turns:.2f}" if turns else "-"

@@ -1,0 +1,100 @@
+"""How the task agent used a design's advice, read from a run folder's logged episodes (no LLM).
+
+    python scripts/advice_adherence.py RUN_DIR [DESIGN_ID ...]      # default: every design in RUN_DIR/logs
+    ATLAS_PLUGINS=depot_env PYTHONPATH=tests/envs python scripts/advice_adherence.py RUN_DIR
+
+For each deployment episode given advice, the script replays the agent's actions on the run's own tasks
+(``logged_episodes.py``) and, at each turn, asks the advice matcher (``atlas.agent.advice_match``) which
+listed actions the episode's advice ranks first there, after the agent's loop guard. It prints:
+
+- **followed**: of the turns the advice named an action, the share at which the agent took one it
+  ranked first — the adherence the screening's advised walk assumes
+  (``atlas.alma.author.advice_probe.ADHERENCE``);
+- **agent / probe / agree**: how many of the tasks the agent solved, how many the advice probe solves
+  following the *same* advice text (``follow_advice``), and on how many the two agree — whether the
+  probe's deployment half predicts the agent once both have the same memory.
+"""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import dataclass, fields
+from pathlib import Path
+from typing import Any
+
+from logged_episodes import deployment_rows, replay, run_environment
+
+from atlas.agent.advice_match import match_advice
+from atlas.agent.loops import loop_nudge
+from atlas.alma.author.advice_probe import follow_advice
+from atlas.envs.base import action_text
+from atlas.protocols.env import Environment
+
+
+@dataclass
+class Tally:
+    episodes: int = 0
+    advised: int = 0  # turns at which the advice named a listed action
+    followed: int = 0  # of those, the turns the agent took an action the advice ranked first
+    agent: int = 0
+    probe: int = 0
+    agree: int = 0
+
+    def add(self, other: Tally) -> None:
+        for f in fields(self):
+            setattr(self, f.name, getattr(self, f.name) + getattr(other, f.name))
+
+
+def tally(env: Environment, task: Any, row: dict[str, Any]) -> Tally:
+    """One logged episode's counts."""
+    advice, goal = row["advice"], env.format_goal(task)
+    t = Tally(episodes=1)
+    for turn in replay(env, task, row):
+        options = [
+            label
+            for label, a in zip(turn.labels, turn.listed, strict=True)
+            if loop_nudge(action_text(a.tool, a.args), turn.past) is None
+        ] or turn.labels
+        named = match_advice(advice, turn.seen, options, done=turn.chosen, goal=goal).actions
+        if named:
+            t.advised += 1
+            t.followed += named.get(turn.taken, -1.0) >= max(named.values()) - 1e-9
+    t.agent = bool(row.get("success"))
+    t.probe = follow_advice(env, task, advice, unadvised="goal_words").success
+    t.agree = t.agent == t.probe
+    return t
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("run", type=Path, help="a run or eval folder (config.json and logs/)")
+    parser.add_argument("designs", nargs="*", help="design ids under RUN/logs (default: all)")
+    args = parser.parse_args()
+    env, tasks = run_environment(args.run)
+    designs = args.designs or sorted(p.name for p in (args.run / "logs").iterdir() if p.is_dir())
+    print(
+        f"{'design':10s} {'episodes':>8s} {'advised':>8s} {'followed':>8s} {'agent':>6s} {'probe':>6s} {'agree':>6s}"
+    )
+    total = Tally()
+    for design in designs:
+        t = Tally()
+        for row in deployment_rows(args.run, design, tasks):
+            if row.get("advice"):
+                t.add(tally(env, tasks[row["task_id"]], row))
+        if not t.episodes:
+            print(f"{design:10s} no deployment episode was given advice")
+            continue
+        total.add(t)
+        rate = f"{t.followed / t.advised:.2f}" if t.advised else "-"
+        print(
+            f"{design:10s} {t.episodes:8d} {t.advised:8d} {rate:>8s} {t.agent:6d} {t.probe:6d} {t.agree:6d}"
+        )
+    if total.advised:
+        print(
+            f"all: the agent took an advised action at {total.followed} of {total.advised} advised turns "
+            f"({total.followed / total.advised:.2f})"
+        )
+
+
+if __name__ == "__main__":
+    main()
