@@ -445,3 +445,21 @@ def test_a_fetch_run_written_before_households_owned_fewer_things_resumes_on_its
     # the tasks its archive recorded are the ones its settings make again
     recorded = json.loads((folder / "archive.json").read_text())["entries"][0]["per_task"]
     assert [p["task_id"] for p in recorded if p["phase"] == "deployment"] == [t.id for t in deployment]
+
+
+def test_a_fetch_run_written_before_things_had_their_place_resumes_on_its_own_tasks(tmp_path):
+    from atlas.alma.evaluate.harness import run_tasks
+    from atlas.alma.state.config import CONFIG_FORMAT, AlmaConfig, task_digest
+    from atlas.envs.registry import get_env
+
+    folder = Path(__file__).resolve().parents[2] / "docs" / "results" / "discovery-fetch-things4-adh-0.5b"
+    facts = json.loads((folder / "config.json").read_text())
+    assert "habit" not in facts["env_params"] and "config_format" not in facts
+    cfg = AlmaConfig.load(folder / "config.json")
+    assert cfg.env_params["habit"] == 0.75 and "things" not in cfg.env_params  # four things, as played
+    collection, deployment = run_tasks(cfg, get_env(cfg.env, **cfg.env_kwargs()))
+    assert task_digest([*collection, *deployment]) == facts["task_digest"]
+    # a config.json of today's format that sets no habit played today's default
+    (tmp_path / "config.json").write_text(json.dumps({**facts, "config_format": CONFIG_FORMAT}))
+    today = AlmaConfig.load(tmp_path / "config.json")
+    assert "habit" not in today.env_params and get_env(today.env, **today.env_kwargs()).habit == 1.0

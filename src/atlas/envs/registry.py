@@ -48,8 +48,9 @@ class EnvParam:
     ``name`` is the factory's keyword (stored in ``AlmaConfig.env_params``); ``flag`` the CLI option
     (default ``--`` + name with dashes); ``setting`` the keyword ``atlas.alma.run(...)`` and older
     ``config.json`` files use for it (default ``name``). ``default=None`` means "the factory's
-    default" (nothing is passed). ``before``: the value runs had before the parameter existed;
-    ``config.json`` files written then (no ``task_digest``) are read with it, so they resume on
+    default" (nothing is passed). ``before``: the value runs had before the parameter existed (or
+    before its default changed); ``config.json`` files of a format older than ``since``
+    (``atlas.alma.state.config.CONFIG_FORMAT``) that do not set it are read with it, so they resume on
     the tasks they played."""
 
     name: str
@@ -61,6 +62,7 @@ class EnvParam:
     min: float | None = None
     max: float | None = None  # every parameter that sizes the world is bounded: checked before any work
     before: Any = None
+    since: int = 1
 
     @property
     def cli_flag(self) -> str:
@@ -300,6 +302,18 @@ register_env(
             min=1,
             max=10,
             before=10,
+        ),
+        EnvParam(
+            "habit",
+            float,
+            None,
+            "fetch: how often a thing lies in its usual room, 0-1 (default 1: every thing has its place; "
+            "runs before this option had 0.75).",
+            flag="--tw-habit",
+            min=0,
+            max=1,
+            before=0.75,
+            since=2,
         ),
     ],
     aliases=["text_world"],

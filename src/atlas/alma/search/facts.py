@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from atlas.alma.state.config import AlmaConfig, task_digest
+from atlas.alma.state.config import CONFIG_FORMAT, AlmaConfig, task_digest
 from atlas.alma.state.run_dir import RunDir
 from atlas.core.types import Task
 from atlas.errors import ConfigError
@@ -15,7 +15,10 @@ from atlas.errors import ConfigError
 
 def write_new_facts(run_dir: RunDir, config: AlmaConfig, **facts: Any) -> None:
     """The settings of a new run and the facts the search resolved (models, tasks, representation)."""
-    run_dir.write_config({**config.model_dump(), **facts, "created_at": datetime.now(UTC).isoformat()})
+    created = datetime.now(UTC).isoformat()
+    run_dir.write_config(
+        {**config.model_dump(), **facts, "config_format": CONFIG_FORMAT, "created_at": created}
+    )
 
 
 def check_resume_tasks(run_dir: RunDir, tasks: Sequence[Task]) -> None:

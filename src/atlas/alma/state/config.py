@@ -31,6 +31,9 @@ DEPLOY_SEED_STRIDE = 10_007
 EVALUATION_VERSION = (
     6  # 6: designs see the observation text (observation_text); 5: ALFWorld location, inventory
 )
+# What a run's config.json records, so parameters whose default changed are read as they were played
+# (``EnvParam.since``): 0 before ``task_digest``, 1 with it, 2 TextWorld fetch's ``habit`` 1.0.
+CONFIG_FORMAT = 2
 
 MetaOperator = Literal["write", "edit", "crossover"]
 
@@ -224,17 +227,24 @@ class AlmaConfig(BaseModel):
             raise ConfigError(f"{p} must hold a JSON object of settings, not {type(data).__name__}; {fix}")
         # A run started before genome search existed searched code: resume it the same way.
         data.setdefault("representation", "code")
-        if "task_digest" not in data:  # written before parameters that changed its tasks existed
-            data = _with_earlier_params(data)
+        data = _with_earlier_params(data, _format(data))
         # config.json carries a few run facts beside the settings (resolved model names, ...).
         return cls.build(
             str(p), **{k: v for k, v in data.items() if k in cls.model_fields or k in _env_settings()}
         )
 
 
-def _with_earlier_params(data: dict[str, Any]) -> dict[str, Any]:
-    """``data`` with the value each parameter of its environment had before it existed
-    (``EnvParam.before``), where the file sets none."""
+def _format(data: dict[str, Any]) -> int:
+    """The format a config.json was written in: 0 before ``task_digest``, 1 with it, then as recorded."""
+    written = data.get("config_format")
+    if isinstance(written, int) and not isinstance(written, bool):
+        return written
+    return 1 if "task_digest" in data else 0
+
+
+def _with_earlier_params(data: dict[str, Any], written: int) -> dict[str, Any]:
+    """``data`` with the value each parameter of its environment had before it existed or changed
+    (``EnvParam.before``), where a file of a format older than the parameter's ``since`` sets none."""
     from atlas.envs.registry import env_spec
 
     try:
@@ -243,7 +253,7 @@ def _with_earlier_params(data: dict[str, Any]) -> dict[str, Any]:
         return data
     params = dict(data.get("env_params") or {})
     for p in spec.params:
-        if p.before is not None and p.name not in params and p.key not in data:
+        if p.before is not None and written < p.since and p.name not in params and p.key not in data:
             params[p.name] = p.before
     return {**data, "env_params": params}
 
@@ -268,4 +278,4 @@ def _problem(err: Any) -> str:
     return f"{field}: {err['msg']}{got}"
 
 
-__all__ = ["DEPLOY_SEED_STRIDE", "EVALUATION_VERSION", "AlmaConfig", "task_digest"]
+__all__ = ["CONFIG_FORMAT", "DEPLOY_SEED_STRIDE", "EVALUATION_VERSION", "AlmaConfig", "task_digest"]

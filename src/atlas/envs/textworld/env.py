@@ -74,7 +74,7 @@ def _things(meta: dict[str, Any]) -> int:
 class TextWorldEnv(TextGameEnv):
     """Parameters: ``challenge`` (name or alias), ``level`` (default 5; for ``fetch`` the rooms, 12),
     ``family_mode`` / ``family``, ``max_steps`` (50; ``fetch`` 30), ``habit`` (``fetch``: how often
-    an object lies in its usual room, 0.75), ``things`` (``fetch``: how many things a household owns,
+    an object lies in its usual room, 1.0), ``things`` (``fetch``: how many things a household owns,
     4), ``cache_dir``."""
 
     name = NAME
@@ -88,7 +88,7 @@ class TextWorldEnv(TextGameEnv):
         family_mode: bool = True,
         family: int | None = None,
         max_steps: int | None = None,
-        habit: float = 0.75,
+        habit: float = fetch.HABIT,
         things: int = fetch.THINGS,
         cache_dir: str | Path | None = None,
         count_invalid: bool = True,
