@@ -75,7 +75,8 @@ def main() -> None:
     games += [(t, rows[("deployment", t.id)]) for t in deployment if ("deployment", t.id) in rows]
     held = [(t, r) for t, r in games[-args.held :] if r.get("phase") == "deployment"]
     h, _ = errand_of(games[0][0])
-    truth = sum(e.placement[e.target] == h.habits[e.target] for e in (errand_of(t)[1] for t, _ in held))
+    errands = [errand_of(t)[1] for t, _ in held]
+    truth = sum(e.placement[e.target] == h.habits[e.target] for e in errands)
     print(f"{len(games)} logged games of {args.design}; scored on the last {len(held)} deployment tasks")
     print(f"the true habits name the object's room in {truth}/{len(held)}")
     for n in (int(x) for x in args.games.split(",")):
@@ -83,7 +84,7 @@ def main() -> None:
             print(f"memory of {n:2d} games: not enough games before the scored ones")
             continue
         guess = sightings(games[:n])
-        right = sum(guess.get(e.target) == e.placement[e.target] for e in (errand_of(t)[1] for t, _ in held))
+        right = sum(guess.get(e.target) == e.placement[e.target] for e in errands)
         habits = sum(guess.get(thing) == room for thing, room in h.habits.items())
         print(
             f"memory of {n:2d} games: {habits}/{len(h.habits)} habits right ({len(guess)} things seen); "
