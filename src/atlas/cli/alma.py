@@ -422,7 +422,9 @@ def register(app: typer.Typer) -> None:
             max=1000,
             help="Genome search: candidates screened by the advice probe per generation (a "
             "fraction of a second each, no LLM; it stops early only for one that solves every probe "
-            "task); the best is played by the task agent when its probe beats every design played so far.",
+            "task); the best few have their collection games played by the task agent and are probed "
+            "again with memory from those, and the best of them is played when that probe beats every "
+            "design played so far.",
         ),
         env_settings: dict[str, Any] | None = None,
     ) -> None:

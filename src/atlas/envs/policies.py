@@ -6,14 +6,15 @@ explorer registered with the environment (``register_env(..., explorer=...)``; G
 breadth-first, take the object when seen, walk the known map to the destination; ALFWorld/TextWorld:
 admissible-command heuristics), or random valid actions when none is registered; with
 ``use_gold=True`` it replays the game's walkthrough (``env.gold_plan()``) when there is one.
-``GoalWordPolicy(seed)`` is random but takes listed actions naming a goal word half the time. All return a ``Trajectory`` recorded exactly
+``GoalWordPolicy(seed)`` is random but takes listed actions naming a goal word half the time.
+``LoggedWalk(logged)`` replays a task agent's logged actions. All return a ``Trajectory`` recorded exactly
 like the task agent's, so designs see the same ``episode`` shape whatever produced it.
 """
 
 from __future__ import annotations
 
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from atlas.core.types import Task, Trajectory
@@ -189,6 +190,32 @@ class ExplorerPolicy:
         return play_policy(env, task, choose, name, self.max_turns)
 
 
+class LoggedWalk:
+    """The actions a task agent took in each task, from its logged episodes (``{task id: [action, ...]}``
+    in the agent's own words): replayed, so a memory learns from the games that agent actually played.
+    A logged action the state does not list (a reply the environment refused) is skipped; a task with
+    no log ends at once."""
+
+    def __init__(self, logged: Mapping[str, Sequence[str]], *, max_turns: int | None = None) -> None:
+        self.logged = logged
+        self.max_turns = max_turns
+
+    def run(self, env: Environment, task: Task) -> Trajectory:
+        todo = list(self.logged.get(task.id, ()))
+        if not isinstance(env, EnumeratesActions):
+            raise EnvError(f"environment {env.name!r} does not list its actions: a logged walk cannot replay")
+
+        def choose(obs: dict[str, Any]) -> Action | None:
+            listed = {action_label(a.tool, a.args): a for a in env.candidate_actions(obs)}
+            while todo:
+                action = listed.get(todo.pop(0))
+                if action is not None:
+                    return action
+            return None
+
+        return play_policy(env, task, choose, "logged", self.max_turns)
+
+
 # The walks a probe's collection can be played with, by name (``asmoke_run(walks=...)``).
 WALKS: dict[str, Callable[[int], GoalWordPolicy | RandomPolicy | GoalAversePolicy]] = {
     "goal_words": GoalWordPolicy,
@@ -201,6 +228,7 @@ __all__ = [
     "ExplorerPolicy",
     "GoalAversePolicy",
     "GoalWordPolicy",
+    "LoggedWalk",
     "Planner",
     "RandomPolicy",
     "form_words",

@@ -1,7 +1,8 @@
 """The screening probe learns each candidate's memory four times — from walks that never do what the
-goal asks, as a small agent's collection in a world too big for it, and, under three seeds, from walks
-that follow the candidate's own advice as its memory grows, as the task agent collects — and scores the
-mean. Real TextWorld fetch episodes, the real sandbox, the real advice probe."""
+goal asks, as a small agent's collection in a world too big for it (inside a search: the no-memory
+agent's own logged collection games, replayed), and, under three seeds, from walks that follow the
+candidate's own advice as its memory grows, as the task agent collects — and scores the mean. Real
+TextWorld fetch episodes, the real sandbox, the real advice probe."""
 
 from __future__ import annotations
 
@@ -158,3 +159,37 @@ def test_goal_averse_walks_pick_up_other_things_never_the_goals(fetch):
             assert not [a for a in actions if thing & set(words(a))], actions
             (took if walk.form else never).append(sum("take" in words(a) for a in actions))
     assert sum(took) > 0 and sum(never) == 0, (took, never)
+
+
+def test_a_logged_collection_replays_the_games_the_agent_played(fetch, pool, embedder, monkeypatch):
+    """Inside a search the probe learns from the no-memory agent's logged collection games: replayed
+    step for step, they give the memory (and the probe) those games give."""
+    from atlas.envs.base import action_label
+    from atlas.envs.policies import GoalAversePolicy, LoggedWalk, form_words
+
+    env, collection, probe_tasks = fetch
+    form = form_words([env.format_goal(t) for t in collection])
+    logged = {
+        t.id: [action_label(s.tool, s.args) for s in GoalAversePolicy(0, form=form).run(env.clone(), t).steps]
+        for t in collection
+    }
+    first = collection[0]
+    refused = {first.id: ["fly to the moon", *logged[first.id]]}  # a reply the game did not list: skipped
+    again = LoggedWalk(refused).run(env.clone(), first)
+    assert [action_label(s.tool, s.args) for s in again.steps] == logged[first.id]
+    assert not LoggedWalk({}).run(env.clone(), first).steps  # no log: the walk ends at once
+    # the logged games stand in for the goal-averse walks; the advised walks stay
+    assert step.probe_collections(logged) == step.LOGGED_COLLECTIONS
+    assert (("logged", 0), *step.PROBE_COLLECTIONS[1:]) == step.LOGGED_COLLECTIONS
+    assert step.probe_collections({}) == step.PROBE_COLLECTIONS
+
+    design = genome_design(parse_genome(ROUTE_TO_SIGHTED))
+    monkeypatch.setattr(step, "PROBE_COLLECTIONS", (("goal_averse", 0),))
+    monkeypatch.setattr(step, "LOGGED_COLLECTIONS", (("logged", 0),))
+    walked = asyncio.run(step.probe(design, env, collection, probe_tasks, embedder=embedder, pool=pool))
+    replayed = asyncio.run(
+        step.probe(design, env, collection, probe_tasks, embedder=embedder, pool=pool, logged=logged)
+    )
+    assert replayed == walked and walked["solved"] > 0
+    with pytest.raises(ValueError, match="logged"):
+        asyncio.run(asmoke_run(design, env, tasks=(collection, probe_tasks), walks="logged"))

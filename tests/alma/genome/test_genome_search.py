@@ -84,9 +84,13 @@ def test_each_operator_is_tried_and_every_child_was_screened_first(straight):
     assert [c.metadata["operator"] for c in children] == list(GENOME_OPERATORS)
     for c in children:
         assert c.metadata["candidates"], c.metadata
+        assert c.metadata["probe_kind"] == ("own games" if c.status == "ok" else "logged")  # genome_step
         assert all(0.0 <= cand["probe_score"] <= 1.0 for cand in c.metadata["candidates"])
         if c.status == "ok":  # played by the task agent only after its probe solved a task
             assert c.metadata["probe_solved"] > 0 and entry_genome(c) is not None
+            # ... with memory from its own collection games, played by the task agent before it was chosen
+            chosen = next(k for k in c.metadata["candidates"] if k["key"] == entry_genome(c).key)
+            assert chosen["agent_probe"] == c.metadata["probe_score"] and "screen_score" in c.metadata
             assert "beat_parent" in c.metadata and c.metadata["operator_stats"]
         else:
             assert c.errors[0].startswith("screened out by the advice probe")

@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import re
 import time
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -257,6 +258,7 @@ async def asmoke_run(
     explorer_episodes: int | None = None,
     walks: str = "goal_words",
     unadvised: str = "stop",
+    logged: Mapping[str, Sequence[str]] | None = None,
 ) -> SmokeReport:
     """Async smoke run (see the module docstring). ``design`` may be a Design or source text;
     ``env`` an environment name or instance; ``tasks``: (collection, deployment) tasks to play instead
@@ -265,16 +267,19 @@ async def asmoke_run(
     names (``GoalWordPolicy``) — the mix a weak task agent's collection has (few episodes solved,
     many wanderings); ``walks`` names another walk (``atlas.envs.policies.WALKS``): ``random``, or
     ``goal_averse``, a collection that solves nothing, or ``advised``: each episode played with the
-    design's own advice as memory grows (``advised_walk``), as the task agent collects.
+    design's own advice as memory grows (``advised_walk``), as the task agent collects, or ``logged``:
+    the actions a task agent took in each collection task (``logged``: ``{task id: [action, ...]}``).
     ``unadvised``: the probe's rule where the advice names nothing (``follow_advice``)."""
     from atlas.alma.baselines import make_host_design
     from atlas.alma.evaluate.runner import DesignRunner
-    from atlas.envs.policies import WALKS, ExplorerPolicy, GoalAversePolicy, form_words
+    from atlas.envs.policies import WALKS, ExplorerPolicy, GoalAversePolicy, LoggedWalk, form_words
     from atlas.envs.registry import get_env
     from atlas.envs.views import episode_view, task_view
 
-    if walks not in (*WALKS, "advised"):
-        raise ValueError(f"walks must be one of {', '.join(WALKS)}, advised; got {walks!r}")
+    if walks not in (*WALKS, "advised", "logged"):
+        raise ValueError(f"walks must be one of {', '.join(WALKS)}, advised, logged; got {walks!r}")
+    if walks == "logged" and logged is None:
+        raise ValueError("walks='logged' replays a task agent's logged actions: pass logged={task id: [...]}")
     if isinstance(design, str):
         design = Design(name="candidate", source=design, origin="meta")
     environment = get_env(env) if isinstance(env, str) else env
@@ -334,6 +339,8 @@ async def asmoke_run(
             policy = (
                 ExplorerPolicy(seed)
                 if explore or walks == "advised"  # advised, where the actions are not listed: the explorer
+                else LoggedWalk(logged or {})
+                if walks == "logged"
                 else GoalAversePolicy(seed, form=form)
                 if walks == "goal_averse"
                 else WALKS[walks](seed)
@@ -346,6 +353,7 @@ async def asmoke_run(
                 seed,
                 "explorer" if explore else walks,
                 tuple(sorted(form)),
+                tuple((logged or {}).get(task.id, ())) if walks == "logged" and not explore else (),
             )
             if key not in _PLAYED:  # policies ignore advice: their episode is the same for every design
                 play = environment.clone()

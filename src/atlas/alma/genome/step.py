@@ -1,6 +1,7 @@
 """One generation of the genome search: choose an operator (bandit), make candidate children, screen
-them with the advice probe (no LLM: memory built from walks' episodes, then deployment tasks
-played doing only what the advice says), and hand the best one on for task-agent episodes.
+them with the advice probe (no LLM: memory built from the no-memory task agent's logged collection
+games — or from walks, where there are none — then deployment tasks played doing only what the advice
+says), and hand the best one on for task-agent episodes.
 
 Cheap first: a candidate costs seconds of probe; only the best candidate of a generation is played by
 the task agent, and only when its probe solves at least as much as its parent's did (or any task).
@@ -9,7 +10,7 @@ the task agent, and only when its probe solves at least as much as its parent's 
 from __future__ import annotations
 
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -53,6 +54,33 @@ PROBE_COLLECTIONS: tuple[tuple[Any, ...], ...] = (
     ("advised", 0, 2),
     ("advised", 0, 3),
 )
+# Inside a search the no-memory baseline has already played the collection tasks with the task agent, so
+# its logged games (loops and all) stand in for the goal-averse walks, which modelled them
+# (``LOGGED_COLLECTIONS``; the advised walks stay: they show what a candidate's advice does to its own
+# collection). Measured (``scripts/probe_genomes.py RUN G.json ...``, each committed run's played genomes,
+# the agent's gain over no memory in brackets), the goal-averse walk vs the logged games alone: TextWorld
+# fetch, the sighted route [+0.342] 0.569 -> 0.412, the search's pick [-0.258] 0.796 -> 0.325; the demo's
+# found genome [+0.708] 0.144 -> 0.812; the depot's two found genomes [+0.294, +0.195] 0.051 and 0.049 ->
+# 0.410 and 0.309; GraphWorld's found genome [+0.377] 0.042 -> 0.603; the hand-built ones 0 either way.
+# With the advised walks (the mean of four): demo 0.813 vs 0.000; depot 0.349 > 0.193 > 0 (three);
+# GraphWorld 0.343 vs 0 (four); fetch still the wrong way round (0.662 for the pick, 0.500 for the sighted
+# route), which the agent check separates (``atlas.alma.search.genome_step.AGENT_CHECKED``).
+LOGGED_COLLECTIONS: tuple[tuple[Any, ...], ...] = (
+    ("logged", 0),
+    ("advised", 0, 1),
+    ("advised", 0, 2),
+    ("advised", 0, 3),
+)
+# A design's own collection games as the task agent played them with it, alone (the agent check, and
+# what a played design's probe is measured with): the walks only model those games.
+OWN_GAMES: tuple[tuple[Any, ...], ...] = (("logged", 0),)
+
+
+def probe_collections(logged: Mapping[str, Sequence[str]] | None) -> tuple[tuple[Any, ...], ...]:
+    """The collections a probe learns memory from: the agent's logged games when there are any."""
+    return LOGGED_COLLECTIONS if logged else PROBE_COLLECTIONS
+
+
 # Where no advice line names a listed action, the probe takes the action that names most of the goal's
 # words (a task agent does that unadvised when the goal's object is in reach) instead of stopping.
 PROBE_UNADVISED = "goal_words"
@@ -112,6 +140,10 @@ class Candidate:
     played: int = 0
     error: str = ""
     steered: float = 0.0  # probe score, with partial credit for advice followed on unsolved tasks
+    # the probe again with memory from the task agent's own collection games with it (when checked)
+    agent_probe: float | None = None
+    agent_steered: float = 0.0
+    agent_solved: int = 0
 
 
 async def make_children(
@@ -161,17 +193,20 @@ async def probe(
     *,
     embedder: Embedder,
     pool: WorkerPool,
+    logged: Mapping[str, Sequence[str]] | None = None,
+    collections: tuple[tuple[Any, ...], ...] | None = None,
 ) -> dict[str, Any]:
-    """A design's advice probe: memory from ``collection`` played by each of ``PROBE_COLLECTIONS``
-    (each a walk, and how many episodes the explorer plays first), then ``probe_tasks`` played doing what
-    its recall says (no LLM anywhere; see ``PROBE_UNADVISED``). Returns
+    """A design's advice probe: memory from ``collection`` played by each of ``collections`` (default
+    ``probe_collections(logged)``; each a walk, and how many episodes the explorer plays first;
+    ``logged``: the task agent's actions per collection task, for the ``logged`` walk), then ``probe_tasks`` played doing what its recall says (no LLM anywhere; see ``PROBE_UNADVISED``). Returns
     ``{probe_score, steered, solved, played, error}``, means over the collections; ``steered`` gives
     unsolved tasks partial credit for how far the advice took them (see ``STEER_CREDIT``)."""
     from atlas.alma.author.smoke import asmoke_run
 
     probes: list[dict[str, Any]] = []
     error = ""
-    for walks, explorer_episodes, *seed in PROBE_COLLECTIONS:
+    collections = collections or probe_collections(logged)
+    for walks, explorer_episodes, *seed in collections:
         # Successive halving: the first PROBE_FIRST tasks, the rest only when one of them was solved.
         played: list[dict[str, Any]] = []
         for stage in (probe_tasks[:PROBE_FIRST], probe_tasks[PROBE_FIRST:]):
@@ -187,12 +222,13 @@ async def probe(
                 walks=walks,
                 unadvised=PROBE_UNADVISED,
                 seed=seed[0] if seed else 0,
+                logged=logged,
             )
             played += report.probes
             if report.problems or report.errors:
                 error = str(report.problems[0] if report.problems else report.errors[0].error)[:200]
         probes += played
-    total = max(1, len(probe_tasks) * len(PROBE_COLLECTIONS))
+    total = max(1, len(probe_tasks) * len(collections))
     limit = max(1, int(getattr(env, "max_steps", 20) or 20))
     return {
         "probe_score": sum(_credited(p) for p in probes) / total,
@@ -227,11 +263,14 @@ async def screen(
     *,
     embedder: Embedder,
     pool: WorkerPool,
+    logged: Mapping[str, Sequence[str]] | None = None,
 ) -> list[Candidate]:
     """Each genome's advice probe (see ``probe``)."""
     out = []
     for genome in candidates:
-        r = await probe(genome_design(genome), env, collection, probe_tasks, embedder=embedder, pool=pool)
+        r = await probe(
+            genome_design(genome), env, collection, probe_tasks, embedder=embedder, pool=pool, logged=logged
+        )
         out.append(
             Candidate(
                 genome=genome,
@@ -277,6 +316,7 @@ async def evolve_candidates(
     meta_llm: LLM | None = None,
     name: str,
     good_enough: Callable[[Candidate], bool] | None = None,
+    logged: Mapping[str, Sequence[str]] | None = None,
 ) -> tuple[list[Candidate], list[str]]:
     """Up to ``budget`` candidates, screened with no LLM: a first round by ``operator``, then rounds of
     mutations of the best so far (by how far their advice steered the probe) — half of them random
@@ -286,7 +326,9 @@ async def evolve_candidates(
     genomes, notes = await make_children(
         operator, parents, keys, rng, count=size, seen=seen, meta_llm=meta_llm, name=name
     )
-    screened = await screen(genomes, env, collection, probe_tasks, embedder=embedder, pool=pool)
+    screened = await screen(
+        genomes, env, collection, probe_tasks, embedder=embedder, pool=pool, logged=logged
+    )
     while len(screened) < budget and not (good_enough and any(good_enough(c) for c in screened)):
         ranked = climb_parents(screened)
         if not ranked:
@@ -306,13 +348,17 @@ async def evolve_candidates(
                 more.append(child)
         if not more:
             break
-        screened += await screen(more, env, collection, probe_tasks, embedder=embedder, pool=pool)
+        screened += await screen(
+            more, env, collection, probe_tasks, embedder=embedder, pool=pool, logged=logged
+        )
     return screened, notes
 
 
 __all__ = [
     "CODE_OPERATORS",
     "GENOME_OPERATORS",
+    "LOGGED_COLLECTIONS",
+    "OWN_GAMES",
     "PROBE_COLLECTIONS",
     "Candidate",
     "climb_child",
@@ -320,6 +366,7 @@ __all__ = [
     "entry_genome",
     "make_children",
     "operators_for",
+    "probe_collections",
     "resolve_representation",
     "screen",
 ]
