@@ -10,7 +10,7 @@ collection games as its no-memory baseline logged them — or played by the prob
 ``--collections`` or when the run has no such log — then its first ``probe_tasks`` deployment tasks).
 ``G.json=DESIGN_ID`` (a design of the run played with that genome) adds the probe with memory from
 that design's own logged collection games alone, as the search's agent check measures a candidate
-(``atlas.alma.search.genome_step.AGENT_CHECKED``). Prints the probe score, the steered score and how
+(``AlmaConfig.agent_checks``). Prints the probe score, the steered score and how
 many probe tasks were solved, so designs' ranking by the screening can be set beside what the task
 agent did with them (``atlas eval``, the run's archive).
 """

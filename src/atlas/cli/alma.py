@@ -47,6 +47,8 @@ MAX_ITERATIONS, MAX_EPISODES, MAX_DEPLOY_SEEDS, MAX_CONCURRENCY, MAX_TURNS, MAX_
 HEADROOM_CONDITIONS = ("none", "learnable", "full")
 ENV_HELP = "Environment: " + " | ".join(s.name for s in env_specs()) + "."
 DEMO_BASELINES = "trajectory_retrieval"
+# The demo checks two candidates with the agent (six by default): with six it took 925 s (limit 900).
+DEMO_AGENT_CHECKS = 2
 
 
 def default(field: str) -> Any:
@@ -423,8 +425,18 @@ def register(app: typer.Typer) -> None:
             help="Genome search: candidates screened by the advice probe per generation (a "
             "fraction of a second each, no LLM; it stops early only for one that solves every probe "
             "task); the best few have their collection games played by the task agent and are probed "
-            "again with memory from those, and the best of them is played when that probe beats every "
-            "design played so far.",
+            "again with memory from those (--agent-checks), and the best of them is played when that "
+            "probe beats every design played so far.",
+        ),
+        agent_checks: int = typer.Option(
+            default("agent_checks"),
+            "--agent-checks",
+            min=0,
+            max=64,
+            help="Genome search: how many of the screening's best candidates (each the best of its set of "
+            "retrieve parts) have their collection games played by the task agent before one is chosen; "
+            "each costs those games (about a minute each on TextWorld fetch with the local model). 0: "
+            "play the screening's best unchecked.",
         ),
         env_settings: dict[str, Any] | None = None,
     ) -> None:
@@ -482,6 +494,7 @@ def register(app: typer.Typer) -> None:
                 meta_operators=[o.strip() for o in meta_operators.split(",") if o.strip()],
                 representation=representation,
                 genome_candidates=genome_candidates,
+                agent_checks=agent_checks,
             )
         else:
             from atlas.alma.state.config import AlmaConfig
@@ -771,6 +784,7 @@ def register(app: typer.Typer) -> None:
             representation="genome",
             meta_turns=2,
             until_found=True,
+            agent_checks=DEMO_AGENT_CHECKS,
         )
         console.print(results_table(archive, title="ATLAS demo — GraphWorld"))
         console.print(usage_line(archive))

@@ -176,3 +176,14 @@ def test_until_found_stops_after_the_first_found_design_and_resume_goes_on(tmp_p
     assert played and max(e.generation for e in evolved(archive)) == played[0] < 4
     resumed = search(tmp_path, embedder, json.dumps(EDIT), iterations=4, resume=True)
     assert max(e.generation for e in evolved(resumed)) == 4
+
+
+def test_without_agent_checks_the_screenings_best_is_played_unchecked(tmp_path, embedder):
+    archive = search(tmp_path, embedder, json.dumps(EDIT), iterations=4, agent_checks=0)
+    children = evolved(archive)
+    assert all("agent_probe" not in k for c in children for k in c.metadata["candidates"])
+    played = [c for c in children if c.status == "ok"]
+    assert played, [c.errors for c in children]
+    for c in played:
+        chosen = next(k for k in c.metadata["candidates"] if k["key"] == entry_genome(c).key)
+        assert c.metadata["screen_score"] == chosen["probe_score"] > 0  # the screening's score chose it

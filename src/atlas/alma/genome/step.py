@@ -64,7 +64,7 @@ PROBE_COLLECTIONS: tuple[tuple[Any, ...], ...] = (
 # 0.410 and 0.309; GraphWorld's found genome [+0.377] 0.042 -> 0.603; the hand-built ones 0 either way.
 # With the advised walks (the mean of four): demo 0.813 vs 0.000; depot 0.349 > 0.193 > 0 (three);
 # GraphWorld 0.343 vs 0 (four); fetch still the wrong way round (0.662 for the pick, 0.500 for the sighted
-# route), which the agent check separates (``atlas.alma.search.genome_step.AGENT_CHECKED``).
+# route), which the agent check separates (``AlmaConfig.agent_checks``).
 LOGGED_COLLECTIONS: tuple[tuple[Any, ...], ...] = (
     ("logged", 0),
     ("advised", 0, 1),

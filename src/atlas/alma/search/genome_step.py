@@ -34,7 +34,8 @@ from atlas.protocols.embed import Embedder
 from atlas.protocols.env import Environment
 from atlas.protocols.llm import LLM
 
-# The screening's best few candidates whose collection the task agent plays before one is chosen. The
+# The agent check (``AlmaConfig.agent_checks``, 6): the screening's best few candidates have their
+# collection games played by the task agent before one is chosen. The
 # screening learns a candidate from the baseline's games and from walks; a candidate whose advice changes
 # how the agent collects learns something else. Measured on each committed run's played genomes (the
 # probe with memory from the baseline's games, then from the design's own; the agent's gain over no
@@ -44,7 +45,6 @@ from atlas.protocols.llm import LLM
 # depot's [+0.294] 0.410 -> 0.391 (its other, [+0.195], 0.309 -> 0.000 on the first two tasks). A check
 # costs the agent's collection games (the first, with empty memory, is usually the baseline's, replayed
 # from the LLM reply cache; the chosen one's are replayed when it is played), two at once.
-AGENT_CHECKED = 6
 OWN_KIND = "own games"  # ``probe_kind`` of a probe with memory from a design's own collection games
 
 
@@ -148,7 +148,7 @@ class GenomeStep:
         return await self._probe(design, own, OWN_GAMES)
 
     async def agent_check(self, screened: list[Candidate], child_id: str, name: str) -> list[Candidate]:
-        """The screening's best ``AGENT_CHECKED`` candidates (a probe task solved; each the best of its
+        """The screening's best ``agent_checks`` candidates (``AlmaConfig``) (a probe task solved; each the best of its
         set of retrieve parts, so a family of near copies is checked once): each one's collection played by the task agent with it, then its probe with memory
         from those games (``Candidate.agent_probe``) — what the task agent's own collection teaches it,
         which the baseline's games cannot show when the candidate's advice changes how the agent collects."""
@@ -157,7 +157,7 @@ class GenomeStep:
         kinds: set[tuple[str, ...]] = set()
         for c in ranked:
             kind = tuple(sorted({r.part for r in c.genome.retrieve}))
-            if kind not in kinds and len(picked) < AGENT_CHECKED:
+            if kind not in kinds and len(picked) < self.rec.config.agent_checks:
                 kinds.add(kind)
                 picked.append(c)
         self.rec.progress.design(f"{name} agent check", len(self.rec.collection_tasks) * len(picked))
@@ -219,7 +219,7 @@ class GenomeStep:
         # Cheap first: only a candidate whose probe beats every design the task agent has played (and
         # its parent), each with memory from its own collection games, is worth deployment episodes. The
         # screening (no LLM) spends its whole budget, stopping early only for a candidate that solves every
-        # probe task, and hands its best few to the agent check (``AGENT_CHECKED``): their collection
+        # probe task, and hands its best few to the agent check (``agent_checks``): their collection
         # games with the task agent, and the probe again with memory from those.
         bar = max([await self.probe_of(parents[0])] + [await self.probe_of(e) for e in archive.scored()])
         probing = can_probe(self.env)
@@ -227,7 +227,11 @@ class GenomeStep:
         every = len(rec.deployment_tasks[: cfg.probe_tasks]) * len(probe_collections(logged))  # all solved
 
         def good_enough(c: Candidate) -> bool:
-            return not c.error and (not probing or (c.agent_solved > 0 and (c.agent_probe or 0.0) > bar))
+            if c.error or not probing:
+                return not c.error
+            if c.agent_probe is None:  # unchecked (``--agent-checks 0``): the screening's own score
+                return c.solved > 0 and c.probe_score > bar
+            return c.agent_solved > 0 and c.agent_probe > bar
 
         def perfect(c: Candidate) -> bool:
             return not probing or (not c.error and c.solved >= every)
@@ -249,7 +253,7 @@ class GenomeStep:
             good_enough=perfect,
             logged=logged,
         )
-        checked = await self.agent_check(screened, child_id, name) if probing else []
+        checked = await self.agent_check(screened, child_id, name) if probing and cfg.agent_checks else []
         ok = [c for c in (checked or screened) if not c.error]
         best: Candidate | None = max(ok, key=_checked_rank if checked else _rank, default=None)
         meta: dict[str, Any] = {
@@ -280,11 +284,16 @@ class GenomeStep:
         meta.update(
             genome=best.genome.model_dump(),
             screen_score=round(best.probe_score, 4),
-            probe_score=round(best.agent_probe or 0.0, 4),
-            steered=round(best.agent_steered, 4),
-            probe_solved=best.agent_solved,
-            probe_kind=OWN_KIND,  # what ``probe_of`` measures for a played design: its own games
         )
+        if best.agent_probe is not None:  # checked: what ``probe_of`` measures for a played design
+            meta.update(
+                probe_score=round(best.agent_probe, 4),
+                steered=round(best.agent_steered, 4),
+                probe_solved=best.agent_solved,
+                probe_kind=OWN_KIND,
+            )
+        else:
+            meta.update(probe_score=round(best.probe_score, 4), probe_solved=best.solved)
         _, entry = await rec.play(design, generation=generation, staged=True, metadata=meta)
         entry.metadata["beat_parent"] = beats(entry, parents[0])
         entry.metadata["operator_stats"] = stats_table(operator_stats([*archive, entry], self.operators))
@@ -332,4 +341,4 @@ class GenomeStep:
         return entry, source
 
 
-__all__ = ["AGENT_CHECKED", "GenomeStep", "actions_by_task"]
+__all__ = ["OWN_KIND", "GenomeStep", "actions_by_task"]

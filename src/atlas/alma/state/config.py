@@ -112,6 +112,9 @@ class AlmaConfig(BaseModel):
     # probe beats every played design's), and the deployment tasks each probe plays.
     genome_candidates: int = Field(256, ge=1, le=1000)
     probe_tasks: int = Field(8, ge=1, le=64)
+    # Genome search: the screening's best few whose collection games the task agent plays, probed again
+    # with memory from those games, before one is played (0: none, the screening's best is played).
+    agent_checks: int = Field(6, ge=0, le=64)
 
     @model_validator(mode="before")
     @classmethod
