@@ -117,6 +117,8 @@ class GenomeStep:
         """``entry``'s advice probe with memory from its *own* collection games, as the task agent played
         them with it (``own``; the screening's collections for an entry without logs): measured once and
         kept in its metadata, again when it was measured otherwise (a run resumed after a change)."""
+        if entry.metadata.get("probe_kind") == OWN_KIND and entry.metadata.get("probe_score") is not None:
+            return float(entry.metadata["probe_score"])  # its own games do not change: no logs to read
         own = self.collection_of(entry)
         kind = OWN_KIND if own else self.probe_kind()
         if entry.metadata.get("probe_score") is None or entry.metadata.get("probe_kind") != kind:
@@ -130,7 +132,10 @@ class GenomeStep:
         return float(entry.metadata["probe_score"])
 
     async def _probe(
-        self, design: Design, logged: dict[str, list[str]], collections: Any = None
+        self,
+        design: Design,
+        logged: dict[str, list[str]],
+        collections: tuple[tuple[Any, ...], ...] | None = None,
     ) -> dict[str, Any]:
         return await probe(
             design,
