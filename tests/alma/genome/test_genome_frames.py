@@ -486,5 +486,9 @@ def test_replayed_steps_become_rules_on_the_sentence_each_changed(pool, embedder
     assert lines == ["You are holding nothing: take ruby.", "You stand in hall: go cellar."], lines
     plan = {**genome, "retrieve": [{"part": "replay", "params": {"match": "shape"}}]}
     assert advice_after([ep], "fetch the ruby to the attic", pool, embedder, plan) == [
-        "What worked before: look, take ruby, go cellar."
+        "How far an unfinished attempt got: look, take ruby, go cellar."  # it failed: not what worked
+    ]
+    won = episode("fetch the gem to the attic", start, [("take gem", taken)], True)
+    assert advice_after([ep, won], "fetch the ruby to the attic", pool, embedder, plan) == [
+        "What worked before: take ruby."
     ]

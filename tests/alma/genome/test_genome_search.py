@@ -63,10 +63,9 @@ def search(
         env_seed=False,
         quiet=True,
         representation="genome",
-        genome_candidates=6,
         probe_tasks=2,
         **kwargs,
-        **extra,
+        **{"genome_candidates": 6, **extra},
     )[0]
 
 
@@ -86,6 +85,9 @@ def test_each_operator_is_tried_and_every_child_was_screened_first(straight):
         assert c.metadata["candidates"], c.metadata
         assert c.metadata["probe_kind"] == ("own games" if c.status == "ok" else "logged")  # genome_step
         assert all(0.0 <= cand["probe_score"] <= 1.0 for cand in c.metadata["candidates"])
+        # every checked candidate is kept with its genome: the next generations' climb starts from the best
+        checked = {parse_genome(r["genome"]).key: r["agent_probe"] for r in c.metadata["checked"]}
+        assert checked == {k["key"]: k["agent_probe"] for k in c.metadata["candidates"] if "agent_probe" in k}
         if c.status == "ok":  # played by the task agent only after its probe solved a task
             assert c.metadata["probe_solved"] > 0 and entry_genome(c) is not None
             # ... with memory from its own collection games, played by the task agent before it was chosen
@@ -187,3 +189,17 @@ def test_without_agent_checks_the_screenings_best_is_played_unchecked(tmp_path, 
     for c in played:
         chosen = next(k for k in c.metadata["candidates"] if k["key"] == entry_genome(c).key)
         assert c.metadata["screen_score"] == chosen["probe_score"] > 0  # the screening's score chose it
+
+
+def test_later_generations_check_what_the_climb_made_from_the_best_checked_genomes(tmp_path, embedder):
+    """The climb learns from the agent check: a generation's anchored checks descend from the genomes
+    earlier generations' checks rated best (``checked_anchors``), and there are some."""
+    from atlas.alma.search.genome_step import checked_anchors
+
+    children = evolved(search(tmp_path, embedder, json.dumps(EDIT), iterations=3, genome_candidates=12))
+    anchored = []
+    for i, c in enumerate(children):
+        rows = [r for r in c.metadata.get("checked", []) if r.get("anchor")]
+        assert {r["anchor"] for r in rows} <= {g.key for g in checked_anchors(children[:i])}
+        anchored += rows
+    assert anchored, [c.metadata.get("checked") for c in children]

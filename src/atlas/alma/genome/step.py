@@ -123,7 +123,11 @@ def operators_for(representation: str, has_meta_llm: bool) -> list[str]:
 
 
 def entry_genome(entry: Any) -> Genome | None:
-    data = (getattr(entry, "metadata", None) or {}).get("genome")
+    return read_genome((getattr(entry, "metadata", None) or {}).get("genome"))
+
+
+def read_genome(data: Any) -> Genome | None:
+    """``data`` as a genome, or None when it is not one (a record kept by an older run, say)."""
     if not isinstance(data, dict):
         return None
     try:
@@ -144,6 +148,7 @@ class Candidate:
     agent_probe: float | None = None
     agent_steered: float = 0.0
     agent_solved: int = 0
+    anchor: str = ""  # the key of the checked genome (``anchors``) the climb made this one from, if any
 
 
 async def make_children(
@@ -317,12 +322,16 @@ async def evolve_candidates(
     name: str,
     good_enough: Callable[[Candidate], bool] | None = None,
     logged: Mapping[str, Sequence[str]] | None = None,
+    anchors: Sequence[Genome] = (),
 ) -> tuple[list[Candidate], list[str]]:
     """Up to ``budget`` candidates, screened with no LLM: a first round by ``operator``, then rounds of
     mutations of the best so far (by how far their advice steered the probe) — half of them random
     genomes while no candidate has solved a probe task — until one is ``good_enough`` or the budget is
-    spent."""
+    spent. ``anchors`` (genomes the task agent's own collection rated best, ``GenomeStep``) stay sources
+    of the climb whatever the screening says of them; each candidate made from one, directly or through
+    the climb, names it (``Candidate.anchor``)."""
     size = max(1, min(budget, ROUND_SIZE))
+    lineage = {a.key: a.key for a in anchors}
     genomes, notes = await make_children(
         operator, parents, keys, rng, count=size, seen=seen, meta_llm=meta_llm, name=name
     )
@@ -337,20 +346,26 @@ async def evolve_candidates(
         flat = not any(c.solved for c in screened)  # nothing solved yet: explore as much as climb
         # The first parent stays a source: an operator's children can all be worse than it (an LLM
         # edit that broke a working genome), and the climb must not start from them alone.
-        sources = [c.genome for c in ranked] + [g for g, _, _ in parents[:1]]
+        sources = [c.genome for c in ranked] + [g for g, _, _ in parents[:1]] + list(anchors)
         for i in range(min(size, budget - len(screened))):
+            anchor = ""
             if flat and i % 2:
                 child = random_genome(rng, keys, name=name)
             else:
-                child = climb_child(rng.choice(sources), rng, keys, name=name)
+                source = rng.choice(sources)
+                child, anchor = climb_child(source, rng, keys, name=name), lineage.get(source.key, "")
             if child.key not in seen:
                 seen.add(child.key)
                 more.append(child)
+                if anchor:
+                    lineage[child.key] = anchor
         if not more:
             break
         screened += await screen(
             more, env, collection, probe_tasks, embedder=embedder, pool=pool, logged=logged
         )
+    for c in screened:
+        c.anchor = lineage.get(c.genome.key, "")
     return screened, notes
 
 
@@ -367,6 +382,7 @@ __all__ = [
     "make_children",
     "operators_for",
     "probe_collections",
+    "read_genome",
     "resolve_representation",
     "screen",
 ]

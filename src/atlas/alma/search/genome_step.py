@@ -6,7 +6,7 @@ played so far (see ``atlas.alma.genome.step`` for the screening itself)."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from random import Random
 from typing import Any
 
@@ -15,7 +15,7 @@ from atlas.alma.author.analysis import parent_analysis
 from atlas.alma.author.debug_log import DesignLogs
 from atlas.alma.baselines import get_baseline
 from atlas.alma.design import Design
-from atlas.alma.genome import ObsKeys
+from atlas.alma.genome import Genome, ObsKeys
 from atlas.alma.genome.bandit import operator_stats, stats_table
 from atlas.alma.genome.compile import genome_design
 from atlas.alma.genome.step import (
@@ -25,6 +25,7 @@ from atlas.alma.genome.step import (
     evolve_candidates,
     probe,
     probe_collections,
+    read_genome,
 )
 from atlas.alma.sandbox.pool import WorkerPool
 from atlas.alma.search.record import Recorder, beats
@@ -46,6 +47,12 @@ from atlas.protocols.llm import LLM
 # costs the agent's collection games (the first, with empty memory, is usually the baseline's, replayed
 # from the LLM reply cache; the chosen one's are replayed when it is played), two at once.
 OWN_KIND = "own games"  # ``probe_kind`` of a probe with memory from a design's own collection games
+# The climb learns from the check: the genomes that probed best with the agent's own collection in earlier
+# generations (played or not; ``anchors``) stay sources of the screening's climb, and the best-screened
+# candidate made from each takes one of the check's slots (at most half of them), so the search climbs on
+# the score the agent's games give while the screening only filters each one's neighbours. Without it the
+# climb followed the screening alone, which ranks fetch's genomes the wrong way round (see above).
+ANCHORS = 2
 
 
 def actions_by_task(rows: Iterable[dict[str, Any]]) -> dict[str, list[str]]:
@@ -58,6 +65,35 @@ def actions_by_task(rows: Iterable[dict[str, Any]]) -> dict[str, list[str]]:
     return out
 
 
+def _number(x: Any) -> float:
+    return float(x) if isinstance(x, int | float) and not isinstance(x, bool) else 0.0
+
+
+def checked_anchors(entries: Iterable[ArchiveEntry], n: int = ANCHORS) -> list[Genome]:
+    """The ``n`` genomes whose probe with the task agent's own collection games was best (the rows of
+    ``metadata["checked"]``, played or not, and played genomes measured so), best first; none that
+    probed 0, each once."""
+    rows: list[dict[str, Any]] = []
+    for e in entries:
+        rows += [r for r in e.metadata.get("checked") or [] if isinstance(r, dict)]
+        if e.status == "ok" and e.metadata.get("probe_kind") == OWN_KIND:  # runs from before ``checked``
+            rows.append(
+                {
+                    **e.metadata,
+                    "agent_probe": e.metadata.get("probe_score"),
+                    "agent_steered": e.metadata.get("steered"),
+                }
+            )
+    best: dict[str, tuple[float, float, Genome]] = {}
+    for row in rows:
+        g = read_genome(row.get("genome"))
+        score, steered = _number(row.get("agent_probe")), _number(row.get("agent_steered"))
+        if g is not None and score > 0 and (score, steered) > best.get(g.key, (0.0, 0.0, g))[:2]:
+            best[g.key] = (score, steered, g)
+    ranked = sorted(best.values(), key=lambda t: (t[0], t[1]), reverse=True)
+    return [g for _, _, g in ranked[:n]]
+
+
 def _rank(c: Candidate) -> tuple[float, float, int]:
     """The screening's order: probe score, then how far the advice steered, then fewer retrieve parts."""
     return (c.probe_score, c.steered, -len(c.genome.retrieve))
@@ -66,6 +102,26 @@ def _rank(c: Candidate) -> tuple[float, float, int]:
 def _checked_rank(c: Candidate) -> tuple[float, float, float, float]:
     """After the agent check: the probe with the agent's own collection first, then the screening's."""
     return (c.agent_probe or 0.0, c.agent_steered, c.probe_score, c.steered)
+
+
+def to_check(screened: list[Candidate], anchors: Sequence[Genome], limit: int) -> list[Candidate]:
+    """Up to ``limit`` candidates for the agent check, of those that solved a probe task: first, for each
+    of ``anchors`` (at most half of ``limit``), the best-screened candidate the climb made from it; then
+    the screening's best, each the best of its set of retrieve parts (a family of near copies is
+    checked once)."""
+    ranked = sorted((c for c in screened if not c.error and c.solved > 0), key=_rank, reverse=True)
+    picked: list[Candidate] = []
+    for a in anchors[: limit // 2]:
+        near = next((c for c in ranked if c.anchor == a.key), None)
+        if near is not None:
+            picked.append(near)
+    kinds: set[tuple[str, ...]] = set()
+    for c in ranked:
+        kind = tuple(sorted({r.part for r in c.genome.retrieve}))
+        if kind not in kinds and all(c is not p for p in picked) and len(picked) < limit:
+            kinds.add(kind)
+            picked.append(c)
+    return picked
 
 
 class GenomeStep:
@@ -152,19 +208,14 @@ class GenomeStep:
         """The probe with memory from ``design``'s own collection games alone (``OWN_GAMES``)."""
         return await self._probe(design, own, OWN_GAMES)
 
-    async def agent_check(self, screened: list[Candidate], child_id: str, name: str) -> list[Candidate]:
-        """The screening's best ``agent_checks`` candidates (``AlmaConfig``) (a probe task solved; each the best of its
-        set of retrieve parts, so a family of near copies is checked once): each one's collection played by the task agent with it, then its probe with memory
-        from those games (``Candidate.agent_probe``) — what the task agent's own collection teaches it,
-        which the baseline's games cannot show when the candidate's advice changes how the agent collects."""
-        ranked = sorted((c for c in screened if not c.error and c.solved > 0), key=_rank, reverse=True)
-        picked: list[Candidate] = []
-        kinds: set[tuple[str, ...]] = set()
-        for c in ranked:
-            kind = tuple(sorted({r.part for r in c.genome.retrieve}))
-            if kind not in kinds and len(picked) < self.rec.config.agent_checks:
-                kinds.add(kind)
-                picked.append(c)
+    async def agent_check(
+        self, screened: list[Candidate], child_id: str, name: str, anchors: Sequence[Genome] = ()
+    ) -> list[Candidate]:
+        """The candidates ``to_check`` (``agent_checks`` of ``AlmaConfig``): each one's collection played
+        by the task agent with it, then its probe with memory from those games (``Candidate.agent_probe``)
+        — what the task agent's own collection teaches it, which the baseline's games cannot show when the
+        candidate's advice changes how the agent collects."""
+        picked = to_check(screened, anchors, self.rec.config.agent_checks)
         self.rec.progress.design(f"{name} agent check", len(self.rec.collection_tasks) * len(picked))
         slots = asyncio.Semaphore(max(1, self.rec.config.concurrency))  # checks share the agent's slots
 
@@ -229,6 +280,7 @@ class GenomeStep:
         bar = max([await self.probe_of(parents[0])] + [await self.probe_of(e) for e in archive.scored()])
         probing = can_probe(self.env)
         logged = self.logged_collection()
+        anchors = checked_anchors(archive) if probing and cfg.agent_checks else []
         every = len(rec.deployment_tasks[: cfg.probe_tasks]) * len(probe_collections(logged))  # all solved
 
         def good_enough(c: Candidate) -> bool:
@@ -257,8 +309,11 @@ class GenomeStep:
             name=name,
             good_enough=perfect,
             logged=logged,
+            anchors=anchors,
         )
-        checked = await self.agent_check(screened, child_id, name) if probing and cfg.agent_checks else []
+        checked = (
+            await self.agent_check(screened, child_id, name, anchors) if probing and cfg.agent_checks else []
+        )
         ok = [c for c in (checked or screened) if not c.error]
         best: Candidate | None = max(ok, key=_checked_rank if checked else _rank, default=None)
         meta: dict[str, Any] = {
@@ -274,6 +329,18 @@ class GenomeStep:
                     **({} if c.agent_probe is None else {"agent_probe": round(c.agent_probe, 4)}),
                 }
                 for c in screened
+            ],
+            "checked": [
+                {
+                    "genome": c.genome.model_dump(),
+                    "agent_probe": round(c.agent_probe, 4),
+                    "agent_steered": round(c.agent_steered, 4),
+                    "agent_solved": c.agent_solved,
+                    "screen_score": round(c.probe_score, 4),
+                    **({"anchor": c.anchor} if c.anchor else {}),
+                }
+                for c in checked
+                if c.agent_probe is not None
             ],
             "operator_notes": notes,
             "probe_bar": bar,
@@ -346,4 +413,4 @@ class GenomeStep:
         return entry, source
 
 
-__all__ = ["OWN_KIND", "GenomeStep", "actions_by_task"]
+__all__ = ["ANCHORS", "OWN_KIND", "GenomeStep", "actions_by_task", "checked_anchors", "to_check"]

@@ -335,6 +335,7 @@ def encode_sequences(memory, episode, tools, p, store):
             "actions": templates,
             "situations": [slotted(w, gw) or w for w in situations],
             "score": episode.get("score", 0.0),
+            "success": bool(episode.get("success")),
         }
     )
     memory["sequences"] = recent(m, store.get("recent", 0))[-store.get("cap", 200) :]

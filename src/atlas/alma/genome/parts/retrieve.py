@@ -363,7 +363,10 @@ def retrieve_replay(memory, task, tools, p):
         return []
     steps = [filled(a, gw) or a for a in found[-1]["actions"]]
     if p.get("form", "plan") != "rules":
-        return [{"kind": "plan", "title": "What worked before", "steps": steps}]
+        # A sequence kept from a failed episode (``successes_only`` off) is not what worked: say so.
+        worked = found[-1].get("success", True)  # sequences kept before this was recorded: as titled then
+        title = "What worked before" if worked else "How far an unfinished attempt got"
+        return [{"kind": "plan", "title": title, "steps": steps}]
     rules = []
     for step, where in zip(steps, found[-1].get("situations") or [], strict=False):
         cond = filled(where, gw) or where

@@ -1,0 +1,108 @@
+"""The climb learns from the agent check: genomes whose probe with the task agent's own collection games
+was best (``checked_anchors``) stay sources of the screening's climb, each candidate made from one names
+it, and the best-screened of those takes a check slot before the screening's own picks (``to_check``)."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+
+from atlas.alma.evaluate.harness import make_tasks
+from atlas.alma.genome import baseline_genome
+from atlas.alma.genome.operators import env_observation_keys, random_genome
+from atlas.alma.genome.step import Candidate, evolve_candidates
+from atlas.alma.search.genome_step import ANCHORS, OWN_KIND, checked_anchors, to_check
+from atlas.alma.state.archive import ArchiveEntry
+from atlas.envs.registry import get_env
+
+G = [baseline_genome(n) for n in ("trajectory_retrieval", "cheatsheet", "reasoning_bank", "spatial_graph")]
+
+
+def _row(genome, agent_probe, steered=0.1):
+    return {"genome": genome.model_dump(), "agent_probe": agent_probe, "agent_steered": steered}
+
+
+def _entry(i: int, **metadata) -> ArchiveEntry:
+    return ArchiveEntry(id=f"d-{i:04d}", name=f"m{i}", origin="meta", status="invalid", metadata=metadata)
+
+
+def test_anchors_are_the_best_own_games_probes_each_once_never_0_and_bad_rows_are_skipped():
+    entries = [
+        _entry(1, checked=[_row(G[0], 0.30), _row(G[1], 0.0), "not a row", {"genome": {"encode": 3}}]),
+        _entry(
+            2,
+            checked=[
+                _row(G[2], 0.50, 0.2),
+                _row(G[0], 0.45),
+                {"genome": G[3].model_dump(), "agent_probe": "x"},
+            ],
+        ),
+        _entry(3, checked="corrupt"),
+    ]
+    assert [g.key for g in checked_anchors(entries)] == [G[2].key, G[0].key]  # G[0] at its best, 0.45
+    assert ANCHORS == 2 and [g.key for g in checked_anchors(entries, n=5)] == [G[2].key, G[0].key]
+    # a played genome of a run from before ``checked`` was kept counts with its own-games probe
+    played = ArchiveEntry(
+        id="d-0004",
+        name="m4",
+        origin="meta",
+        status="ok",
+        metadata={"genome": G[3].model_dump(), "probe_score": 0.9, "steered": 0.9, "probe_kind": OWN_KIND},
+    )
+    assert checked_anchors([*entries, played])[0].key == G[3].key
+    played.metadata["probe_kind"] = "logged"  # a screening score is not an own-games probe
+    assert G[3].key not in {g.key for g in checked_anchors([*entries, played], n=5)}
+
+
+def test_an_anchors_best_screened_child_is_checked_first_then_the_screenings_best_of_each_kind():
+    rng = random.Random(3)
+    keys = env_observation_keys(get_env("graphworld"), 0)
+    a, b, *near = [random_genome(rng, keys) for _ in range(5)]
+
+    def cand(g, score, anchor=None, solved=1, error=""):
+        key = anchor.key if anchor is not None else ""
+        return Candidate(genome=g, probe_score=score, steered=score, solved=solved, anchor=key, error=error)
+
+    top = cand(G[0], 0.9)
+    screened = [
+        top,
+        cand(G[0].model_copy(update={"name": "copy"}), 0.8),  # the same retrieve parts as ``top``
+        cand(near[0], 0.2, anchor=a),
+        cand(near[1], 0.4, anchor=a),  # a's best-screened child
+        cand(near[2], 0.7, anchor=b, solved=0),  # solved no probe task: never checked
+        cand(G[1], 0.5),
+        cand(G[2], 0.95, error="crashed"),
+    ]
+    assert to_check(screened, [a, b], limit=4) == [screened[3], top, screened[5], screened[2]]
+    assert to_check(screened, [a, b], limit=2) == [screened[3], top]  # anchors take at most half
+    assert to_check(screened, [a], limit=1) == [top]
+    assert to_check(screened, [], limit=6) == [top, screened[5], screened[3], screened[2]]
+
+
+def test_the_climb_keeps_an_anchor_as_a_source_and_its_children_name_it(pool, embedder):
+    env = get_env("graphworld", rooms=5)
+    collection, deployment = make_tasks(env, episodes=2, seed=4, family=4, deployment_seeds=[10_011])
+    keys, rng = env_observation_keys(env, 4), random.Random(4)
+    anchor = baseline_genome("spatial_graph")
+    screened, _ = asyncio.run(
+        evolve_candidates(
+            "mutate",
+            [(baseline_genome("trajectory_retrieval"), None, "")],
+            keys,
+            rng,
+            budget=40,
+            seen={anchor.key},
+            env=env,
+            collection=collection,
+            probe_tasks=deployment[:2],
+            embedder=embedder,
+            pool=pool,
+            name="t",
+            anchors=[anchor],
+        )
+    )
+    first_round = screened[:8]  # the operator's children of the parent
+    assert all(c.anchor == "" for c in first_round)
+    made = [c for c in screened if c.anchor]
+    assert made and {c.anchor for c in made} == {anchor.key}
+    assert all(c.genome.key != anchor.key for c in screened)
