@@ -79,7 +79,7 @@ def checked_anchors(entries: Iterable[ArchiveEntry], n: int = ANCHORS) -> list[G
         if e.status == "ok" and e.metadata.get("probe_kind") == OWN_KIND:  # runs from before ``checked``
             rows.append(
                 {
-                    **e.metadata,
+                    "genome": e.metadata.get("genome"),
                     "agent_probe": e.metadata.get("probe_score"),
                     "agent_steered": e.metadata.get("steered"),
                 }
