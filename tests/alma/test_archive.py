@@ -164,6 +164,8 @@ def _set(path: list, value):
             "per_task.0.score: Input should be a finite number",
         ),
         (_set(["entries", 1, "id"], "d-0001"), "duplicate entry ids d-0001"),
+        (_set(["run_time_s"], -5), "'run_time_s' must be a number of seconds"),
+        (_set(["run_time_s"], "an hour"), "'run_time_s' must be a number of seconds"),
     ],
 )
 def test_corrupt_archive_content_is_a_clear_error_with_the_backup_hint(tmp_path, edit, expected):
@@ -242,3 +244,23 @@ def test_corrupt_learned_memory_is_a_clear_error(tmp_path):
     (tmp_path / "memory" / "d-0001.json").write_text('{"memory": [torn')
     with pytest.raises(ArchiveError, match=r"cannot read the learned memory of d-0001 at .*d-0001.json"):
         Archive.load(tmp_path).hydrate()
+
+
+def test_the_run_time_is_kept_across_resumes_and_old_archives_count_their_generations(tmp_path):
+    data = _saved(tmp_path)
+    assert data["run_time_s"] == 0  # its clock never started: no search ran
+    data["run_time_s"] = 600.0
+    (tmp_path / "archive.json").write_text(json.dumps(data))
+    arch = Archive.load(tmp_path)
+    arch.start_clock()
+    assert 600.0 <= arch.run_time_s() < 660.0
+    arch.save()
+    assert Archive.load(tmp_path).earlier_time_s >= 600.0
+    del data["run_time_s"]  # written before the run's time was kept: its generations' durations
+    data["iterations"] = [
+        {"generation": 1, "duration_s": 90.5},
+        {"generation": 2},
+        {"generation": 3, "duration_s": 30},
+    ]
+    (tmp_path / "archive.json").write_text(json.dumps(data))
+    assert Archive.load(tmp_path).earlier_time_s == 120.5

@@ -282,7 +282,16 @@ def test_max_minutes_stops_a_search_before_the_next_generation_and_resume_contin
         e.origin != "meta" for e in saved
     )  # the baseline and seeds are kept
     best = saved.best()
-    assert best is not None
+    assert best is not None and saved.earlier_time_s > 0
+    with pytest.raises(SearchStopped, match="resumed parts included"):  # the cap counts the run's own time
+        atlas.alma.run(
+            resume=tmp_path / "r",
+            embedder=embedder,
+            iterations=1,
+            llm=llm(task_policy),
+            meta_llm=llm(meta),
+            debug_llm=llm(debug_policy),
+        )
     resumed, _ = atlas.alma.run(
         resume=tmp_path / "r",
         embedder=embedder,
@@ -296,6 +305,8 @@ def test_max_minutes_stops_a_search_before_the_next_generation_and_resume_contin
     assert [it["generation"] for it in resumed.iterations] == [1]
     child = next(e for e in resumed if e.generation == 1)
     assert child.parent_ids[0] == best.id
+    again = atlas.alma.Archive.load(tmp_path / "r")
+    assert again.earlier_time_s >= saved.earlier_time_s + resumed.iterations[0]["duration_s"]
 
 
 # ---- 5. tool time counts; host work and logs are capped -------------------------------------------

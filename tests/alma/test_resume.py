@@ -26,7 +26,7 @@ SETTINGS = dict(
     baselines=["trajectory_retrieval"],
     quiet=True,
 )
-VOLATILE = {"created_at", "duration_s", "eval_duration_s"}
+VOLATILE = {"created_at", "duration_s", "eval_duration_s", "run_time_s"}
 
 
 def llms():

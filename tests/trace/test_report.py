@@ -115,6 +115,16 @@ def test_default_output_folder_is_run_dir_report(tmp_path: Path):
     assert (run / "report" / "report.md").is_file()
 
 
+def test_the_report_gives_the_runs_own_time_when_the_archive_keeps_it(tmp_path: Path, report):
+    assert "The run's own time" not in report.markdown.read_text()  # the sample run predates it
+    run = tmp_path / "run"
+    shutil.copytree(SAMPLE, run)
+    archive = json.loads((run / "archive.json").read_text())
+    (run / "archive.json").write_text(json.dumps({**archive, "run_time_s": 5430.0}))
+    md = write_report(run).markdown.read_text()
+    assert "The run's own time, resumed parts included: 90.5 minutes." in md
+
+
 def test_a_run_with_no_designs_yet_still_gets_a_report(tmp_path: Path):
     run = tmp_path / "run"
     run.mkdir()

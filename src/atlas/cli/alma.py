@@ -350,9 +350,9 @@ def register(app: typer.Typer) -> None:
         max_minutes: float | None = typer.Option(
             None,
             "--max-minutes",
-            help="Stop the search cleanly "
-            "before the first generation that starts after this many "
-            "minutes (more than 0; the archive is saved; --resume continues).",
+            help="Stop the search cleanly before the first generation that starts after the run has "
+            "run this many minutes, its resumed parts included (more than 0; the archive is saved; "
+            "--resume with a higher limit continues).",
         ),
         until_found: bool = typer.Option(
             False,

@@ -646,6 +646,8 @@ def render_markdown(run: RunSnapshot, paths: ReportPaths) -> str:
         )
     else:
         out.append("No iteration has finished yet.")
+    if run.run_time_s:
+        out += ["", f"The run's own time, resumed parts included: {run.run_time_s / 60:.1f} minutes."]
     out.append("")
     if run.warnings:
         out += ["## Notes from reading the run folder", ""]

@@ -61,6 +61,7 @@ class RunSnapshot:
     events: list[dict[str, Any]]
     stamp: str
     warnings: list[str] = field(default_factory=list)
+    run_time_s: float | None = None  # the run's own time, resumed parts included (archives that keep it)
 
     # ------------------------------------------------------------------ derived views
     def entry(self, design_id: str) -> dict[str, Any] | None:
@@ -363,6 +364,7 @@ def read_run(run_dir: str | Path) -> RunSnapshot:
         events=events,
         stamp=stamp,
         warnings=warnings,
+        run_time_s=_num(archive.get("run_time_s")),
     )
 
 

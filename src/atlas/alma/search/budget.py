@@ -28,14 +28,14 @@ def over_cost(generation: int, spent: float, cap: float | None, run_dir: Path) -
 
 
 def over_time(generation: int, elapsed_s: float, cap: float | None, run_dir: Path) -> str | None:
-    """Stop before ``generation`` once this invocation has run ``cap`` minutes (a generation is not
-    cut short: the search may overrun by one generation)."""
+    """Stop before ``generation`` once the run (resumed parts included) has run ``cap`` minutes (a
+    generation is not cut short: the search may overrun by one generation)."""
     if cap is None or elapsed_s < cap * 60:
         return None
     return (
-        f"stopped before generation {generation}: {elapsed_s / 60:.1f} minutes reached --max-minutes "
-        f"{cap:g}. The archive is saved in {run_dir}; to continue: "
-        f"atlas run --resume {run_dir} --max-minutes <minutes>"
+        f"stopped before generation {generation}: the run has run {elapsed_s / 60:.1f} minutes (resumed "
+        f"parts included), reaching --max-minutes {cap:g}. The archive is saved in {run_dir}; to "
+        f"continue, raise the limit: atlas run --resume {run_dir} --max-minutes <minutes>"
     )
 
 

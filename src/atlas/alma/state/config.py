@@ -86,7 +86,7 @@ class AlmaConfig(BaseModel):
     max_rpm: float | None = Field(None, gt=0)
     max_minutes: float | None = Field(
         None, gt=0
-    )  # stop cleanly before the first generation past this wall time
+    )  # stop cleanly before the first generation past this much of the run's own time (resumes included)
     # Stop after the first generation whose design beats no memory with its paired 95% interval above 0
     # (the demo's use: show a discovery, then stop).
     until_found: bool = False
