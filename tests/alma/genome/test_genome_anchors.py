@@ -11,7 +11,7 @@ from atlas.alma.evaluate.harness import make_tasks
 from atlas.alma.genome import baseline_genome
 from atlas.alma.genome.operators import env_observation_keys, random_genome
 from atlas.alma.genome.step import Candidate, evolve_candidates
-from atlas.alma.search.genome_step import ANCHORS, OWN_KIND, checked_anchors, to_check
+from atlas.alma.search.genome_step import ANCHORS, OWN_KIND, checked_anchors, checked_likeness, to_check
 from atlas.alma.state.archive import ArchiveEntry
 from atlas.envs.registry import get_env
 
@@ -77,6 +77,32 @@ def test_an_anchors_best_screened_child_is_checked_first_then_the_screenings_bes
     assert to_check(screened, [a, b], limit=2) == [screened[3], top]  # anchors take at most half
     assert to_check(screened, [a], limit=1) == [top]
     assert to_check(screened, [], limit=6) == [top, screened[5], screened[3], screened[2]]
+
+
+def test_a_near_copy_of_a_checked_genome_or_of_another_pick_is_not_checked():
+    a, b = G[0], G[3]
+    reordered = a.model_copy(update={"name": "reordered", "retrieve": list(reversed(a.retrieve))})
+    other = G[1]
+
+    def cand(g, score, anchor):
+        return Candidate(genome=g, probe_score=score, steered=score, solved=1, anchor=anchor.key)
+
+    earlier = [
+        _entry(1, checked=[{**_row(a, 0.7), "screen_score": 0.6698}, {**_row(b, 0.5), "screen_score": "x"}]),
+        _entry(2, checked=[{"genome": {"encode": 3}, "screen_score": 0.1}, "not a row"]),
+    ]
+    known = checked_likeness(earlier)
+    assert known == {(tuple(sorted({r.part for r in a.retrieve})), 0.67)}  # bad rows and scores skipped
+    screened = [
+        cand(reordered, 0.66981, a),  # a again, parts reordered: screens the same as a did
+        cand(other, 0.55, a),
+        cand(other.model_copy(update={"name": "twin"}), 0.55, b),  # b's child, a near copy of a's pick
+        cand(b, 0.4, b),
+    ]
+    assert to_check(screened, [a, b], limit=4, checked=known) == [screened[1], screened[3]]
+    assert (
+        to_check(screened, [a, b], limit=4)[0] is screened[0]
+    )  # nothing checked before: a's copy goes first
 
 
 def test_the_climb_keeps_an_anchor_as_a_source_and_its_children_name_it(pool, embedder):

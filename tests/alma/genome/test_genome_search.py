@@ -193,13 +193,21 @@ def test_without_agent_checks_the_screenings_best_is_played_unchecked(tmp_path, 
 
 def test_later_generations_check_what_the_climb_made_from_the_best_checked_genomes(tmp_path, embedder):
     """The climb learns from the agent check: a generation's anchored checks descend from the genomes
-    earlier generations' checks rated best (``checked_anchors``), and there are some."""
+    earlier generations' checks rated best (``checked_anchors``), and there are some; no genome is
+    checked twice in the run, near copies included (the same retrieve parts screening the same)."""
     from atlas.alma.search.genome_step import checked_anchors
 
-    children = evolved(search(tmp_path, embedder, json.dumps(EDIT), iterations=3, genome_candidates=12))
-    anchored = []
+    children = evolved(search(tmp_path, embedder, json.dumps(EDIT), iterations=3, genome_candidates=24))
+    anchored, likeness = [], []
     for i, c in enumerate(children):
-        rows = [r for r in c.metadata.get("checked", []) if r.get("anchor")]
-        assert {r["anchor"] for r in rows} <= {g.key for g in checked_anchors(children[:i])}
-        anchored += rows
+        rows = c.metadata.get("checked", [])
+        assert {r["anchor"] for r in rows if r.get("anchor")} <= {
+            g.key for g in checked_anchors(children[:i])
+        }
+        anchored += [r for r in rows if r.get("anchor")]
+        likeness += [
+            (tuple(sorted({u["part"] for u in r["genome"]["retrieve"]})), round(r["screen_score"], 3))
+            for r in rows
+        ]
     assert anchored, [c.metadata.get("checked") for c in children]
+    assert len(likeness) == len(set(likeness)) > 6

@@ -69,14 +69,13 @@ def _number(x: Any) -> float:
     return float(x) if isinstance(x, int | float) and not isinstance(x, bool) else 0.0
 
 
-def checked_anchors(entries: Iterable[ArchiveEntry], n: int = ANCHORS) -> list[Genome]:
-    """The ``n`` genomes whose probe with the task agent's own collection games was best (the rows of
-    ``metadata["checked"]``, played or not, and played genomes measured so), best first; none that
-    probed 0, each once."""
+def _checked_rows(entries: Iterable[ArchiveEntry]) -> list[dict[str, Any]]:
+    """Every genome the agent check has measured: the rows of ``metadata["checked"]`` (played or not)
+    and played genomes measured so (runs from before ``checked`` was kept)."""
     rows: list[dict[str, Any]] = []
     for e in entries:
         rows += [r for r in e.metadata.get("checked") or [] if isinstance(r, dict)]
-        if e.status == "ok" and e.metadata.get("probe_kind") == OWN_KIND:  # runs from before ``checked``
+        if e.status == "ok" and e.metadata.get("probe_kind") == OWN_KIND:
             rows.append(
                 {
                     "genome": e.metadata.get("genome"),
@@ -84,8 +83,14 @@ def checked_anchors(entries: Iterable[ArchiveEntry], n: int = ANCHORS) -> list[G
                     "agent_steered": e.metadata.get("steered"),
                 }
             )
+    return rows
+
+
+def checked_anchors(entries: Iterable[ArchiveEntry], n: int = ANCHORS) -> list[Genome]:
+    """The ``n`` genomes whose probe with the task agent's own collection games was best (``_checked_rows``),
+    best first; none that probed 0, each once."""
     best: dict[str, tuple[float, float, Genome]] = {}
-    for row in rows:
+    for row in _checked_rows(entries):
         g = read_genome(row.get("genome"))
         score, steered = _number(row.get("agent_probe")), _number(row.get("agent_steered"))
         if g is not None and score > 0 and (score, steered) > best.get(g.key, (0.0, 0.0, g))[:2]:
@@ -104,23 +109,55 @@ def _checked_rank(c: Candidate) -> tuple[float, float, float, float]:
     return (c.agent_probe or 0.0, c.agent_steered, c.probe_score, c.steered)
 
 
-def to_check(screened: list[Candidate], anchors: Sequence[Genome], limit: int) -> list[Candidate]:
+def _likeness(genome: Genome, screen_score: float) -> tuple[tuple[str, ...], float]:
+    """What a near copy shares with its original: the retrieve parts and the screening's score (a copy
+    with its parts reordered, or a parameter changed that the memory never reaches, screens the same)."""
+    return tuple(sorted({r.part for r in genome.retrieve})), round(round(screen_score, 4), 3)  # rows keep 4
+
+
+def checked_likeness(entries: Iterable[ArchiveEntry]) -> set[tuple[tuple[str, ...], float]]:
+    """``_likeness`` of every genome the agent check measured in earlier generations."""
+    out = set()
+    for row in _checked_rows(entries):
+        g, score = read_genome(row.get("genome")), row.get("screen_score")
+        if g is not None and isinstance(score, int | float) and not isinstance(score, bool):
+            out.add(_likeness(g, float(score)))
+    return out
+
+
+def to_check(
+    screened: list[Candidate],
+    anchors: Sequence[Genome],
+    limit: int,
+    checked: Iterable[tuple[tuple[str, ...], float]] = (),
+) -> list[Candidate]:
     """Up to ``limit`` candidates for the agent check, of those that solved a probe task: first, for each
     of ``anchors`` (at most half of ``limit``), the best-screened candidate the climb made from it; then
     the screening's best, each the best of its set of retrieve parts (a family of near copies is
-    checked once)."""
+    checked once). None is a near copy (``_likeness``) of another pick or of a genome ``checked`` before:
+    such a copy spends the agent's games to measure what is known (in one fetch generation all six
+    checks were the anchors again, parts reordered)."""
     ranked = sorted((c for c in screened if not c.error and c.solved > 0), key=_rank, reverse=True)
+    known = set(checked)
     picked: list[Candidate] = []
+
+    def take(c: Candidate) -> None:
+        known.add(_likeness(c.genome, c.probe_score))
+        picked.append(c)
+
+    def new(c: Candidate) -> bool:
+        return _likeness(c.genome, c.probe_score) not in known and all(c is not p for p in picked)
+
     for a in anchors[: limit // 2]:
-        near = next((c for c in ranked if c.anchor == a.key), None)
+        near = next((c for c in ranked if c.anchor == a.key and new(c)), None)
         if near is not None:
-            picked.append(near)
+            take(near)
     kinds: set[tuple[str, ...]] = set()
     for c in ranked:
-        kind = tuple(sorted({r.part for r in c.genome.retrieve}))
-        if kind not in kinds and all(c is not p for p in picked) and len(picked) < limit:
+        kind = _likeness(c.genome, 0.0)[0]
+        if kind not in kinds and new(c) and len(picked) < limit:
             kinds.add(kind)
-            picked.append(c)
+            take(c)
     return picked
 
 
@@ -215,7 +252,7 @@ class GenomeStep:
         by the task agent with it, then its probe with memory from those games (``Candidate.agent_probe``)
         — what the task agent's own collection teaches it, which the baseline's games cannot show when the
         candidate's advice changes how the agent collects."""
-        picked = to_check(screened, anchors, self.rec.config.agent_checks)
+        picked = to_check(screened, anchors, self.rec.config.agent_checks, checked_likeness(self.rec.archive))
         self.rec.progress.design(f"{name} agent check", len(self.rec.collection_tasks) * len(picked))
         slots = asyncio.Semaphore(max(1, self.rec.config.concurrency))  # checks share the agent's slots
 
@@ -413,4 +450,12 @@ class GenomeStep:
         return entry, source
 
 
-__all__ = ["ANCHORS", "OWN_KIND", "GenomeStep", "actions_by_task", "checked_anchors", "to_check"]
+__all__ = [
+    "ANCHORS",
+    "OWN_KIND",
+    "GenomeStep",
+    "actions_by_task",
+    "checked_anchors",
+    "checked_likeness",
+    "to_check",
+]
