@@ -252,10 +252,10 @@ def test_the_run_time_is_kept_across_resumes_and_old_archives_count_their_genera
     data["run_time_s"] = 600.0
     (tmp_path / "archive.json").write_text(json.dumps(data))
     arch = Archive.load(tmp_path)
-    arch.start_clock()
-    assert 600.0 <= arch.run_time_s() < 660.0
+    arch.clock.start()
+    assert 600.0 <= arch.clock.run_time_s() < 660.0
     arch.save()
-    assert Archive.load(tmp_path).earlier_time_s >= 600.0
+    assert Archive.load(tmp_path).clock.earlier_s >= 600.0
     del data["run_time_s"]  # written before the run's time was kept: its generations' durations
     data["iterations"] = [
         {"generation": 1, "duration_s": 90.5},
@@ -263,4 +263,4 @@ def test_the_run_time_is_kept_across_resumes_and_old_archives_count_their_genera
         {"generation": 3, "duration_s": 30},
     ]
     (tmp_path / "archive.json").write_text(json.dumps(data))
-    assert Archive.load(tmp_path).earlier_time_s == 120.5
+    assert Archive.load(tmp_path).clock.earlier_s == 120.5

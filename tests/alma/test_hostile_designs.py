@@ -282,7 +282,7 @@ def test_max_minutes_stops_a_search_before_the_next_generation_and_resume_contin
         e.origin != "meta" for e in saved
     )  # the baseline and seeds are kept
     best = saved.best()
-    assert best is not None and saved.earlier_time_s > 0
+    assert best is not None and saved.clock.earlier_s > 0
     with pytest.raises(SearchStopped, match="resumed parts included"):  # the cap counts the run's own time
         atlas.alma.run(
             resume=tmp_path / "r",
@@ -306,7 +306,7 @@ def test_max_minutes_stops_a_search_before_the_next_generation_and_resume_contin
     child = next(e for e in resumed if e.generation == 1)
     assert child.parent_ids[0] == best.id
     again = atlas.alma.Archive.load(tmp_path / "r")
-    assert again.earlier_time_s >= saved.earlier_time_s + resumed.iterations[0]["duration_s"]
+    assert again.clock.earlier_s >= saved.clock.earlier_s + resumed.iterations[0]["duration_s"]
 
 
 # ---- 5. tool time counts; host work and logs are capped -------------------------------------------

@@ -399,7 +399,7 @@ class Search:
         generations = cfg.iterations or 0  # resolved by _setup
         self.progress.start(generations)
         t0 = time.perf_counter()
-        self.archive.start_clock()
+        self.archive.clock.start()
         try:
             await self._baseline()
             deferred = self.representation != "code"  # see play_seeds(skip_costly=...)
@@ -411,9 +411,9 @@ class Search:
                     continue
                 where = self.run_dir.path
                 self._stop(over_cost(g, archive_usage(self.archive)["cost_usd"], cfg.max_cost_usd, where))
-                self._stop(over_time(g, self.archive.run_time_s(), cfg.max_minutes, where))
+                self._stop(over_time(g, self.archive.clock.run_time_s(), cfg.max_minutes, where))
                 if deferred and costly_seeds_due(
-                    self.archive, g, generations, self.archive.run_time_s(), cfg.max_minutes
+                    self.archive, g, generations, self.archive.clock.run_time_s(), cfg.max_minutes
                 ):
                     await self._seeds()
                     deferred = False
@@ -434,7 +434,7 @@ class Search:
             self.emit(
                 "run.stop",
                 duration_s=round(time.perf_counter() - t0, 3),
-                run_time_s=round(self.archive.run_time_s(), 3),
+                run_time_s=round(self.archive.clock.run_time_s(), 3),
                 archive_size=len(self.archive),
                 best_id=best.id if best else None,
                 best_name=best.name if best else None,

@@ -15,7 +15,6 @@ import hashlib
 import json
 import math
 import re
-import time
 from collections.abc import Iterable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -24,6 +23,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator
 
 from atlas.alma.state.novelty import novelty_scores
+from atlas.alma.state.run_clock import RunClock, earlier_time
 from atlas.alma.state.run_dir import atomic_write_text, confined
 from atlas.core import jsonsafe
 from atlas.errors import ArchiveError, InvalidInputError
@@ -178,18 +178,7 @@ class Archive:
         self.entries: list[ArchiveEntry] = []
         self.baseline: dict[str, Any] | None = None
         self.iterations: list[dict[str, Any]] = []
-        self.earlier_time_s = 0.0  # the run's own time before this invocation (resumed parts)
-        self._clock: float | None = None
-
-    # ---- the run's own time ---------------------------------------------------------------------
-    def start_clock(self) -> None:
-        """From now on this invocation's time counts towards ``run_time_s``."""
-        self._clock = time.perf_counter()
-
-    def run_time_s(self) -> float:
-        """How long the run has run, its resumed parts included (time between them is not counted)."""
-        now = time.perf_counter() - self._clock if self._clock is not None else 0.0
-        return self.earlier_time_s + now
+        self.clock = RunClock()  # the run's own time, resumed parts included
 
     # ---- collection-like ------------------------------------------------------------------------
     def __len__(self) -> int:
@@ -260,7 +249,7 @@ class Archive:
             "baseline": self.baseline,
             "entries": [e.to_json_dict(with_source=with_sources) for e in self.entries],
             "iterations": self.iterations,
-            "run_time_s": round(self.run_time_s(), 3),
+            "run_time_s": round(self.clock.run_time_s(), 3),
         }
 
     def save(self, path: str | Path | None = None) -> Path:
@@ -331,7 +320,7 @@ class Archive:
         arch = cls(path)
         arch.baseline = baseline
         arch.iterations = list(iterations)
-        arch.earlier_time_s = _earlier_time(data.get("run_time_s"), arch.iterations, where, hint)
+        arch.clock = RunClock(earlier_time(data.get("run_time_s"), arch.iterations, where, hint))
         for i, raw in enumerate(entries):
             try:
                 entry = ArchiveEntry.model_validate(raw)
@@ -482,19 +471,6 @@ def read_learned(path: Path, design_id: str = "") -> dict[str, Any]:
     if not isinstance(data, dict) or not isinstance(data.get("memory"), dict):
         raise ArchiveError(f"{path} is not a learned memory (no 'memory' object)")
     return data
-
-
-def _earlier_time(value: Any, iterations: list[dict[str, Any]], where: str, hint: str) -> float:
-    """The run's own time saved with the archive; an archive written before it was kept counts its
-    generations' recorded durations (the baselines' time was not recorded then)."""
-    if value is None:
-        durations = (it.get("duration_s") for it in iterations)
-        return float(sum(d for d in durations if isinstance(d, int | float) and math.isfinite(d) and d > 0))
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value < 0:
-        raise ArchiveError(
-            f"{where}: 'run_time_s' must be a number of seconds, 0 or more, not {value!r}{hint}"
-        )
-    return float(value)
 
 
 def _recovery_hint(path: Path | None) -> str:
