@@ -152,6 +152,12 @@ BAD = {
         _with(encode=[{"part": "sightings"}], retrieve=[{"part": "route"}]),
         "retrieve[0].part: route reads the memory of encode part 'transitions'",
     ),
+    "route towards sighted without sightings": (
+        _with(
+            encode=[{"part": "transitions"}], retrieve=[{"part": "route", "params": {"towards": "sighted"}}]
+        ),
+        "retrieve[0].part: route (with towards='sighted') reads the memory of encode part 'sightings'",
+    ),
     "duplicated encode part": (
         _with(
             encode=[{"part": "sightings"}, {"part": "sightings", "params": {"goal_only": True}}], retrieve=[]

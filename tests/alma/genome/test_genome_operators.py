@@ -109,7 +109,7 @@ def test_random_genomes_never_hold_non_generic_parts_even_with_a_model():
 
 def test_encode_parts_follow_the_retrieve_parts(walk):
     for _, child, _ in walk:
-        needed = {r for u in child.retrieve for r in part("retrieve", u.part).requires}
+        needed = {r for u in child.retrieve for r in part("retrieve", u.part).reads(u.params)}
         assert {u.part for u in child.encode} == needed
 
 
@@ -347,4 +347,76 @@ def test_a_part_a_mutation_adds_starts_at_its_defaults_reading_the_genomes_field
         for role, name, params in drawn
         for p in part(role, name).params
         if p.kind not in ("text", "state_key", "list_key")
+    )
+
+
+FETCH_KEYS = ObsKeys(
+    scalar=["location", "text"],
+    lists=["admissible_commands", "inventory"],
+    weights={"location": 0.6, "text": 0.1, "admissible_commands": 0.2},
+)
+
+
+def _sighted_with_where_seen() -> Genome:
+    return parse_genome(
+        {
+            "name": "sighted-plus",
+            "encode": [
+                {"part": "goal_actions", "params": {"state_key": "location"}},
+                {"part": "transitions", "params": {"state_key": "location"}},
+                {"part": "sightings", "params": {"state_key": "location"}},
+            ],
+            "retrieve": [
+                {"part": "goal_rules"},
+                {"part": "explore"},
+                {"part": "where_seen"},
+                {"part": "route", "params": {"towards": "sighted", "context": "none"}},
+            ],
+        }
+    )
+
+
+def test_a_parameter_can_make_a_part_read_another_encode_part():
+    """``route(towards=sighted)`` reads what ``sightings`` learned: a child that drops ``where_seen``
+    keeps ``sightings`` for it (before, the sighted route was lost with it), and turning a route towards
+    sighted brings ``sightings`` in, reading the field the genome reads."""
+    route = part("retrieve", "route")
+    assert route.reads({}) == ("transitions",)
+    assert route.reads({"towards": "sighted"}) == ("transitions", "sightings")
+
+    start = _sighted_with_where_seen()
+    removed = []
+    for seed in range(200):
+        child = mutate(start, random.Random(seed), FETCH_KEYS)
+        names = [u.part for u in child.retrieve]
+        if "where_seen" not in names and "route" in names:
+            removed.append(child)
+    assert removed, "no child dropped where_seen and kept the route"
+    for child in removed:
+        route_use = next(u for u in child.retrieve if u.part == "route")
+        has_sightings = "sightings" in {u.part for u in child.encode}
+        assert has_sightings == (route_use.params.get("towards") == "sighted"), child.model_dump()
+    assert any(
+        next(u for u in c.retrieve if u.part == "route").params["towards"] == "sighted" for c in removed
+    )
+
+    named = parse_genome(
+        {
+            "name": "named",
+            "encode": [{"part": "transitions", "params": {"state_key": "location"}}],
+            "retrieve": [{"part": "route", "params": {"towards": "named"}}],
+        }
+    )
+    turned = [
+        c
+        for seed in range(300)
+        if (c := mutate(named, random.Random(seed), FETCH_KEYS))
+        and any(u.part == "route" and u.params.get("towards") == "sighted" for u in c.retrieve)
+    ]
+    assert turned, "no mutation turned the route towards sighted"
+    for child in turned:
+        sightings = next(u for u in child.encode if u.part == "sightings")
+        assert sightings.params["state_key"] in [*FETCH_KEYS.scalar, ""]
+    assert any(
+        next(u for u in c.encode if u.part == "sightings").params["state_key"] == "location" for c in turned
     )

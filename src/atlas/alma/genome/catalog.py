@@ -47,6 +47,8 @@ class Part:
     params: tuple[Param, ...] = ()
     # encode parts whose memory this part reads (their parameters reach this part too, e.g. state_key)
     requires: tuple[str, ...] = ()
+    # (parameter, value, encode part): a memory read only when the parameter has that value
+    requires_if: tuple[tuple[str, Any, str], ...] = ()
     uses_llm: bool = False  # calls summarize/analyze (costs model calls during collection)
     generic: bool = True  # False: a port of one hand-built design, kept for the baselines, not sampled
 
@@ -59,6 +61,12 @@ class Part:
 
     def param(self, name: str) -> Param | None:
         return next((p for p in self.params if p.name == name), None)
+
+    def reads(self, params: dict[str, Any]) -> tuple[str, ...]:
+        """The encode parts this part reads with ``params`` (defaults fill what is unset)."""
+        values = {**self.defaults(), **params}
+        extra = tuple(enc for name, value, enc in self.requires_if if values.get(name) == value)
+        return self.requires + tuple(e for e in extra if e not in self.requires)
 
 
 STATE = Param("state_key", "state_key", "", doc="observation field naming where the agent is")
@@ -162,6 +170,7 @@ PARTS: tuple[Part, ...] = (
             ),
         ),
         requires=("transitions",),
+        requires_if=(("towards", "sighted", "sightings"),),
     ),
     Part(
         "explore",

@@ -68,6 +68,7 @@ def catalog_text(keys: ObsKeys) -> str:
                 f"{q.name} in {q.allowed(keys.as_dict())}" for q in p.params if q.kind != "text"
             )
             needs = f" (needs encode {', '.join(p.requires)})" if p.requires else ""
+            needs += "".join(f" (with {n}={v} also {e})" for n, v, e in p.requires_if)
             lines.append(f"- {p.name}{needs}: {p.summary}" + (f" [{params}]" if params else ""))
     lines.append("store: " + "; ".join(f"{sp.name} in {list(sp.choices)}: {sp.doc}" for sp in STORE_PARAMS))
     return "\n".join(lines)

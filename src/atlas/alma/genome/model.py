@@ -81,11 +81,12 @@ class Genome(BaseModel):
                         raise ValueError(f"{where}.params.{key}: {problem}")
         encoders = {u.part for u in self.encode}
         for i, use in enumerate(self.retrieve):
-            spec = part("retrieve", use.part)
-            missing = [r for r in spec.requires if r not in encoders] if spec else []
+            spec = self.spec("retrieve", use)
+            missing = [r for r in spec.reads(use.params) if r not in encoders]
             if missing:
+                because = next((f" (with {n}={v!r})" for n, v, e in spec.requires_if if e == missing[0]), "")
                 raise ValueError(
-                    f"retrieve[{i}].part: {use.part} reads the memory of encode part {missing[0]!r}, "
+                    f"retrieve[{i}].part: {use.part}{because} reads the memory of encode part {missing[0]!r}, "
                     "which the genome does not have: add it to 'encode'"
                 )
         return self

@@ -139,7 +139,7 @@ def _with_requirements(
     have = {u.part for u in out}
     for use in retrieve:
         spec = part("retrieve", use.part)
-        for need in spec.requires if spec else ():
+        for need in spec.reads(use.params) if spec else ():
             if need not in have:
                 enc = part("encode", need)
                 assert enc is not None
@@ -150,8 +150,7 @@ def _with_requirements(
 
 def _needed(retrieve: list[PartUse], encode: list[PartUse]) -> list[PartUse]:
     """Drop encode parts no retrieve part reads."""
-    specs = [part("retrieve", u.part) for u in retrieve]
-    needed = {r for spec in specs if spec is not None for r in spec.requires}
+    needed = {r for u in retrieve if (spec := part("retrieve", u.part)) for r in spec.reads(u.params)}
     return [u for u in encode if u.part in needed]
 
 
