@@ -7,10 +7,17 @@ ways, in one run:
 - ``--compare defaults``: from ``trajectory_retrieval``'s genome by mutation (a search's first
   generation), with a part a mutation adds starting at its catalog defaults
   (``operators.NEW_PART_DEFAULTS``) and with every parameter drawn (the reference).
+- ``--compare explore``: the same first generation, with one child in ``step.EXPLORE_EVERY`` of each
+  climbing round a random genome after a candidate solved a probe task, and with none (the reference:
+  the climb alone once anything solved).
+
+With ``--run``, the probe's memory comes from the run's no-memory collection games as the search's
+screening learns it (``LOGGED_COLLECTIONS``), when the run logged them.
 
     python benchmarks/bench_screening.py                          # GraphWorld, 3 seeds of 300 candidates
     python benchmarks/bench_screening.py --compare defaults --budget 256
     python benchmarks/bench_screening.py --compare defaults --budget 256 --run RUN_DIR   # a run's own tasks
+    python benchmarks/bench_screening.py --compare explore --budget 256 --run RUN_DIR --seeds 1,2,3,4
     ATLAS_PLUGINS=tests.envs.depot_env PYTHONPATH=. python benchmarks/bench_screening.py --env depot
 
 Prints, per seed and side, the candidates screened, how many solved at least one probe task, and the best
@@ -22,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import random
 import time
@@ -35,6 +43,7 @@ from atlas.alma.genome import operators, step
 from atlas.alma.genome.baselines import baseline_genome
 from atlas.alma.genome.operators import env_observation_keys
 from atlas.alma.sandbox.pool import WorkerPool
+from atlas.alma.search.genome_step import actions_by_task
 from atlas.alma.state.config import AlmaConfig
 from atlas.envs.registry import get_env
 from atlas.infra.embeddings import make_embedder
@@ -49,30 +58,48 @@ SIDES = {
         ("new parts at defaults", {"NEW_PART_DEFAULTS": operators.NEW_PART_DEFAULTS}),
         ("all drawn (reference)", {"NEW_PART_DEFAULTS": 0.0}),
     ),
+    "explore": (
+        ("random genomes kept", {"EXPLORE_EVERY": step.EXPLORE_EVERY}),
+        ("climb only (reference)", {"EXPLORE_EVERY": 0}),
+    ),
 }
 
 
-def screening_tasks(env_name: str, run: Path | None) -> tuple[Environment, list[Any], list[Any]]:
-    """The environment, collection and probe tasks: a run's (its ``config.json``), else 3 + 8 of seed 42."""
+def screening_tasks(
+    env_name: str, run: Path | None
+) -> tuple[Environment, list[Any], list[Any], dict[str, list[str]] | None]:
+    """The environment, collection and probe tasks, and the no-memory collection games the run logged: a
+    run's (its ``config.json``), else 3 + 8 of seed 42 and no logged games."""
     if run is None:
         env = get_env(env_name)
         tasks = env.generate_tasks(11, 42)
-        return env, tasks[:3], tasks[3:]
+        return env, tasks[:3], tasks[3:], None
     cfg = AlmaConfig.load(run / "config.json")
     env = get_env(cfg.env, **cfg.env_kwargs())
     collection, deployment = run_tasks(cfg, env)
-    return env, collection, deployment[: cfg.probe_tasks]
+    return env, collection, deployment[: cfg.probe_tasks], no_memory_collection(run)
+
+
+def no_memory_collection(run: Path) -> dict[str, list[str]] | None:
+    """The no-memory baseline's collection actions per task, from the run's logs (None without them)."""
+    archive = json.loads((run / "archive.json").read_text())
+    base = next((e["id"] for e in archive.get("entries", []) if e.get("name") == "no_memory"), None)
+    log = run / "logs" / str(base) / "episodes.jsonl"
+    if base is None or not log.is_file():
+        return None
+    rows = [json.loads(line) for line in log.read_text().splitlines() if line.strip()]
+    return actions_by_task(r for r in rows if r.get("phase") == "collection") or None
 
 
 async def screen_once(
     env_name: str, run: Path | None, budget: int, seed: int, compare: str, setting: dict[str, float]
 ) -> tuple[int, int, float, float]:
-    env, collection, probe_tasks = screening_tasks(env_name, run)
+    env, collection, probe_tasks, logged = screening_tasks(env_name, run)
     keys = env_observation_keys(env)
     for name, value in setting.items():
         setattr(operators if name == "NEW_PART_DEFAULTS" else step, name, value)
     operator, parents = "random", []
-    if compare == "defaults":
+    if compare in ("defaults", "explore"):
         operator, parents = "mutate", [(baseline_genome("trajectory_retrieval"), None, "")]
     pool = WorkerPool()
     started = time.perf_counter()
@@ -90,6 +117,7 @@ async def screen_once(
             embedder=make_embedder(None),
             pool=pool,
             name="bench",
+            logged=logged,
         )
     finally:
         pool.close()

@@ -37,6 +37,12 @@ PARENTS_PER_ROUND = 4  # the best-steered candidates a round mutates
 # `goal_actions(any_item=true)` and `min_support=1`; each alone screened the same as neither (0.38 vs
 # 0.47 with both), and 246 one-change candidates never made both.
 EXTRA_CHANGE = 0.5
+# Every EXPLORE_EVERY-th child of a climbing round is a random genome even once a candidate has solved a
+# probe task (before that, every other one is): the climb from the first genome that solves anything can
+# stay in its basin for a whole generation (0: no random genome after a solve). Measured on the demo's
+# tasks, 256 candidates from trajectory_retrieval's genome: best probe 0.813 with it, 0.465 without (one
+# seed; ``benchmarks/bench_screening.py --compare explore``).
+EXPLORE_EVERY = 4
 # Each candidate's memory is learned four times: from walks that never do what the goal asks
 # (``GoalAversePolicy``) — the collection a small agent has in a world too big for it (TextWorld fetch,
 # 12 rooms: the 0.5B solved 0 of 3) — and from walks that follow the candidate's own advice as its memory
@@ -326,8 +332,8 @@ async def evolve_candidates(
 ) -> tuple[list[Candidate], list[str]]:
     """Up to ``budget`` candidates, screened with no LLM: a first round by ``operator``, then rounds of
     mutations of the best so far (by how far their advice steered the probe) — half of them random
-    genomes while no candidate has solved a probe task — until one is ``good_enough`` or the budget is
-    spent. ``anchors`` (genomes the task agent's own collection rated best, ``GenomeStep``) stay sources
+    genomes while no candidate has solved a probe task, one in ``EXPLORE_EVERY`` after — until one is
+    ``good_enough`` or the budget is spent. ``anchors`` (genomes the task agent's own collection rated best, ``GenomeStep``) stay sources
     of the climb whatever the screening says of them; each candidate made from one, directly or through
     the climb, names it (``Candidate.anchor``)."""
     size = max(1, min(budget, ROUND_SIZE))
@@ -349,7 +355,7 @@ async def evolve_candidates(
         sources = [c.genome for c in ranked] + [g for g, _, _ in parents[:1]] + list(anchors)
         for i in range(min(size, budget - len(screened))):
             anchor = ""
-            if flat and i % 2:
+            if (flat and i % 2) or (EXPLORE_EVERY and i % EXPLORE_EVERY == EXPLORE_EVERY - 1):
                 child = random_genome(rng, keys, name=name)
             else:
                 source = rng.choice(sources)

@@ -1,0 +1,70 @@
+"""The screening's climb keeps drawing random genomes after a candidate solved a probe task: one child
+in ``EXPLORE_EVERY`` of each climbing round (every other one before anything solved), so a generation
+whose first solving genome sits in a poor basin can still meet a better one."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+
+import pytest
+
+from atlas.alma.evaluate.harness import make_tasks
+from atlas.alma.genome import operators, parse_genome, step
+from atlas.alma.genome.operators import env_observation_keys
+from atlas.envs.registry import get_env
+
+# GraphWorld's learned map and take rules: its children solve probe tasks from the first round
+SOLVER = {
+    "name": "solver",
+    "encode": [
+        {"part": "goal_actions", "params": {"successes_only": False, "state_key": "location"}},
+        {"part": "transitions", "params": {"state_key": "location", "neighbors_key": "adjacent_rooms"}},
+    ],
+    "retrieve": [{"part": "route"}, {"part": "explore"}, {"part": "goal_rules"}],
+}
+
+
+def _climb(pool, embedder, monkeypatch, every: int) -> tuple[list, int]:
+    """A 24-candidate screening (one operator round, two climbing rounds) from ``SOLVER``; how many random
+    genomes the climbing rounds drew."""
+    drawn = []
+
+    def spy(*args, **kwargs):
+        genome = operators.random_genome(*args, **kwargs)
+        drawn.append(genome.key)
+        return genome
+
+    monkeypatch.setattr(step, "EXPLORE_EVERY", every)
+    monkeypatch.setattr(step, "random_genome", spy)
+    env = get_env("graphworld", rooms=5)
+    collection, deployment = make_tasks(env, episodes=2, seed=4, family=4, deployment_seeds=[10_011])
+    screened, _ = asyncio.run(
+        step.evolve_candidates(
+            "mutate",
+            [(parse_genome(SOLVER), None, "")],
+            env_observation_keys(env, 4),
+            random.Random(3),
+            budget=24,
+            seen=set(),
+            env=env,
+            collection=collection,
+            probe_tasks=deployment[:2],
+            embedder=embedder,
+            pool=pool,
+            name="t",
+        )
+    )
+    return screened, len(drawn)
+
+
+@pytest.mark.parametrize("every", [4, 0])
+def test_after_a_solve_one_child_in_explore_every_is_a_random_genome(pool, embedder, monkeypatch, every):
+    screened, drawn = _climb(pool, embedder, monkeypatch, every)
+    assert len(screened) == 24
+    assert any(c.solved for c in screened[:8]), "the first round solved nothing: the test needs a solver"
+    # two climbing rounds of 8 at least (a round whose children repeat earlier ones adds a partial round)
+    if every:
+        assert drawn >= 2 * 8 // every
+    else:
+        assert drawn == 0
