@@ -333,9 +333,9 @@ async def evolve_candidates(
     """Up to ``budget`` candidates, screened with no LLM: a first round by ``operator``, then rounds of
     mutations of the best so far (by how far their advice steered the probe) — half of them random
     genomes while no candidate has solved a probe task, one in ``EXPLORE_EVERY`` after — until one is
-    ``good_enough`` or the budget is spent. ``anchors`` (genomes the task agent's own collection rated best, ``GenomeStep``) stay sources
-    of the climb whatever the screening says of them; each candidate made from one, directly or through
-    the climb, names it (``Candidate.anchor``)."""
+    ``good_enough`` or the budget is spent. ``anchors`` (genomes the task agent's own collection rated
+    best, ``GenomeStep``) stay sources of the climb whatever the screening says of them; each candidate
+    made from one, directly or through the climb, names it (``Candidate.anchor``)."""
     size = max(1, min(budget, ROUND_SIZE))
     lineage = {a.key: a.key for a in anchors}
     genomes, notes = await make_children(
