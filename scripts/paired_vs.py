@@ -1,11 +1,12 @@
 """One design of a run against every other scored design, paired on the deployment tasks both played.
 
-    python scripts/paired_vs.py RUN_DIR DESIGN_ID
+    python scripts/paired_vs.py RUN_DIR DESIGN_ID [--against OTHER_RUN_DIR]
 
 Prints, per design, the mean of (DESIGN_ID − it) over the common deployment tasks with its bootstrap
 95% interval (``atlas.alma.state.stats.paired_difference``): the table behind README claims that a
 discovered design beats the hand-built ones. A design stopped early by staged evaluation is compared
-on the tasks it played.
+on the tasks it played. ``--against`` compares with the designs of another run folder instead (an
+``atlas eval`` of a baseline with the run's task settings and seed plays the same task ids).
 """
 
 from __future__ import annotations
@@ -27,14 +28,21 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("run", type=Path, help="a run folder (with archive.json and logs/)")
     parser.add_argument("design", help="the design id to compare, e.g. d-0004")
+    parser.add_argument(
+        "--against", type=Path, help="compare with this run folder's designs (e.g. an atlas eval)"
+    )
     args = parser.parse_args()
-    archive = json.loads((args.run / "archive.json").read_text(encoding="utf-8"))
+    others = args.against or args.run
+    archive = json.loads((others / "archive.json").read_text(encoding="utf-8"))
     best = deployment_scores(args.run, args.design)
     for entry in archive["entries"]:
-        if entry["id"] == args.design or entry.get("status") != "ok":
+        if (entry["id"] == args.design and others == args.run) or entry.get("status") != "ok":
             continue
-        other = deployment_scores(args.run, entry["id"])
+        other = deployment_scores(others, entry["id"])
         common = sorted(set(best) & set(other))
+        if not common:
+            print(f"{args.design} − {entry['name']:24s} no deployment task in common")
+            continue
         d = paired_difference([best[t] for t in common], [other[t] for t in common])
         print(
             f"{args.design} − {entry['name']:24s} {d.mean:+.3f} [{d.ci95[0]:+.3f}, {d.ci95[1]:+.3f}] on {d.n} tasks"

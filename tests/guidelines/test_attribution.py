@@ -84,3 +84,23 @@ async def test_garbage_raises_llm_response_error():
     with pytest.raises(LLMResponseError):
         await LLMAttributor(llm).attribute(t, intel)
     assert len(llm.history) == 3
+
+
+async def test_prompt_states_the_index_range_not_the_step_count():
+    # Small models cited "step 30" of a 30-step trajectory when the prompt said "Steps (30, ...)".
+    t, intel = await _intel("failure")
+    last = intel.n_steps - 1
+    llm = ScriptedLLM(
+        [
+            reply(
+                immediate_cause=ref("a", last),
+                proximate_cause=ref("b", 0),
+                root_cause=ref("c", 0),
+            )
+        ]
+    )
+    await LLMAttributor(llm).attribute(t, intel)
+    prompt = llm.history[0].messages[-1]["content"]
+    assert f"numbered 0 to {last}" in prompt
+    assert f"from 0 to {last}." in prompt
+    assert f"({intel.n_steps}," not in prompt

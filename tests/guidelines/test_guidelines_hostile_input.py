@@ -196,3 +196,49 @@ def test_reopen_after_a_crash_between_record_and_vector_write(tmp_path, embedder
     assert tips and bank.store.vectors.count_sync() == 3 * len(tips)  # re-indexed on open (3 keys each)
     found = bank.get_guidelines(tips[0].subtask or tips[0].content, k=5)
     assert found, "committed tips must be retrievable after the crash"
+
+
+def _unusable_at(stage: str, reply: str):
+    """The model answers every ``stage`` call, but never usably; other stages answer well."""
+    auto = auto_responder()
+
+    def respond(messages, **kw):
+        return reply if stage_of(messages) == stage else auto(messages, **kw)
+
+    return respond
+
+
+OUT_OF_RANGE = json.dumps(
+    {
+        k: {"description": "ran out of steps", "step": 99}
+        for k in ("immediate_cause", "proximate_cause", "root_cause")
+    }
+)
+
+
+@pytest.mark.parametrize(
+    ("stage", "reply", "kind"),
+    [("attribution", OUT_OF_RANGE, "failure"), ("segmentation", "not json at all", "clean")],
+)
+def test_an_unusable_refinement_reply_is_skipped_and_noted(tmp_path, embedder, stage, reply, kind):
+    llm = ScriptedLLM(_unusable_at(stage, reply))
+    bank = GuidelineBank.open(tmp_path, llm=llm, embedder=embedder)
+    result = bank.save(make_traj(kind))
+    assert result.status == "processed" and result.guideline_ids  # tips were still learned
+    assert result.reason and result.reason.startswith(f"{stage} skipped")
+    record = bank.store.trajectory(result.trajectory_id)
+    assert record["status"] == "processed" and record["reason"] == result.reason
+    assert sum(stage_of(c.messages) == stage for c in llm.history) == 3  # re-asked before skipping
+    if stage == "segmentation":
+        assert result.subtasks and len(result.subtasks) == 1  # the whole trajectory as one segment
+    else:
+        assert record["attribution"]["detail"] is None
+
+
+def test_an_attribution_that_raises_still_records_for_reprocess(tmp_path, embedder):
+    bank = GuidelineBank.open(
+        tmp_path, llm=ScriptedLLM(_failing_at("attribution", ConnectionError("reset"))), embedder=embedder
+    )
+    result = bank.save(make_traj("failure"))
+    assert result.status == "not_processed" and "attribution stage failed" in (result.reason or "")
+    assert [u["id"] for u in bank.unprocessed()] == [result.trajectory_id]

@@ -96,6 +96,7 @@ class LLMAttributor:
             "attribution",
             trajectory=describe(trajectory, intel),
             instruction=ATTRIBUTION_INSTRUCTIONS[intel.outcome],
+            last=intel.n_steps - 1,
         )
         detail = await self.llm.astructured(msgs, bounded(schema, n_steps=intel.n_steps))
         return Attribution(kind=intel.outcome, detail=detail)

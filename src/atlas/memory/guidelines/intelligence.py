@@ -229,7 +229,7 @@ def describe(trajectory: Trajectory, intel: TrajectoryIntelligence) -> str:
         lines.append(
             "Patterns: " + "; ".join(f"{p.kind} at steps {p.steps}: {p.detail}" for p in intel.patterns)
         )
-    lines.append(f"Steps ({intel.n_steps}, numbered from 0):")
+    lines.append(f"Steps (numbered 0 to {intel.n_steps - 1}):")
     lines.append(render_steps(trajectory, intel.thoughts))
     return "\n".join(lines)
 

@@ -54,7 +54,7 @@ _USER: dict[str, str] = {
         "Label each of these {n} thoughts.\n{thoughts}\n\n"
         'Reply: {{"labels": ["analytical"|"planning"|"validation"|"reflection", ...]}} (exactly {n} labels).'
     ),
-    "attribution": "{trajectory}\n\n{instruction}",
+    "attribution": "{trajectory}\n\n{instruction}\nEvery step index is a number from 0 to {last}.",
     "segmentation": (
         "{trajectory}\n\nSegment the steps into at most {max_segments} subtasks in order. "
         'Reply: {{"segments": [{{"description": "generalized subtask", "start": first_step, '
