@@ -125,11 +125,10 @@ def test_invalid_input_stores_nothing(bank):
 
 
 def test_garbage_llm_records_not_processed_then_reprocess(embedder):
-    # segmentation gets garbage 3 times (skipped: one segment), then generalization 3 times (fails)
-    llm = ScriptedLLM(["not json at all"] * 6)
+    llm = ScriptedLLM(["not json at all"] * 6)  # the segmentation stage gets garbage (twice 3 tries)
     bank = GuidelineBank(llm=llm, embedder=embedder)
     r = bank.save(make_traj("clean", tid="t-garbage"))
-    assert r.status == "not_processed" and "generalization stage failed" in r.reason and r.guideline_ids == []
+    assert r.status == "not_processed" and "segmentation stage failed" in r.reason and r.guideline_ids == []
     assert bank.stats()["guidelines"] == 0
     assert [u["id"] for u in bank.unprocessed()] == ["t-garbage"]
     with pytest.raises(LLMError, match="not processed"):  # the list-returning API never hides a failure

@@ -103,8 +103,6 @@ def save(
         typer.echo("run `atlas guidelines reprocess` to retry")
     else:
         typer.echo(f"trajectory {result.trajectory_id}: {result.status}, outcome {result.outcome}")
-        if result.status == "processed" and result.reason:
-            typer.echo(f"note: {result.reason}", err=True)
         for gid in result.guideline_ids:
             typer.echo(gid)
     if result.status == "not_processed":

@@ -72,8 +72,7 @@ SaveStatus = Literal["processed", "not_processed", "duplicate"]
 class SaveResult:
     """What saving one trajectory did. ``guideline_ids`` = tips added or updated (provenance
     points back to ``trajectory_id``); ``status == 'not_processed'`` carries the failed stage in
-    ``reason`` and the trajectory is kept for ``reprocess()``; a processed trajectory's ``reason``
-    names the refinements (attribution, segmentation) skipped for an unusable model reply."""
+    ``reason`` and the trajectory is kept for ``reprocess()``."""
 
     trajectory_id: str
     status: SaveStatus
@@ -262,7 +261,6 @@ class GuidelineBank:
         self._require_llm()
         try:
             assert self.segmenter and self.tip_generator and self.attributor
-            notes: list[str] = []
             intel, attribution, groups = await extract(
                 traj,
                 analyzer=self.analyzer,
@@ -271,13 +269,11 @@ class GuidelineBank:
                 generalizer=self.generalizer,
                 tip_generator=self.tip_generator,
                 rules=self.rules,
-                notes=notes,
             )
             async with self._lock():
                 commit, result = await stage("consolidation", self._consolidate_new(traj, groups))
-                result.reason = "; ".join(notes) or None
                 commit.trajectory = trajectory_record(
-                    traj, "processed", attempts, intel, attribution, result.guideline_ids, result.reason
+                    traj, "processed", attempts, intel, attribution, result.guideline_ids, None
                 )
                 await self.store.apply(commit)
         except StageFailed as exc:
