@@ -10,6 +10,9 @@ ways, in one run:
 - ``--compare explore``: the same first generation, with one child in ``step.EXPLORE_EVERY`` of each
   climbing round a random genome after a candidate solved a probe task, and with none (the reference:
   the climb alone once anything solved).
+- ``--compare workers``: the same first generation, a compiled genome's probe in shared sandbox workers
+  (``step.SHARE_WORKERS``) and in a never-used worker per frozen recall (the reference); the same
+  candidates and scores, so the ratio that matters is the time.
 
 With ``--run``, the probe's memory comes from the run's no-memory collection games as the search's
 screening learns it (``LOGGED_COLLECTIONS``), when the run logged them.
@@ -18,11 +21,12 @@ screening learns it (``LOGGED_COLLECTIONS``), when the run logged them.
     python benchmarks/bench_screening.py --compare defaults --budget 256
     python benchmarks/bench_screening.py --compare defaults --budget 256 --run RUN_DIR   # a run's own tasks
     python benchmarks/bench_screening.py --compare explore --budget 256 --run RUN_DIR --seeds 1,2,3,4
+    python benchmarks/bench_screening.py --compare workers --budget 64 --seeds 1
     ATLAS_PLUGINS=tests.envs.depot_env PYTHONPATH=. python benchmarks/bench_screening.py --env depot
 
-Prints, per seed and side, the candidates screened, how many solved at least one probe task, and the best
-probe score; then, per side, the seeds with a solving candidate and the mean best probe score, and the
-ratio of the two sides' means.
+Prints, per seed and side, the candidates screened, how many solved at least one probe task, the best
+probe score and the time; then, per side, the seeds with a solving candidate and the mean best probe
+score, the ratio of the two sides' means, and how many times faster the first side screened.
 """
 
 from __future__ import annotations
@@ -62,6 +66,10 @@ SIDES = {
         ("random genomes kept", {"EXPLORE_EVERY": step.EXPLORE_EVERY}),
         ("climb only (reference)", {"EXPLORE_EVERY": 0}),
     ),
+    "workers": (
+        ("shared workers", {"SHARE_WORKERS": True}),
+        ("a worker per recall (reference)", {"SHARE_WORKERS": False}),
+    ),
 }
 
 
@@ -99,7 +107,7 @@ async def screen_once(
     for name, value in setting.items():
         setattr(operators if name == "NEW_PART_DEFAULTS" else step, name, value)
     operator, parents = "random", []
-    if compare in ("defaults", "explore"):
+    if compare in ("defaults", "explore", "workers"):
         operator, parents = "mutate", [(baseline_genome("trajectory_retrieval"), None, "")]
     pool = WorkerPool()
     started = time.perf_counter()
@@ -139,6 +147,7 @@ def main() -> None:
     sides = SIDES[args.compare]
     found = {side: 0 for side, _ in sides}
     bests: dict[str, list[float]] = {side: [] for side, _ in sides}
+    times: dict[str, float] = {side: 0.0 for side, _ in sides}
     seeds = [int(s) for s in args.seeds.split(",")]
     print(f"{'seed':>4}  {'side':<24}{'screened':>9}{'solving':>9}{'best':>7}{'time s':>8}")
     for seed in seeds:
@@ -148,6 +157,7 @@ def main() -> None:
             )
             found[side] += solving > 0
             bests[side].append(best)
+            times[side] += took
             print(f"{seed:>4}  {side:<24}{n:>9}{solving:>9}{best:>7.3f}{took:>8.0f}")
     means = {side: sum(b) / len(b) for side, b in bests.items()}
     for side, _ in sides:
@@ -157,6 +167,10 @@ def main() -> None:
     (new, _), (ref, _) = sides
     ratio = means[new] / means[ref] if means[ref] else float("inf")
     print(f"mean best probe, {new} / {ref}: {ratio:.2f}x (env {args.env}, {args.budget} candidates a seed)")
+    print(
+        f"screening time, {ref} / {new}: {times[ref] / max(times[new], 1e-9):.2f}x faster "
+        f"({times[new]:.0f} s against {times[ref]:.0f} s)"
+    )
 
 
 if __name__ == "__main__":

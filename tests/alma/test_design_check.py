@@ -324,3 +324,13 @@ def test_format_strings_built_at_run_time_are_refused(line):
 
 def test_a_literal_format_string_is_fine():
     assert check_design(design_with("x = 'Go to {0}.'.format(task['goal'])")) == []
+
+
+def test_a_remembered_check_hands_out_its_own_list_each_time():
+    """The check remembers sources it parsed (the screening checks one candidate many times): what a
+    caller does with the list it got never changes what the next caller gets."""
+    bad = design_with("x = open('f')")
+    first = check_design(bad)
+    assert first and first == check_design(bad)
+    first.clear()
+    assert check_design(bad) and check_design(bad) is not check_design(bad)

@@ -11,6 +11,7 @@ The sandbox (``atlas.alma.sandbox``) contains whatever gets past it.
 from __future__ import annotations
 
 import ast
+import functools
 import hashlib
 import re
 from datetime import datetime
@@ -304,15 +305,22 @@ def check_design(source: str) -> list[DesignProblem]:
     """All static problems of ``source`` (empty list = passes), sorted by line."""
     if not isinstance(source, str) or not source.strip():
         return [DesignProblem(line=0, message="design source is empty")]
+    return list(_checked(source))
+
+
+@functools.lru_cache(maxsize=128)
+def _checked(source: str) -> tuple[DesignProblem, ...]:
+    """``check_design`` of one source, remembered: the screening checks each candidate once per
+    smoke run and sandbox runner, and parsing a compiled genome takes tens of milliseconds."""
     try:
         tree = ast.parse(source, filename="<design>")
     except SyntaxError as exc:
         detail = f": {exc.text.strip()}" if exc.text else ""
-        return [DesignProblem(line=exc.lineno or 0, message=f"syntax error: {exc.msg}{detail}")]
+        return (DesignProblem(line=exc.lineno or 0, message=f"syntax error: {exc.msg}{detail}"),)
     checker = _Checker()
     checker.visit(tree)
     problems = _signature_problems(tree) + checker.problems
-    return sorted(set(problems), key=lambda p: (p.line, p.message))
+    return tuple(sorted(set(problems), key=lambda p: (p.line, p.message)))
 
 
 def ensure_valid(source: str) -> None:

@@ -259,6 +259,7 @@ async def asmoke_run(
     walks: str = "goal_words",
     unadvised: str = "stop",
     logged: Mapping[str, Sequence[str]] | None = None,
+    isolated: bool = True,
 ) -> SmokeReport:
     """Async smoke run (see the module docstring). ``design`` may be a Design or source text;
     ``env`` an environment name or instance; ``tasks``: (collection, deployment) tasks to play instead
@@ -269,7 +270,9 @@ async def asmoke_run(
     ``goal_averse``, a collection that solves nothing, or ``advised``: each episode played with the
     design's own advice as memory grows (``advised_walk``), as the task agent collects, or ``logged``:
     the actions a task agent took in each collection task (``logged``: ``{task id: [action, ...]}``).
-    ``unadvised``: the probe's rule where the advice names nothing (``follow_advice``)."""
+    ``unadvised``: the probe's rule where the advice names nothing (``follow_advice``).
+    ``isolated=False``: the design's calls may share sandbox workers (``DesignRunner``), for the
+    genome screening of the parts' own code."""
     from atlas.alma.baselines import make_host_design
     from atlas.alma.evaluate.runner import DesignRunner
     from atlas.envs.policies import WALKS, ExplorerPolicy, GoalAversePolicy, LoggedWalk, form_words
@@ -301,6 +304,7 @@ async def asmoke_run(
         limits=limits,
         skip_static_check=skip_static_check,
         host_executor=make_host_design,
+        isolated=isolated,
     )
 
     def too_slow() -> bool:

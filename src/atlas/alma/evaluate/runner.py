@@ -78,11 +78,16 @@ class DesignRunner:
         tool_settings: ToolSettings | None = None,
         skip_static_check: bool = False,
         host_executor: HostExecutor | None = None,
+        isolated: bool = True,
     ) -> None:
         """``host_executor`` runs host-side designs (required for one). ``skip_static_check`` exists
         for tests that prove the sandbox contains code the checker would have rejected; never set it
-        for real designs."""
+        for real designs. ``isolated=False`` lets the design's calls share sandbox workers: a frozen call
+        reuses a worker instead of a never-used one, and runners of one design share theirs (see
+        WorkerPool). Only for the genome screening of the parts' own code, which keeps no state in a
+        worker; a process start per call was most of its time."""
         self.design = design
+        self.isolated = isolated
         self.embedder = embedder
         self.llm = llm
         self.limits = limits or (pool.limits if pool is not None else SandboxLimits())
@@ -103,7 +108,7 @@ class DesignRunner:
         # namespaces of a served design, a smoke run and an evaluation) never share a worker, so
         # whatever a call leaves in the worker (attributes set on classes or module data of the
         # allowed modules) never reaches another runner's calls.
-        self._worker_key = f"{design.source_hash}:{new_id()}"
+        self._worker_key = f"{design.source_hash}:{new_id() if isolated else 'shared'}"
         if design.origin == "host":
             if host_executor is None:
                 raise ConfigError(
@@ -276,7 +281,8 @@ class DesignRunner:
 
     def _call_sandbox(self, function: str, arg: dict[str, Any], log: CallLog, *, frozen: bool) -> None:
         design = self.design
-        worker = self.pool.acquire(self._worker_key, fresh=frozen)  # see WorkerPool: no state carries over
+        fresh = frozen and self.isolated  # see WorkerPool: no state carries over
+        worker = self.pool.acquire(self._worker_key, fresh=fresh)
         try:
             outcome = worker.run_call(
                 design_hash=design.source_hash,
@@ -289,7 +295,7 @@ class DesignRunner:
                 limits=self.limits,
             )
         finally:
-            self.pool.release(worker, discard=frozen)
+            self.pool.release(worker, discard=fresh)
         log.prints, log.prints_dropped = outcome.prints, outcome.prints_dropped
         log.warnings = outcome.warnings
         log.worker = outcome.worker
@@ -310,7 +316,7 @@ class DesignRunner:
         if self._pool is not None:
             if self._owns_pool:
                 self._pool.close()
-            else:
+            elif self.isolated:  # a shared worker stays for the design's next runner (the pool evicts it)
                 self._pool.retire(self._worker_key)
         if self.host is not None:
             self.host.close()

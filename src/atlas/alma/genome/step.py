@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from atlas.alma.design import Design
 from atlas.alma.genome.catalog import ObsKeys
-from atlas.alma.genome.compile import genome_design
+from atlas.alma.genome.compile import compile_genome, genome_design, genome_of
 from atlas.alma.genome.llm_edit import llm_edit
 from atlas.alma.genome.model import Genome, parse_genome
 from atlas.alma.genome.operators import crossover, mutate, random_genome
@@ -102,6 +102,9 @@ PROGRESS_SHARE = 0.8
 # not every time. Without it the screening ranked a search plan alone above the same plan with a learned
 # "take <the goal's thing>" rule (probe 0.619 vs 0.463), which the agent needs.
 UNADVISED_CREDIT = 0.5
+# A genome compiled as is shares sandbox workers in the probe (see ``probe``); False: a fresh worker per
+# frozen recall as for any design (the reference of ``benchmarks/bench_screening.py --compare workers``).
+SHARE_WORKERS = True
 CODE_OPERATORS = ("write", "edit", "crossover")
 
 
@@ -211,11 +214,17 @@ async def probe(
     ``probe_collections(logged)``; each a walk, and how many episodes the explorer plays first;
     ``logged``: the task agent's actions per collection task, for the ``logged`` walk), then ``probe_tasks`` played doing what its recall says (no LLM anywhere; see ``PROBE_UNADVISED``). Returns
     ``{probe_score, steered, solved, played, error}``, means over the collections; ``steered`` gives
-    unsolved tasks partial credit for how far the advice took them (see ``STEER_CREDIT``)."""
+    unsolved tasks partial credit for how far the advice took them (see ``STEER_CREDIT``). A design that
+    is a genome compiled as is (the parts' own code) shares sandbox workers across its runs and recalls
+    (``isolated=False``) instead of a fresh one per recall: that isolation guards against state stashed
+    in a worker, which the parts never keep, and a process start per recall was most of the screening's
+    time."""
     from atlas.alma.author.smoke import asmoke_run
 
     probes: list[dict[str, Any]] = []
     error = ""
+    genome = genome_of(design)
+    parts_only = SHARE_WORKERS and genome is not None and compile_genome(genome) == design.source
     collections = collections or probe_collections(logged)
     for walks, explorer_episodes, *seed in collections:
         # Successive halving: the first PROBE_FIRST tasks, the rest only when one of them was solved.
@@ -234,6 +243,7 @@ async def probe(
                 unadvised=PROBE_UNADVISED,
                 seed=seed[0] if seed else 0,
                 logged=logged,
+                isolated=not parts_only,
             )
             played += report.probes
             if report.problems or report.errors:

@@ -9,7 +9,8 @@ design, never share a worker either. Unbound "spare" workers are started ahead o
 Deployment calls (``fresh=True``) go further: each runs in a worker that never ran anything and is
 discarded afterwards, because a design can stash data in the attributes of the modules it may
 import (``json.JSONDecoder.cache = ...``) and that would carry state past the frozen ``memory`` — from
-collection into deployment, or from one deployment task to the next.
+collection into deployment, or from one deployment task to the next. The one exception is the
+genome screening of a compiled genome, the parts' own code (``DesignRunner(isolated=False)``).
 """
 
 from __future__ import annotations
