@@ -153,3 +153,36 @@ async def test_one_tip_where_two_were_asked_is_kept_after_the_retries():
         await LLMTipGenerator(ScriptedLLM([wrong] * 3)).generate(
             t, intel, Attribution("clean_success"), SegmentSpec("x y z", 0, 3)
         )
+
+
+async def test_a_tip_that_copies_the_templates_placeholders_says_nothing_there():
+    """The 0.5B copies the reply template ("When: When to apply it"): a copied field is left to the
+    segment's own description, and a copied ``content`` is re-asked like any invalid reply."""
+    from atlas.memory.guidelines.attribution import Attribution
+    from atlas.memory.guidelines.prompts import stage_messages
+    from atlas.memory.guidelines.schemas import TIP_PLACEHOLDERS
+
+    t = make_traj("clean")
+    intel = await TrajectoryAnalyzer().analyze(t)
+    template = stage_messages(
+        "tips", trajectory="", attribution="", focus="", min_tips=1, max_tips=2, categories="strategy"
+    )[-1]["content"]
+    assert all(f'"{p}"' in template for p in TIP_PLACEHOLDERS.values())  # the template has what we filter
+    copied = tip(
+        "strategy",
+        trigger="When to apply it",
+        application_context=" where it applies.",
+        purpose="Why it helps",
+        task_category="short kind of task",
+        negative_example="what not to do",
+        implementation_steps=["...", "open the map"],
+    )
+    llm = ScriptedLLM([reply(tips=[tip("strategy", content="The advice")]), reply(tips=[copied] * 2)])
+    tips = await LLMTipGenerator(llm).generate(
+        t, intel, Attribution("clean_success"), SegmentSpec("Find the exit", 0, 3)
+    )
+    assert len(llm.history) == 2 and "placeholder 'the advice'" in llm.history[1].prompt
+    g = tips[0]
+    assert g.trigger == g.application_context == "Find the exit" and g.task_category == "general"
+    assert g.negative_example is None and g.implementation_steps == ["open the map"]
+    assert g.purpose.startswith("learned from") and g.content == copied["content"]

@@ -102,7 +102,26 @@ class Segmentation(_Reply):
         return self
 
 
+# What the tips prompt's reply template holds in each field (``prompts._USER["tips"]``): a small model
+# copies them ("When: When to apply it"), and a copied placeholder says nothing.
+TIP_PLACEHOLDERS = {
+    "content": "the advice",
+    "purpose": "why it helps",
+    "trigger": "when to apply it",
+    "negative_example": "what not to do",
+    "application_context": "where it applies",
+    "task_category": "short kind of task",
+}
+
+
+def _placeholder(value: Any, placeholder: str) -> bool:
+    return isinstance(value, str) and value.strip().strip(".\"'").lower() in (placeholder, "...")
+
+
 class TipDraft(BaseModel):
+    """One tip of a reply. A field that repeats the template's placeholder is blank (the tip's
+    segment fills it later); a ``content`` that does is an error the model is asked to correct."""
+
     model_config = ConfigDict(extra="ignore")
     category: Literal["strategy", "recovery", "optimization"]
     content: str = Field(min_length=5)
@@ -123,6 +142,19 @@ class TipDraft(BaseModel):
     @classmethod
     def _lower_cat(cls, v: Any) -> Any:
         return v.lower() if isinstance(v, str) else v
+
+    @model_validator(mode="after")
+    def _no_placeholders(self) -> TipDraft:
+        if _placeholder(self.content, TIP_PLACEHOLDERS["content"]):
+            raise ValueError(
+                f"content repeats the template's placeholder {TIP_PLACEHOLDERS['content']!r}: "
+                "write the advice itself"
+            )
+        for name, placeholder in TIP_PLACEHOLDERS.items():
+            if name != "content" and _placeholder(getattr(self, name), placeholder):
+                setattr(self, name, None if name == "negative_example" else "")
+        self.implementation_steps = [s for s in self.implementation_steps if not _placeholder(s, "")]
+        return self
 
 
 class TipBatch(_Reply):
@@ -202,6 +234,7 @@ class Selection(_Reply):
 
 
 __all__ = [
+    "TIP_PLACEHOLDERS",
     "CauseRef",
     "Decision",
     "DecisionBatch",
