@@ -426,7 +426,7 @@ def register(app: typer.Typer) -> None:
             "fraction of a second each, no LLM; it stops early only for one that solves every probe "
             "task); the best few have their collection games played by the task agent and are probed "
             "again with memory from those (--agent-checks), and the best of them is played when that "
-            "probe beats every design played so far.",
+            "probe beats that of the best design played so far.",
         ),
         agent_checks: int = typer.Option(
             default("agent_checks"),

@@ -104,10 +104,11 @@ class DesignRunner:
         self.calls = 0
         self.host: HostDesign | None = None
         self._static_checked = not skip_static_check
-        # Workers are bound to this runner, not only to the design: two runners of one design (two
-        # namespaces of a served design, a smoke run and an evaluation) never share a worker, so
+        # Workers are bound to this runner, not only to the design: two isolated runners of one design
+        # (two namespaces of a served design, a smoke run and an evaluation) never share a worker, so
         # whatever a call leaves in the worker (attributes set on classes or module data of the
-        # allowed modules) never reaches another runner's calls.
+        # allowed modules) never reaches another runner's calls. ``isolated=False`` (the screening of a
+        # compiled genome, whose parts keep no state in a worker) shares them across its runners.
         self._worker_key = f"{design.source_hash}:{new_id() if isolated else 'shared'}"
         if design.origin == "host":
             if host_executor is None:

@@ -30,7 +30,7 @@ from atlas.alma.genome.step import (
 from atlas.alma.sandbox.pool import WorkerPool
 from atlas.alma.search.record import Recorder, beats
 from atlas.alma.search.seeds import NO_MEMORY_NAME
-from atlas.alma.state.archive import ArchiveEntry
+from atlas.alma.state.archive import Archive, ArchiveEntry
 from atlas.protocols.embed import Embedder
 from atlas.protocols.env import Environment
 from atlas.protocols.llm import LLM
@@ -161,6 +161,21 @@ def to_check(
     return picked
 
 
+def probe_bar(archive: Archive, probes: dict[str, float]) -> float:
+    """The probe a candidate must beat to be played: that of the best design played so far
+    (``Archive.best``; the highest probe among designs tied with it). A played design that probed higher
+    but scored lower shows the probe overrated it, so it sets no bar: a bar of every played design's probe
+    rose with each overrated one and screened out every later generation (the depot search of session 20:
+    eight in a row below a probe of 0.484 whose design scored +0.095, while its best, +0.156, probed 0.391)."""
+    best = archive.best()
+    if best is None:
+        return max(probes.values(), default=0.0)
+    ties = [
+        e for e in archive.scored() if e.stage == best.stage and e.normalized_score == best.normalized_score
+    ]
+    return max(probes.get(e.id, 0.0) for e in ties)
+
+
 class GenomeStep:
     """Makes the child of a genome generation (screening included) and records probe scores."""
 
@@ -224,6 +239,11 @@ class GenomeStep:
             entry.metadata["probe_kind"] = kind
         return float(entry.metadata["probe_score"])
 
+    async def probe_bar(self, archive: Archive) -> float:
+        """The probe a candidate must beat to be played (``probe_bar``), each played design's probe
+        measured with its own collection games (``probe_of``)."""
+        return probe_bar(archive, {e.id: await self.probe_of(e) for e in archive.scored()})
+
     async def _probe(
         self,
         design: Design,
@@ -279,7 +299,7 @@ class GenomeStep:
     ) -> tuple[ArchiveEntry, str]:
         """A genome generation: candidates by ``operator``, screened by the advice probe (no LLM), the
         best few checked with the task agent's own collection; the best of those is played by the task
-        agent when its probe beats every played design's."""
+        agent when its probe beats the best played design's (``probe_bar``)."""
         rec, archive, cfg = self.rec, self.rec.archive, self.rec.config
         child_id = archive.next_id()
         with_genome = [(p, entry_genome(p)) for p in parents]
@@ -309,12 +329,12 @@ class GenomeStep:
                 briefs.append((g, e.normalized_score, ""))
         seen = {g.key for g in (entry_genome(e) for e in archive) if g is not None}
         name = f"{operator}-{child_id}"
-        # Cheap first: only a candidate whose probe beats every design the task agent has played (and
-        # its parent), each with memory from its own collection games, is worth deployment episodes. The
+        # Cheap first: only a candidate whose probe beats the best design the task agent has played so
+        # far (each with memory from its own collection games) is worth deployment episodes. The
         # screening (no LLM) spends its whole budget, stopping early only for a candidate that solves every
         # probe task, and hands its best few to the agent check (``agent_checks``): their collection
         # games with the task agent, and the probe again with memory from those.
-        bar = max([await self.probe_of(parents[0])] + [await self.probe_of(e) for e in archive.scored()])
+        bar = await self.probe_bar(archive)
         probing = can_probe(self.env)
         logged = self.logged_collection()
         anchors = checked_anchors(archive) if probing and cfg.agent_checks else []
@@ -423,11 +443,11 @@ class GenomeStep:
         if best is None or best.solved == 0:
             why = "no candidate's advice steered the probe to a solved task"
         elif best.agent_probe is None:
-            why = f"best probe {best.probe_score:.3f} does not beat {bar:.3f}, the best probe of a played design"
+            why = f"best probe {best.probe_score:.3f} does not beat {bar:.3f}, the probe of the best played design"
         else:
             why = (
                 f"with the task agent's own collection the best candidate probes {best.agent_probe:.3f} "
-                f"(screening {best.probe_score:.3f}), not above {bar:.3f}, the best probe of a played design"
+                f"(screening {best.probe_score:.3f}), not above {bar:.3f}, the probe of the best played design"
             )
         if best is not None:
             meta["genome"] = best.genome.model_dump()
@@ -457,5 +477,6 @@ __all__ = [
     "actions_by_task",
     "checked_anchors",
     "checked_likeness",
+    "probe_bar",
     "to_check",
 ]

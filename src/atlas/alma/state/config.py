@@ -109,7 +109,7 @@ class AlmaConfig(BaseModel):
     # MetaAgent writes modules), "both", or "auto": genome with a local meta model, both with a hosted one.
     representation: Literal["auto", "genome", "code", "both"] = "auto"
     # Genome search: candidates screened by the advice probe per generation (the best is played when its
-    # probe beats every played design's), and the deployment tasks each probe plays.
+    # probe beats the best played design's), and the deployment tasks each probe plays.
     genome_candidates: int = Field(256, ge=1, le=1000)
     probe_tasks: int = Field(8, ge=1, le=64)
     # Genome search: the screening's best few whose collection games the task agent plays, probed again
