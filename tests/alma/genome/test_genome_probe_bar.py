@@ -62,3 +62,16 @@ def test_on_the_depot_search_that_stalled_the_bar_falls_to_its_best_designs_prob
         e.metadata["agent_probe"] for e in archive if e.status == "invalid" and "agent_probe" in e.metadata
     ]
     assert refused and sum(p > bar for p in refused) >= len(refused) // 2
+
+
+def test_the_depot_search_run_with_it_recorded_this_bar_in_every_generation():
+    run = Archive.load(ROOT / "docs" / "results" / "discovery-depot-s21-0.5b" / "archive.json")
+    entries = list(run)
+    generations = [i for i, e in enumerate(entries) if "probe_bar" in e.metadata]
+    assert len(generations) >= 7
+    for i in generations:
+        before = Archive()
+        for e in entries[:i]:
+            before.add(e)
+        probes = {e.id: float(e.metadata.get("probe_score", 0.0)) for e in before.scored()}
+        assert entries[i].metadata["probe_bar"] == probe_bar(before, probes), entries[i].id
