@@ -79,3 +79,15 @@ class GivesTaskInstructions(Protocol):
     environment is played), beyond the goal and the actions."""
 
     def task_instructions(self) -> str: ...
+
+
+SPLITS = ("train", "dev", "test")
+
+
+@runtime_checkable
+class HasSplits(Protocol):
+    """Optional capability: the benchmark's own task splits. A search collects on ``train``, screens
+    and chooses on ``dev`` and reports on ``test``; ``split_tasks`` never returns a task of another
+    split, and ``seed`` only picks which variations (and their order) within the split."""
+
+    def split_tasks(self, split: str, n: int, seed: int) -> list[Task]: ...
