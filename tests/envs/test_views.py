@@ -78,9 +78,11 @@ def test_episode_view_shape_and_outcome():
     ep = episode_view(env, traj)
     assert set(ep) == {"task", "steps", "success", "score", "steps_taken"}
     assert ep["success"] is True and ep["score"] == traj.score and ep["steps_taken"] == env.steps_taken()
+    assert ep["steps"][-1]["score"] == traj.score > ep["steps"][0]["score"] == 0.0  # solved by the last step
     assert len(ep["steps"]) == len(traj.steps)
     for s, raw in zip(ep["steps"], traj.steps, strict=True):
-        assert set(s) == {"action", "observation", "observation_text", "error"}
+        assert set(s) == {"action", "observation", "observation_text", "error", "score"}
+        assert s["score"] == raw.score and 0.0 <= s["score"] <= 1.0  # the score right after the step
         assert s["observation_text"] == raw.observation  # the text the agent read after the action
         # text: the action as the agent's action list writes it ("move_to room_B"), for advice
         assert s["action"] == {
@@ -107,6 +109,7 @@ def test_episode_view_rebuilds_first_observation_and_keeps_invalid_replies():
             "observation": {},
             "observation_text": "",
             "error": "reply is not a JSON action",
+            "score": None,
         }
     ]
     assert ep["steps_taken"] == 1 and ep["success"] is False

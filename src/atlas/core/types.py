@@ -57,6 +57,7 @@ class Step(_Model):
     tool: str | None = None
     args: dict[str, Any] | None = None
     data: dict[str, Any] | None = None  # structured observation, when the environment gives one
+    score: float | None = None  # the environment's score after the step (partial where it has one)
 
 
 class Trajectory(_Model):

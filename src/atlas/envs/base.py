@@ -131,13 +131,22 @@ class EpisodeRecorder:
             text = self.env.summarize_observation(result.observation)
             data: dict[str, Any] | None = result.observation
             err = error or result.error
+            score: float | None = float(self.env.score())
         else:
             text = error or ""
             data = None
             err = error
+            score = None
         action = action_text(tool, args) if tool else (raw or "(no action)")
         step = Step(
-            action=action, observation=text, thought=thought, error=err, tool=tool, args=args, data=data
+            action=action,
+            observation=text,
+            thought=thought,
+            error=err,
+            tool=tool,
+            args=args,
+            data=data,
+            score=score,
         )
         self.steps.append(step)
         return step

@@ -57,8 +57,11 @@ def step_action(step: Step) -> dict[str, Any]:
 
 
 def episode_view(env: Environment, trajectory: Trajectory) -> dict[str, Any]:
-    """The design's ``episode``: task view, the steps (action, observation, observation_text, error),
-    outcome.
+    """The design's ``episode``: task view, the steps (action, observation, observation_text, error,
+    score), outcome. A step's ``score`` is the environment's score right after it (in [0, 1]; partial
+    where the environment scores progress, else 0 until the task is solved; None where the action never
+    reached the environment or the trajectory was recorded without it): the change from the step before
+    is what the action did for the task.
 
     Steps that never reached the environment (unparseable replies) keep ``tool == ""`` and their
     error, so a design can learn from them; their observation is ``{}``.
@@ -73,6 +76,7 @@ def episode_view(env: Environment, trajectory: Trajectory) -> dict[str, Any]:
                 else ({"text": s.observation} if s.observation and s.tool else {}),
                 "observation_text": without_commands(s.observation or "") if s.tool else "",
                 "error": s.error,
+                "score": s.score,
             }
         )
     taken = trajectory.metadata.get("steps_taken")
