@@ -226,9 +226,9 @@ def test_learned_memory_is_saved_beside_the_entry_and_hydrated_back(tmp_path):
 
 
 def test_learned_memory_over_the_cap_is_not_saved_and_the_entry_says_why(tmp_path, monkeypatch):
-    import atlas.alma.state.archive as archive_mod
+    import atlas.alma.state.learned as learned_mod
 
-    monkeypatch.setattr(archive_mod, "MAX_LEARNED_BYTES", 100)
+    monkeypatch.setattr(learned_mod, "MAX_LEARNED_BYTES", 100)
     arch = Archive()
     big = arch.add(_entry(arch, "hoarder", 0.1), SRC_B)
     big.learned = {**LEARNED, "memory": {"blob": "x" * 500}}

@@ -453,6 +453,56 @@ def _operators_section(run: RunSnapshot, paths: ReportPaths) -> list[str]:
     return out
 
 
+def _held_out_section(held: dict[str, Any] | None) -> list[str]:
+    """The run's result: each tested design's gain over no memory on the held-out test tasks."""
+    out = ["## Result on held-out test tasks", ""]
+    if not held or not isinstance(held.get("designs"), list):
+        return [*out, "Not measured: the search has not ended, or ran with `--test-seeds 0`.", ""]
+    out.append(
+        f"{len(held.get('tasks') or [])} test tasks ({_cell(held.get('source'))}) that neither the screening nor "
+        f"the choice of the best design saw; no memory scores {_f(_mean(held.get('no_memory')))} there. The pick "
+        "is the design the search chose on its deployment tasks; the others show how much that choice was luck."
+    )
+    out.append("")
+
+    def ci(v: Any) -> str:
+        if not isinstance(v, dict) or not isinstance(v.get("ci95"), list):
+            return "—"
+        return f"{_f(v.get('mean'), True)} [{_f(v['ci95'][0], True)}, {_f(v['ci95'][1], True)}]"
+
+    rows = [
+        [
+            ("**pick** " if d.get("chosen") else "") + f"`{_cell(d.get('id'))}` {_cell(d.get('name'))}",
+            d.get("origin"),
+            ci(d.get("validation")),
+            _f(d.get("test_score"))
+            if d.get("status") == "ok"
+            else f"failed: {_cell('; '.join(d.get('errors') or []))}",
+            ci(d.get("vs_no_memory")),
+        ]
+        for d in held["designs"]
+        if isinstance(d, dict)
+    ]
+    out += _table(
+        [
+            "Design",
+            "Origin",
+            "vs no memory where chosen (95% CI)",
+            "Test score",
+            "vs no memory on test (95% CI)",
+        ],
+        rows,
+    )
+    return [*out, ""]
+
+
+def _mean(scores: Any) -> float | None:
+    vals = (
+        [v for v in (scores or {}).values() if isinstance(v, int | float)] if isinstance(scores, dict) else []
+    )
+    return sum(vals) / len(vals) if vals else None
+
+
 def render_markdown(run: RunSnapshot, paths: ReportPaths) -> str:
     """The report's Markdown text (charts referenced by relative file name)."""
     now = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
@@ -496,9 +546,10 @@ def render_markdown(run: RunSnapshot, paths: ReportPaths) -> str:
         )
         out.append("")
 
+    out += _held_out_section(run.held_out)
     best = run.best()
     base = run.baseline_score
-    out += ["## Best design", ""]
+    out += ["## Best design", "", "The best on the deployment tasks, where the search chose it.", ""]
     if best is None:
         out += ["No design has a deployment score yet.", ""]
     else:

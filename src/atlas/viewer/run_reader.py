@@ -62,6 +62,7 @@ class RunSnapshot:
     stamp: str
     warnings: list[str] = field(default_factory=list)
     run_time_s: float | None = None  # the run's own time, resumed parts included (archives that keep it)
+    held_out: dict[str, Any] | None = None  # the run's result on held-out test tasks (search.held_out)
 
     # ------------------------------------------------------------------ derived views
     def entry(self, design_id: str) -> dict[str, Any] | None:
@@ -263,6 +264,7 @@ class RunSnapshot:
             "baseline": self.baseline,
             "baseline_score": self.baseline_score,
             "best_id": best["id"] if best else None,
+            "held_out": self.held_out,
             "representation": self.representation,
             "executor": self.executor,
             "entries": [{k: v for k, v in e.items() if k not in _DETAIL_ONLY} for e in self.entries],
@@ -365,6 +367,7 @@ def read_run(run_dir: str | Path) -> RunSnapshot:
         stamp=stamp,
         warnings=warnings,
         run_time_s=_num(archive.get("run_time_s")),
+        held_out=safe_data(archive["held_out"]) if isinstance(archive.get("held_out"), dict) else None,
     )
 
 

@@ -43,7 +43,7 @@ class ProbeResult:
     steps: int
     stopped: str = ""
     actions: list[str] = field(default_factory=list)
-    progress: float = 0.0  # see goal_progress
+    progress: float = 0.0  # see episode_progress
     unadvised: int = 0  # steps the advice named nothing for and the probe's own rule chose (``unadvised``)
 
     def to_dict(self) -> dict[str, Any]:
@@ -81,6 +81,12 @@ def _framed(goal: set[str], text: str) -> set[tuple[str, str]]:
         tokens = words(sentence)
         out |= {(w, tokens[0]) for w in goal.intersection(tokens)}
     return out
+
+
+def episode_progress(goal: str, texts: list[str], best_score: float) -> float:
+    """How far an unsolved episode got: the environment's own partial score (the best it reached) where
+    it gives one, else what its text shows of the goal (``goal_progress``)."""
+    return min(1.0, best_score) if best_score > 0 else goal_progress(goal, texts)
 
 
 def goal_progress(goal: str, texts: list[str]) -> float:
@@ -164,6 +170,7 @@ def follow_advice(
     past: Past = []
     done = False
     fallbacks = 0
+    best = 0.0  # the best score the episode reached (partial progress, where the environment scores it)
     while not done and len(chosen) < limit:
         actions: list[Action] = env.candidate_actions(obs)
         labels = ch.labels(actions)
@@ -182,12 +189,12 @@ def follow_advice(
             where = " ".join(seen.split())[:160]
             return ProbeResult(
                 success=False,
-                score=0.0,
+                score=float(env.score()),  # a partial score where the environment gives one
                 steps=len(chosen),
                 stopped=f"at step {len(chosen) + 1} no advice line names a listed action for what the agent "
                 f"sees ({where!r}; listed: {_listed(labels)})",
                 actions=chosen,
-                progress=goal_progress(goal, texts),
+                progress=episode_progress(goal, texts, best),
                 unadvised=fallbacks,
             )
         label = max(advised, key=lambda lb: advised[lb])
@@ -196,6 +203,7 @@ def follow_advice(
         chosen.append(label)
         past.append((action_text(action.tool, action.args), bool(result.error)))
         obs, done = result.observation, result.done
+        best = max(best, float(env.score()))
         seen = env.summarize_observation(obs)
         texts.append(seen)
         if result.error:
@@ -208,9 +216,17 @@ def follow_advice(
         steps=len(chosen),
         stopped=stopped,
         actions=chosen,
-        progress=1.0 if success else goal_progress(goal, texts),
+        progress=1.0 if success else episode_progress(goal, texts, best),
         unadvised=fallbacks,
     )
 
 
-__all__ = ["ADHERENCE", "ProbeResult", "advised_walk", "can_probe", "follow_advice", "goal_progress"]
+__all__ = [
+    "ADHERENCE",
+    "ProbeResult",
+    "advised_walk",
+    "can_probe",
+    "episode_progress",
+    "follow_advice",
+    "goal_progress",
+]

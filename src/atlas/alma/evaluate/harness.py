@@ -24,7 +24,7 @@ from atlas.envs.views import episode_view, step_action, task_view
 from atlas.errors import ConfigError, LLMError, SandboxError, ScriptExhaustedError
 from atlas.protocols.agent import TaskPlayer
 from atlas.protocols.embed import Embedder
-from atlas.protocols.env import Environment
+from atlas.protocols.env import Environment, HasSplits
 from atlas.protocols.llm import LLM
 
 if TYPE_CHECKING:
@@ -403,7 +403,8 @@ def check_disjoint(collection: list[Task], deployment: list[Task]) -> None:
     ids = {t.id for t in collection} & {t.id for t in deployment}
     if overlap or ids:
         raise ConfigError(
-            f"collection and deployment tasks overlap: seeds {sorted(map(str, overlap))}, ids {sorted(ids)}"
+            f"the run's task sets overlap (collection, deployment and held-out test tasks must not): "
+            f"seeds {sorted(map(str, overlap))}, ids {sorted(ids)}"
         )
 
 
@@ -411,17 +412,23 @@ def make_tasks(
     env: Environment, *, episodes: int, seed: int, family: int | None, deployment_seeds: list[int]
 ) -> tuple[list[Task], list[Task]]:
     """Collection tasks (``episodes`` from ``seed``) and deployment tasks (``episodes`` from each
-    deployment seed), all in one family when ``family`` is set; never overlapping."""
-
-    def gen(s: int) -> list[Task]:
-        if family is None:
-            return env.generate_tasks(episodes, s)
-        return env.generate_family_tasks(episodes, family, s)
-
-    collection = gen(seed)
-    deployment = [t for s in deployment_seeds for t in gen(s)]
+    deployment seed), all in one family when ``family`` is set; never overlapping. An environment with
+    its own splits (``HasSplits``) gives collection tasks from ``train`` and deployment tasks from
+    ``dev``: the search screens and chooses on those, and reports on ``test`` (``test_tasks``)."""
+    if isinstance(env, HasSplits):
+        collection = env.split_tasks("train", episodes, seed)
+        deployment = env.split_tasks("dev", episodes * len(deployment_seeds), seed)
+    else:
+        collection = _generated(env, episodes, seed, family)
+        deployment = [t for s in deployment_seeds for t in _generated(env, episodes, s, family)]
     check_disjoint(collection, deployment)
     return collection, deployment
+
+
+def _generated(env: Environment, n: int, seed: int, family: int | None) -> list[Task]:
+    if family is None:
+        return env.generate_tasks(n, seed)
+    return env.generate_family_tasks(n, family, seed)
 
 
 def run_tasks(cfg: AlmaConfig, env: Environment) -> tuple[list[Task], list[Task]]:
@@ -435,12 +442,29 @@ def run_tasks(cfg: AlmaConfig, env: Environment) -> tuple[list[Task], list[Task]
     )
 
 
+def held_out_tasks(cfg: AlmaConfig, env: Environment, seen: list[Task]) -> tuple[list[Task], str]:
+    """The run's held-out test tasks and where they come from: the benchmark's ``test`` split
+    (``HasSplits``), else ``episodes`` tasks from each of the run's test seeds (``AlmaConfig.test_seeds``,
+    far from the collection and deployment seeds). Never one of ``seen`` (the collection and deployment
+    tasks, on which the search screens and chooses): ``ConfigError`` if one is."""
+    n = cfg.test_count
+    if isinstance(env, HasSplits):
+        tasks, source = env.split_tasks("test", n, cfg.seed), "the benchmark's test split"
+    else:
+        seeds = cfg.held_out_seeds()
+        tasks = [t for s in seeds for t in _generated(env, cfg.episodes, s, cfg.family_seed)]
+        source = f"seeds {seeds[0]}..{seeds[-1]}" if seeds else "no seeds"
+    check_disjoint(seen, tasks)
+    return tasks, source
+
+
 __all__ = [
     "EpisodeRecord",
     "Evaluation",
     "Harness",
     "add_usage",
     "check_disjoint",
+    "held_out_tasks",
     "make_tasks",
     "run_tasks",
     "summarize_snapshot",

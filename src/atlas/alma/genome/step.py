@@ -19,10 +19,10 @@ from atlas.alma.genome.catalog import ObsKeys
 from atlas.alma.genome.compile import compile_genome, genome_design, genome_of
 from atlas.alma.genome.llm_edit import llm_edit
 from atlas.alma.genome.model import Genome, parse_genome
-from atlas.alma.genome.operators import crossover, mutate, random_genome
-from atlas.errors import InvalidInputError
+from atlas.alma.genome.operators import crossover, env_observation_keys, mutate, random_genome
+from atlas.errors import ConfigError, InvalidInputError
 from atlas.protocols.embed import Embedder
-from atlas.protocols.env import Environment
+from atlas.protocols.env import EnumeratesActions, Environment
 from atlas.protocols.llm import LLM
 
 if TYPE_CHECKING:
@@ -120,6 +120,20 @@ def resolve_representation(setting: str, meta_model: str | None) -> tuple[str, s
     if not name or name.startswith("local:"):
         return "genome", f"meta model {name or '(none)'} is local: genome search over the parts space"
     return "both", f"meta model {name} is hosted: genome search and code-writing operators"
+
+
+def genome_keys(env: Environment, seed: int) -> ObsKeys:
+    """The observation fields genome parameters may name (``env_observation_keys``), once ``env`` is
+    known to list its actions: the screening's probe plays only listed actions (``ConfigError`` else)."""
+    if not isinstance(env, EnumeratesActions):
+        raise ConfigError(
+            f"the genome search cannot run on {env.name!r}: it screens each candidate memory with a probe "
+            f"that plays the environment's listed actions, and {type(env).__name__} has no "
+            "candidate_actions(observation). Add that method (the valid actions for an observation; see "
+            "'Add an environment' in docs/design.md), or search with --representation code and a meta "
+            "model that writes code"
+        )
+    return env_observation_keys(env, seed)
 
 
 def operators_for(representation: str, has_meta_llm: bool) -> list[str]:
@@ -227,10 +241,10 @@ async def probe(
     parts_only = SHARE_WORKERS and genome is not None and compile_genome(genome) == design.source
     collections = collections or probe_collections(logged)
     for walks, explorer_episodes, *seed in collections:
-        # Successive halving: the first PROBE_FIRST tasks, the rest only when one of them was solved.
+        # Successive halving: the first PROBE_FIRST tasks, the rest only when the advice took one somewhere.
         played: list[dict[str, Any]] = []
         for stage in (probe_tasks[:PROBE_FIRST], probe_tasks[PROBE_FIRST:]):
-            if error or not stage or (played and not any(p.get("success") for p in played)):
+            if error or not stage or (played and not any(_scored(p) for p in played)):
                 break
             report = await asmoke_run(
                 design,
@@ -256,10 +270,13 @@ async def probe(
         "steered": sum(
             _credited(p)
             if p.get("success")
-            else STEER_CREDIT
-            * (
-                PROGRESS_SHARE * float(p.get("progress", 0.0))
-                + (1 - PROGRESS_SHARE) * min(1.0, p.get("steps", 0) / limit)
+            else max(
+                _credited(p),  # a partial score counts as it is
+                STEER_CREDIT
+                * (
+                    PROGRESS_SHARE * float(p.get("progress", 0.0))
+                    + (1 - PROGRESS_SHARE) * min(1.0, p.get("steps", 0) / limit)
+                ),
             )
             for p in probes
         )
@@ -268,6 +285,11 @@ async def probe(
         "played": len(probes),
         "error": error,
     }
+
+
+def _scored(played: dict[str, Any]) -> bool:
+    """A probe task the advice took somewhere: solved, or a partial score where the environment has one."""
+    return bool(played.get("success")) or float(played.get("score", 0.0)) > 0
 
 
 def _credited(played: dict[str, Any]) -> float:
@@ -395,6 +417,7 @@ __all__ = [
     "climb_child",
     "climb_parents",
     "entry_genome",
+    "genome_keys",
     "make_children",
     "operators_for",
     "probe_collections",

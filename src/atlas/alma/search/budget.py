@@ -27,14 +27,18 @@ def over_cost(generation: int, spent: float, cap: float | None, run_dir: Path) -
     )
 
 
-def over_time(generation: int, elapsed_s: float, cap: float | None, run_dir: Path) -> str | None:
-    """Stop before ``generation`` once the run (resumed parts included) has run ``cap`` minutes (a
-    generation is not cut short: the search may overrun by one generation)."""
-    if cap is None or elapsed_s < cap * 60:
+def over_time(
+    generation: int, elapsed_s: float, cap: float | None, run_dir: Path, reserve_s: float = 0.0
+) -> str | None:
+    """Stop before ``generation`` once the run (resumed parts included) has run ``cap`` minutes, less
+    ``reserve_s`` kept for the held-out test (a generation is not cut short: the search may overrun by
+    one generation)."""
+    if cap is None or elapsed_s + reserve_s < cap * 60:
         return None
+    kept = f", keeping {reserve_s / 60:.1f} for the held-out test tasks" if reserve_s > 0 else ""
     return (
         f"stopped before generation {generation}: the run has run {elapsed_s / 60:.1f} minutes (resumed "
-        f"parts included), reaching --max-minutes {cap:g}. The archive is saved in {run_dir}; to "
+        f"parts included){kept}, reaching --max-minutes {cap:g}. The archive is saved in {run_dir}; to "
         f"continue, raise the limit: atlas run --resume {run_dir} --max-minutes <minutes>"
     )
 

@@ -131,13 +131,14 @@ def to_check(
     limit: int,
     checked: Iterable[tuple[tuple[str, ...], float]] = (),
 ) -> list[Candidate]:
-    """Up to ``limit`` candidates for the agent check, of those that solved a probe task: first, for each
+    """Up to ``limit`` candidates for the agent check, of those whose probe scored (a solved task or a
+    partial score): first, for each
     of ``anchors`` (at most half of ``limit``), the best-screened candidate the climb made from it; then
     the screening's best, each the best of its set of retrieve parts (a family of near copies is
     checked once). None is a near copy (``_likeness``) of another pick or of a genome ``checked`` before:
     such a copy spends the agent's games to measure what is known (in one fetch generation all six
     checks were the anchors again, parts reordered)."""
-    ranked = sorted((c for c in screened if not c.error and c.solved > 0), key=_rank, reverse=True)
+    ranked = sorted((c for c in screened if not c.error and c.probe_score > 0), key=_rank, reverse=True)
     known = set(checked)
     picked: list[Candidate] = []
 
@@ -343,9 +344,10 @@ class GenomeStep:
         def good_enough(c: Candidate) -> bool:
             if c.error or not probing:
                 return not c.error
+            # a probe above the bar (>= 0) took the advice somewhere: a solved task, or partial progress
             if c.agent_probe is None:  # unchecked (``--agent-checks 0``): the screening's own score
-                return c.solved > 0 and c.probe_score > bar
-            return c.agent_solved > 0 and c.agent_probe > bar
+                return c.probe_score > bar
+            return c.agent_probe > bar
 
         def perfect(c: Candidate) -> bool:
             return not probing or (not c.error and c.solved >= every)
@@ -440,8 +442,11 @@ class GenomeStep:
         meta: dict[str, Any],
     ) -> tuple[ArchiveEntry, str]:
         """The ``invalid`` entry of a generation whose best candidate did not pass the screening."""
-        if best is None or best.solved == 0:
-            why = "no candidate's advice steered the probe to a solved task"
+        if best is None or best.probe_score <= 0:
+            why = (
+                "no candidate's advice steered the probe to a solved task or a partial score: the screening "
+                "found no memory that moves the advice probe here"
+            )
         elif best.agent_probe is None:
             why = f"best probe {best.probe_score:.3f} does not beat {bar:.3f}, the probe of the best played design"
         else:

@@ -1,18 +1,13 @@
 """The ALMA loop: baseline → seeds → iterations (sample parents → debug → generate → collect →
-deploy → archive), with telemetry, progress and a run folder that can be resumed.
+deploy → archive) → the run's result on held-out test tasks, with telemetry, progress and a run
+folder that can be resumed.
 
-Determinism for resume: each iteration's randomness is a pure function of (seed, generation), the
-archive (with ``times_sampled``) is saved atomically after every design, and the DebugAgent reads
-the parents' logs from the run folder — so a run killed between iterations and resumed produces
-the same archive as one that never stopped (given deterministic models). A run killed in the
-middle of an iteration loses only that unfinished iteration: nothing of it is in archive.json, and
-the resumed run redoes it under the same id.
-
-Model failures: a model that still fails after its client's retries (timeout, rate limit, endpoint
-down) is recorded on the iteration's entry (``status="error"``, the reason in ``errors``) and the
-search goes on — a short outage costs one iteration, not the run. After ``MAX_FAILED_ITERATIONS``
-such iterations in a row the search stops with ``SearchStopped``: the archive is saved, and
-``atlas run --resume RUN_DIR`` continues with the next generation once the model is back.
+Resume: each iteration's randomness is a pure function of (seed, generation) and the archive is saved
+atomically after every design, so a run killed between iterations and resumed produces the same
+archive as one that never stopped (given deterministic models); a kill mid-iteration loses only that
+iteration, redone under the same id. A model that still fails after its client's retries is recorded
+on the iteration's entry (``status="error"``) and the search goes on; after ``MAX_FAILED_ITERATIONS``
+such iterations in a row it stops with ``SearchStopped`` (``atlas run --resume RUN_DIR`` continues).
 """
 
 from __future__ import annotations
@@ -27,8 +22,7 @@ from atlas.alma.design import Design
 from atlas.alma.evaluate.executor import Executor
 from atlas.alma.evaluate.harness import Harness, run_tasks
 from atlas.alma.genome.bandit import choose_operator, operator_stats
-from atlas.alma.genome.operators import env_observation_keys
-from atlas.alma.genome.step import GENOME_OPERATORS, operators_for, resolve_representation
+from atlas.alma.genome.step import GENOME_OPERATORS, genome_keys, operators_for, resolve_representation
 from atlas.alma.sandbox.pool import SandboxLimits, WorkerPool
 from atlas.alma.search import budget
 from atlas.alma.search.budget import MAX_FAILED_ITERATIONS, SpendCap, over_cost, over_time, too_many_failures
@@ -36,6 +30,7 @@ from atlas.alma.search.code_step import CodeStep
 from atlas.alma.search.executors import make_executor, make_pool, paced
 from atlas.alma.search.facts import check_resume_tasks, write_new_facts, write_resume_facts
 from atlas.alma.search.genome_step import GenomeStep
+from atlas.alma.search.held_out import measure_held_out, reserve_s
 from atlas.alma.search.progress import SearchProgress, default_progress
 from atlas.alma.search.record import Recorder
 from atlas.alma.search.seeds import (
@@ -55,6 +50,7 @@ from atlas.alma.state.sampling import sample_parents, seeded_rng
 from atlas.errors import ArchiveError, BudgetReached, ConfigError, SearchStopped
 from atlas.infra.llm import LLMClient
 from atlas.protocols import LLM, Embedder, Environment, TaskPlayer
+from atlas.protocols.env import HasSplits
 from atlas.trace.writer import TraceWriter
 
 Callback = Callable[[str, dict[str, Any]], Any]
@@ -67,12 +63,9 @@ class Search:
 
     ``llm`` plays the tasks (and backs designs' summarize/analyze tools); ``meta_llm`` writes
     designs; ``debug_llm`` (default ``meta_llm``) analyzes logs. ``callbacks`` receive every
-    telemetry event ``(event, fields)``; an exception raised by one stops the run (the archive is
-    already saved, so ``--resume`` continues from there). ``progress`` shows the run (default: one
-    line per design on standard error, nothing with ``quiet``; the ``atlas`` command passes its bars).
-
-    The search orchestrates; its steps live beside it: generation 0 in ``seeds``, a generation's child
-    in ``code_step`` and ``genome_step``, evaluate → record in ``record``, usage in ``usage``.
+    telemetry event ``(event, fields)``; an exception raised by one stops the run (``--resume``
+    continues). ``progress`` shows the run (default: a line per design on standard error). Its steps
+    live beside it: ``seeds``, ``code_step``, ``genome_step``, ``record``, ``usage``, ``held_out``.
     """
 
     def __init__(
@@ -131,7 +124,6 @@ class Search:
         self._genome_step: GenomeStep | None = None
         self._code_step: CodeStep | None = None
 
-    # ---- telemetry -----------------------------------------------------------------------------
     def emit(self, event: str, **fields: Any) -> None:
         if self._trace is not None:
             self._trace.emit(event, **fields)
@@ -144,7 +136,9 @@ class Search:
         return self._recorder
 
     # ---- setup ---------------------------------------------------------------------------------
-    def _setup(self, resume: bool) -> None:
+    def _setup(self, resume: bool, *, evaluation: bool = False) -> None:
+        """Build the collaborators and the tasks; ``evaluation`` (``atlas eval``) deploys on the
+        benchmark's test split where the environment has one (``HasSplits``)."""
         cfg = self.config
         if self.env is None:
             from atlas.envs.registry import get_env
@@ -170,6 +164,8 @@ class Search:
         if replay is not None:
             use_replay_cache(cast("LLMClient", self.llm), replay)
         self.collection_tasks, self.deployment_tasks = run_tasks(cfg, self.env)
+        if evaluation and isinstance(self.env, HasSplits):
+            self.deployment_tasks = self.env.split_tasks("test", len(self.deployment_tasks), cfg.seed)
         self.harness = Harness(
             self.env,
             self.agent,
@@ -198,7 +194,9 @@ class Search:
             for op in operators_for(self.representation, self.meta_llm is not None)
             if op in GENOME_OPERATORS or op in cfg.meta_operators
         ]
-        self.obs_keys = env_observation_keys(self.env, cfg.seed) if self.representation != "code" else None
+        self.obs_keys = (
+            None if self.representation == "code" or evaluation else genome_keys(self.env, cfg.seed)
+        )
         if resume:
             self.run_dir.remove_stale_tmp()
             check_resume_tasks(self.run_dir, self.tasks)
@@ -268,9 +266,7 @@ class Search:
 
     # ---- generation 0 --------------------------------------------------------------------------
     def _cache_file(self) -> Path | None:
-        if self.baseline_cache is None:
-            return None
-        return self.baseline_cache / f"{self._evaluation_key()}.json"
+        return None if self.baseline_cache is None else self.baseline_cache / f"{self._evaluation_key()}.json"
 
     @property
     def tasks(self) -> list[Any]:
@@ -383,10 +379,7 @@ class Search:
         done |= {e.generation for e in self.archive if e.origin == "meta"}
         self.emit(
             "run.resume" if resume else "run.start",
-            env=cfg.env,
-            iterations=cfg.iterations,
-            episodes=cfg.episodes,
-            seed=cfg.seed,
+            **{k: getattr(cfg, k) for k in ("env", "iterations", "episodes", "seed")},
             run_dir=str(self.run_dir.path),
             model=getattr(self.llm, "model", None),
             meta_model=getattr(self.meta_llm, "model", None),
@@ -411,7 +404,10 @@ class Search:
                     continue
                 where = self.run_dir.path
                 self._stop(over_cost(g, archive_usage(self.archive)["cost_usd"], cfg.max_cost_usd, where))
-                self._stop(over_time(g, self.archive.clock.run_time_s(), cfg.max_minutes, where))
+                reserve = reserve_s(self.archive, cfg, len(self.deployment_tasks))
+                if late := over_time(g, self.archive.clock.run_time_s(), cfg.max_minutes, where, reserve):
+                    await self._held_out()  # the time cap keeps room for the run's result
+                self._stop(late)
                 if deferred and costly_seeds_due(
                     self.archive, g, generations, self.archive.clock.run_time_s(), cfg.max_minutes
                 ):
@@ -430,6 +426,7 @@ class Search:
                     break
             if deferred:
                 await self._seeds()
+            await self._held_out()
             best = self.archive.best()
             self.emit(
                 "run.stop",
@@ -457,11 +454,16 @@ class Search:
         if reason is None:
             return
         self.emit("run.stopped", reason=reason, failed=list(failed or []), archive_size=len(self.archive))
-        raise (SearchStopped if failed else BudgetReached)(reason)  # a budget stop is not a failure
+        if failed:
+            raise SearchStopped(reason)
+        raise BudgetReached(reason)  # a budget stop is not a failure
+
+    async def _held_out(self) -> None:
+        await measure_held_out(self.recorder, cast("Environment", self.env), self.tasks)
 
     async def evaluate_only(self, design: Design) -> ArchiveEntry:
         """Baseline (cached when possible) and one design, no search: what `atlas eval` runs."""
-        self._setup(False)
+        self._setup(False, evaluation=True)
         self.progress.start(0)
         try:
             await self._baseline()

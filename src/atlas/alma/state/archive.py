@@ -22,18 +22,18 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator
 
+from atlas.alma.state.learned import MAX_LEARNED_BYTES, read_learned, save_learned
 from atlas.alma.state.novelty import novelty_scores
 from atlas.alma.state.run_clock import RunClock, earlier_time
 from atlas.alma.state.run_dir import atomic_write_text, confined
 from atlas.core import jsonsafe
 from atlas.errors import ArchiveError, InvalidInputError
-from atlas.infra.safe_read import read_json, read_limited
+from atlas.infra.safe_read import read_limited
 
 if TYPE_CHECKING:
     from atlas.alma.design import Design
 
 ARCHIVE_VERSION = 1
-MAX_LEARNED_BYTES = 64_000_000  # a design's learned memory larger than this is not saved (the entry says so)
 MAX_ARCHIVE_BYTES = 512_000_000  # an archive.json bigger than this is damaged, not read
 Origin = Literal["seed", "baseline", "meta", "host"]
 Status = Literal["ok", "invalid", "error"]
@@ -178,6 +178,7 @@ class Archive:
         self.entries: list[ArchiveEntry] = []
         self.baseline: dict[str, Any] | None = None
         self.iterations: list[dict[str, Any]] = []
+        self.held_out: dict[str, Any] | None = None  # the run's result on test tasks (search.held_out)
         self.clock = RunClock()  # the run's own time, resumed parts included
 
     # ---- collection-like ------------------------------------------------------------------------
@@ -250,6 +251,7 @@ class Archive:
             "entries": [e.to_json_dict(with_source=with_sources) for e in self.entries],
             "iterations": self.iterations,
             "run_time_s": round(self.clock.run_time_s(), 3),
+            **({"held_out": self.held_out} if self.held_out is not None else {}),
         }
 
     def save(self, path: str | Path | None = None) -> Path:
@@ -271,7 +273,7 @@ class Archive:
                 atomic_write_text(src_file, e.source)
         for e in self.entries:
             if e.learned is not None and e.memory_path is None:
-                _save_learned(root, e)
+                save_learned(root, e)
         text = json.dumps(self.to_dict(), indent=2, ensure_ascii=False) + "\n"
         if target.exists():  # the previous good version, itself written atomically
             atomic_write_text(target.with_name(target.name + ".bak"), target.read_text(encoding="utf-8"))
@@ -320,6 +322,7 @@ class Archive:
         arch = cls(path)
         arch.baseline = baseline
         arch.iterations = list(iterations)
+        arch.held_out = data["held_out"] if isinstance(data.get("held_out"), dict) else None
         arch.clock = RunClock(earlier_time(data.get("run_time_s"), arch.iterations, where, hint))
         for i, raw in enumerate(entries):
             try:
@@ -440,37 +443,6 @@ def _verify_source(e: ArchiveEntry) -> None:
             "edited or swapped after the run); restore the original file, or evaluate the new source "
             "with `atlas eval`"
         )
-
-
-def _save_learned(root: Path, entry: ArchiveEntry) -> None:
-    """Write ``entry.learned`` to ``memory/<id>.json`` (atomic); over the cap it is not written and
-    ``metadata['learned_memory']`` says why."""
-    try:
-        text = json.dumps(entry.learned, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
-    except (TypeError, ValueError) as exc:  # a host adapter's state that is not plain JSON
-        entry.metadata["learned_memory"] = f"not saved: not JSON-serializable ({exc})"
-        return
-    if len(text) > MAX_LEARNED_BYTES:
-        entry.metadata["learned_memory"] = (
-            f"not saved: {len(text):,} bytes of JSON, over the cap of {MAX_LEARNED_BYTES:,}"
-        )
-        return
-    rel = f"memory/{entry.id}.json"
-    atomic_write_text(confined(root, rel, under="memory", what=f"memory of {entry.id}"), text + "\n")
-    entry.memory_path = rel
-
-
-def read_learned(path: Path, design_id: str = "") -> dict[str, Any]:
-    """A learned-memory file written by ``Archive.save`` (a clear ``ArchiveError`` when unreadable)."""
-    who = f" of {design_id}" if design_id else ""
-    what = f"the learned memory{who}"
-    try:  # a plain file within the cap (never a FIFO or a link to a device), JSON within limits
-        data = read_json(path, max_bytes=MAX_LEARNED_BYTES + 1, what=what)
-    except InvalidInputError as exc:
-        raise ArchiveError(f"cannot read {what} at {path}: {exc}") from exc
-    if not isinstance(data, dict) or not isinstance(data.get("memory"), dict):
-        raise ArchiveError(f"{path} is not a learned memory (no 'memory' object)")
-    return data
 
 
 def _recovery_hint(path: Path | None) -> str:

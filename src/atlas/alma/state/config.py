@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 # Deployment task seeds are offset by multiples of this from the run seed, far from the collection
 # seeds (collection uses seed, seed+1, ...); the harness also asserts that the two sets never meet.
 DEPLOY_SEED_STRIDE = 10_007
+TEST_SEED_START = 1_001  # held-out test seeds start past the largest deploy_seeds (1,000)
 
 # Part of the no-memory baseline cache key: bump it whenever how an episode is played or scored
 # changes (task agent, prompts, environment rules), so no run compares against a stale baseline.
@@ -115,6 +116,12 @@ class AlmaConfig(BaseModel):
     # Genome search: the screening's best few whose collection games the task agent plays, probed again
     # with memory from those games, before one is played (0: none, the screening's best is played).
     agent_checks: int = Field(6, ge=0, le=64)
+    # The run's result on tasks no choice saw: after the search, the design chosen on the deployment
+    # (validation) tasks, the next best (test_designs in all) and the best hand-built design are played,
+    # with no memory beside them, on episodes × test_seeds held-out test tasks (None: as many seeds as
+    # deploy_seeds; 0: no test phase). See atlas.alma.search.held_out.
+    test_seeds: int | None = Field(None, ge=0, le=1000)
+    test_designs: int = Field(3, ge=1, le=20)
 
     @model_validator(mode="before")
     @classmethod
@@ -176,6 +183,16 @@ class AlmaConfig(BaseModel):
 
     def deployment_seeds(self) -> list[int]:
         return [self.seed + DEPLOY_SEED_STRIDE * k for k in range(1, self.deploy_seeds + 1)]
+
+    @property
+    def test_count(self) -> int:
+        """Held-out test tasks of the run (``test_seeds`` × ``episodes``; 0: no test phase)."""
+        return self.episodes * (self.deploy_seeds if self.test_seeds is None else self.test_seeds)
+
+    def held_out_seeds(self) -> list[int]:
+        """The seeds of the held-out test tasks: past every deployment seed a run can have."""
+        n = self.test_count // self.episodes
+        return [self.seed + DEPLOY_SEED_STRIDE * (TEST_SEED_START + k) for k in range(n)]
 
     def evaluation_key(self, task_model: str, tasks: Sequence[Task] = ()) -> str:
         """Hash of everything that decides a design's tasks and how they are played: the key of

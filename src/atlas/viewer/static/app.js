@@ -186,6 +186,15 @@ function renderRun() {
   renderUsage();
 }
 
+// The run's result: the pick's gain over no memory on held-out test tasks no choice saw.
+function heldOutCard(card, held) {
+  const pick = held && held.designs ? held.designs.find((d) => d.chosen) : null;
+  if (!pick || !pick.vs_no_memory) return card("Result on test tasks", "—", "measured when the search ends (held-out test tasks)", "held-out");
+  const v = pick.vs_no_memory;
+  const sub = [`${pick.id} on ${held.tasks.length} test tasks (${held.source}) · 95% interval [${fmtSigned(v.ci95[0])}, ${fmtSigned(v.ci95[1])}]`];
+  return card("Result on test tasks", el("span", { class: v.mean >= 0 ? "pos" : "neg", text: fmtSigned(v.mean) + " vs no memory" }), sub, "held-out");
+}
+
 function renderKpis() {
   const run = state.run;
   const best = run.entries.find((e) => e.id === run.best_id);
@@ -195,7 +204,8 @@ function renderKpis() {
   const card = (label, value, sub, cls) => el("div", { class: "kpi " + (cls || "") }, el("div", { class: "kpi-label", text: label }), el("div", { class: "kpi-value" }, value), el("div", { class: "kpi-sub" }, sub || ""));
   $("kpis").replaceChildren(
     card("Baseline (no memory)", fmt(run.baseline_score), "mean deployment score without memory"),
-    card("Best design", best ? best.name : "—", best ? [`${best.id} · deployment ${fmt(best.deployment_score)} · `, el("span", { class: best.normalized_score >= 0 ? "pos" : "neg", text: fmtSigned(best.normalized_score) + " vs baseline" })] : "no scored design yet", "best"),
+    card("Best design", best ? best.name : "—", best ? [`${best.id} · deployment ${fmt(best.deployment_score)} · `, el("span", { class: best.normalized_score >= 0 ? "pos" : "neg", text: fmtSigned(best.normalized_score) + " vs baseline" }), " (the tasks it was chosen on)"] : "no scored design yet", "best"),
+    heldOutCard(card, run.held_out),
     card("Designs", String(run.entries.length), `${run.entries.length - evolved.length} hand-built · ${evolved.length} evolved · ${failed} failed`),
     card("Generations", String(run.generations.length), `${run.iterations.length} iteration${run.iterations.length === 1 ? "" : "s"}`),
     card("Search usage", fmtInt(tot.total_tokens) + " tok", `${fmtCost(tot.cost_usd)} · ${fmtInt(tot.calls)} LLM calls`),

@@ -1,0 +1,212 @@
+"""The run's result on tasks no choice saw.
+
+The genome screening probes the first deployment tasks and the search picks its best design on all of
+them, so the pick's score there is the best of many noisy scores and overstates it (the winner's curse).
+After the search, the pick, the next best designs and the best hand-built one are played on held-out
+test tasks (the benchmark's ``test`` split, or tasks from seeds no other part of the run used), each
+with the memory it learns from the same collection tasks, and compared with no memory on the same test
+tasks. That comparison, not the deployment score, is the run's result (``Archive.held_out``).
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from atlas.alma.baselines import get_baseline
+from atlas.alma.design import Design
+from atlas.alma.evaluate.harness import Evaluation, held_out_tasks
+from atlas.alma.search.record import Recorder
+from atlas.alma.search.seeds import NO_MEMORY_NAME, no_memory_design
+from atlas.alma.state.archive import Archive, ArchiveEntry
+from atlas.alma.state.config import AlmaConfig
+from atlas.alma.state.stats import paired_difference
+from atlas.core.types import Task
+from atlas.protocols.env import Environment
+
+HAND_BUILT = ("baseline", "host", "seed")  # origins of designs written by hand
+
+
+class TestedDesign(BaseModel):
+    """One design played on the test tasks. ``validation`` is its paired difference with no memory on
+    the deployment tasks it was chosen on; ``vs_no_memory`` the same on the test tasks."""
+
+    id: str
+    name: str
+    origin: str
+    chosen: bool = False  # the search's pick: its best design on the deployment tasks
+    validation: dict[str, Any] | None = None
+    test_score: float | None = None
+    vs_no_memory: dict[str, Any] | None = None
+    per_task: dict[str, float] = Field(default_factory=dict)
+    status: str = "ok"
+    errors: list[str] = Field(default_factory=list)
+
+
+class HeldOut(BaseModel):
+    """The test phase of a run: where its tasks come from, no memory's scores, each tested design."""
+
+    source: str
+    tasks: list[str]
+    no_memory: dict[str, float]
+    designs: list[TestedDesign]
+    archive_size: int  # the archive it was measured on: a resumed run that adds designs measures again
+    duration_s: float = 0.0
+
+    @property
+    def no_memory_score(self) -> float:
+        return statistics.fmean(self.no_memory.values()) if self.no_memory else 0.0
+
+    def chosen(self) -> TestedDesign | None:
+        return next((d for d in self.designs if d.chosen), None)
+
+    def lines(self) -> list[str]:
+        """One line per tested design, the pick first: its gain over no memory on the test tasks."""
+        out = [
+            f"held-out test: {len(self.tasks)} tasks ({self.source}); no memory {self.no_memory_score:.3f}"
+        ]
+        for d in self.designs:
+            out.append(
+                f"  {'pick ' if d.chosen else '     '}{d.id} {d.name:28s} {_vs(d)}   (chosen on: {_ci(d.validation)})"
+            )
+        return out
+
+
+def _ci(v: dict[str, Any] | None) -> str:
+    if not v:
+        return "n/a"
+    lo, hi = v["ci95"]
+    return f"{v['mean']:+.3f} [{lo:+.3f}, {hi:+.3f}]"
+
+
+def _vs(d: TestedDesign) -> str:
+    if d.status != "ok":
+        return f"failed: {'; '.join(d.errors)[:120]}"
+    return f"test {d.test_score:.3f}, vs no memory {_ci(d.vs_no_memory)}"
+
+
+def to_test(archive: Archive, n: int) -> list[ArchiveEntry]:
+    """The designs the test phase plays: the ``n`` best on the deployment tasks (fully played, no memory
+    left out; the first is the search's pick) and the best hand-built design when none of them is."""
+    ranked = sorted(
+        (e for e in archive.scored() if e.stage == "full" and e.name != NO_MEMORY_NAME),
+        key=lambda e: (e.normalized_score or 0.0, e.deployment_score or 0.0),
+        reverse=True,
+    )
+    picked = ranked[:n]
+    if not any(e.origin in HAND_BUILT for e in picked):
+        picked += [e for e in ranked if e.origin in HAND_BUILT][:1]
+    return picked
+
+
+def design_of(entry: ArchiveEntry) -> Design:
+    """The design an entry played (a host-side adapter is rebuilt by name)."""
+    return get_baseline(entry.name) if entry.origin == "host" else entry.design
+
+
+def estimate_s(archive: Archive, n_designs: int, test: int, deployment: int) -> float:
+    """Seconds the test phase may take: each design's evaluation time as the run measured it (the median
+    over full evaluations), scaled from its deployment tasks to the test tasks, for the designs and no
+    memory. 0 before anything was measured."""
+    times = [
+        float(e.metadata["eval_duration_s"])
+        for e in archive.scored()
+        if e.stage == "full" and isinstance(e.metadata.get("eval_duration_s"), int | float)
+    ]
+    if not times or deployment <= 0:
+        return 0.0
+    return statistics.median(times) * (n_designs + 1) * test / deployment
+
+
+def reserve_s(archive: Archive, cfg: AlmaConfig, deployment: int) -> float:
+    """Run time a search keeps for its test phase (``estimate_s``) when it has a time cap."""
+    if not cfg.test_count or cfg.max_minutes is None:
+        return 0.0
+    return estimate_s(archive, cfg.test_designs, cfg.test_count, deployment)
+
+
+async def measure_held_out(rec: Recorder, env: Environment, seen: list[Task]) -> HeldOut | None:
+    """The test phase of a search (none with ``test_seeds`` 0): measured once per archive (a resumed
+    run that added designs measures again), saved in ``archive.held_out``, its lines shown."""
+    cfg, archive = rec.config, rec.archive
+    if not cfg.test_count:
+        return None
+    if archive.held_out and archive.held_out.get("archive_size") == len(archive):
+        return HeldOut.model_validate(archive.held_out)
+    tasks, source = held_out_tasks(cfg, env, seen)
+    result = await score_on_test(rec, tasks, source, cfg.test_designs)
+    archive.held_out = result.model_dump(mode="json")
+    archive.save()
+    for line in result.lines():
+        rec.progress.line(line)
+    return result
+
+
+def _scores(ev: Evaluation) -> dict[str, float]:
+    return {r.task_id: float(r.score) for r in ev.deployment}
+
+
+async def score_on_test(rec: Recorder, tasks: list[Task], source: str, n: int) -> HeldOut:
+    """Play no memory and ``to_test(rec.archive, n)`` on ``tasks`` (each design's memory learned from
+    the run's collection tasks, replayed from the model's cache where the run played them) and compare."""
+    t0 = time.perf_counter()
+    entries = to_test(rec.archive, n)
+    rec.emit("held_out.start", source=source, tasks=[t.id for t in tasks], designs=[e.id for e in entries])
+    rec.progress.line(
+        f"held-out  playing {len(entries)} designs and no memory on {len(tasks)} test tasks ({source})"
+    )
+    rec.progress.design("no memory (test tasks)", len(tasks))
+    base_ev = await rec.executor.evaluate(no_memory_design(rec.archive), [], tasks)
+    base = _scores(base_ev)
+    chosen = entries[0].id if entries else None
+    tested = []
+    for e in entries:
+        rec.progress.design(f"{e.name} (test tasks)", len(rec.collection_tasks) + len(tasks))
+        ev = await rec.executor.evaluate(design_of(e), rec.collection_tasks, tasks)
+        row = TestedDesign(
+            id=e.id, name=e.name, origin=e.origin, chosen=e.id == chosen, validation=e.vs_no_memory
+        )
+        if ev.status == "ok":
+            got = _scores(ev)
+            common = [t for t in got if t in base]
+            row.per_task = got
+            row.test_score = statistics.fmean(got.values()) if got else 0.0
+            row.vs_no_memory = paired_difference(
+                [got[t] for t in common], [base[t] for t in common]
+            ).to_dict()
+        else:
+            row.status, row.errors = ev.status, list(ev.errors)
+        tested.append(row)
+        rec.progress.line(f"held-out  {e.id} {e.name}: {_vs(row)}")
+    result = HeldOut(
+        source=source,
+        tasks=[t.id for t in tasks],
+        no_memory=base,
+        designs=tested,
+        archive_size=len(rec.archive),
+        duration_s=round(time.perf_counter() - t0, 3),
+    )
+    rec.emit(
+        "held_out.stop",
+        source=source,
+        tasks=len(tasks),
+        no_memory_score=result.no_memory_score,
+        designs=[d.model_dump(exclude={"per_task"}) for d in tested],
+    )
+    return result
+
+
+__all__ = [
+    "HAND_BUILT",
+    "HeldOut",
+    "TestedDesign",
+    "design_of",
+    "estimate_s",
+    "measure_held_out",
+    "reserve_s",
+    "score_on_test",
+    "to_test",
+]
