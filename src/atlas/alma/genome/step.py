@@ -381,7 +381,7 @@ async def evolve_candidates(
         if not ranked:
             break
         more = []
-        flat = not any(c.solved for c in screened)  # nothing solved yet: explore as much as climb
+        flat = not any(c.probe_score > 0 for c in screened)  # no progress yet: explore as much as climb
         # The first parent stays a source: an operator's children can all be worse than it (an LLM
         # edit that broke a working genome), and the climb must not start from them alone.
         sources = [c.genome for c in ranked] + [g for g, _, _ in parents[:1]] + list(anchors)
