@@ -7,13 +7,13 @@ import json
 import shutil
 from pathlib import Path
 
-import pytest
 from typer.testing import CliRunner
 
 from atlas.alma.deploy.export import export_design, load_export
 from atlas.alma.deploy.relearn import parse_action, relearn
 from atlas.alma.state.archive import Archive
 from atlas.cli import app
+
 
 def _as_old_run(run: Path, dest: Path) -> Path:
     """A copy of ``run`` as a run made before learned memory was kept."""

@@ -104,9 +104,7 @@ def test_every_folder_the_docs_link_exists():
     for doc in (DOC, ROOT / "README.md"):
         text = doc.read_text()
         for target in re.findall(r"\]\(((?:docs/results/)?[\w.-]+(?:/[\w.-]*)*)\)", text):
-            if target.startswith(("http", "#")) or not (
-                doc == DOC or target.startswith("docs/results/")
-            ):
+            if target.startswith(("http", "#")) or not (doc == DOC or target.startswith("docs/results/")):
                 continue
             path = (doc.parent / target) if doc == DOC else ROOT / target
             assert path.exists(), f"{doc.name} links {target}, which does not exist"
