@@ -3,7 +3,7 @@
     python scripts/paired_vs.py RUN_DIR DESIGN_ID [--against OTHER_RUN_DIR]
 
 Prints, per design, the mean of (DESIGN_ID − it) over the common deployment tasks with its bootstrap
-95% interval (``atlas.alma.state.stats.paired_difference``): the table behind README claims that a
+95% interval (``atlas.alma.state.stats.paired_difference``): the tables behind docs/results/README.md's claims that a
 discovered design beats the hand-built ones. A design stopped early by staged evaluation is compared
 on the tasks it played. ``--against`` compares with the designs of another run folder instead (an
 ``atlas eval`` of a baseline with the run's task settings and seed plays the same task ids).

@@ -214,7 +214,7 @@ def demo_verdict(archive: Archive) -> list[str]:
         lines.append("These tasks cannot separate it from no memory: the interval includes 0.")
     lines.append(
         f"What {v['n']} tasks cannot show: how large the gain is elsewhere, or which of two good designs is "
-        "better. The search without the seed on 24 tasks, and `atlas eval` on a fresh seed, can (README)."
+        "better. The search without the seed on 24 tasks, and `atlas eval` on a fresh seed, can (docs/results/README.md)."
     )
     return lines
 
