@@ -3,7 +3,7 @@
     python scripts/paired_vs.py RUN_DIR DESIGN_ID [--against OTHER_RUN_DIR]
 
 Prints, per design, the mean of (DESIGN_ID − it) over the common deployment tasks with its bootstrap
-95% interval (``atlas.alma.state.stats.paired_difference``): the table behind README claims that a
+95% interval (``atlas.alma.state.stats.paired_difference``): the tables behind docs/results/README.md's claims that a
 discovered design beats the hand-built ones. A design stopped early by staged evaluation is compared
 on the tasks it played. ``--against`` compares with the designs of another run folder instead (an
 ``atlas eval`` of a baseline with the run's task settings and seed plays the same task ids).
@@ -20,13 +20,18 @@ from atlas.alma.state.stats import paired_difference
 
 
 def deployment_scores(run: Path, design_id: str) -> dict[str, float]:
-    rows = read_jsonl(run / "logs" / design_id / "episodes.jsonl")
+    """Per-task deployment scores from the archive's ``per_task`` (the logs when it has none)."""
+    archive = json.loads((run / "archive.json").read_text(encoding="utf-8"))
+    entry = next((e for e in archive["entries"] if e["id"] == design_id), None)
+    if entry is None:
+        raise SystemExit(f"no design {design_id!r} in {run / 'archive.json'}")
+    rows = entry.get("per_task") or read_jsonl(run / "logs" / design_id / "episodes.jsonl")
     return {str(r["task_id"]): float(r["score"]) for r in rows if r.get("phase") == "deployment"}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("run", type=Path, help="a run folder (with archive.json and logs/)")
+    parser.add_argument("run", type=Path, help="a run folder (with archive.json)")
     parser.add_argument("design", help="the design id to compare, e.g. d-0004")
     parser.add_argument(
         "--against", type=Path, help="compare with this run folder's designs (e.g. an atlas eval)"

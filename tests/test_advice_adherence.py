@@ -9,7 +9,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "scripts" / "advice_adherence.py"
-RESULTS = ROOT / "docs" / "results"
+RUNS = ROOT / "tests" / "fixtures" / "runs"
 
 
 def run(*args: str) -> subprocess.CompletedProcess[str]:
@@ -21,7 +21,7 @@ def rows(out: str) -> dict[str, list[str]]:
 
 
 def test_counts_replayed_from_the_runs_episodes():
-    out = run(str(RESULTS / "discovery-graphworld-0.5b"), "d-0001", "d-0002", "d-0004")
+    out = run(str(RUNS / "graphworld-genome"), "d-0001", "d-0002", "d-0004")
     assert out.returncode == 0, out.stderr
     got = rows(out.stdout)
     assert "d-0001     no deployment episode was given advice" in out.stdout  # no memory
@@ -34,11 +34,11 @@ def test_counts_replayed_from_the_runs_episodes():
 
 
 def test_a_design_that_the_agent_followed_throughout():
-    out = run(str(RESULTS / "demo-0.5b"), "d-0003")
+    out = run(str(RUNS / "demo"), "d-0003")
     assert out.returncode == 0, out.stderr
     assert rows(out.stdout)["d-0003"] == ["6", "37", "1.00", "5", "5", "6"]
 
 
 def test_a_design_without_episodes_is_named():
-    out = run(str(RESULTS / "demo-0.5b"), "d-9999")
+    out = run(str(RUNS / "demo"), "d-9999")
     assert out.returncode != 0 and "no episodes of design 'd-9999'" in out.stderr

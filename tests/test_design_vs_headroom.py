@@ -9,8 +9,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "scripts" / "design_vs_headroom.py"
-RUN = ROOT / "docs" / "results" / "search-graphworld-0.5b"
-EPISODES = ROOT / "docs" / "results" / "headroom-graphworld-0.5b-24" / "episodes.jsonl"
+RUN = ROOT / "tests" / "fixtures" / "runs" / "graphworld-seed"
+EPISODES = ROOT / "tests" / "fixtures" / "runs" / "graphworld-headroom" / "episodes.jsonl"
 
 
 def run(*args: str) -> subprocess.CompletedProcess[str]:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "scripts" / "fetch_collection_reach.py"
-RESULTS = ROOT / "docs" / "results"
+RUNS = ROOT / "tests" / "fixtures" / "runs"
 
 
 def run(*args: str) -> subprocess.CompletedProcess[str]:
@@ -17,7 +17,7 @@ def run(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_three_games_teach_half_the_habits_of_a_four_thing_house_and_six_teach_all():
-    out = run(str(RESULTS / "eval-fetch4-sighted-route"))
+    out = run(str(RUNS / "fetch-four-things"))
     assert out.returncode == 0, out.stderr
     assert "the true habits name the object's room in 9/12" in out.stdout
     assert (
@@ -29,12 +29,12 @@ def test_three_games_teach_half_the_habits_of_a_four_thing_house_and_six_teach_a
 
 
 def test_all_deployment_tasks_scored_leaves_room_only_for_the_collection():
-    out = run(str(RESULTS / "eval-fetch4-sighted-route"), "--held", "24", "--games", "3,6")
+    out = run(str(RUNS / "fetch-four-things"), "--held", "24", "--games", "3,6")
     assert out.returncode == 0, out.stderr
     assert "names the object's room in 7/24" in out.stdout
     assert "memory of  6 games: not enough games before the scored ones" in out.stdout
 
 
 def test_a_run_that_is_not_fetch_is_refused():
-    out = run(str(RESULTS / "demo-0.5b"))
+    out = run(str(RUNS / "demo"))
     assert out.returncode != 0 and "not a fetch task" in out.stderr

@@ -13,7 +13,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "scripts" / "probe_genomes.py"
-DEMO = ROOT / "docs" / "results" / "demo-0.5b"
+DEMO = ROOT / "tests" / "fixtures" / "runs" / "demo"
 
 pytestmark = pytest.mark.slow
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "scripts" / "reach_and_take.py"
-RUN = ROOT / "docs" / "results" / "discovery-graphworld-0.5b"
+RUN = ROOT / "tests" / "fixtures" / "runs" / "graphworld-genome"
 
 
 def run(*args: str) -> subprocess.CompletedProcess[str]:

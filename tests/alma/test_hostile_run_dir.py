@@ -434,7 +434,7 @@ def test_a_fetch_run_written_before_households_owned_fewer_things_resumes_on_its
     from atlas.alma.state.config import AlmaConfig
     from atlas.envs.registry import get_env
 
-    folder = Path(__file__).resolve().parents[2] / "docs" / "results" / "discovery-fetch-0.5b-3"
+    folder = Path(__file__).resolve().parents[2] / "tests" / "fixtures" / "runs" / "fetch-ten-things"
     facts = json.loads((folder / "config.json").read_text())
     assert "task_digest" not in facts and "things" not in facts["env_params"]
     cfg = AlmaConfig.load(folder / "config.json")
@@ -452,7 +452,7 @@ def test_a_fetch_run_written_before_things_had_their_place_resumes_on_its_own_ta
     from atlas.alma.state.config import CONFIG_FORMAT, AlmaConfig, task_digest
     from atlas.envs.registry import get_env
 
-    folder = Path(__file__).resolve().parents[2] / "docs" / "results" / "discovery-fetch-things4-adh-0.5b"
+    folder = Path(__file__).resolve().parents[2] / "tests" / "fixtures" / "runs" / "fetch-habit-075"
     facts = json.loads((folder / "config.json").read_text())
     assert "habit" not in facts["env_params"] and "config_format" not in facts
     cfg = AlmaConfig.load(folder / "config.json")

@@ -7,15 +7,12 @@ import json
 import shutil
 from pathlib import Path
 
-import pytest
 from typer.testing import CliRunner
 
 from atlas.alma.deploy.export import export_design, load_export
 from atlas.alma.deploy.relearn import parse_action, relearn
 from atlas.alma.state.archive import Archive
 from atlas.cli import app
-
-RESULTS = Path(__file__).resolve().parents[2] / "docs" / "results"
 
 
 def _as_old_run(run: Path, dest: Path) -> Path:
@@ -82,17 +79,3 @@ def test_parse_action_inverts_action_text():
     assert parse_action('fly(to="moon")', tools) is None
     assert parse_action("(no action)", tools) is None
     assert parse_action('move_to("room_B")', tools) is None
-
-
-@pytest.mark.parametrize("run", sorted(p.name for p in RESULTS.iterdir() if (p / "archive.json").exists()))
-def test_committed_results_runs_export_with_their_learned_memory(run, tmp_path):
-    res = CliRunner().invoke(
-        app,
-        ["archive", "export", str(RESULTS / run), "--best", "--out", str(tmp_path / "e")],
-        env={"COLUMNS": "300"},
-    )
-    assert res.exit_code == 0, res.output
-    exp = load_export(tmp_path / "e")
-    # runs recorded before designs saw the observation text have no observation_text
-    shapes = [{"goal", "observation", "domain"}, {"goal", "observation", "observation_text", "domain"}]
-    assert exp.advice and all(set(a["task"]) in shapes for a in exp.advice)

@@ -1,4 +1,4 @@
-"""A whole environment in one module: the recipe of the README's "Add an environment" section.
+"""A whole environment in one module: the recipe of docs/environments.md, "Add an environment".
 
 A number line of ``cells`` cells; the agent starts at 0 and must reach the goal cell by moving
 left or right. No explorer is registered: the smoke run plays it with random valid actions

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parents[2]
-OLD_RUN = REPO / "docs" / "results" / "search-noseed-graphworld-0.5b"
+OLD_RUN = REPO / "tests" / "fixtures" / "runs" / "graphworld-code-search"
 
 # The genome the scripted meta model answers every llm_edit with (valid under the schema).
 EDIT = {

@@ -602,7 +602,7 @@ def register(app: typer.Typer) -> None:
                     no_embed=no_embed,
                     concurrency=concurrency,
                     quiet=quiet,
-                    progress=RichProgress(quiet),
+                    progress=RichProgress(quiet, stdout_ok=not as_json),
                     max_turns=max_turns,
                     **(env_settings or {}),
                 )
@@ -688,7 +688,7 @@ def register(app: typer.Typer) -> None:
         if episodes_out is not None:
             check_output_file(episodes_out, "--episodes-out")
         llm = _make_client(model, "task model", console)
-        progress = episode_progress(console, tasks * len(wanted), quiet=as_json)
+        progress = episode_progress(console, tasks * len(wanted), stdout_ok=not as_json)
         try:
             with progress:
                 result = headroom(
@@ -697,7 +697,7 @@ def register(app: typer.Typer) -> None:
                     llm=llm,
                     conditions=wanted,
                     concurrency=concurrency,
-                    on_episode=lambda _ep: progress.advance(),
+                    on_episode=progress.advance,
                     episodes=episodes,
                     seed=seed,
                     family=family,

@@ -9,7 +9,7 @@ from atlas.alma.search.genome_step import probe_bar
 from atlas.alma.state.archive import Archive, ArchiveEntry
 
 ROOT = Path(__file__).resolve().parents[3]
-DEPOT_S20 = ROOT / "docs" / "results" / "discovery-depot-s20-0.5b" / "archive.json"
+DEPOT_PLAYED_BAR = ROOT / "tests" / "fixtures" / "runs" / "depot-played-bar" / "archive.json"
 
 
 def _played(i: int, score: float, *, stage: str = "full") -> ArchiveEntry:
@@ -50,7 +50,7 @@ def test_ties_take_the_highest_probe_and_a_stopped_design_is_never_the_best():
 
 
 def test_on_the_depot_search_that_stalled_the_bar_falls_to_its_best_designs_probe():
-    archive = Archive.load(DEPOT_S20)
+    archive = Archive.load(DEPOT_PLAYED_BAR)
     probes = {e.id: float(e.metadata["probe_score"]) for e in archive.scored()}
     best = archive.best()
     assert best is not None and best.id == "d-0009"
@@ -65,7 +65,7 @@ def test_on_the_depot_search_that_stalled_the_bar_falls_to_its_best_designs_prob
 
 
 def test_the_depot_search_run_with_it_recorded_this_bar_in_every_generation():
-    run = Archive.load(ROOT / "docs" / "results" / "discovery-depot-s21-0.5b" / "archive.json")
+    run = Archive.load(ROOT / "tests" / "fixtures" / "runs" / "depot-best-bar" / "archive.json")
     entries = list(run)
     generations = [i for i, e in enumerate(entries) if "probe_bar" in e.metadata]
     assert len(generations) >= 7

@@ -45,7 +45,7 @@ def _probe(address: str, timeout_s: float) -> None:
     except OSError as exc:
         raise ClusterError(
             f"no Ray cluster answers at {address} (within {timeout_s:.0f}s: {exc}); start one with "
-            "`ray start --head --port 6379` (see README, 'Running on a cluster'), or pass --ray-address auto "
+            "`ray start --head --port 6379` (see docs/cluster.md), or pass --ray-address auto "
             "to start a local one"
         ) from exc
     if len(frame) < 9 or frame[3] != 0x04:

@@ -106,8 +106,7 @@ class RayExecutor:
                 if llm_slots < 1:
                     raise ConfigError(
                         "a local task model on Ray needs nodes that declare how many local-model episodes "
-                        "they run at once: ray start ... --resources '{\"llm\": 1}' (README, 'Running on a "
-                        "cluster')"
+                        "they run at once: ray start ... --resources '{\"llm\": 1}' (docs/cluster.md)"
                     )
                 n = workers or min(self.concurrency, llm_slots)
                 self._per_actor = 1

@@ -46,7 +46,7 @@ class Executor(Protocol):
 
 
 class LocalExecutor:
-    """Today's behaviour: the harness plays every episode in this process (``--concurrency`` threads)."""
+    """The default: the harness plays every episode in this process (``--concurrency`` threads)."""
 
     name = "local"
 

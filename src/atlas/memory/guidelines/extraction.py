@@ -3,8 +3,9 @@ order and any failure in it becomes ``StageFailed``, so the bank records the tra
 processed instead of losing it; and the record the store keeps of a trajectory.
 
 No stage is skipped when its reply stays unusable: a model that cannot attribute or segment writes
-tips that mislead. Tried in session 19 (tips stored without the failed stage): with the 0.5B on
-TextWorld fetch the bank went from no advice to 0 of 24 solved, −0.446 [−0.628, −0.268] vs no memory."""
+tips that mislead. Measured with tips stored without the failed stage: with the 0.5B on TextWorld
+fetch the bank went from no advice to 0 of 24 solved, −0.446 [−0.628, −0.268] vs no memory
+(docs/results/history/eval-guideline-bank-skip-stages-fetch.tar.xz)."""
 
 from __future__ import annotations
 
