@@ -53,7 +53,7 @@ EXPLORE_EVERY = 4
 # tasks (GraphWorld, 3 collection tasks, 8 genomes the task agent played there): these collections rank
 # the four genomes that beat no memory (+0.146 to +0.688) above the four that did not (+0.000); the
 # explorer-led collection used before (the explorer's solved episode, then goal-word walks) ranked the
-# second best of them 5th (``scripts/probe_genomes.py RUN G.json ... --collections``, README).
+# second best of them 5th (``scripts/probe_genomes.py RUN G.json ... --collections``, docs/genome.md).
 PROBE_COLLECTIONS: tuple[tuple[Any, ...], ...] = (
     ("goal_averse", 0),
     ("advised", 0, 1),

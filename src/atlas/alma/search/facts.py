@@ -37,7 +37,7 @@ def check_resume_tasks(run_dir: RunDir, tasks: Sequence[Task]) -> None:
 
 
 def write_resume_facts(run_dir: RunDir, config: AlmaConfig) -> None:
-    """A resumed run: its generations, this session's executor, and when it was resumed."""
+    """A resumed run: its generations, the executor it resumes with, and when it was resumed."""
     facts = run_dir.read_config()
     facts.update(iterations=config.iterations, executor=config.executor, ray_address=config.ray_address)
     resumed = facts.get("resumed_at")
