@@ -28,6 +28,7 @@ the learner order), ATLAS_LITE_DISABLE=1 (the hook does nothing: set for headles
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import math
@@ -85,10 +86,8 @@ def write_atomic(path: Path, text: str) -> None:
             fh.write(text)
         os.replace(tmp, path)
     except BaseException:
-        try:
+        with contextlib.suppress(OSError):
             os.unlink(tmp)
-        except OSError:
-            pass
         raise
 
 
@@ -330,10 +329,8 @@ def start_server() -> str:
     if os.environ.get("ATLAS_LITE_MODEL"):
         args += ["--model", os.environ["ATLAS_LITE_MODEL"]]
     proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True)
-    try:
+    with contextlib.suppress(OSError):
         write_atomic(lock, str(proc.pid))
-    except OSError:
-        pass
     return f"starting it now (log: {home / 'server.log'}); guidelines arrive from the next prompts"
 
 

@@ -132,6 +132,7 @@ async def learn_turn(
         return Learned(traj.id, "duplicate", ids, files, reason="turn already learned")
     attempts = int(prev.get("attempts", 0)) + 1 if prev else 1
     notes = []
+    tips: list[Guideline] = []
     if learner.kind == "model":
         result = await bank.asave(traj)
         if result.status in ("processed", "duplicate"):
@@ -144,7 +145,6 @@ async def learn_turn(
         files = write_files(tips_dir, tips, "rules")
         reason = f"{result.reason}; {len(tips)} tip(s) of the no-LLM extractor written meanwhile"
         return Learned(traj.id, "failed", [g.id for g in tips], files, "rules", reason)
-    tips: list[Guideline] = []
     name = "rules"
     if learner.kind == "agent" and learner.agent is not None:
         try:

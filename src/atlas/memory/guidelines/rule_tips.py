@@ -53,6 +53,7 @@ _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z`\"'])|\n+")
 _CODE_HINT = re.compile(
     r"`[^`]+`|(?<![\w-])--?[A-Za-z][\w-]*|[\w.-]+(?:==|>=|<=|~=|!=|<|>)\d|(?:^|\s)\.{0,2}/?[\w.-]+/[\w./-]+"
 )
+_ERROR_NAMED = re.compile(r"\b\w*(?:Error|Exception)\b|\berror:|\[emerg\]|\bfatal:|\bE\s{2,}")
 _ERRORISH = re.compile(r"error|exception|fail|not found|no such|denied|refused|cannot|can't|unknown", re.I)
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 _PATCH_FILE = re.compile(r"^\*\*\* (?:Update|Add) File: (.+)$", re.M)
@@ -78,6 +79,18 @@ def _command(step: Step) -> str | None:
     return " ".join(str(cmd).split()) if isinstance(cmd, str) and cmd.strip() else None
 
 
+def _change(step: Step) -> str | None:
+    """A one-line edit in words ("`old` → `new` in `file`"), when the edit is that small."""
+    args: dict[str, Any] = step.args or {}
+    old, new, path = args.get("old_string"), args.get("new_string"), args.get("file_path")
+    if not all(isinstance(x, str) for x in (old, new, path)):
+        return None
+    old, new = str(old).strip(), str(new).strip()
+    if not old or not new or "\n" in old or "\n" in new or len(old) > 60 or len(new) > 60 or "`" in old + new:
+        return None
+    return f"`{old}` → `{new}` in `{path}`"
+
+
 def _edited(step: Step) -> list[str]:
     if (step.tool or "").lower() not in EDIT_TOOLS:
         return []
@@ -93,7 +106,11 @@ def _error_line(text: str) -> str:
     lines = [ln.strip() for ln in _ANSI.sub("", text).splitlines() if ln.strip()]
     if not lines:
         return ""
-    hit = next((ln for ln in reversed(lines) if _ERRORISH.search(ln)), lines[-1])
+    hit = next(
+        (ln for ln in reversed(lines) if _ERROR_NAMED.search(ln)),
+        next((ln for ln in reversed(lines) if _ERRORISH.search(ln)), lines[-1]),
+    )
+    hit = re.sub(r"^E\s+", "", hit)
     hit = hit.replace("`", "'")
     return hit if len(hit) <= MAX_ERROR_CHARS else hit[: MAX_ERROR_CHARS - 1] + "…"
 
@@ -148,7 +165,7 @@ class RuleTipExtractor:
             tips.append(
                 Guideline(
                     id=tip_id(trajectory.id, content),
-                    category=category,  # type: ignore[arg-type]
+                    category=category,
                     content=content,
                     trigger=trigger,
                     task_category="coding",
@@ -175,7 +192,9 @@ class RuleTipExtractor:
             if text[-1] not in ".!?":
                 text += "."
             subject = _DIRECTIVE.split(text, maxsplit=1)[0].strip(" ,;:").rstrip(".")
-            trigger = subject.lower() if 0 < len(subject) <= 60 else "working in this project"
+            if len(subject) > 60:
+                subject = subject[:60].rsplit(" ", 1)[0]
+            trigger = subject.lower() if subject else "working in this project"
             out.append(("strategy", text, trigger))
         return out
 
@@ -183,29 +202,56 @@ class RuleTipExtractor:
         """Failing command → the related one that worked; error → the edit that fixed it."""
         shells: list[_Shell] = []
         edits: dict[int, list[str]] = {}
+        changes: dict[int, str] = {}
         for i, step in enumerate(steps):
             cmd = _command(step)
             if cmd:
                 shells.append(_Shell(i, cmd, step.error is not None, _error_line(step.error or "")))
             elif _edited(step):
                 edits[i] = _edited(step)
+                change = _change(step)
+                if change:
+                    changes[i] = change
         out = []
-        for a, b in zip(shells, shells[1:], strict=False):
-            if not a.failed or b.failed:
+        for n, a in enumerate(shells):
+            if not a.failed:
                 continue
-            changed = [p for i in range(a.index + 1, b.index) for p in edits.get(i, [])]
             err = f" with `{a.error}`" if a.error else ""
-            if changed and (a.command == b.command or _related(a.command, b.command)):
-                files = ", ".join(f"`{p}`" for p in dict.fromkeys(changed))
+            # the same command (or a related one) passing later, after files were changed
+            later = next(
+                (
+                    b
+                    for b in shells[n + 1 :]
+                    if not b.failed
+                    and (
+                        b.command == a.command
+                        or (b.command.split()[0] == a.command.split()[0] and _related(a.command, b.command))
+                    )
+                ),
+                None,
+            )
+            changed = [p for i in range(a.index + 1, later.index) for p in edits.get(i, [])] if later else []
+            if later and changed:
+                small = [changes[i] for i in range(a.index + 1, later.index) if i in changes]
+                what = "; ".join(small) if small else ", ".join(f"`{p}`" for p in dict.fromkeys(changed))
                 out.append(
                     (
                         "recovery",
-                        f"When `{a.command}` fails{err}, the fix was a change to {files}; "
-                        f"then `{b.command}` passed.",
-                        f"`{a.command}` fails{err}",
+                        f"When `{a.command}` fails{err}, the fix was a change to {what}; "
+                        f"then `{later.command}` passed.",
+                        f"`{a.command}` fails",
                     )
                 )
-            elif not changed and a.command != b.command and _related(a.command, b.command):
+                continue
+            b = shells[n + 1] if n + 1 < len(shells) else None
+            between = b is not None and any(a.index < i < b.index for i in edits)
+            if (
+                b
+                and not b.failed
+                and not between
+                and b.command != a.command
+                and _related(a.command, b.command)
+            ):
                 out.append(
                     (
                         "recovery",

@@ -130,7 +130,7 @@ class TipFile:
         created = _parse_time(self.created)
         return Guideline(
             id=self.id,
-            category=self.kind,  # type: ignore[arg-type]
+            category=self.kind,
             content=self.content,
             trigger=self.trigger,
             source_trajectory_ids=list(self.source),
