@@ -80,6 +80,9 @@ def test_find_and_remove_by_id_prefix_or_file_name(tmp_path):
         find_tip(tmp_path, "tip-zzz")
     remove_tip(tmp_path, "tip-aaaa1111")
     assert [t.id for t in read_tips(tmp_path)[0]] == ["tip-aaab2222"]
+    # learned again later: a removed tip does not come back
+    assert write_tip(tmp_path, tip(tip_id="tip-aaaa1111")) is None
+    assert [t.id for t in read_tips(tmp_path)[0]] == ["tip-aaab2222"]
 
 
 def test_uses_are_counted_unless_the_file_changed_meanwhile(tmp_path):

@@ -134,15 +134,18 @@ class AgentCLITips:
         with tempfile.TemporaryDirectory(prefix="atlas-learn-") as tmp:
             out_file = os.path.join(tmp, "answer.txt")
             env = {**os.environ, "ATLAS_LITE_DISABLE": "1"}
-            proc = await asyncio.create_subprocess_exec(
-                *self.argv(prompt, out_file),
-                cwd=tmp,
-                env=env,
-                stdin=asyncio.subprocess.DEVNULL,
-                stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.PIPE,
-                start_new_session=True,
-            )
+            try:
+                proc = await asyncio.create_subprocess_exec(
+                    *self.argv(prompt, out_file),
+                    cwd=tmp,
+                    env=env,
+                    stdin=asyncio.subprocess.DEVNULL,
+                    stdout=asyncio.subprocess.PIPE,
+                    stderr=asyncio.subprocess.PIPE,
+                    start_new_session=True,
+                )
+            except OSError as exc:
+                raise LLMError(f"cannot run `{self.executable}`: {exc.strerror or exc}") from exc
             try:
                 out, err = await asyncio.wait_for(proc.communicate(), self.timeout)
             except TimeoutError as exc:
@@ -182,7 +185,7 @@ class AgentCLITips:
                 continue
             tips.append(
                 Guideline(
-                    id=tip_id(trajectory.id, content),
+                    id=tip_id(content),
                     category=kind,
                     content=content,
                     trigger=self.rules.generalize_text(str(raw.get("trigger") or "")),

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import logging
 import os
+import shutil
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -73,6 +74,7 @@ def choose_learner(
     if setting in ("auto", "claude", "codex"):
         agent = find_agent(setting if setting != "auto" else None, path=env.get("PATH"))
         if agent:
+            executable = shutil.which(agent, path=env.get("PATH"))
             ledger = (home or Path.home() / ".atlas" / "lite") / "agent_budget.json"
             budget = Budget(
                 ledger,
@@ -84,6 +86,7 @@ def choose_learner(
                 budget,
                 timeout=float(env.get("ATLAS_LITE_AGENT_TIMEOUT") or 180),
                 model=env.get("ATLAS_LITE_AGENT_MODEL") or None,
+                executable=executable,
             )
             return Learner("agent", f"the headless `{agent}` CLI", agent=tips)
     return Learner("rules", "the no-LLM extractor")

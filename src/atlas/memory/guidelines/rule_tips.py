@@ -139,8 +139,11 @@ def _mentions_code(sentence: str) -> bool:
     return any(w.strip(",.;:()") in COMMAND_WORDS for w in sentence.split())
 
 
-def tip_id(trajectory_id: str, content: str) -> str:
-    return "tip-" + hashlib.sha1(f"{trajectory_id}\0{content}".encode()).hexdigest()[:12]
+def tip_id(content: str) -> str:
+    """A tip's id from its text (case and spacing aside): the same lesson learned again, in this
+    session or a later one, is the same tip, so it gets one file."""
+    key = " ".join(content.lower().split())
+    return "tip-" + hashlib.sha1(key.encode()).hexdigest()[:12]
 
 
 class RuleTipExtractor:
@@ -164,7 +167,7 @@ class RuleTipExtractor:
             seen.add(content.lower())
             tips.append(
                 Guideline(
-                    id=tip_id(trajectory.id, content),
+                    id=tip_id(content),
                     category=category,
                     content=content,
                     trigger=trigger,

@@ -216,18 +216,33 @@ def find_tip(folder: Path, key: str) -> TipFile:
 
 def write_tip(folder: Path, tip: TipFile, *, overwrite: bool = False) -> Path | None:
     """Write one tip file atomically. A tip whose id already has a file is left as it is (the
-    person may have edited it) and None is returned, unless ``overwrite``."""
+    person may have edited it), and one removed with ``remove_tip`` is not written again; None is
+    returned then, unless ``overwrite``."""
     existing = next((t for t in read_tips(folder)[0] if t.id == tip.id), None)
-    if existing is not None and not overwrite:
+    if (existing is not None or tip.id in forgotten(folder)) and not overwrite:
         return None
     path = existing.path if existing and existing.path else folder / file_name(tip)
     atomic_write(path, tip.to_text())
     return path
 
 
-def remove_tip(folder: Path, key: str) -> TipFile:
+FORGOTTEN = ".forgotten"  # ids removed with `atlas tips rm`: not written again when learned again
+
+
+def forgotten(folder: Path) -> set[str]:
+    try:
+        return set((folder / FORGOTTEN).read_text(encoding="utf-8").split())
+    except OSError:
+        return set()
+
+
+def remove_tip(folder: Path, key: str, *, forget: bool = True) -> TipFile:
+    """Delete a tip's file; with ``forget`` its id is remembered so that learning the same lesson
+    again does not bring it back."""
     tip = find_tip(folder, key)
     assert tip.path is not None
+    if forget:
+        atomic_write(folder / FORGOTTEN, "\n".join(sorted(forgotten(folder) | {tip.id})) + "\n")
     tip.path.unlink()
     return tip
 
@@ -255,6 +270,7 @@ __all__ = [
     "atomic_write",
     "count_use",
     "find_tip",
+    "forgotten",
     "read_tips",
     "remove_tip",
     "tip_paths",
