@@ -16,8 +16,8 @@
 A server killed before a job is done finds it in the journal when it starts again and learns it
 then; learning is idempotent, so each turn's tips are added once. Jobs a hook could not deliver
 (the server was down or hung) wait as JSON files in the pending folder (``ATLAS_LITE_HOME``/pending,
-default ``~/.atlas/lite/pending``). Both are taken up in the background with the first hook request,
-which also loads the embedder so that the first prompt is answered quickly.
+default ``~/.atlas/lite/pending``). Both are taken up in the background with the first hook request.
+The embedder and Chroma are loaded when the routes are added, before the server answers anything.
 """
 
 from __future__ import annotations
@@ -59,7 +59,7 @@ MAX_BODY_BYTES = 1_000_000
 MAX_PROMPT_CHARS = 4_000  # the part of a prompt used to find guidelines
 MAX_ATTEMPTS = 3  # a turn whose extraction failed this often waits for `atlas guidelines reprocess`
 LOOPBACK = ("127.0.0.1", "::1")
-INGEST_ANSWER_S = 0.4  # an ingest not read by then is answered "accepted" and goes on in the background
+INGEST_ANSWER_S = 0.3  # an ingest not read by then is answered "accepted" and goes on in the background
 CONTEXT_HEADER = "Guidelines learned from earlier sessions in this project (apply those that fit):"
 
 
@@ -231,12 +231,39 @@ async def ingest(queue: IngestQueue, body: dict[str, Any], journal: str | None =
     }
 
 
+class UseCounter:
+    """Counts the tips a prompt was given and adds the counts to their files (``uses``) at most
+    once per ``every`` seconds, in a worker thread: the prompt's answer never waits on a write."""
+
+    def __init__(self, every: float = 1.0) -> None:
+        self.every = every
+        self.counts: dict[str, tuple[Any, int]] = {}
+        self._task: asyncio.Task[None] | None = None
+
+    def add(self, tips: list[Any]) -> None:
+        for tip in tips:
+            key = str(tip.path)
+            self.counts[key] = (tip, self.counts.get(key, (tip, 0))[1] + 1)
+        if self._task is None or self._task.done():
+            self._task = asyncio.get_running_loop().create_task(self._flush_later())
+
+    async def _flush_later(self) -> None:
+        await asyncio.sleep(self.every)
+        await self.flush()
+
+    async def flush(self) -> None:
+        counts, self.counts = self.counts, {}
+        for tip, n in counts.values():
+            await asyncio.to_thread(_count_use_quietly, tip, n)
+
+
 class TipIndexes:
     """One ``TipIndex`` per tips folder, over the hub's Chroma (in memory when the hub has no path)."""
 
     def __init__(self, hub: MemoryHub) -> None:
         self.hub = hub
         self._indexes: dict[str, TipIndex] = {}
+        self.uses = UseCounter()
 
     def get(self, folder: str) -> TipIndex:
         index = self._indexes.get(folder)
@@ -279,8 +306,7 @@ async def context(hub: MemoryHub, body: dict[str, Any], indexes: TipIndexes | No
         hits = await index.asearch(prompt[:MAX_PROMPT_CHARS], k)
         if not hits:
             return {"context": "", "count": 0}
-        for tip, _ in hits:  # best effort: a tip file being edited right now is left alone
-            await asyncio.to_thread(_count_use_quietly, tip)
+        indexes.uses.add([tip for tip, _ in hits])
         found = [tip.to_guideline() for tip, _ in hits]
         return {
             "context": format_guidelines(found, header=CONTEXT_HEADER),
@@ -296,9 +322,10 @@ async def context(hub: MemoryHub, body: dict[str, Any], indexes: TipIndexes | No
     return {"context": format_guidelines(found, header=CONTEXT_HEADER), "count": len(found)}
 
 
-def _count_use_quietly(tip: Any) -> None:
+def _count_use_quietly(tip: Any, n: int = 1) -> None:
+    """Best effort: a tip file being edited right now (or gone) is left alone."""
     try:
-        count_use(tip)
+        count_use(tip, n)
     except OSError as exc:
         log.info("uses of %s not counted: %s", tip.id, exc)
 
@@ -339,14 +366,19 @@ async def resume_journal(queue: IngestQueue, folder: Path | None = None) -> int:
     return taken
 
 
-async def start_up(queue: IngestQueue) -> None:
-    """What the first hook request starts in the background: the embedder loaded, then the jobs
-    left by a stopped server and by hooks that could not reach one."""
+def warm_up(hub: MemoryHub) -> None:
+    """Load the embedder and Chroma before the server answers, so that no hook's time is spent on
+    it (in a worker thread, the imports would hold up the event loop instead)."""
     try:
-        await asyncio.to_thread(queue.hub.embedder.embed, ["warm up"])
-        await asyncio.to_thread(__import__, "chromadb")
-    except Exception as exc:
-        log.warning("embedder warm-up failed: %s", exc)
+        hub.embedder.embed(["warm up"])
+        import chromadb  # noqa: F401
+    except Exception as exc:  # a warm-up that fails costs only speed; the log says why
+        log.warning("warm-up failed: %s", exc)
+
+
+async def start_up(queue: IngestQueue) -> None:
+    """What the first hook request starts in the background: the jobs left by a stopped server,
+    then those of hooks that could not reach one."""
     await resume_journal(queue)
     await drain_pending(queue)
 
@@ -375,6 +407,7 @@ def add_hook_routes(server: Any, hub: MemoryHub, learner: Learner | None = None)
 
     queue = IngestQueue(hub, learner)
     learner = queue.learner
+    warm_up(hub)
     log.warning("atlas hooks: %s", learner.note)
     indexes = TipIndexes(hub)
     startup: list[asyncio.Task[None]] = []

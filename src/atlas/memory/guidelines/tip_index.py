@@ -16,7 +16,8 @@ from typing import Any
 
 import numpy as np
 
-from atlas.memory.guidelines.tipfiles import TipFile, read_tips, tip_paths
+from atlas.errors import InvalidInputError
+from atlas.memory.guidelines.tipfiles import TipFile, read_tip_file, tip_paths
 from atlas.memory.relevance import relevance_floor
 from atlas.protocols.embed import Embedder
 from atlas.protocols.store import VectorStore
@@ -51,29 +52,59 @@ class TipIndex:
         self.floor = relevance_floor(embedder, "guidelines") if floor is None else floor
         self._seen: tuple[Any, ...] | None = None
         self._tips: dict[str, TipFile] = {}
+        # file name → (size, mtime, its tip or None, why it could not be read or None)
+        self._files: dict[str, tuple[int, int, TipFile | None, str | None]] = {}
+        self._have: dict[str, str] | None = None  # vector id → digest of its text, as stored
         self.problems: list[str] = []
         self._lock = threading.Lock()
 
     def sync(self) -> dict[str, int]:
-        """Bring the index up to date with the folder; how many tips were (re)embedded, removed, kept."""
+        """Bring the index up to date with the folder; how many tips were (re)embedded, removed, kept.
+        Only files whose size or modification time changed are read again, and only texts whose
+        digest changed are embedded again (a ``uses`` count going up costs no embedding)."""
         with self._lock:
             now = fingerprint(self.folder)
             if now == self._seen:
                 return {"embedded": 0, "removed": 0, "kept": len(self._tips)}
-            tips, self.problems = read_tips(self.folder)
+            if self._have is None:  # what a previous process left in the store
+                self._have = {
+                    str(r["id"]): str((r.get("metadata") or {}).get("digest", ""))
+                    for r in self.vectors.get_sync()
+                }
+            files: dict[str, tuple[int, int, TipFile | None, str | None]] = {}
+            for name, size, mtime in now:
+                old = self._files.get(name)
+                if old is not None and old[:2] == (size, mtime):
+                    files[name] = old
+                    continue
+                try:
+                    files[name] = (size, mtime, read_tip_file(self.folder / name), None)
+                except (OSError, UnicodeDecodeError, InvalidInputError) as exc:
+                    files[name] = (size, mtime, None, str(exc))
+            self._files = files
+            tips: dict[str, TipFile] = {}
+            self.problems = []
+            for name, (_, _, tip, problem) in files.items():
+                if problem:
+                    self.problems.append(problem)
+                elif tip is not None and tip.id in tips:
+                    self.problems.append(
+                        f"{self.folder / name}: id {tip.id} is used by another tip file; skipped"
+                    )
+                elif tip is not None:
+                    tips[tip.id] = tip
             wanted: dict[str, tuple[TipFile, str, str]] = {}
-            for tip in tips:
+            for tip in tips.values():
                 for key, text in zip(KEYS, (tip.content, tip.trigger), strict=True):
                     if text.strip():
                         wanted[f"{tip.id}#{key}"] = (tip, text, _digest(text))
-            have = {
-                str(r["id"]): str((r.get("metadata") or {}).get("digest", ""))
-                for r in self.vectors.get_sync()
-            }
+            have = self._have
             stale = [i for i in have if i not in wanted or have[i] != wanted[i][2]]
             fresh = [i for i in wanted if have.get(i) != wanted[i][2]]
             if stale:
                 self.vectors.delete_sync(stale)
+                for i in stale:
+                    have.pop(i, None)
             if fresh:
                 vecs = np.asarray(self.embedder.embed([wanted[i][1] for i in fresh]), dtype=np.float32)
                 self.vectors.add_sync(
@@ -82,7 +113,8 @@ class TipIndex:
                     [{"tip_id": wanted[i][0].id, "digest": wanted[i][2]} for i in fresh],
                     [wanted[i][1] for i in fresh],
                 )
-            self._tips = {t.id: t for t in tips}
+                have.update({i: wanted[i][2] for i in fresh})
+            self._tips = tips
             self._seen = now
             removed = len([i for i in stale if i not in wanted])
             return {"embedded": len(fresh), "removed": removed, "kept": len(self._tips)}

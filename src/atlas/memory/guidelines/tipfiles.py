@@ -182,12 +182,22 @@ def tip_paths(folder: Path) -> list[Path]:
 def read_tips(folder: Path) -> tuple[list[TipFile], list[str]]:
     """Every readable tip in ``folder`` and one line per file that could not be read (why). A tip
     whose id another file already has is reported and left out."""
+    return read_tip_files(tip_paths(folder))
+
+
+def read_tip_file(path: Path) -> TipFile:
+    """One tip file; InvalidInputError (or OSError) says why it cannot be read."""
+    if path.stat().st_size > MAX_TIP_BYTES:
+        raise InvalidInputError(f"{path}: over {MAX_TIP_BYTES} bytes")
+    return TipFile.parse(path.read_text(encoding="utf-8"), path)
+
+
+def read_tip_files(paths: list[Path]) -> tuple[list[TipFile], list[str]]:
+    """The tips of ``paths`` (``read_tips`` of a folder's files)."""
     tips, problems, seen = [], [], set()
-    for path in tip_paths(folder):
+    for path in paths:
         try:
-            if path.stat().st_size > MAX_TIP_BYTES:
-                raise InvalidInputError(f"{path}: over {MAX_TIP_BYTES} bytes")
-            tip = TipFile.parse(path.read_text(encoding="utf-8"), path)
+            tip = read_tip_file(path)
         except (OSError, UnicodeDecodeError, InvalidInputError) as exc:
             problems.append(str(exc))
             continue
@@ -247,17 +257,26 @@ def remove_tip(folder: Path, key: str, *, forget: bool = True) -> TipFile:
     return tip
 
 
-def count_use(tip: TipFile) -> None:
-    """Add one to a tip file's ``uses``, unless the file changed since it was read."""
+def count_use(tip: TipFile, n: int = 1) -> None:
+    """Add ``n`` to a tip file's ``uses``, unless the file's text changed since it was read, or the
+    file changed or went away while the count was being written (a person's edit or deletion wins)."""
     if tip.path is None:
         return
     try:
+        before = tip.path.stat()
         current = TipFile.parse(tip.path.read_text(encoding="utf-8"), tip.path)
     except (OSError, UnicodeDecodeError, InvalidInputError):
         return
     if current.content != tip.content:
         return
-    atomic_write(tip.path, replace(current, uses=current.uses + 1).to_text())
+    text = replace(current, uses=current.uses + n).to_text()
+    try:
+        now = tip.path.stat()
+    except OSError:
+        return
+    if (now.st_ino, now.st_mtime_ns, now.st_size) != (before.st_ino, before.st_mtime_ns, before.st_size):
+        return
+    atomic_write(tip.path, text)
 
 
 def now_text() -> str:
@@ -271,6 +290,8 @@ __all__ = [
     "count_use",
     "find_tip",
     "forgotten",
+    "read_tip_file",
+    "read_tip_files",
     "read_tips",
     "remove_tip",
     "tip_paths",
