@@ -19,7 +19,7 @@ Settings (environment): ATLAS_LITE_URL, ATLAS_LITE_NAMESPACE (default: one per p
 working directory), ATLAS_TIPS_DIR (the tips folder, absolute or relative to the project; default
 .atlas/tips), ATLAS_LITE_K (tips per prompt, default 3), ATLAS_LITE_TIMEOUT (seconds the prompt
 hook waits for the server before reading the files itself, default 0.4), ATLAS_LITE_END_TIMEOUT
-(seconds Stop/SessionEnd wait for the server, default 0.8), ATLAS_LITE_HOME (default ~/.atlas/lite:
+(seconds Stop/SessionEnd wait for the server, default 0.6), ATLAS_LITE_HOME (default ~/.atlas/lite:
 memory, server log, jobs kept while the server is down), ATLAS_LITE_AUTOSTART=0 (never start the
 server), ATLAS_LITE_ATLAS_CMD (the command that runs atlas, default `atlas` on PATH),
 ATLAS_LITE_MODEL (the model a server started by the hook learns with; see docs/coding-agents.md for
@@ -394,7 +394,7 @@ def end(data: dict[str, Any]) -> None:
         "cwd": os.path.realpath(cwd or os.getcwd()),
     }
     try:
-        reply = call("/hooks/ingest", body, timeout=float(os.environ.get("ATLAS_LITE_END_TIMEOUT", "0.8")))
+        reply = call("/hooks/ingest", body, timeout=float(os.environ.get("ATLAS_LITE_END_TIMEOUT", "0.6")))
     except ServerDown as exc:
         folder = lite_home() / "pending"
         name = re.sub(r"[^A-Za-z0-9_-]+", "-", str(data.get("session_id") or "session"))[:60]
