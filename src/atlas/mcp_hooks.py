@@ -6,8 +6,9 @@
 - ``POST /hooks/context``  ``{"prompt", "namespace", "k"?, "tips_dir"?}`` → ``{"context": TEXT, "count": N}``:
   the tips relevant to a prompt (cosine retrieval, no LLM call; ``""`` when none is relevant). With
   ``tips_dir`` (the project's tip files, ``atlas.memory.guidelines.tipfiles``) the index is derived
-  from those files and brought up to date first, so an edited or deleted file counts at once;
-  without it, the namespace's bank answers.
+  from those files and brought up to date first, so an edited or deleted file counts at once; a
+  folder seen for the first time is indexed in the background and answered ``{"indexing": true}``
+  (the hook then reads the files itself). Without ``tips_dir``, the namespace's bank answers.
 - ``POST /hooks/ingest``   ``{"transcript_path", "namespace", "format"?, "tips_dir"?, "cwd"?}`` →
   ``{"queued": N, ...}``: the transcript is read now (a bad one is answered 400 with the reason),
   the job is written to the journal (``ATLAS_LITE_HOME``/jobs) and its turns are learned in the
@@ -29,6 +30,7 @@ import logging
 import os
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -104,9 +106,12 @@ class IngestQueue:
     """Learns transcripts' turns into their namespace's bank and tips folder, one job at a time, in
     the server's event loop; a failed turn is logged with its reason, never raised into a request."""
 
-    def __init__(self, hub: MemoryHub, learner: Learner | None = None) -> None:
+    def __init__(
+        self, hub: MemoryHub, learner: Learner | None = None, after: Callable[[Path], object] | None = None
+    ) -> None:
         self.hub = hub
         self.learner = learner or default_learner(hub)
+        self.after = after  # called (in a worker thread) with a job's tips folder once it is learned
         self.queue: asyncio.Queue[tuple[Job, list[Any]]] = asyncio.Queue()
         self.done: deque[dict[str, Any]] = deque(maxlen=100)  # the latest jobs' summaries
         self.finished = 0  # jobs done since the server started
@@ -160,6 +165,8 @@ class IngestQueue:
                             summary["failed"].append({"id": traj.id, "reason": result.reason})
                     else:
                         summary["failed"].append({"id": traj.id, "reason": result.reason})
+                if tips_dir is not None and self.after is not None:
+                    await asyncio.to_thread(self.after, tips_dir)  # e.g. index the new tips now
                 if job.journal:  # learned: the job leaves the journal
                     Path(job.journal).unlink(missing_ok=True)
             except (AtlasError, OSError) as exc:  # a store or model that cannot be opened: say so
@@ -264,6 +271,14 @@ class TipIndexes:
         self.hub = hub
         self._indexes: dict[str, TipIndex] = {}
         self.uses = UseCounter()
+        self._building: dict[str, asyncio.Task[Any]] = {}
+
+    def build(self, index: TipIndex) -> None:
+        """Build a new folder's index in a worker thread (once at a time per folder)."""
+        key = str(index.folder)
+        task = self._building.get(key)
+        if task is None or task.done():
+            self._building[key] = asyncio.get_running_loop().create_task(asyncio.to_thread(index.sync))
 
     def get(self, folder: str) -> TipIndex:
         index = self._indexes.get(folder)
@@ -293,9 +308,12 @@ def _check_context(body: dict[str, Any]) -> tuple[str, str, int]:
 
 
 async def context(hub: MemoryHub, body: dict[str, Any], indexes: TipIndexes | None = None) -> dict[str, Any]:
-    """The tips relevant to a prompt as one context block ("" when none is relevant)."""
+    """The tips relevant to a prompt as one context block ("" when none is relevant). With the
+    server's ``indexes``, a folder not indexed yet is indexed in the background (answer
+    ``indexing``); without, it is indexed now."""
     prompt, namespace, k = _check_context(body)
     tips_dir = _abs_dir(body, "tips_dir")
+    background = indexes is not None
     if not prompt.strip():
         return {"context": "", "count": 0}
     if tips_dir is not None:
@@ -303,6 +321,11 @@ async def context(hub: MemoryHub, body: dict[str, Any], indexes: TipIndexes | No
             return {"context": "", "count": 0}
         indexes = indexes or TipIndexes(hub)
         index = indexes.get(tips_dir)
+        if (
+            not index.built and background
+        ):  # a new folder: indexed in the background, the hook reads the files
+            indexes.build(index)
+            return {"context": "", "count": 0, "indexing": True}
         hits = await index.asearch(prompt[:MAX_PROMPT_CHARS], k)
         if not hits:
             return {"context": "", "count": 0}
@@ -405,11 +428,11 @@ def add_hook_routes(server: Any, hub: MemoryHub, learner: Learner | None = None)
     from starlette.requests import Request
     from starlette.responses import JSONResponse
 
-    queue = IngestQueue(hub, learner)
+    indexes = TipIndexes(hub)
+    queue = IngestQueue(hub, learner, after=lambda folder: indexes.get(str(folder)).sync())
     learner = queue.learner
     warm_up(hub)
     log.warning("atlas hooks: %s", learner.note)
-    indexes = TipIndexes(hub)
     startup: list[asyncio.Task[None]] = []
 
     def start() -> None:

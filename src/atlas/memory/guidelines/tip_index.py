@@ -58,6 +58,11 @@ class TipIndex:
         self.problems: list[str] = []
         self._lock = threading.Lock()
 
+    @property
+    def built(self) -> bool:
+        """Whether the index was synced with the folder at least once (in this process)."""
+        return self._seen is not None
+
     def sync(self) -> dict[str, int]:
         """Bring the index up to date with the folder; how many tips were (re)embedded, removed, kept.
         Only files whose size or modification time changed are read again, and only texts whose
