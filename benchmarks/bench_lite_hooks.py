@@ -11,7 +11,8 @@ same run, ``python3 -S -c pass`` (the start-up every Python command hook pays).
    more prompts in one of them.
 2. The same with a real server (``atlas mcp --transport streamable-http``, no model: the no-LLM
    learner; real Chroma, the local MiniLM embedder): cold = the first prompt on a new tips folder
-   (its index is built then); warm = the next ones.
+   (the server indexes it in the background and the hook reads the files meanwhile); warm = the
+   next ones, answered by the server's index.
 3. ``Stop`` / ``SessionEnd`` return time: with the server, with no server, and with a hung server
    (a listener on 127.0.0.1 that accepts and never answers).
 4. Tip quality on the small set of coding-session transcripts in tests/fixtures/transcripts: the
@@ -228,7 +229,9 @@ def main() -> None:
 
         proc, url = start_server(tmp, home)
         up = {**down, "ATLAS_LITE_URL": url}
-        print("\n2. UserPromptSubmit with the server (index built from the files on the first prompt)")
+        print(
+            "\n2. UserPromptSubmit with the server (a new folder is indexed in the background; the hook reads the files meanwhile)"
+        )
         cold, warm, via_server = [], [], 0
         for i in range(args.cold):
             project = tmp / "up" / f"p{i}"

@@ -19,8 +19,8 @@ Settings (environment): ATLAS_LITE_URL, ATLAS_LITE_NAMESPACE (default: one per p
 working directory), ATLAS_TIPS_DIR (the tips folder, absolute or relative to the project; default
 .atlas/tips), ATLAS_LITE_K (tips per prompt, default 3), ATLAS_LITE_TIMEOUT (seconds the prompt
 hook waits for the server before reading the files itself, default 0.3), ATLAS_LITE_END_BUDGET
-(seconds from the hook's start within which Stop/SessionEnd hand the transcript over or keep it
-for later, default 0.8), ATLAS_LITE_HOME (default ~/.atlas/lite:
+(seconds from the hook process's start within which Stop/SessionEnd hand the transcript over or
+keep it for later, default 0.7), ATLAS_LITE_HOME (default ~/.atlas/lite:
 memory, server log, jobs kept while the server is down), ATLAS_LITE_AUTOSTART=0 (never start the
 server), ATLAS_LITE_ATLAS_CMD (the command that runs atlas, default `atlas` on PATH),
 ATLAS_LITE_MODEL (the model a server started by the hook learns with; see docs/coding-agents.md for
@@ -59,6 +59,18 @@ class HookProblem(Exception):
 
 class ServerDown(HookProblem):
     """The server did not answer: the hook warns (and keeps a transcript for later)."""
+
+
+def since_start() -> float:
+    """Seconds since this process started (interpreter start-up included, where /proc tells)."""
+    try:
+        with open("/proc/self/stat", encoding="ascii") as fh:
+            ticks = int(fh.read().rsplit(")", 1)[1].split()[19])
+        with open("/proc/uptime", encoding="ascii") as fh:
+            uptime = float(fh.read().split()[0])
+        return max(time.monotonic() - STARTED, uptime - ticks / os.sysconf("SC_CLK_TCK"))
+    except (OSError, ValueError, IndexError, AttributeError):
+        return time.monotonic() - STARTED
 
 
 def warn(message: str) -> None:
@@ -398,8 +410,8 @@ def end(data: dict[str, Any]) -> None:
         "cwd": os.path.realpath(cwd or os.getcwd()),
     }
     try:
-        budget = float(os.environ.get("ATLAS_LITE_END_BUDGET", "0.8"))
-        wait = max(0.1, budget - (time.monotonic() - STARTED) - 0.05)  # 0.05 s to keep the job if need be
+        budget = float(os.environ.get("ATLAS_LITE_END_BUDGET", "0.7"))
+        wait = max(0.1, budget - since_start() - 0.05)  # 0.05 s to keep the job if need be
         reply = call("/hooks/ingest", body, timeout=round(wait, 2))
     except ServerDown as exc:
         folder = lite_home() / "pending"
