@@ -40,8 +40,8 @@ from atlas.memory.guidelines.bank import GuidelineBank
 from atlas.memory.guidelines.config import check_namespace
 from atlas.memory.guidelines.lite_learn import Learner, choose_learner, learn_turn
 from atlas.memory.guidelines.render import format_guidelines
-from atlas.memory.guidelines.tip_index import TipIndex
-from atlas.memory.guidelines.tipfiles import atomic_write, count_use, tip_paths
+from atlas.memory.guidelines.tip_index import TipIndexes
+from atlas.memory.guidelines.tipfiles import atomic_write, tip_paths
 
 
 class MemoryHub(Protocol):
@@ -238,64 +238,6 @@ async def ingest(queue: IngestQueue, body: dict[str, Any], journal: str | None =
     }
 
 
-class UseCounter:
-    """Counts the tips a prompt was given and adds the counts to their files (``uses``) at most
-    once per ``every`` seconds, in a worker thread: the prompt's answer never waits on a write."""
-
-    def __init__(self, every: float = 1.0) -> None:
-        self.every = every
-        self.counts: dict[str, tuple[Any, int]] = {}
-        self._task: asyncio.Task[None] | None = None
-
-    def add(self, tips: list[Any]) -> None:
-        for tip in tips:
-            key = str(tip.path)
-            self.counts[key] = (tip, self.counts.get(key, (tip, 0))[1] + 1)
-        if self._task is None or self._task.done():
-            self._task = asyncio.get_running_loop().create_task(self._flush_later())
-
-    async def _flush_later(self) -> None:
-        await asyncio.sleep(self.every)
-        await self.flush()
-
-    async def flush(self) -> None:
-        counts, self.counts = self.counts, {}
-        for tip, n in counts.values():
-            await asyncio.to_thread(_count_use_quietly, tip, n)
-
-
-class TipIndexes:
-    """One ``TipIndex`` per tips folder, over the hub's Chroma (in memory when the hub has no path)."""
-
-    def __init__(self, hub: MemoryHub) -> None:
-        self.hub = hub
-        self._indexes: dict[str, TipIndex] = {}
-        self.uses = UseCounter()
-        self._building: dict[str, asyncio.Task[Any]] = {}
-
-    def build(self, index: TipIndex) -> None:
-        """Build a new folder's index in a worker thread (once at a time per folder)."""
-        key = str(index.folder)
-        task = self._building.get(key)
-        if task is None or task.done():
-            self._building[key] = asyncio.get_running_loop().create_task(asyncio.to_thread(index.sync))
-
-    def get(self, folder: str) -> TipIndex:
-        index = self._indexes.get(folder)
-        if index is None:
-            from atlas.infra.vector_index import ChromaVectorStore, InMemoryVectorStore
-
-            name = "atlas-tips-" + hashlib.sha1(folder.encode()).hexdigest()[:16]
-            path = getattr(self.hub, "path", None)
-            vectors: Any = (
-                ChromaVectorStore.persistent(Path(path) / "chroma", name)
-                if path
-                else InMemoryVectorStore(name)
-            )
-            index = self._indexes[folder] = TipIndex(Path(folder), vectors, self.hub.embedder)
-        return index
-
-
 def _check_context(body: dict[str, Any]) -> tuple[str, str, int]:
     prompt = body.get("prompt")
     if not isinstance(prompt, str):
@@ -319,7 +261,7 @@ async def context(hub: MemoryHub, body: dict[str, Any], indexes: TipIndexes | No
     if tips_dir is not None:
         if not tip_paths(Path(tips_dir)):
             return {"context": "", "count": 0}
-        indexes = indexes or TipIndexes(hub)
+        indexes = indexes or TipIndexes(hub.path, hub.embedder)
         index = indexes.get(tips_dir)
         if (
             not index.built and background
@@ -343,14 +285,6 @@ async def context(hub: MemoryHub, body: dict[str, Any], indexes: TipIndexes | No
     if not found:
         return {"context": "", "count": 0}
     return {"context": format_guidelines(found, header=CONTEXT_HEADER), "count": len(found)}
-
-
-def _count_use_quietly(tip: Any, n: int = 1) -> None:
-    """Best effort: a tip file being edited right now (or gone) is left alone."""
-    try:
-        count_use(tip, n)
-    except OSError as exc:
-        log.info("uses of %s not counted: %s", tip.id, exc)
 
 
 async def drain_pending(queue: IngestQueue, folder: Path | None = None) -> int:
@@ -428,7 +362,7 @@ def add_hook_routes(server: Any, hub: MemoryHub, learner: Learner | None = None)
     from starlette.requests import Request
     from starlette.responses import JSONResponse
 
-    indexes = TipIndexes(hub)
+    indexes = TipIndexes(getattr(hub, "path", None), hub.embedder)
     queue = IngestQueue(hub, learner, after=lambda folder: indexes.get(str(folder)).sync())
     learner = queue.learner
     warm_up(hub)
@@ -507,7 +441,6 @@ __all__ = [
     "HOOK_PREFIX",
     "IngestQueue",
     "Job",
-    "TipIndexes",
     "add_hook_routes",
     "context",
     "drain_pending",

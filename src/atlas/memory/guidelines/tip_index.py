@@ -4,12 +4,14 @@ search: a new or edited file is embedded again, a deleted one leaves the index.
 Each tip is indexed under two keys, its text and its trigger; a tip's relevance to a prompt is the
 best cosine of the two, and tips under the embedder's calibrated floor (``relevance.py``) are not
 returned. The folder is checked by a cheap fingerprint (names, sizes, modification times) first, so
-an unchanged folder costs one directory listing per search."""
+an unchanged folder costs one directory listing per search. ``TipIndexes`` keeps one index per
+folder for a server, and ``UseCounter`` adds to the tips' ``uses`` in batches."""
 
 from __future__ import annotations
 
 import asyncio
 import hashlib
+import logging
 import threading
 from pathlib import Path
 from typing import Any
@@ -17,10 +19,12 @@ from typing import Any
 import numpy as np
 
 from atlas.errors import InvalidInputError
-from atlas.memory.guidelines.tipfiles import TipFile, read_tip_file, tip_paths
+from atlas.memory.guidelines.tipfiles import TipFile, count_use, read_tip_file, tip_paths
 from atlas.memory.relevance import relevance_floor
 from atlas.protocols.embed import Embedder
 from atlas.protocols.store import VectorStore
+
+log = logging.getLogger(__name__)
 
 KEYS = ("c", "t")  # the tip's text, its trigger
 
@@ -151,4 +155,71 @@ def _rows(result: Any) -> list[tuple[str, float, dict[str, Any]]]:
     return [(str(i), float(s), m or {}) for i, s, m in zip(ids, scores, metas, strict=False)]
 
 
-__all__ = ["TipIndex", "fingerprint"]
+class UseCounter:
+    """Counts the tips a prompt was given and adds the counts to their files (``uses``) at most
+    once per ``every`` seconds, in a worker thread: the prompt's answer never waits on a write."""
+
+    def __init__(self, every: float = 1.0) -> None:
+        self.every = every
+        self.counts: dict[str, tuple[Any, int]] = {}
+        self._task: asyncio.Task[None] | None = None
+
+    def add(self, tips: list[Any]) -> None:
+        for tip in tips:
+            key = str(tip.path)
+            self.counts[key] = (tip, self.counts.get(key, (tip, 0))[1] + 1)
+        if self._task is None or self._task.done():
+            self._task = asyncio.get_running_loop().create_task(self._flush_later())
+
+    async def _flush_later(self) -> None:
+        await asyncio.sleep(self.every)
+        await self.flush()
+
+    async def flush(self) -> None:
+        counts, self.counts = self.counts, {}
+        for tip, n in counts.values():
+            await asyncio.to_thread(_count_use_quietly, tip, n)
+
+
+class TipIndexes:
+    """One ``TipIndex`` per tips folder, in one Chroma store under ``path`` (in memory without one),
+    and the count of their uses; what the Lite server keeps for ``/hooks/context``."""
+
+    def __init__(self, path: Path | None, embedder: Embedder) -> None:
+        self.path = Path(path) if path is not None else None
+        self.embedder = embedder
+        self._indexes: dict[str, TipIndex] = {}
+        self.uses = UseCounter()
+        self._building: dict[str, asyncio.Task[Any]] = {}
+
+    def build(self, index: TipIndex) -> None:
+        """Build a new folder's index in a worker thread (once at a time per folder)."""
+        key = str(index.folder)
+        task = self._building.get(key)
+        if task is None or task.done():
+            self._building[key] = asyncio.get_running_loop().create_task(asyncio.to_thread(index.sync))
+
+    def get(self, folder: str) -> TipIndex:
+        index = self._indexes.get(folder)
+        if index is None:
+            from atlas.infra.vector_index import ChromaVectorStore, InMemoryVectorStore
+
+            name = "atlas-tips-" + hashlib.sha1(folder.encode()).hexdigest()[:16]
+            vectors: Any = (
+                ChromaVectorStore.persistent(self.path / "chroma", name)
+                if self.path is not None
+                else InMemoryVectorStore(name)
+            )
+            index = self._indexes[folder] = TipIndex(Path(folder), vectors, self.embedder)
+        return index
+
+
+def _count_use_quietly(tip: Any, n: int = 1) -> None:
+    """Best effort: a tip file being edited right now (or gone) is left alone."""
+    try:
+        count_use(tip, n)
+    except OSError as exc:
+        log.info("uses of %s not counted: %s", tip.id, exc)
+
+
+__all__ = ["TipIndex", "TipIndexes", "UseCounter", "fingerprint"]
