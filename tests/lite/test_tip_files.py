@@ -216,3 +216,15 @@ def test_hook_and_library_agree_on_the_default_folder(tmp_path):
     project = tmp_path / "shop"
     project.mkdir()
     assert Path(hook.tips_dir(str(project))) == tips_folder(project, None)
+
+
+def test_the_skills_example_tip_is_a_valid_tip_file():
+    import re
+
+    from lite_helpers import PLUGIN
+
+    text = (PLUGIN / "skills" / "atlas-memory" / "SKILL.md").read_text(encoding="utf-8")
+    block = re.search(r"```markdown\n(.*?)```", text, re.S).group(1)
+    tip = TipFile.parse(block)
+    assert tip.kind == "strategy" and "`make test`" in tip.content
+    assert load_hook_module().parse_tip(block)["content"] == tip.content
