@@ -172,6 +172,11 @@ class IngestQueue:
             except (AtlasError, OSError) as exc:  # a store or model that cannot be opened: say so
                 log.warning("ingest into %s failed: %s", job.namespace, exc)
                 summary["failed"].append({"id": None, "reason": str(exc)})
+            except (
+                Exception
+            ) as exc:  # a bug: logged with its trace; the worker goes on, the job stays journaled
+                log.exception("ingest into %s raised %s", job.namespace, type(exc).__name__)
+                summary["failed"].append({"id": None, "reason": f"{type(exc).__name__}: {exc}"})
             finally:
                 self._busy = False
                 self.queue.task_done()
