@@ -78,8 +78,11 @@ class MemoryHub:
         llm_factory: Callable[[], Any] | None = None,
         embedder: Embedder | None = None,
         config: GuidelineConfig | None = None,
+        model: str | None = None,
     ) -> None:
         from atlas.infra.records import RecordStore
+
+        self.model = model  # the model given explicitly (--model), if any: the Lite learner uses it
 
         self.path = Path(path) if path is not None else None
         if self.path is not None:
@@ -275,7 +278,7 @@ def serve(
     from atlas.infra.llm import make_llm
     from atlas.mcp_stdio import run_guarded
 
-    hub = MemoryHub(path, llm_factory=lambda: make_llm(model), config=config)
+    hub = MemoryHub(path, llm_factory=lambda: make_llm(model), config=config, model=model)
     server = create_server(hub, host=host, port=port, hooks=transport == "streamable-http")
     run_guarded(server, transport)  # every request gets a reply, even a malformed one
 

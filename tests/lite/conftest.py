@@ -12,3 +12,11 @@ def server(tmp_path_factory):
     yield srv
     srv.proc.terminate()
     srv.proc.wait(timeout=15)
+
+
+@pytest.fixture(autouse=True)
+def lite_home(tmp_path, monkeypatch):
+    """Jobs, pending files and budgets of in-process servers go to a temporary folder, never ~/.atlas."""
+    home = tmp_path / "lite-home"
+    monkeypatch.setenv("ATLAS_LITE_HOME", str(home))
+    return home

@@ -176,6 +176,10 @@ class Server:
             "ATLAS_LITE_URL": self.url,
             "ATLAS_LITE_HOME": str(self.home),
             "ATLAS_LITE_AUTOSTART": "0",
+            # functional tests: a loaded test machine must not turn a slow answer into a warning
+            # (the default waits are measured in benchmarks/bench_lite_hooks.py and the hung-server test)
+            "ATLAS_LITE_TIMEOUT": "10",
+            "ATLAS_LITE_END_BUDGET": "10",
             **extra,
         }
 
@@ -189,7 +193,15 @@ class Server:
         raise AssertionError(f"the server did not finish {n} ingest job(s) in {timeout}s")
 
 
-def start_server(tmp: Path, extra_args: list[str] | None = None) -> Server:
+def start_server(
+    tmp: Path,
+    extra_args: list[str] | None = None,
+    *,
+    scripted: bool = True,
+    env_extra: dict[str, str] | None = None,
+) -> Server:
+    """A real server on 127.0.0.1 with its home in ``tmp/lite``; ``scripted=False`` gives it no
+    model (it learns as configured by ``env_extra``, e.g. ATLAS_LITE_LEARNER=rules)."""
     from scripted_provider import subprocess_env
 
     replies = tmp / "replies.json"
@@ -197,9 +209,9 @@ def start_server(tmp: Path, extra_args: list[str] | None = None) -> Server:
     port = free_port()
     home = tmp / "lite"
     home.mkdir(parents=True, exist_ok=True)
-    env = subprocess_env(ATLAS_LITE_HOME=str(home))
+    env = subprocess_env(ATLAS_LITE_HOME=str(home), **(env_extra or {}))
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT / "src"), env.get("PYTHONPATH", "")])
-    log = (tmp / "server.log").open("wb")
+    log = (tmp / "server.log").open("ab")
     proc = subprocess.Popen(
         [
             sys.executable,
@@ -211,8 +223,7 @@ def start_server(tmp: Path, extra_args: list[str] | None = None) -> Server:
             str(port),
             "--path",
             str(home / "memory"),
-            "--model",
-            f"scripted:{replies}",
+            *(["--model", f"scripted:{replies}"] if scripted else []),
             *(extra_args or []),
         ],
         env=env,

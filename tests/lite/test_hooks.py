@@ -182,9 +182,9 @@ def test_server_down_one_warning_fast_and_the_transcript_waits(tmp_path, project
         "ATLAS_LITE_HOME": str(home),
         "ATLAS_LITE_AUTOSTART": "0",
     }
+    # the prompt hook reads the project's tip files itself: none yet, so nothing, and no warning
     run = run_hook("prompt", hook_input("UserPromptSubmit", project, prompt="fix the test"), env)
-    assert "no ATLAS server at" in one_warning(run)
-    assert run.seconds < 5
+    assert (run.returncode, run.stdout, run.stderr) == (0, "", "")
 
     shutil.copy(SAMPLES / "claude_code_session.jsonl", project / "session.jsonl")
     line = one_warning(run_hook("session-end", hook_input("SessionEnd", project, reason="logout"), env))

@@ -80,13 +80,19 @@ async def test_jobs_left_while_the_server_was_down_are_learned_on_start(tmp_path
     assert list(pending.iterdir()) == []  # taken or dropped, never retried forever
     assert "gone.jsonl" in caplog.text and "s3.json dropped" in caplog.text
     (summary,) = list(queue.done)
-    assert summary == {"namespace": "shop-1", "saved": 2, "duplicate": 0, "failed": []}
+    assert {k: summary[k] for k in ("namespace", "saved", "duplicate", "failed", "learner")} == {
+        "namespace": "shop-1",
+        "saved": 2,
+        "duplicate": 0,
+        "failed": [],
+        "learner": "model",
+    }
     assert hub.bank("shop-1").store.count() > 0
 
 
 async def test_a_turn_that_keeps_failing_is_left_for_reprocess(tmp_path, embedder):
     from atlas.infra.llm import ScriptedLLM
-    from atlas.mcp_hooks import MAX_ATTEMPTS, IngestQueue
+    from atlas.mcp_hooks import MAX_ATTEMPTS, IngestQueue, Job
     from atlas.mcp_server import MemoryHub
     from atlas.memory.guidelines.transcripts import read_transcript
 
@@ -94,7 +100,7 @@ async def test_a_turn_that_keeps_failing_is_left_for_reprocess(tmp_path, embedde
     queue = IngestQueue(hub)
     (fix, _) = read_transcript(CLAUDE).trajectories
     for _ in range(MAX_ATTEMPTS + 1):  # a Stop after every turn hands the same turn over again
-        queue.put("shop", [fix])
+        queue.put(Job(str(CLAUDE), "shop"), [fix])
         await queue.join()
     reasons = [job["failed"][0]["reason"] for job in queue.done]
     assert all("stage failed" in r for r in reasons[:MAX_ATTEMPTS])

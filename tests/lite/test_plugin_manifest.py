@@ -59,7 +59,8 @@ CLAUDE_EVENTS = [
     "PreToolUse", "PostToolUse", "Notification", "UserPromptSubmit", "Stop", "SubagentStop",
     "PreCompact", "SessionStart", "SessionEnd", "PermissionRequest", "SubagentStart",
 ]  # fmt: skip
-CODEX_EVENTS = ["SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop"]
+CODEX_EVENTS = ["SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop", "SessionEnd"]
+CODEX_SESSION_END_CAP = 3  # seconds: Codex gives SessionEnd hooks 1 s by default and at most 3 s
 
 
 def hooks_schema(events: list[str]) -> dict:
@@ -110,7 +111,7 @@ MCP_SCHEMA = {
                         "required": ["type", "url"],
                         "properties": {
                             "type": {"enum": ["http", "sse"]},
-                            "url": {"type": "string", "pattern": "^https?://"},
+                            "url": {"type": "string", "pattern": r"^(https?://|\$\{)"},
                         },
                     },
                     {
@@ -188,14 +189,21 @@ def test_hooks_json_is_valid_and_runs_the_script_for_each_event():
     for event, arg in expected.items():
         (handler,) = hooks["hooks"][event][0]["hooks"]
         assert handler["command"] == f'python3 -S "${{CLAUDE_PLUGIN_ROOT}}/hooks/atlas_hook.py" {arg}'
-        assert handler["timeout"] <= 15
+        assert handler["timeout"] <= 5
     assert HOOK.is_file()
 
 
-def test_mcp_json_points_at_the_servers_http_endpoint():
+def test_mcp_json_follows_atlas_lite_url():
+    """The MCP tools go where the hooks go: ``${ATLAS_LITE_URL:-default}``, which Claude Code
+    expands in .mcp.json (the same default as the hook script's)."""
     mcp = load(PLUGIN / ".mcp.json")
     jsonschema.validate(mcp, MCP_SCHEMA)
-    assert mcp["mcpServers"]["atlas"] == {"type": "http", "url": "http://127.0.0.1:8765/mcp"}
+    server = mcp["mcpServers"]["atlas"]
+    assert server["type"] == "http"
+    m = re.fullmatch(r"\$\{ATLAS_LITE_URL:-(?P<default>[^}]+)\}/mcp", server["url"])
+    assert m, server["url"]
+    hook_default = re.search(r'"ATLAS_LITE_URL", "([^"]+)"', HOOK.read_text()).group(1)
+    assert m.group("default") == hook_default == "http://127.0.0.1:8765"
 
 
 def test_skill_has_the_documented_frontmatter():
@@ -221,11 +229,21 @@ def test_codex_files():
     config = tomllib.loads((ROOT / "integrations" / "codex" / "config.toml").read_text(encoding="utf-8"))
     assert config["mcp_servers"]["atlas"] == {"url": "http://127.0.0.1:8765/mcp"}
     hooks = load(ROOT / "integrations" / "codex" / "hooks.json")
-    jsonschema.validate(hooks, hooks_schema(CODEX_EVENTS))  # Codex has no SessionEnd
-    for event, arg in {"SessionStart": "session-start", "UserPromptSubmit": "prompt", "Stop": "stop"}.items():
+    jsonschema.validate(hooks, hooks_schema(CODEX_EVENTS))
+    expected = {
+        "SessionStart": "session-start",
+        "UserPromptSubmit": "prompt",
+        "Stop": "stop",
+        "SessionEnd": "session-end",
+    }
+    assert set(hooks["hooks"]) == set(expected)
+    for event, arg in expected.items():
         assert hooks["hooks"][event][0]["hooks"][0]["command"].endswith(
             f"/integrations/claude-code/hooks/atlas_hook.py {arg}"
         )
+    assert hooks["hooks"]["SessionEnd"][0]["hooks"][0]["timeout"] <= CODEX_SESSION_END_CAP
+    text = (ROOT / "integrations" / "codex" / "config.toml").read_text(encoding="utf-8")
+    assert "trust" in text  # Codex asks the user to trust command hooks before it runs them
 
 
 @pytest.mark.skipif(shutil.which("claude") is None, reason="the claude CLI is not installed here")

@@ -12,7 +12,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 
-from atlas.cli import alma, archive, design, guidelines, mcp, memory, models, view
+from atlas.cli import alma, archive, design, guidelines, mcp, memory, models, tips, view
 
 app = typer.Typer(
     name="atlas",
@@ -23,6 +23,7 @@ app = typer.Typer(
 )
 app.add_typer(memory.app, name="memory")
 app.add_typer(guidelines.app, name="guidelines")
+app.add_typer(tips.app, name="tips")
 app.add_typer(design.app, name="design")
 app.add_typer(models.app, name="models")
 app.add_typer(archive.app, name="archive")

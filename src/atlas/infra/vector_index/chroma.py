@@ -104,6 +104,16 @@ def _store_error(action: str, exc: BaseException) -> Exception:
     return StoreError(f"Chroma {action} failed: {type(exc).__name__}: {msg}")
 
 
+def _forget_failed_system(path: str) -> None:
+    """chromadb keeps the system of a path even when starting it failed, and the next client on
+    that path then fails with "'RustBindingsAPI' object has no attribute 'bindings'" instead of the
+    real reason: forget it, so every attempt reports the real reason."""
+    with contextlib.suppress(Exception):  # chromadb internals; at worst the old message comes back
+        from chromadb.api.shared_system_client import SharedSystemClient
+
+        SharedSystemClient._identifier_to_system.pop(path, None)
+
+
 def _drop_collection(client: ClientAPI, name: str) -> None:
     """Finalizer of ephemeral stores: free the collection's memory in the shared in-process system."""
     # Best-effort cleanup during garbage collection: there is no caller to report a failure to.
@@ -173,6 +183,7 @@ class ChromaVectorStore:
             Path(path).mkdir(parents=True, exist_ok=True)
             client = chromadb.PersistentClient(path=str(path), settings=_chroma_settings())
         except Exception as exc:
+            _forget_failed_system(str(path))
             raise StoreError(f"cannot open a Chroma store in {path}: {exc}") from exc
         return cls(client, collection, hnsw=hnsw)
 

@@ -1,10 +1,15 @@
 """Stage 5a, generalization: strip task-specific entities from descriptions and tips.
 
-``RuleGeneralizer`` (free) replaces emails, URLs, uuids/hex ids, paths, quoted names, numbers and
-ids such as ``room_B`` with their category (``generalize_text``, applied to tips too). Descriptions —
-task and subtask keys and the queries compared with them (``generalize_description``) — also lose
-names and objects: days, months and times; capitalized names inside a sentence (a name used as a
-modifier is dropped, "Spotify password" → "password"; one standing alone becomes "a name",
+``RuleGeneralizer`` (free) replaces emails, URLs, uuids/hex ids, personal paths (under a home or a
+temporary folder), quoted names, ticket numbers ("PROJ-123", "#42"), numbers and ids such as
+``room_B`` with their category (``generalize_text``, applied to tips too). What a coding tip is
+about is never rewritten: a backticked span (``make test``), a quoted command or file name, a flag
+(``--dry-run``), a path inside a project or a system path (``src/shop/cart.py``,
+``/etc/nginx/nginx.conf``), a package with its version constraint (``numpy<2.0``) and a version
+("Python 3.12") stay as written; only a ticket number inside them becomes ``<ticket>``.
+Descriptions — task and subtask keys and the queries compared with them (``generalize_description``)
+— also lose names and objects: days, months and times; capitalized names inside a sentence (a name
+used as a modifier is dropped, "Spotify password" → "password"; one standing alone becomes "a name",
 possessives "someone's"); the single-word object of a carrying verb ("bring the key to" →
 "bring an object to"); and the payload of the task — what it is about, titled, reporting, asking for
 ("post in the forum titled Best boots" → "post in the forum"). ``LLMGeneralizer`` (the bank's default when it has an LLM) rewrites
@@ -33,6 +38,93 @@ _SUBS: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"\b([A-Za-z]+)[_-](?:[A-Z]{1,2}|\d+[A-Za-z]?|[A-Za-z]\d+)\b"), r"\1#"),
     (re.compile(r"\$?\b\d+(?:[.,:]\d+)*\b%?"), "N"),
 ]
+# a ticket of one task: JIRA-style keys and GitHub-style numbers ("PROJ-1234", "#42")
+_TICKET = re.compile(r"\b[A-Z][A-Z0-9]{1,9}-\d+\b|(?<![\w&#])#\d+\b")
+# what a coding tip is about, kept as written (see the module docstring)
+_CODE_SPAN = re.compile(r"`[^`\n]{1,200}`")
+_QUOTED = re.compile(r"\"([^\"\n]{1,60})\"|'([^'\s][^'\n]{0,58})'|“([^”\n]{1,60})”")
+_VERSION_SPEC = re.compile(
+    r"(?<![\w/.-])[A-Za-z][\w.-]*(?:\[[\w,-]+\])?(?:===?|>=|<=|~=|!=|<|>|\^|@)v?\d[\w.*+-]*"
+)
+_VERSION = re.compile(r"(?<=[A-Za-z] )v?\d+\.\d+(?:\.\d+)*\b")
+_FLAG = re.compile(r"(?<![\w-])--?[A-Za-z][\w-]*(?:=[^\s,;)`'\"]+)?")
+_PATH = re.compile(r"(?<![\w/~.@-])(?:~|\.{1,2})?/?(?:[\w.@+-]+/)+[\w.@+-]*")
+# paths of one person or one run: abstracted ("a file path"), unlike a project's or the system's
+_PERSONAL = re.compile(r"^(?:/home/|/Users/|/tmp/|/var/folders/|/private/|/var/tmp/)")
+_EXTENSION = re.compile(r"\.[A-Za-z][\w]{0,7}$")
+COMMAND_WORDS = frozenset(
+    [
+        "make",
+        "npm",
+        "npx",
+        "pnpm",
+        "yarn",
+        "pip",
+        "pip3",
+        "pipx",
+        "uv",
+        "uvx",
+        "poetry",
+        "pytest",
+        "python",
+        "python3",
+        "tox",
+        "nox",
+        "cargo",
+        "go",
+        "rustc",
+        "rustup",
+        "gcc",
+        "cmake",
+        "docker",
+        "podman",
+        "kubectl",
+        "git",
+        "gh",
+        "node",
+        "deno",
+        "bun",
+        "bundle",
+        "rake",
+        "rails",
+        "gradle",
+        "./gradlew",
+        "mvn",
+        "dotnet",
+        "ruff",
+        "mypy",
+        "black",
+        "isort",
+        "flake8",
+        "pylint",
+        "eslint",
+        "prettier",
+        "tsc",
+        "jest",
+        "vitest",
+        "just",
+        "bash",
+        "sh",
+        "sudo",
+        "apt",
+        "apt-get",
+        "brew",
+        "systemctl",
+        "nginx",
+        "terraform",
+        "helm",
+        "ansible",
+        "php",
+        "composer",
+        "swift",
+        "conda",
+        "mamba",
+        "pre-commit",
+        "alembic",
+        "django-admin",
+        "manage.py",
+    ]
+)
 _ARTICLE_FIX = re.compile(r"\b(the|a|an) (an?) ", re.I)
 
 _DAYS = r"(?:Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)day"
@@ -133,6 +225,60 @@ def _article(m: re.Match[str]) -> str:
     return ("an " if word[0].lower() in "aeiou" else "a ") + word.lower()
 
 
+_HELD = re.compile("[\ue000-\uf8ff]")
+
+
+def _code_like(text: str) -> bool:
+    """A quoted span that names a command, a file, a flag or a version rather than a thing."""
+    words = text.split()
+    if not words:
+        return False
+    if words[0] in COMMAND_WORDS or text.startswith("-") or "::" in text or "()" in text:
+        return True
+    if _VERSION_SPEC.search(text) or any(c in text for c in "/\\=$"):
+        return True
+    return len(words) == 1 and bool(_EXTENSION.search(text) or "." in text.strip("."))
+
+
+def _keep_path(path: str) -> bool:
+    if path.startswith(("/", "~")):
+        return not _PERSONAL.match(path) and path.count("/") >= 2
+    return path.startswith(".") or path.endswith("/") or bool(_EXTENSION.search(path))
+
+
+def _protect(text: str) -> tuple[str, list[str]]:
+    """``text`` with each span that must stay as written replaced by a private-use character (no
+    rule matches one), and the spans in order, for ``_restore``."""
+    kept: list[str] = []
+    text = _HELD.sub("", text)  # a private-use character in the input would read as a held span
+
+    def hold(span: str) -> str:
+        kept.append(span)
+        return chr(0xE000 + len(kept) - 1)
+
+    def ticket_inside(m: re.Match[str]) -> str:
+        return hold(_TICKET.sub("<ticket>", m.group(0)))
+
+    out = _CODE_SPAN.sub(ticket_inside, text)
+    out = _QUOTED.sub(
+        lambda m: ticket_inside(m) if _code_like(next(g for g in m.groups() if g)) else m.group(0), out
+    )
+    out = _TICKET.sub("a ticket", out)
+    out = _VERSION_SPEC.sub(lambda m: hold(m.group(0)), out)
+    out = _PATH.sub(lambda m: hold(m.group(0)) if _keep_path(m.group(0)) else m.group(0), out)
+    out = _FLAG.sub(lambda m: hold(m.group(0)), out)
+    out = _VERSION.sub(lambda m: hold(m.group(0)), out)
+    return out, kept
+
+
+def _restore(text: str, kept: list[str]) -> str:
+    if not kept:
+        return text
+    return _HELD.sub(
+        lambda m: kept[ord(m.group(0)) - 0xE000] if ord(m.group(0)) - 0xE000 < len(kept) else m.group(0), text
+    )
+
+
 class RuleGeneralizer:
     """Regex entity stripping; deterministic and cheap. ``generalize_text`` (tips) keeps words;
     ``generalize_description`` (keys and queries) also strips names and objects unless
@@ -146,6 +292,12 @@ class RuleGeneralizer:
         self.strip_payload = strip_payload
 
     def generalize_text(self, text: str) -> str:
+        """Tips: ids, emails, URLs, personal paths, quoted names, tickets and numbers are replaced;
+        commands, flags, project and system paths, packages and versions are kept."""
+        masked, kept = _protect(text)
+        return _restore(self._entities(masked), kept)
+
+    def _entities(self, text: str) -> str:
         out = text
         for rx, repl in _SUBS:
             out = rx.sub(repl, out)
@@ -154,18 +306,18 @@ class RuleGeneralizer:
         return re.sub(r"\s{2,}", " ", out).strip()
 
     def generalize_description(self, text: str) -> str:
-        out = text
+        out, kept = _protect(text)
         if self.strip_payload:
             out = _PAYLOAD.sub("", out)
         if self.strip_proper_nouns:
             for rx, repl in _WHEN:
                 out = rx.sub(repl, out)
-        out = self.generalize_text(out)
+        out = self._entities(out)
         if self.strip_proper_nouns:
             out = _PROPER.sub(_proper, out)
         if self.strip_objects:
             out = _CARRY.sub(lambda m: f"{m.group('verb')} an object", out)
-        return re.sub(r"\s{2,}", " ", out).strip()
+        return _restore(re.sub(r"\s{2,}", " ", out).strip(), kept)
 
     async def generalize(self, texts: list[str]) -> list[str]:
         return [self.generalize_description(t) for t in texts]
@@ -193,4 +345,4 @@ class LLMGeneralizer:
         return await self.rules.generalize(list(reply.descriptions))
 
 
-__all__ = ["Generalizer", "LLMGeneralizer", "RuleGeneralizer"]
+__all__ = ["COMMAND_WORDS", "Generalizer", "LLMGeneralizer", "RuleGeneralizer"]

@@ -4,7 +4,7 @@ or an OpenAI-style message list.
 A session holds many tasks, so each *turn* (a prompt the user typed and everything the agent did
 until the next one) becomes one ``Trajectory``: the prompt is the task, each tool call a ``Step``
 (tool, arguments, output; a failed call keeps its output in ``Step.error``), the agent's last
-words ``metadata["final_answer"]``. A turn the user interrupted is a failure; otherwise the outcome
+words ``metadata["final_answer"]``, the session's working directory ``metadata["cwd"]``. A turn the user interrupted is a failure; otherwise the outcome
 is inferred as for any message list (``messages.messages_to_trajectory``). Turns with no tool
 call teach no procedure and are left out. Trajectory ids are derived from the session and the
 turn, so reading the same transcript twice yields the same ids (the bank skips what it has).
@@ -340,8 +340,22 @@ def read_transcript(
             f"transcript: no user prompt found in this {kind} transcript ({len(rows)} lines read, "
             f"{skipped} malformed); check --format"
         )
-    trajectories, bad_turns = _to_trajectories(kind, session, turns, dict(metadata or {}))
+    meta = dict(metadata or {})
+    cwd = _session_cwd(rows)
+    if cwd and "cwd" not in meta:
+        meta["cwd"] = cwd  # the project folder: its paths in tips are written relative to it
+    trajectories, bad_turns = _to_trajectories(kind, session, turns, meta)
     return Transcript(kind, session, trajectories, skipped, truncated, bad_turns)
+
+
+def _session_cwd(rows: list[dict[str, Any]]) -> str | None:
+    """The working directory a session ran in (Claude Code rows and Codex's session_meta name it)."""
+    for row in rows[:200]:
+        payload = row.get("payload")
+        cwd = row.get("cwd") or (payload.get("cwd") if isinstance(payload, dict) else None)
+        if isinstance(cwd, str) and cwd.startswith("/"):
+            return cwd
+    return None
 
 
 def _single_json(data: bytes) -> bool:
