@@ -38,6 +38,7 @@ from atlas.errors import InvalidInputError
 from atlas.mcp_stdio import TRANSPORTS
 from atlas.memory.guidelines.bank import GuidelineBank
 from atlas.memory.guidelines.config import GuidelineConfig, check_namespace
+from atlas.memory.guidelines.lite_learn import Learner, learn_turn
 from atlas.memory.guidelines.messages import parse_trajectory
 from atlas.memory.guidelines.render import format_guidelines
 from atlas.memory.guidelines.store import table_suffix
@@ -163,6 +164,15 @@ def create_server(hub: MemoryHub, *, host: str = "127.0.0.1", port: int = 8765, 
         port=port,
         log_level="WARNING",
     )
+    chosen: list[Learner] = []
+
+    def learner_of() -> Learner:
+        """The hooks' learner for this hub, chosen once (``atlas.mcp_hooks.default_learner``)."""
+        if not chosen:
+            from atlas.mcp_hooks import default_learner
+
+            chosen.append(default_learner(hub))
+        return chosen[0]
 
     @server.tool()
     async def get_guidelines(
@@ -194,10 +204,25 @@ def create_server(hub: MemoryHub, *, host: str = "127.0.0.1", port: int = 8765, 
     ) -> dict[str, Any]:
         """Learn tips from a finished task: an atlas Trajectory object, an OpenAI-style message list
         with tool calls, or {"messages": [...], "task": ..., "success": ...}. Returns the ids of the
-        tips added or updated, or status 'not_processed' with the reason (retry later)."""
-        bank = hub.bank(namespace, need_llm=True)
-        result = await bank.asave(trajectory, success=success)
-        return {"namespace": namespace, **result.to_dict()}
+        tips added or updated, or status 'not_processed' with the reason (retry later). Learned by
+        the same learner as the coding-agent hooks (``lite_learn.choose_learner``): the configured
+        model, else the agent's headless CLI, else the no-LLM extractor."""
+        learner = learner_of()
+        if learner.kind == "model":
+            bank = hub.bank(namespace, need_llm=True)
+            result = await bank.asave(trajectory, success=success)
+            return {"namespace": namespace, "learner": "model", **result.to_dict()}
+        traj = parse_trajectory(trajectory, success=success)
+        learned = await learn_turn(learner, hub.bank(namespace, need_llm=False), traj, None)
+        status = {"learned": "processed", "duplicate": "duplicate"}.get(learned.status, "not_processed")
+        return {
+            "namespace": namespace,
+            "learner": learned.learner or learner.kind,
+            "trajectory_id": traj.id,
+            "status": status,
+            "guideline_ids": learned.tip_ids,
+            "reason": learned.reason,
+        }
 
     @server.tool()
     async def search_experiences(task: str, namespace: str = "default", k: int = 4) -> dict[str, Any]:
