@@ -20,6 +20,7 @@ from atlas.alma.genome.compile import compile_genome, genome_design, genome_of
 from atlas.alma.genome.llm_edit import llm_edit
 from atlas.alma.genome.model import Genome, parse_genome
 from atlas.alma.genome.operators import crossover, env_observation_keys, mutate, random_genome
+from atlas.alma.state.archive import ArchiveEntry
 from atlas.errors import ConfigError, InvalidInputError
 from atlas.protocols.embed import Embedder
 from atlas.protocols.env import EnumeratesActions, Environment
@@ -145,12 +146,14 @@ def operators_for(representation: str, has_meta_llm: bool) -> list[str]:
     return ops
 
 
-def entry_genome(entry: Any) -> Genome | None:
-    return read_genome((getattr(entry, "metadata", None) or {}).get("genome"))
+def entry_genome(entry: ArchiveEntry) -> Genome | None:
+    """The genome an archive entry was compiled from (its search record's), if it has one that loads."""
+    return read_genome(entry.search.genome if entry.search is not None else None)
 
 
-def read_genome(data: Any) -> Genome | None:
-    """``data`` as a genome, or None when it is not one (a record kept by an older run, say)."""
+def read_genome(data: dict[str, Any] | None) -> Genome | None:
+    """``data`` as a genome, or None when there is none or it does not load under these parts (a
+    genome recorded with parts or parameters this version does not have)."""
     if not isinstance(data, dict):
         return None
     try:
