@@ -152,7 +152,7 @@ def test_search_crossover_generation_needs_no_model_and_the_meta_prompt_shows_le
         exploit=0.0,  # the parents in the order this seed draws them (no_memory's update, the seed's recall)
     )
     crossed = archive.find(name="cross_g1")[0]
-    assert crossed.status == "ok" and crossed.metadata["operator"] == "crossover"
+    assert crossed.status == "ok" and crossed.search.operator == "crossover"
     assert [c for c in meta.history if "Generation 1." in c.messages[1]["content"]] == []  # no model call
     prompt = next(
         c.messages[1]["content"] for c in meta.history if "Generation 2." in c.messages[1]["content"]

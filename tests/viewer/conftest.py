@@ -71,7 +71,7 @@ def genome_best_run(genome_run: Path, tmp_path: Path) -> Path:
     shutil.copytree(genome_run, dst)
 
     def promote(data: dict[str, Any]) -> None:
-        child = next(e for e in data["entries"] if (e.get("metadata") or {}).get("operator") == "llm_edit")
+        child = next(e for e in data["entries"] if (e.get("search") or {}).get("operator") == "llm_edit")
         child["deployment_score"] = 0.99
         child["stage"] = "full"
 

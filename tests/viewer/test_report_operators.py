@@ -53,27 +53,27 @@ def _png_size(path: Path) -> tuple[int, int]:
 def test_operators_section_has_the_tries_and_wins_of_the_search_bandit(genome_run: Path, genome_report):
     md = genome_report.markdown.read_text()
     archive = Archive.load(genome_run)
-    stats = operator_stats(archive.entries, list(GENOME_OPERATORS))
+    stats = operator_stats((e.search for e in archive), list(GENOME_OPERATORS))
     rows = _table_rows(_section(md, "Operators"), OPERATORS_HEADER)
     by_op = {r[0].strip("`"): r for r in rows[:-1]}
     assert list(by_op) == list(GENOME_OPERATORS)  # the bandit's order (from the trace)
     for op, s in stats.items():
         row = by_op[op]
         assert (int(row[1]), int(row[2]), row[3]) == (s.tries, s.wins, f"{s.rate:.3f}"), row
-        made = [e for e in archive.entries if e.metadata.get("operator") == op]
-        screened = sum(len(e.metadata["candidates"]) for e in made)
+        made = [e for e in archive.entries if e.search and e.search.operator == op]
+        screened = sum(len(e.search.candidates) for e in made)
         evaluated = sum(1 for e in made if e.deployment_score is not None)
         assert int(row[4]) == screened > 0
         assert int(row[5]) == evaluated
         assert row[6] == (f"{screened / evaluated:.1f}" if evaluated else "—")
-        assert int(row[7]) == sum(len(e.metadata["operator_notes"]) for e in made)
+        assert int(row[7]) == sum(len(e.search.operator_notes) for e in made)
     total = rows[-1]
     assert total[0] == "**total**" and total[1] == f"**{sum(s.tries for s in stats.values())}**"
     # The loop's own record of its bandit (written on each evaluated child) agrees.
-    last = [e for e in archive.entries if e.metadata.get("operator_stats")][-1]
+    last = [e for e in archive.entries if e.search and e.search.operator_stats][-1]
     upto = archive.entries[: archive.entries.index(last) + 1]
-    assert {r["operator"]: r["tries"] for r in last.metadata["operator_stats"]} == {
-        op: s.tries for op, s in operator_stats(upto, list(GENOME_OPERATORS)).items()
+    assert {r.operator: r.tries for r in last.search.operator_stats} == {
+        op: s.tries for op, s in operator_stats((e.search for e in upto), list(GENOME_OPERATORS)).items()
     }
     assert "0 fallback notes" in _section(md, "Operators")
     assert "![Operators](operators.png)" in md
@@ -120,13 +120,13 @@ def test_a_genome_design_that_is_best_shows_its_describe_lines(genome_best_run: 
     md = write_report(genome_best_run, tmp_path / "out").markdown.read_text()
     best_section = _section(md, "Best design")
     data = json.loads((genome_best_run / "archive.json").read_text())
-    child = next(e for e in data["entries"] if e["metadata"].get("operator") == "llm_edit")
+    child = next(e for e in data["entries"] if (e["search"] or {}).get("operator") == "llm_edit")
     assert f"(`{child['id']}`" in best_section
-    lines = parse_genome(child["metadata"]["genome"]).describe()
+    lines = parse_genome(child["search"]["genome"]).describe()
     assert "```text\n" + "\n".join(lines) + "\n```" in best_section
     assert lines[0].startswith("encode   transitions(")
     assert "made by `llm_edit`" in best_section
-    assert f"advice probe {child['metadata']['probe_score']:.3f}" in best_section
+    assert f"advice probe {child['search']['probe_score']:.3f}" in best_section
     assert "written as code" not in best_section
 
 
@@ -136,8 +136,8 @@ def test_fallback_notes_are_counted_and_listed(genome_run: Path, tmp_path: Path)
     note = "llm_edit reply unusable (reply is not JSON): mutation instead"
 
     def add_note(data: dict[str, Any]) -> None:
-        child = next(e for e in data["entries"] if e["metadata"].get("operator") == "llm_edit")
-        child["metadata"]["operator_notes"] = [note]
+        child = next(e for e in data["entries"] if (e["search"] or {}).get("operator") == "llm_edit")
+        child["search"]["operator_notes"] = [note]
 
     edit_archive(run, add_note)
     section = _section(write_report(run, tmp_path / "out").markdown.read_text(), "Operators")
@@ -148,10 +148,10 @@ def test_fallback_notes_are_counted_and_listed(genome_run: Path, tmp_path: Path)
 
 def test_a_genome_that_does_not_load_is_shown_as_recorded(genome_best_run: Path, tmp_path: Path):
     def damage(data: dict[str, Any]) -> None:
-        child = next(e for e in data["entries"] if e["metadata"].get("operator") == "llm_edit")
-        child["metadata"]["genome"]["retrieve"] = [{"part": "no_such_part", "params": {}}]
-        child["metadata"]["candidates"] = "not a list"
-        child["metadata"]["operator_notes"] = [7, "kept"]
+        child = next(e for e in data["entries"] if (e["search"] or {}).get("operator") == "llm_edit")
+        child["search"]["genome"]["retrieve"] = [{"part": "no_such_part", "params": {}}]
+        child["search"]["candidates"] = "not a list"
+        child["search"]["operator_notes"] = [7, "kept"]
 
     edit_archive(genome_best_run, damage)
     md = write_report(genome_best_run, tmp_path / "out").markdown.read_text()

@@ -57,7 +57,7 @@ def old_url():
 
 
 def _by_operator(run_dir: Path, operator: str) -> Any:
-    return next(e for e in Archive.load(run_dir).entries if e.metadata.get("operator") == operator)
+    return next(e for e in Archive.load(run_dir).entries if e.search and e.search.operator == operator)
 
 
 # ---------------------------------------------------------------------- API
@@ -67,14 +67,15 @@ def test_a_genome_designs_detail_has_its_genome_operator_and_probe_score(genome_
     child = _by_operator(genome_run, "llm_edit")
     status, d = get(genome_url + f"api/design/{child.id}")
     assert status == 200
-    assert d["genome"] == child.metadata["genome"]
+    rec = child.search
+    assert d["genome"] == rec.genome
     assert d["genome"]["encode"] == EDIT["encode"]  # the scripted meta model's edit was the child
-    assert d["genome_lines"] == parse_genome(child.metadata["genome"]).describe()
+    assert d["genome_lines"] == parse_genome(rec.genome).describe()
     assert d["genome_error"] is None
     assert d["operator"] == "llm_edit"
-    assert d["probe_score"] == child.metadata["probe_score"]
-    assert d["beat_parent"] is child.metadata["beat_parent"]
-    assert d["candidates"] == child.metadata["candidates"] and len(d["candidates"]) > 0
+    assert d["probe_score"] == rec.probe_score
+    assert d["beat_parent"] is rec.beat_parent
+    assert d["candidates"] == [c.model_dump() for c in rec.candidates] and len(d["candidates"]) > 0
     assert d["operator_notes"] == []
 
 
@@ -82,8 +83,8 @@ def test_a_screened_out_child_and_a_baseline_show_their_genomes(genome_run: Path
     archive = Archive.load(genome_run)
     for e in archive.entries:
         _, d = get(genome_url + f"api/design/{e.id}")
-        assert d["operator"] == e.metadata.get("operator")
-        assert (d["genome"] is None) == ("genome" not in e.metadata), e.id
+        assert d["operator"] == (e.search.operator if e.search else None)
+        assert (d["genome"] is None) == (e.search is None or e.search.genome is None), e.id
     baseline = next(e for e in archive.entries if e.name == "trajectory_retrieval")
     _, d = get(genome_url + f"api/design/{baseline.id}")
     assert d["genome_lines"] and d["operator"] is None
@@ -94,7 +95,7 @@ def test_run_summary_has_the_operator_table_of_the_report(genome_run: Path, geno
     assert status == 200
     assert run["representation"] == "genome"
     ops = run["operators"]
-    stats = operator_stats(Archive.load(genome_run).entries, list(GENOME_OPERATORS))
+    stats = operator_stats((e.search for e in Archive.load(genome_run)), list(GENOME_OPERATORS))
     assert [r["operator"] for r in ops["rows"]] == list(GENOME_OPERATORS)
     assert [(r["tries"], r["wins"]) for r in ops["rows"]] == [(s.tries, s.wins) for s in stats.values()]
     assert ops["total"]["tries"] == sum(s.tries for s in stats.values())
@@ -133,11 +134,11 @@ def test_a_damaged_genome_and_metadata_are_shown_not_fatal(genome_run: Path, tmp
     def damage(data: dict[str, Any]) -> None:
         for e in data["entries"]:
             if e["id"] == child.id:
-                e["metadata"]["genome"]["render"] = {"part": "lines", "params": {"no_such": 1}}
-                e["metadata"]["probe_score"] = "high"
-                e["metadata"]["candidates"] = [1, {"key": "\ud800x"}]
-            elif e["metadata"].get("operator") == "mutate":
-                e["metadata"] = "not a dict"
+                e["search"]["genome"]["render"] = {"part": "lines", "params": {"no_such": 1}}
+                e["search"]["probe_score"] = "high"
+                e["search"]["candidates"] = [1, {"key": "\ud800x"}]
+            elif (e["search"] or {}).get("operator") == "mutate":
+                e["search"] = e["metadata"] = "not a dict"
 
     edit_archive(run_dir, damage)
     with ViewerThread(run_dir) as url:
@@ -212,13 +213,13 @@ def test_the_genome_block_and_operator_table_are_visible(page, genome_run: Path,
     page.wait_for_selector("#design-genome:not([hidden])")
     assert page.locator("#design-genome").is_visible()
     lines = page.locator("#genome-lines .gl").all_inner_texts()
-    assert lines == parse_genome(child.metadata["genome"]).describe()
+    assert lines == parse_genome(child.search.genome).describe()
     assert "made by llm_edit" in page.locator("#genome-sub").inner_text()
     assert page.locator('#design-meta [data-testid="operator"]').inner_text() == "operator llm_edit"
     probe = page.locator('#design-meta [data-testid="probe"]').inner_text()
-    assert probe == f"advice probe {child.metadata['probe_score']:.3f}"
+    assert probe == f"advice probe {child.search.probe_score:.3f}"
     page.click("#genome-json-box summary")
-    assert json.loads(page.locator("#genome-json").inner_text()) == child.metadata["genome"]
+    assert json.loads(page.locator("#genome-json").inner_text()) == child.search.genome
     shot(page, "viewer_genome")
     # A design written as code has no genome block.
     page.click('#lineage-chart .node[data-id="d-0001"]')

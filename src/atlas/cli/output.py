@@ -208,7 +208,9 @@ def held_out_lines(archive: Archive) -> list[str]:
     if pick is None or v is None:
         return lines
     if v["ci95"][0] > 0:
-        lines.append(f"The run's result: {pick.name} beats no memory on tasks no choice saw (interval above 0).")
+        lines.append(
+            f"The run's result: {pick.name} beats no memory on tasks no choice saw (interval above 0)."
+        )
     else:
         lines.append(
             f"The run's result: on tasks no choice saw, {pick.name} is not separated from no memory "

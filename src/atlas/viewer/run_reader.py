@@ -20,7 +20,6 @@ import re
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
 from atlas.alma.author.debug_log import episode_block
@@ -28,6 +27,7 @@ from atlas.alma.evaluate.runlog import CallLog
 from atlas.alma.genome.bandit import operator_stats, stats_table
 from atlas.alma.genome.model import parse_genome
 from atlas.alma.genome.step import CODE_OPERATORS, GENOME_OPERATORS
+from atlas.alma.state.search_record import SearchRecord, raw_search
 from atlas.core import jsonsafe
 from atlas.core.safetext import safe_data, safe_text
 from atlas.errors import ArchiveError, InvalidInputError
@@ -187,10 +187,7 @@ class RunSnapshot:
         names = self.operator_names()
         table = stats_table(
             operator_stats(
-                (
-                    SimpleNamespace(metadata={"operator": e["operator"], "beat_parent": e["beat_parent"]})
-                    for e in self.entries
-                ),
+                (SearchRecord(operator=e["operator"], beat_parent=e["beat_parent"]) for e in self.entries),
                 names,
             )
         )
@@ -454,10 +451,11 @@ def _normalize_entry(raw: dict[str, Any], root: Path, warnings: list[str]) -> di
     errors = raw.get("errors")
     raw_meta = raw.get("metadata")
     meta: dict[str, Any] = raw_meta if isinstance(raw_meta, dict) else {}
-    operator = meta.get("operator")
-    candidates = meta.get("candidates")
-    notes = meta.get("operator_notes")
-    beat = meta.get("beat_parent")
+    search = raw_search(raw)  # the search record (kept in metadata by older runs), as written
+    operator = search.get("operator")
+    candidates = search.get("candidates")
+    notes = search.get("operator_notes")
+    beat = search.get("beat_parent")
     retries = meta.get("retries")
     return {
         "id": did,
@@ -486,16 +484,16 @@ def _normalize_entry(raw: dict[str, Any], root: Path, warnings: list[str]) -> di
         # What the genome search recorded (None / empty for designs written as code).
         "operator": safe_text(operator) if isinstance(operator, str) and operator else None,
         "beat_parent": beat if isinstance(beat, bool) else None,
-        "probe_score": _num(meta.get("probe_score")),
-        "steered": _num(meta.get("steered")),
-        "probe_bar": _num(meta.get("probe_bar")),
+        "probe_score": _num(search.get("probe_score")),
+        "steered": _num(search.get("steered")),
+        "probe_bar": _num(search.get("probe_bar")),
         "candidates": [safe_data(c) for c in candidates if isinstance(c, dict)]
         if isinstance(candidates, list)
         else [],
         "operator_notes": [safe_text(n) for n in notes if isinstance(n, str)]
         if isinstance(notes, list)
         else [],
-        **_genome_view(meta.get("genome")),
+        **_genome_view(search.get("genome")),
     }
 
 

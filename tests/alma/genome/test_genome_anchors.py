@@ -13,44 +13,40 @@ from atlas.alma.genome.operators import env_observation_keys, random_genome
 from atlas.alma.genome.step import Candidate, evolve_candidates
 from atlas.alma.search.genome_step import ANCHORS, OWN_KIND, checked_anchors, checked_likeness, to_check
 from atlas.alma.state.archive import ArchiveEntry
+from atlas.alma.state.search_record import CheckedRow, SearchRecord
 from atlas.envs.registry import get_env
 
 G = [baseline_genome(n) for n in ("trajectory_retrieval", "cheatsheet", "reasoning_bank", "spatial_graph")]
 
 
 def _row(genome, agent_probe, steered=0.1):
-    return {"genome": genome.model_dump(), "agent_probe": agent_probe, "agent_steered": steered}
+    return CheckedRow(genome=genome.model_dump(), agent_probe=agent_probe, agent_steered=steered)
 
 
-def _entry(i: int, **metadata) -> ArchiveEntry:
-    return ArchiveEntry(id=f"d-{i:04d}", name=f"m{i}", origin="meta", status="invalid", metadata=metadata)
+def _entry(i: int, *checked: CheckedRow) -> ArchiveEntry:
+    return ArchiveEntry(
+        id=f"d-{i:04d}", name=f"m{i}", origin="meta", status="invalid", search=SearchRecord(checked=checked)
+    )
 
 
-def test_anchors_are_the_best_own_games_probes_each_once_never_0_and_bad_rows_are_skipped():
+def test_anchors_are_the_best_own_games_probes_each_once_never_0_and_unloadable_genomes_are_skipped():
     entries = [
-        _entry(1, checked=[_row(G[0], 0.30), _row(G[1], 0.0), "not a row", {"genome": {"encode": 3}}]),
-        _entry(
-            2,
-            checked=[
-                _row(G[2], 0.50, 0.2),
-                _row(G[0], 0.45),
-                {"genome": G[3].model_dump(), "agent_probe": "x"},
-            ],
-        ),
-        _entry(3, checked="corrupt"),
+        _entry(1, _row(G[0], 0.30), _row(G[1], 0.0), CheckedRow(genome={"encode": 3}, agent_probe=0.9)),
+        _entry(2, _row(G[2], 0.50, 0.2), _row(G[0], 0.45)),
+        ArchiveEntry(id="d-0003", name="m3", origin="baseline"),  # no search record
     ]
     assert [g.key for g in checked_anchors(entries)] == [G[2].key, G[0].key]  # G[0] at its best, 0.45
     assert ANCHORS == 2 and [g.key for g in checked_anchors(entries, n=5)] == [G[2].key, G[0].key]
-    # a played genome of a run from before ``checked`` was kept counts with its own-games probe
+    # a played genome whose probe was measured with its own games (``probe_of``) counts too
     played = ArchiveEntry(
         id="d-0004",
         name="m4",
         origin="meta",
         status="ok",
-        metadata={"genome": G[3].model_dump(), "probe_score": 0.9, "steered": 0.9, "probe_kind": OWN_KIND},
+        search=SearchRecord(genome=G[3].model_dump(), probe_score=0.9, steered=0.9, probe_kind=OWN_KIND),
     )
     assert checked_anchors([*entries, played])[0].key == G[3].key
-    played.metadata["probe_kind"] = "logged"  # a screening score is not an own-games probe
+    played.search.probe_kind = "logged"  # a screening score is not an own-games probe
     assert G[3].key not in {g.key for g in checked_anchors([*entries, played], n=5)}
 
 
@@ -69,7 +65,9 @@ def test_an_anchors_best_screened_child_is_checked_first_then_the_screenings_bes
         cand(G[0].model_copy(update={"name": "copy"}), 0.8),  # the same retrieve parts as ``top``
         cand(near[0], 0.2, anchor=a),
         cand(near[1], 0.4, anchor=a),  # a's best-screened child
-        cand(near[2], 0.7, anchor=b, solved=0),  # solved no probe task: never checked
+        cand(
+            near[2], 0.0, anchor=b, solved=0
+        ),  # its probe scored nothing (no solve, no partial): never checked
         cand(G[1], 0.5),
         cand(G[2], 0.95, error="crashed"),
     ]
@@ -88,11 +86,12 @@ def test_a_near_copy_of_a_checked_genome_or_of_another_pick_is_not_checked():
         return Candidate(genome=g, probe_score=score, steered=score, solved=1, anchor=anchor.key)
 
     earlier = [
-        _entry(1, checked=[{**_row(a, 0.7), "screen_score": 0.6698}, {**_row(b, 0.5), "screen_score": "x"}]),
-        _entry(2, checked=[{"genome": {"encode": 3}, "screen_score": 0.1}, "not a row"]),
+        _entry(1, _row(a, 0.7).model_copy(update={"screen_score": 0.6698}), _row(b, 0.5)),
+        _entry(2, CheckedRow(genome={"encode": 3}, agent_probe=0.2, screen_score=0.1)),
     ]
     known = checked_likeness(earlier)
-    assert known == {(tuple(sorted({r.part for r in a.retrieve})), 0.67)}  # bad rows and scores skipped
+    # rows without a screening score, and genomes that do not load, are skipped
+    assert known == {(tuple(sorted({r.part for r in a.retrieve})), 0.67)}
     screened = [
         cand(reordered, 0.66981, a),  # a again, parts reordered: screens the same as a did
         cand(other, 0.55, a),

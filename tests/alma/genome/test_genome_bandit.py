@@ -3,14 +3,14 @@ then the best rate plus exploration wins."""
 
 from __future__ import annotations
 
-from types import SimpleNamespace
-
 from atlas.alma.genome.bandit import choose_operator, operator_stats, stats_table
 from atlas.alma.genome.step import operators_for, resolve_representation
+from atlas.alma.state.search_record import SearchRecord
 
 
-def _entry(op: str | None, beat: bool) -> SimpleNamespace:
-    return SimpleNamespace(metadata={"operator": op, "beat_parent": beat} if op else {})
+def _entry(op: str | None, beat: bool) -> SearchRecord | None:
+    """An entry's search record (None: an entry the search did not make, a baseline)."""
+    return SearchRecord(operator=op, beat_parent=beat) if op else None
 
 
 def test_stats_count_tries_and_wins_per_operator_and_ignore_others():

@@ -51,7 +51,7 @@ def test_ties_take_the_highest_probe_and_a_stopped_design_is_never_the_best():
 
 def test_on_the_depot_search_that_stalled_the_bar_falls_to_its_best_designs_probe():
     archive = Archive.load(DEPOT_PLAYED_BAR)
-    probes = {e.id: float(e.metadata["probe_score"]) for e in archive.scored()}
+    probes = {e.id: e.search.probe_score for e in archive.scored()}  # moved out of the old metadata
     best = archive.best()
     assert best is not None and best.id == "d-0009"
     assert max(probes.values()) > probes["d-0009"]  # the old bar: every played design's probe
@@ -59,7 +59,7 @@ def test_on_the_depot_search_that_stalled_the_bar_falls_to_its_best_designs_prob
     assert bar == probes["d-0009"]
     # the candidates its later generations screened out had probed above this bar with their own games
     refused = [
-        e.metadata["agent_probe"] for e in archive if e.status == "invalid" and "agent_probe" in e.metadata
+        e.search.agent_probe for e in archive if e.status == "invalid" and e.search.agent_probe is not None
     ]
     assert refused and sum(p > bar for p in refused) >= len(refused) // 2
 
@@ -67,11 +67,11 @@ def test_on_the_depot_search_that_stalled_the_bar_falls_to_its_best_designs_prob
 def test_the_depot_search_run_with_it_recorded_this_bar_in_every_generation():
     run = Archive.load(ROOT / "tests" / "fixtures" / "runs" / "depot-best-bar" / "archive.json")
     entries = list(run)
-    generations = [i for i, e in enumerate(entries) if "probe_bar" in e.metadata]
+    generations = [i for i, e in enumerate(entries) if e.search and e.search.probe_bar is not None]
     assert len(generations) >= 7
     for i in generations:
         before = Archive()
         for e in entries[:i]:
             before.add(e)
-        probes = {e.id: float(e.metadata.get("probe_score", 0.0)) for e in before.scored()}
-        assert entries[i].metadata["probe_bar"] == probe_bar(before, probes), entries[i].id
+        probes = {e.id: e.search.probe_score or 0.0 for e in before.scored() if e.search}
+        assert entries[i].search.probe_bar == probe_bar(before, probes), entries[i].id

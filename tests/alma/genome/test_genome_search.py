@@ -13,6 +13,7 @@ from alma_doubles import debug_policy, task_policy
 import atlas.alma
 from atlas.alma.genome import parse_genome
 from atlas.alma.genome.step import GENOME_OPERATORS, entry_genome
+from atlas.alma.state.search_record import LEGACY_KEYS
 from atlas.infra.llm import ScriptedLLM
 
 EDIT = {
@@ -80,36 +81,37 @@ def straight(tmp_path_factory, embedder):
 
 def test_each_operator_is_tried_and_every_child_was_screened_first(straight):
     children = evolved(straight)
-    assert [c.metadata["operator"] for c in children] == list(GENOME_OPERATORS)
+    assert [c.search.operator for c in children] == list(GENOME_OPERATORS)
     for c in children:
-        assert c.metadata["candidates"], c.metadata
-        assert c.metadata["probe_kind"] == ("own games" if c.status == "ok" else "logged")  # genome_step
-        assert all(0.0 <= cand["probe_score"] <= 1.0 for cand in c.metadata["candidates"])
+        rec = c.search
+        assert rec.candidates and not any(k in c.metadata for k in LEGACY_KEYS), c.metadata
+        assert rec.probe_kind == ("own games" if c.status == "ok" else "logged")  # genome_step
+        assert all(0.0 <= cand.probe_score <= 1.0 for cand in rec.candidates)
         # every checked candidate is kept with its genome: the next generations' climb starts from the best
-        checked = {parse_genome(r["genome"]).key: r["agent_probe"] for r in c.metadata["checked"]}
-        assert checked == {k["key"]: k["agent_probe"] for k in c.metadata["candidates"] if "agent_probe" in k}
+        checked = {parse_genome(r.genome).key: r.agent_probe for r in rec.checked}
+        assert checked == {k.key: k.agent_probe for k in rec.candidates if k.agent_probe is not None}
         if c.status == "ok":  # played by the task agent only after its probe solved a task
-            assert c.metadata["probe_solved"] > 0 and entry_genome(c) is not None
+            assert rec.probe_solved > 0 and entry_genome(c) is not None
             # ... with memory from its own collection games, played by the task agent before it was chosen
-            chosen = next(k for k in c.metadata["candidates"] if k["key"] == entry_genome(c).key)
-            assert chosen["agent_probe"] == c.metadata["probe_score"] and "screen_score" in c.metadata
-            assert "beat_parent" in c.metadata and c.metadata["operator_stats"]
+            chosen = next(k for k in rec.candidates if k.key == entry_genome(c).key)
+            assert chosen.agent_probe == rec.probe_score and rec.screen_score is not None
+            assert rec.beat_parent is not None and rec.operator_stats
         else:
             assert c.errors[0].startswith("screened out by the advice probe")
     assert all(it["operator"] in GENOME_OPERATORS for it in straight.iterations)
 
 
 def test_the_llm_edit_is_the_first_candidate_of_its_generation(straight):
-    child = next(c for c in evolved(straight) if c.metadata["operator"] == "llm_edit")
-    assert child.metadata["candidates"][0]["key"] == parse_genome({"name": "x", **EDIT}).key
-    assert child.metadata["operator_notes"] == []
+    child = next(c for c in evolved(straight) if c.search.operator == "llm_edit")
+    assert child.search.candidates[0].key == parse_genome({"name": "x", **EDIT}).key
+    assert child.search.operator_notes == []
 
 
 def test_an_unusable_reply_falls_back_to_mutation_and_is_recorded(tmp_path, embedder):
     archive = search(tmp_path, embedder, "this is not a genome", iterations=4)
-    child = next(c for c in evolved(archive) if c.metadata["operator"] == "llm_edit")
-    assert child.metadata["operator_notes"][0].startswith("llm_edit reply unusable (reply is not JSON")
-    assert child.metadata["candidates"]  # mutation stood in
+    child = next(c for c in evolved(archive) if c.search.operator == "llm_edit")
+    assert child.search.operator_notes[0].startswith("llm_edit reply unusable (reply is not JSON")
+    assert child.search.candidates  # mutation stood in
 
 
 def test_a_resumed_search_equals_one_that_never_stopped(tmp_path, embedder, straight):
@@ -118,7 +120,12 @@ def test_a_resumed_search_equals_one_that_never_stopped(tmp_path, embedder, stra
 
     def shape(archive):
         return [
-            (e.id, e.status, e.metadata.get("operator"), [c["key"] for c in e.metadata.get("candidates", [])])
+            (
+                e.id,
+                e.status,
+                e.search and e.search.operator,
+                [c.key for c in e.search.candidates] if e.search else [],
+            )
             for e in archive
         ]
 
@@ -183,12 +190,12 @@ def test_until_found_stops_after_the_first_found_design_and_resume_goes_on(tmp_p
 def test_without_agent_checks_the_screenings_best_is_played_unchecked(tmp_path, embedder):
     archive = search(tmp_path, embedder, json.dumps(EDIT), iterations=4, agent_checks=0)
     children = evolved(archive)
-    assert all("agent_probe" not in k for c in children for k in c.metadata["candidates"])
+    assert all(k.agent_probe is None for c in children for k in c.search.candidates)
     played = [c for c in children if c.status == "ok"]
     assert played, [c.errors for c in children]
     for c in played:
-        chosen = next(k for k in c.metadata["candidates"] if k["key"] == entry_genome(c).key)
-        assert c.metadata["screen_score"] == chosen["probe_score"] > 0  # the screening's score chose it
+        chosen = next(k for k in c.search.candidates if k.key == entry_genome(c).key)
+        assert c.search.screen_score == chosen.probe_score > 0  # the screening's score chose it
 
 
 def test_later_generations_check_what_the_climb_made_from_the_best_checked_genomes(tmp_path, embedder):
@@ -200,14 +207,11 @@ def test_later_generations_check_what_the_climb_made_from_the_best_checked_genom
     children = evolved(search(tmp_path, embedder, json.dumps(EDIT), iterations=3, genome_candidates=24))
     anchored, likeness = [], []
     for i, c in enumerate(children):
-        rows = c.metadata.get("checked", [])
-        assert {r["anchor"] for r in rows if r.get("anchor")} <= {
-            g.key for g in checked_anchors(children[:i])
-        }
-        anchored += [r for r in rows if r.get("anchor")]
+        rows = c.search.checked
+        assert {r.anchor for r in rows if r.anchor} <= {g.key for g in checked_anchors(children[:i])}
+        anchored += [r for r in rows if r.anchor]
         likeness += [
-            (tuple(sorted({u["part"] for u in r["genome"]["retrieve"]})), round(r["screen_score"], 3))
-            for r in rows
+            (tuple(sorted({u["part"] for u in r.genome["retrieve"]})), round(r.screen_score, 3)) for r in rows
         ]
-    assert anchored, [c.metadata.get("checked") for c in children]
+    assert anchored, [c.search.checked for c in children]
     assert len(likeness) == len(set(likeness)) > 6

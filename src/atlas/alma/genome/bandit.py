@@ -1,8 +1,9 @@
 """Which operator makes the next child: a UCB1 bandit over the operators, rewarded when a child beats
 its parent (ShinkaEvolve shares its budget between models the same way).
 
-The state is derived from the archive (each evolved entry records its ``operator`` and whether it
-``beat_parent``), so a resumed run picks up exactly where it left off and nothing is stored twice.
+The state is derived from the archive (each evolved entry's search record keeps its ``operator`` and
+whether it ``beat_parent``), so a resumed run picks up exactly where it left off and nothing is stored
+twice.
 """
 
 from __future__ import annotations
@@ -11,6 +12,8 @@ import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
+
+from atlas.alma.state.search_record import SearchRecord
 
 
 @dataclass
@@ -23,16 +26,13 @@ class OperatorStats:
         return self.wins / self.tries if self.tries else 0.0
 
 
-def operator_stats(entries: Iterable[Any], operators: list[str]) -> dict[str, OperatorStats]:
-    """Tries and wins per operator from archive entries (``metadata['operator']`` / ``['beat_parent']``)."""
+def operator_stats(records: Iterable[SearchRecord | None], operators: list[str]) -> dict[str, OperatorStats]:
+    """Tries and wins per operator from the entries' search records (``operator``, ``beat_parent``)."""
     stats = {op: OperatorStats() for op in operators}
-    for e in entries:
-        meta = getattr(e, "metadata", None) or {}
-        op = meta.get("operator")
-        if op not in stats:
-            continue
-        stats[op].tries += 1
-        stats[op].wins += 1 if meta.get("beat_parent") else 0
+    for r in records:
+        if r is not None and r.operator is not None and r.operator in stats:
+            stats[r.operator].tries += 1
+            stats[r.operator].wins += 1 if r.beat_parent else 0
     return stats
 
 

@@ -1,10 +1,11 @@
-"""One generation of the genome search: choose an operator (bandit), make candidate children, screen
-them with the advice probe (no LLM: memory built from the no-memory task agent's logged collection
-games — or from walks, where there are none — then deployment tasks played doing only what the advice
-says), and hand the best one on for task-agent episodes.
+"""The genome search's screening: an operator's candidate children, each screened with the advice probe
+(no LLM: memory built from the no-memory task agent's logged collection games — or from walks, where
+there are none — then deployment tasks played doing only what the advice says), and rounds of mutations
+of the best until the budget is spent.
 
-Cheap first: a candidate costs seconds of probe; only the best candidate of a generation is played by
-the task agent, and only when its probe solves at least as much as its parent's did (or any task).
+Cheap first: a candidate costs seconds of probe. ``atlas.alma.search.genome_step`` checks the best few
+with the task agent's own collection games and plays one only when its probe beats that of the best
+design played so far (``probe_bar``).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from atlas.alma.genome.compile import compile_genome, genome_design, genome_of
 from atlas.alma.genome.llm_edit import llm_edit
 from atlas.alma.genome.model import Genome, parse_genome
 from atlas.alma.genome.operators import crossover, env_observation_keys, mutate, random_genome
+from atlas.alma.state.archive import ArchiveEntry
 from atlas.errors import ConfigError, InvalidInputError
 from atlas.protocols.embed import Embedder
 from atlas.protocols.env import EnumeratesActions, Environment
@@ -33,15 +35,15 @@ PROBE_FIRST = 2  # probe tasks every candidate plays; the rest only after it sol
 ROUND_SIZE = 8  # candidates per screening round: the operator's children first, then mutations of the best
 PARENTS_PER_ROUND = 4  # the best-steered candidates a round mutates
 # A climbing child gets another change with this probability, and again (1 + geometric changes): some
-# gains need two at once. Measured on fetch: `goal_rules` learns a take from any episode only with both
-# `goal_actions(any_item=true)` and `min_support=1`; each alone screened the same as neither (0.38 vs
-# 0.47 with both), and 246 one-change candidates never made both.
+# gains need two at once. On TextWorld fetch `goal_rules` learns a take from any episode only with both
+# `goal_actions(any_item=true)` and `min_support=1`; each alone screens as neither does (0.38 vs 0.47 with
+# both), and 246 one-change candidates never made both.
 EXTRA_CHANGE = 0.5
-# Every EXPLORE_EVERY-th child of a climbing round is a random genome even once a candidate has solved a
-# probe task (before that, every other one is): the climb from the first genome that solves anything can
-# stay in its basin for a whole generation (0: no random genome after a solve). Measured on the demo's
-# tasks, 256 candidates from trajectory_retrieval's genome: best probe 0.813 with it, 0.465 without (one
-# seed; ``benchmarks/bench_screening.py --compare explore``).
+# Every EXPLORE_EVERY-th child of a climbing round is a random genome even once a candidate's probe has
+# scored (before that, every other one is): the climb from the first genome that scores can stay in its
+# basin for a whole generation (0: no random genome then). Evidence: docs/results/bench-screening-explore
+# (``benchmarks/bench_screening.py --compare explore``, 256 candidates from trajectory_retrieval's genome
+# on the demo's tasks: best probe 0.813 with it, 0.465 without; one seed).
 EXPLORE_EVERY = 4
 # Each candidate's memory is learned four times: from walks that never do what the goal asks
 # (``GoalAversePolicy``) — the collection a small agent has in a world too big for it (TextWorld fetch,
@@ -49,11 +51,11 @@ EXPLORE_EVERY = 4
 # grows (``advised_walk``), as the task agent collects with it, under three seeds: memory that guides its
 # own collection (a walk that explores) gathers more than memory that only speaks once it knows, and one
 # advised collection of three episodes is luck (one seed ranked the best genome below the worst). The
-# probe score is the mean over the four (``WALK, EXPLORER_EPISODES[, SEED]``). Measured on the demo's
-# tasks (GraphWorld, 3 collection tasks, 8 genomes the task agent played there): these collections rank
-# the four genomes that beat no memory (+0.146 to +0.688) above the four that did not (+0.000); the
-# explorer-led collection used before (the explorer's solved episode, then goal-word walks) ranked the
-# second best of them 5th (``scripts/probe_genomes.py RUN G.json ... --collections``, docs/genome.md).
+# probe score is the mean over the four (``WALK, EXPLORER_EPISODES[, SEED]``). Evidence: on the demo's
+# GraphWorld tasks (docs/results/demo-0.5b), these collections rank the four genomes the task agent played
+# that beat no memory (+0.146 to +0.688) above the four that did not (+0.000), where an explorer-led
+# collection (the explorer's solved episode, then goal-word walks) ranks the second best of them 5th
+# (``scripts/probe_genomes.py RUN G.json ... --collections``).
 PROBE_COLLECTIONS: tuple[tuple[Any, ...], ...] = (
     ("goal_averse", 0),
     ("advised", 0, 1),
@@ -63,13 +65,14 @@ PROBE_COLLECTIONS: tuple[tuple[Any, ...], ...] = (
 # Inside a search the no-memory baseline has already played the collection tasks with the task agent, so
 # its logged games (loops and all) stand in for the goal-averse walks, which modelled them
 # (``LOGGED_COLLECTIONS``; the advised walks stay: they show what a candidate's advice does to its own
-# collection). Measured (``scripts/probe_genomes.py RUN G.json ...``, each committed run's played genomes,
-# the agent's gain over no memory in brackets), the goal-averse walk vs the logged games alone: TextWorld
+# collection). Evidence: the played genomes of docs/results/ discovery-fetch-0.5b, demo-0.5b,
+# discovery-depot-0.5b and discovery-graphworld-0.5b (``scripts/probe_genomes.py RUN G.json ...``; the
+# agent's gain over no memory in brackets), the goal-averse walk vs the logged games alone: TextWorld
 # fetch, the sighted route [+0.342] 0.569 -> 0.412, the search's pick [-0.258] 0.796 -> 0.325; the demo's
 # found genome [+0.708] 0.144 -> 0.812; the depot's two found genomes [+0.294, +0.195] 0.051 and 0.049 ->
 # 0.410 and 0.309; GraphWorld's found genome [+0.377] 0.042 -> 0.603; the hand-built ones 0 either way.
 # With the advised walks (the mean of four): demo 0.813 vs 0.000; depot 0.349 > 0.193 > 0 (three);
-# GraphWorld 0.343 vs 0 (four); fetch still the wrong way round (0.662 for the pick, 0.500 for the sighted
+# GraphWorld 0.343 vs 0 (four); fetch the wrong way round (0.662 for the pick, 0.500 for the sighted
 # route), which the agent check separates (``AlmaConfig.agent_checks``).
 LOGGED_COLLECTIONS: tuple[tuple[Any, ...], ...] = (
     ("logged", 0),
@@ -145,12 +148,14 @@ def operators_for(representation: str, has_meta_llm: bool) -> list[str]:
     return ops
 
 
-def entry_genome(entry: Any) -> Genome | None:
-    return read_genome((getattr(entry, "metadata", None) or {}).get("genome"))
+def entry_genome(entry: ArchiveEntry) -> Genome | None:
+    """The genome an archive entry was compiled from (its search record's), if it has one that loads."""
+    return read_genome(entry.search.genome if entry.search is not None else None)
 
 
-def read_genome(data: Any) -> Genome | None:
-    """``data`` as a genome, or None when it is not one (a record kept by an older run, say)."""
+def read_genome(data: dict[str, Any] | None) -> Genome | None:
+    """``data`` as a genome, or None when there is none or it does not load under these parts (a
+    genome recorded with parts or parameters this version does not have)."""
     if not isinstance(data, dict):
         return None
     try:

@@ -14,6 +14,7 @@ from atlas.alma.design import Design
 from atlas.alma.sandbox.pool import WorkerPool
 from atlas.alma.search.record import Recorder, beats
 from atlas.alma.state.archive import ArchiveEntry
+from atlas.alma.state.search_record import SearchRecord
 from atlas.envs.registry import spec_of
 from atlas.errors import ConfigError
 from atlas.infra.llm.client import LLMClient
@@ -128,7 +129,6 @@ class CodeStep:
         meta_info: dict[str, Any] = {
             "meta_turns": meta.turns,
             "meta_attempts": meta.attempts,
-            "operator": operator,
             "debug": {
                 "skipped": debug.skipped,
                 "reason": debug.reason,
@@ -160,7 +160,7 @@ class CodeStep:
                 metadata=meta_info,
             )
             source = meta.source or "# The MetaAgent produced no code.\n"
-        entry.metadata["beat_parent"] = beats(entry, parents[0])
+        entry.search = SearchRecord(operator=operator, beat_parent=beats(entry, parents[0]))
         return entry, source, debug.skipped
 
 

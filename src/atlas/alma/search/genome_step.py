@@ -1,7 +1,8 @@
 """One genome generation of the search: candidates made by an operator from the parents' genomes,
 screened by the advice probe (no LLM), the best few checked with memory from the task agent's own
-collection games, and the best of those played by the task agent when its probe beats every design
-played so far (see ``atlas.alma.genome.step`` for the screening itself)."""
+collection games, and the best of those played by the task agent when its probe beats that of the best
+design played so far (``probe_bar``; ``atlas.alma.genome.step`` screens). What the generation measured
+goes into its entry's search record (``atlas.alma.state.search_record``)."""
 
 from __future__ import annotations
 
@@ -31,27 +32,31 @@ from atlas.alma.sandbox.pool import WorkerPool
 from atlas.alma.search.record import Recorder, beats
 from atlas.alma.search.seeds import NO_MEMORY_NAME
 from atlas.alma.state.archive import Archive, ArchiveEntry
+from atlas.alma.state.search_record import (
+    CandidateRow,
+    CheckedRow,
+    OperatorStatsRow,
+    ProbeKind,
+    SearchRecord,
+)
 from atlas.protocols.embed import Embedder
 from atlas.protocols.env import Environment
 from atlas.protocols.llm import LLM
 
-# The agent check (``AlmaConfig.agent_checks``, 6): the screening's best few candidates have their
-# collection games played by the task agent before one is chosen. The
-# screening learns a candidate from the baseline's games and from walks; a candidate whose advice changes
-# how the agent collects learns something else. Measured on each committed run's played genomes (the
-# probe with memory from the baseline's games, then from the design's own; the agent's gain over no
-# memory in brackets; ``scripts/probe_genomes.py RUN G.json=DESIGN_ID``): TextWorld fetch, the sighted
-# route [+0.342] 0.412 -> 0.879, the two searched genomes [-0.258, -0.498] 0.325 -> 0.178 and 0.462 ->
-# 0.000; GraphWorld's found genome [+0.377] 0.603 -> 0.422; the demo's [+0.708] 0.812 -> 0.708; the
-# depot's [+0.294] 0.410 -> 0.391 (its other, [+0.195], 0.309 -> 0.000 on the first two tasks). A check
-# costs the agent's collection games (the first, with empty memory, is usually the baseline's, replayed
-# from the LLM reply cache; the chosen one's are replayed when it is played), two at once.
-OWN_KIND = "own games"  # ``probe_kind`` of a probe with memory from a design's own collection games
-# The climb learns from the check: the genomes that probed best with the agent's own collection in earlier
-# generations (played or not; ``anchors``) stay sources of the screening's climb, and the best-screened
-# candidate made from each takes one of the check's slots (at most half of them), so the search climbs on
-# the score the agent's games give while the screening only filters each one's neighbours. Without it the
-# climb followed the screening alone, which ranks fetch's genomes the wrong way round (see above).
+# The agent check (``AlmaConfig.agent_checks``): the screening's best few candidates have their
+# collection games played by the task agent (two at once) before one is chosen, and are probed again with
+# memory from those games alone. The screening learns a candidate's memory from the baseline's games and
+# from walks; a candidate whose advice changes how the agent collects learns something else. Evidence:
+# the played genomes of the runs in docs/results/ (discovery-fetch-0.5b, discovery-fetch-0.5b-2,
+# discovery-graphworld-0.5b, demo-0.5b, discovery-depot-0.5b), probed with memory from the baseline's
+# games and then from their own (``scripts/probe_genomes.py RUN G.json=DESIGN_ID``): with their own games
+# the genomes that beat no memory probe above those that did harm, which the baseline's games rank the
+# wrong way round on TextWorld fetch.
+OWN_KIND: ProbeKind = "own games"  # ``probe_kind`` of a probe with memory from a design's own games
+# The genomes that probed best with the agent's own collection in earlier generations (played or not;
+# ``checked_anchors``) stay sources of the screening's climb, and the best-screened candidate made from
+# each takes one of the check's slots (at most half of them): the search climbs on the score the agent's
+# games give, and the screening only filters each one's neighbours.
 ANCHORS = 2
 
 
@@ -65,23 +70,19 @@ def actions_by_task(rows: Iterable[dict[str, Any]]) -> dict[str, list[str]]:
     return out
 
 
-def _number(x: Any) -> float:
-    return float(x) if isinstance(x, int | float) and not isinstance(x, bool) else 0.0
-
-
-def _checked_rows(entries: Iterable[ArchiveEntry]) -> list[dict[str, Any]]:
-    """Every genome the agent check has measured: the rows of ``metadata["checked"]`` (played or not)
-    and played genomes measured so (runs from before ``checked`` was kept)."""
-    rows: list[dict[str, Any]] = []
+def _checked_rows(entries: Iterable[ArchiveEntry]) -> list[CheckedRow]:
+    """Every genome measured with the task agent's own collection games: the agent check's rows of each
+    generation (played or not), and each played genome whose probe was measured so (``probe_of``)."""
+    rows: list[CheckedRow] = []
     for e in entries:
-        rows += [r for r in e.metadata.get("checked") or [] if isinstance(r, dict)]
-        if e.status == "ok" and e.metadata.get("probe_kind") == OWN_KIND:
+        r = e.search
+        if r is None:
+            continue
+        rows += r.checked
+        own = e.status == "ok" and r.probe_kind == OWN_KIND  # a played design measured by ``probe_of``
+        if own and r.genome is not None and r.probe_score is not None:
             rows.append(
-                {
-                    "genome": e.metadata.get("genome"),
-                    "agent_probe": e.metadata.get("probe_score"),
-                    "agent_steered": e.metadata.get("steered"),
-                }
+                CheckedRow(genome=r.genome, agent_probe=r.probe_score, agent_steered=r.steered or 0.0)
             )
     return rows
 
@@ -91,8 +92,8 @@ def checked_anchors(entries: Iterable[ArchiveEntry], n: int = ANCHORS) -> list[G
     best first; none that probed 0, each once."""
     best: dict[str, tuple[float, float, Genome]] = {}
     for row in _checked_rows(entries):
-        g = read_genome(row.get("genome"))
-        score, steered = _number(row.get("agent_probe")), _number(row.get("agent_steered"))
+        g = read_genome(row.genome)
+        score, steered = row.agent_probe, row.agent_steered
         if g is not None and score > 0 and (score, steered) > best.get(g.key, (0.0, 0.0, g))[:2]:
             best[g.key] = (score, steered, g)
     ranked = sorted(best.values(), key=lambda t: (t[0], t[1]), reverse=True)
@@ -119,9 +120,9 @@ def checked_likeness(entries: Iterable[ArchiveEntry]) -> set[tuple[tuple[str, ..
     """``_likeness`` of every genome the agent check measured in earlier generations."""
     out = set()
     for row in _checked_rows(entries):
-        g, score = read_genome(row.get("genome")), row.get("screen_score")
-        if g is not None and isinstance(score, int | float) and not isinstance(score, bool):
-            out.add(_likeness(g, float(score)))
+        g = read_genome(row.genome)
+        if g is not None and row.screen_score is not None:
+            out.add(_likeness(g, row.screen_score))
     return out
 
 
@@ -136,8 +137,8 @@ def to_check(
     of ``anchors`` (at most half of ``limit``), the best-screened candidate the climb made from it; then
     the screening's best, each the best of its set of retrieve parts (a family of near copies is
     checked once). None is a near copy (``_likeness``) of another pick or of a genome ``checked`` before:
-    such a copy spends the agent's games to measure what is known (in one fetch generation all six
-    checks were the anchors again, parts reordered)."""
+    such a copy spends the agent's games to measure what is known (without this rule, generation 4 of
+    docs/results/discovery-fetch-checked-0.5b spent all six checks on its two anchors, parts reordered)."""
     ranked = sorted((c for c in screened if not c.error and c.probe_score > 0), key=_rank, reverse=True)
     known = set(checked)
     picked: list[Candidate] = []
@@ -165,9 +166,10 @@ def to_check(
 def probe_bar(archive: Archive, probes: dict[str, float]) -> float:
     """The probe a candidate must beat to be played: that of the best design played so far
     (``Archive.best``; the highest probe among designs tied with it). A played design that probed higher
-    but scored lower shows the probe overrated it, so it sets no bar: a bar of every played design's probe
-    rose with each overrated one and screened out every later generation (the depot search of session 20:
-    eight in a row below a probe of 0.484 whose design scored +0.095, while its best, +0.156, probed 0.391)."""
+    but scored lower shows the probe overrated it, so it sets no bar. A bar of every played design's probe
+    rises with each overrated one: in docs/results/discovery-depot-played-bar-0.5b, which ran under that bar, the
+    last eight generations were screened out below a probe of 0.484 whose design scored +0.095, while the
+    best design, +0.156, probed 0.391."""
     best = archive.best()
     if best is None:
         return max(probes.values(), default=0.0)
@@ -175,6 +177,39 @@ def probe_bar(archive: Archive, probes: dict[str, float]) -> float:
         e for e in archive.scored() if e.stage == best.stage and e.normalized_score == best.normalized_score
     ]
     return max(probes.get(e.id, 0.0) for e in ties)
+
+
+def screening_record(
+    screened: Sequence[Candidate], checked: Sequence[Candidate], notes: list[str]
+) -> SearchRecord:
+    """A generation's record of its screening: every candidate screened (by key), every genome the agent
+    check measured, and the operator's fallback notes."""
+    return SearchRecord(
+        candidates=[
+            CandidateRow(
+                key=c.genome.key,
+                probe_score=round(c.probe_score, 4),
+                steered=round(c.steered, 4),
+                solved=c.solved,
+                error=c.error,
+                agent_probe=None if c.agent_probe is None else round(c.agent_probe, 4),
+            )
+            for c in screened
+        ],
+        checked=[
+            CheckedRow(
+                genome=c.genome.model_dump(),
+                agent_probe=round(c.agent_probe, 4),
+                agent_steered=round(c.agent_steered, 4),
+                agent_solved=c.agent_solved,
+                screen_score=round(c.probe_score, 4),
+                anchor=c.anchor or None,
+            )
+            for c in checked
+            if c.agent_probe is not None
+        ],
+        operator_notes=notes,
+    )
 
 
 class GenomeStep:
@@ -218,27 +253,31 @@ class GenomeStep:
             self._logged = self.collection_of(base[0]) if base else {}
         return self._logged
 
-    def probe_kind(self) -> str:
+    def probe_kind(self) -> ProbeKind:
         """Which collections the screening learns from (``probe_collections``), as recorded."""
         return "logged" if self.logged_collection() else "walks"
 
     async def probe_of(self, entry: ArchiveEntry) -> float:
         """``entry``'s advice probe with memory from its *own* collection games, as the task agent played
         them with it (``own``; the screening's collections for an entry without logs): measured once and
-        kept in its metadata, again when it was measured otherwise (a run resumed after a change)."""
-        if entry.metadata.get("probe_kind") == OWN_KIND and entry.metadata.get("probe_score") is not None:
-            return float(entry.metadata["probe_score"])  # its own games do not change: no logs to read
+        kept in its search record, again when it was measured otherwise (a run resumed after a change,
+        or a record that does not say how: ``probe_kind`` None)."""
+        rec = entry.search or SearchRecord()
+        if rec.probe_score is not None and rec.probe_kind == OWN_KIND:
+            return rec.probe_score  # its own games do not change: no logs to read
         own = self.collection_of(entry)
         kind = OWN_KIND if own else self.probe_kind()
-        if entry.metadata.get("probe_score") is None or entry.metadata.get("probe_kind") != kind:
-            design = get_baseline(entry.name) if entry.origin == "host" else entry.design
-            result = await (
-                self._own_probe(design, own) if own else self._probe(design, self.logged_collection())
-            )
-            entry.metadata["probe_score"] = round(result["probe_score"], 4)
-            entry.metadata["steered"] = round(result["steered"], 4)
-            entry.metadata["probe_kind"] = kind
-        return float(entry.metadata["probe_score"])
+        if rec.probe_score is not None and rec.probe_kind == kind:
+            return rec.probe_score
+        design = get_baseline(entry.name) if entry.origin == "host" else entry.design
+        result = await (
+            self._own_probe(design, own) if own else self._probe(design, self.logged_collection())
+        )
+        rec.probe_score = score = round(result["probe_score"], 4)
+        rec.steered = round(result["steered"], 4)
+        rec.probe_kind = kind
+        entry.search = rec
+        return score
 
     async def probe_bar(self, archive: Archive) -> float:
         """The probe a candidate must beat to be played (``probe_bar``), each played design's probe
@@ -313,17 +352,16 @@ class GenomeStep:
                 briefs.append((g, p.normalized_score, parent_analysis(logs.episodes)))
         # Probe elites: the genomes whose advice steered the probe furthest so far, even those screened out
         # before any episode (a (mu + lambda) search on the probe between task-agent evaluations).
-        elites = sorted(
-            (
-                e
-                for e in archive
-                if e.metadata.get("steered") is not None
-                and e.metadata.get("probe_kind", "walks") == self.probe_kind()  # comparable scores only
-                and e.metadata.get("agent_probe") is None  # not one the agent's own collection refuted
-                and entry_genome(e) is not None
-            ),
-            key=lambda e: -float(e.metadata["steered"]),
-        )[:2]
+        probed = [
+            (r.steered, e)
+            for e in archive
+            if (r := e.search) is not None
+            and r.steered is not None
+            and r.screened_with == self.probe_kind()  # comparable scores only
+            and r.agent_probe is None  # not one the agent's own collection refuted
+            and entry_genome(e) is not None
+        ]
+        elites = [e for _, e in sorted(probed, key=lambda t: -t[0])][:2]
         for e in elites:
             g = entry_genome(e)
             if g is not None and all(g.key != b[0].key for b in briefs):
@@ -375,59 +413,27 @@ class GenomeStep:
         )
         ok = [c for c in (checked or screened) if not c.error]
         best: Candidate | None = max(ok, key=_checked_rank if checked else _rank, default=None)
-        meta: dict[str, Any] = {
-            "operator": operator,
-            "representation": self.representation,
-            "candidates": [
-                {
-                    "key": c.genome.key,
-                    "probe_score": round(c.probe_score, 4),
-                    "steered": round(c.steered, 4),
-                    "solved": c.solved,
-                    "error": c.error,
-                    **({} if c.agent_probe is None else {"agent_probe": round(c.agent_probe, 4)}),
-                }
-                for c in screened
-            ],
-            "checked": [
-                {
-                    "genome": c.genome.model_dump(),
-                    "agent_probe": round(c.agent_probe, 4),
-                    "agent_steered": round(c.agent_steered, 4),
-                    "agent_solved": c.agent_solved,
-                    "screen_score": round(c.probe_score, 4),
-                    **({"anchor": c.anchor} if c.anchor else {}),
-                }
-                for c in checked
-                if c.agent_probe is not None
-            ],
-            "operator_notes": notes,
-            "probe_bar": bar,
-            "probe_kind": self.probe_kind(),
-        }
+        record = screening_record(screened, checked, notes)
+        record.operator, record.representation = operator, self.representation
+        record.probe_bar, record.probe_kind = bar, self.probe_kind()
         for note in notes:
             rec.emit("operator.fallback", generation=generation, note=note)
         if best is None or not good_enough(best):
-            return self._screened_out(generation, parents, child_id, name, best, bar, len(screened), meta)
+            return self._screened_out(generation, parents, child_id, name, best, bar, len(screened), record)
         design = genome_design(
             best.genome, name=name, id=child_id, parent_ids=[p.id for p in parents], origin="meta"
         )
-        meta.update(
-            genome=best.genome.model_dump(),
-            screen_score=round(best.probe_score, 4),
-        )
+        record.genome, record.screen_score = best.genome.model_dump(), round(best.probe_score, 4)
         if best.agent_probe is not None:  # checked: what ``probe_of`` measures for a played design
-            meta.update(
-                probe_score=round(best.agent_probe, 4),
-                steered=round(best.agent_steered, 4),
-                probe_solved=best.agent_solved,
-                probe_kind=OWN_KIND,
-            )
+            record.probe_score, record.steered = round(best.agent_probe, 4), round(best.agent_steered, 4)
+            record.probe_solved, record.probe_kind = best.agent_solved, OWN_KIND
         else:
-            meta.update(probe_score=round(best.probe_score, 4), probe_solved=best.solved)
-        _, entry = await rec.play(design, generation=generation, staged=True, metadata=meta)
-        entry.metadata["beat_parent"] = beats(entry, parents[0])
-        entry.metadata["operator_stats"] = stats_table(operator_stats([*archive, entry], self.operators))
+            record.probe_score, record.probe_solved = round(best.probe_score, 4), best.solved
+        _, entry = await rec.play(design, generation=generation, staged=True, search=record)
+        record.beat_parent = beats(entry, parents[0])
+        stats = operator_stats([*(e.search for e in archive), record], self.operators)
+        record.operator_stats = [OperatorStatsRow(**row) for row in stats_table(stats)]
+        entry.search = record
         return entry, design.source
 
     def _screened_out(
@@ -439,7 +445,7 @@ class GenomeStep:
         best: Candidate | None,
         bar: float,
         screened: int,
-        meta: dict[str, Any],
+        record: SearchRecord,
     ) -> tuple[ArchiveEntry, str]:
         """The ``invalid`` entry of a generation whose best candidate did not pass the screening."""
         if best is None or best.probe_score <= 0:
@@ -455,12 +461,11 @@ class GenomeStep:
                 f"(screening {best.probe_score:.3f}), not above {bar:.3f}, the probe of the best played design"
             )
         if best is not None:
-            meta["genome"] = best.genome.model_dump()
-            meta["probe_score"] = round(best.probe_score, 4)
-            meta["steered"] = round(best.steered, 4)
+            record.genome = best.genome.model_dump()
+            record.probe_score, record.steered = round(best.probe_score, 4), round(best.steered, 4)
             if best.agent_probe is not None:
-                meta["agent_probe"] = round(best.agent_probe, 4)
-        meta["beat_parent"] = False
+                record.agent_probe = round(best.agent_probe, 4)
+        record.beat_parent = False
         entry = ArchiveEntry(
             id=child_id,
             name=name,
@@ -469,7 +474,7 @@ class GenomeStep:
             parent_ids=[p.id for p in parents],
             status="invalid",
             errors=[f"screened out by the advice probe: {why} ({screened} candidates)"],
-            metadata=meta,
+            search=record,
         )
         source = genome_design(best.genome).source if best is not None else "# no candidate\n"
         return entry, source
@@ -483,5 +488,6 @@ __all__ = [
     "checked_anchors",
     "checked_likeness",
     "probe_bar",
+    "screening_record",
     "to_check",
 ]

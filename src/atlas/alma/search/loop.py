@@ -306,7 +306,7 @@ class Search:
         if self.representation == "code":  # the MetaAgent's operators in turn, as before genomes existed
             operator = cfg.meta_operators[(generation - 1) % len(cfg.meta_operators)]
         else:
-            operator = choose_operator(operator_stats(self.archive, self.operators))
+            operator = choose_operator(operator_stats((e.search for e in self.archive), self.operators))
         if operator in GENOME_OPERATORS:
             assert self._genome_step is not None
             entry, source = await self._genome_step.child(generation, parents, operator, rng)
@@ -329,8 +329,7 @@ class Search:
         *,
         critique_skipped: bool,
     ) -> ArchiveEntry:
-        usage = self.meter.since(before)
-        duration = round(time.perf_counter() - t0, 3)
+        usage, duration = self.meter.since(before), round(time.perf_counter() - t0, 3)
         record = {
             "generation": generation,
             "parent_ids": parent_ids,
@@ -339,7 +338,7 @@ class Search:
             "usage": usage,
             "status": entry.status,
             "critique_skipped": critique_skipped,
-            "operator": entry.metadata.get("operator"),
+            "operator": entry.search.operator if entry.search else None,
         }
         if entry.status == "error":
             record["error"] = (entry.errors or ["unknown error"])[-1]
@@ -359,7 +358,7 @@ class Search:
             status=entry.status,
             archive_size=len(self.archive),
             usage=usage,
-            operator=entry.metadata.get("operator"),
+            operator=entry.search.operator if entry.search else None,
         )
         self.progress.iteration_done()
         self.progress.line(

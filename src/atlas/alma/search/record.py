@@ -17,6 +17,7 @@ from atlas.alma.search.usage import UsageMeter
 from atlas.alma.state.archive import Archive, ArchiveEntry
 from atlas.alma.state.config import AlmaConfig
 from atlas.alma.state.run_dir import RunDir
+from atlas.alma.state.search_record import SearchRecord
 from atlas.alma.state.staging import Verdict, can_still_beat
 from atlas.core.types import Task
 
@@ -100,10 +101,13 @@ class Recorder:
         staged: bool = False,
         critique: str | None = None,
         metadata: dict[str, Any] | None = None,
+        search: SearchRecord | None = None,
     ) -> tuple[Evaluation, ArchiveEntry]:
         """Evaluate ``design`` and make its entry (not yet kept in the archive)."""
         ev = await self.evaluate(design, staged=staged)
-        entry = self.entry(ev, design=design, generation=generation, critique=critique, metadata=metadata)
+        entry = self.entry(
+            ev, design=design, generation=generation, critique=critique, metadata=metadata, search=search
+        )
         return ev, entry
 
     # ---- record --------------------------------------------------------------------------------
@@ -115,8 +119,10 @@ class Recorder:
         generation: int,
         critique: str | None = None,
         metadata: dict[str, Any] | None = None,
+        search: SearchRecord | None = None,
     ) -> ArchiveEntry:
-        """The archive entry of an evaluation; its runtime logs are written under ``logs/<id>``."""
+        """The archive entry of an evaluation (``search``: how the search made it); its runtime logs are
+        written under ``logs/<id>``."""
         baseline = (self.archive.baseline or {}).get("score")
         ok = ev.status == "ok"
         dep = ev.deployment_score if ok else None
@@ -134,6 +140,7 @@ class Recorder:
             per_task=ev.per_task(),
             critique=critique,
             metadata=dict(metadata or {}),
+            search=search,
         )
         entry.metadata.setdefault("eval_duration_s", ev.duration_s)
         if ev.retries:  # work units played again after a lost worker (--executor ray)

@@ -17,6 +17,7 @@ from atlas.alma.search.record import Recorder
 from atlas.alma.state.archive import Archive
 from atlas.alma.state.config import AlmaConfig
 from atlas.alma.state.run_dir import atomic_write_text
+from atlas.alma.state.search_record import SearchRecord
 from atlas.envs.registry import spec_of
 from atlas.errors import ConfigError
 from atlas.infra.fs import cache_dir
@@ -145,10 +146,9 @@ async def play_seeds(rec: Recorder, designs: list[Design], *, skip_costly: bool 
             continue
         design = design.model_copy(update={"id": rec.archive.next_id(), "parent_ids": []})
         before = rec.meter.now()
-        genome = (
-            {"genome": baseline_genome(design.name).model_dump()} if design.name in BASELINE_GENOMES else {}
-        )
-        _, entry = await rec.play(design, generation=0, staged=design.origin != "seed", metadata=genome)
+        genome = baseline_genome(design.name) if design.name in BASELINE_GENOMES else None
+        search = SearchRecord(genome=genome.model_dump()) if genome is not None else None
+        _, entry = await rec.play(design, generation=0, staged=design.origin != "seed", search=search)
         rec.keep(entry, design.source, usage=rec.meter.since(before))
         rec.progress.line(rec.design_line("seed", entry))
 

@@ -20,12 +20,22 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from atlas.alma.state.learned import MAX_LEARNED_BYTES, read_learned, save_learned
 from atlas.alma.state.novelty import novelty_scores
 from atlas.alma.state.run_clock import RunClock, earlier_time
 from atlas.alma.state.run_dir import atomic_write_text, confined
+from atlas.alma.state.search_record import SearchRecord, migrate_entry
 from atlas.core import jsonsafe
 from atlas.errors import ArchiveError, InvalidInputError
 from atlas.infra.safe_read import read_limited
@@ -97,7 +107,9 @@ class ArchiveEntry(BaseModel):
     logs_dir: str | None = None
     usage: dict[str, Any] = Field(default_factory=empty_usage)
     created_at: str = Field(default_factory=_now)
-    metadata: dict[str, Any] = Field(default_factory=dict)
+    # How the search made and screened it (operator, genome, probe scores): ``search_record.py``.
+    search: SearchRecord | None = None
+    metadata: dict[str, Any] = Field(default_factory=dict)  # evaluation facts: eval_duration_s, staged, ...
 
     _source: str | None = PrivateAttr(default=None)
     _design: Any = PrivateAttr(default=None)
@@ -112,6 +124,13 @@ class ArchiveEntry(BaseModel):
     @learned.setter
     def learned(self, value: dict[str, Any] | None) -> None:
         self._learned = value
+
+    @model_validator(mode="before")
+    @classmethod
+    def _search_from_metadata(cls, data: Any, info: ValidationInfo) -> Any:
+        """Archives written before ``search`` kept its fields in ``metadata``: moved on read (not
+        when one field is assigned: pydantic then passes the whole entry with that field's value)."""
+        return data if info.field_name is not None else migrate_entry(data)
 
     @field_validator("id")
     @classmethod
