@@ -8,6 +8,9 @@ Tools — every one takes a ``namespace`` (same rules as the memory server: 1-64
 - ``update(episode, namespace)``  let the design learn from a finished episode (``--learn`` only)
 - ``memory_info(namespace)``     the design, its scores and what its memory holds
 
+Every reply is made safe text at this boundary (``atlas.core.safetext.safe_data``): a string a
+design or an edited export holds that UTF-8 cannot encode (a lone surrogate) becomes U+FFFD.
+
 Frozen (default): every namespace reads the same learned memory, as deployment did. With
 ``learn=True`` each namespace starts from its own copy of the learned memory, and one namespace's
 updates are never seen by another; with a ``path`` each namespace's memory is written to
@@ -24,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from atlas.alma.deploy.export import ExportedDesign, load_export
 from atlas.alma.deploy.served import ServedDesign
+from atlas.core.safetext import safe_data
 from atlas.errors import InvalidInputError
 from atlas.memory.guidelines.config import check_namespace
 
@@ -74,7 +78,7 @@ class DesignHub:
         if saved is not None and saved.exists():
             from atlas.alma.state.archive import read_learned
 
-            learned = read_learned(saved, f"namespace {namespace}")
+            learned = safe_data(read_learned(saved, f"namespace {namespace}"))
         return ServedDesign(
             self.exported,
             embedder=self.embedder,
@@ -142,7 +146,7 @@ def create_design_server(hub: DesignHub, *, host: str = "127.0.0.1", port: int =
         (the shape in the export's advice.jsonl) or a goal string."""
         served = hub.served(namespace)
         advice = await asyncio.to_thread(served.recall, task)
-        return {"namespace": namespace, "advice": advice}
+        return safe_data({"namespace": namespace, "advice": advice})
 
     @server.tool()
     async def update(episode: dict[str, Any], namespace: str = "default") -> dict[str, Any]:
@@ -150,12 +154,12 @@ def create_design_server(hub: DesignHub, *, host: str = "127.0.0.1", port: int =
         "observation": {...}, "error": str|null}], "success": bool, "score": float, "steps_taken": int}.
         Refused unless the server was started with --learn."""
         served = await asyncio.to_thread(hub.update, namespace, episode)
-        return {"namespace": namespace, "updated": True, "holds": served.info()["holds"]}
+        return safe_data({"namespace": namespace, "updated": True, "holds": served.info()["holds"]})
 
     @server.tool()
     async def memory_info(namespace: str = "default") -> dict[str, Any]:
         """The design (name, id, scores), whether it learns, and what its memory holds."""
-        return {"namespace": namespace, **hub.served(namespace).info()}
+        return safe_data({"namespace": namespace, **hub.served(namespace).info()})
 
     return server
 
