@@ -141,7 +141,11 @@ def test_a_missing_plugin_listed_after_a_working_one_is_named_once_and_the_worki
     warned = [x for x in out.stderr.splitlines() if "missing_atlas_plugin" in x]
     assert len(warned) == 1 and "plug-in not loaded" in warned[0] and "Traceback" not in out.stderr
     cli = subprocess.run(
-        [sys.executable, "-m", "atlas.cli", "run", "--help"], capture_output=True, text=True, env=env, timeout=120
+        [sys.executable, "-m", "atlas.cli", "run", "--help"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
     )
     assert cli.returncode == 0
     assert [x for x in cli.stderr.splitlines() if "missing_atlas_plugin" in x] == [
