@@ -75,9 +75,13 @@ def main() -> None:
             json.loads(path.read_text())
             parse.append(time.perf_counter() - t0)
         rows["json.loads of archive.json (reference)"] = parse
-    print(f"archive: {args.entries} entries, {size_mb:.1f} MB; {args.repeat} runs each; load {os.getloadavg()}")
+    print(
+        f"archive: {args.entries} entries, {size_mb:.1f} MB; {args.repeat} runs each; load {os.getloadavg()}"
+    )
     for name, times in rows.items():
-        print(f"  {name:40s} median {statistics.median(times):6.2f} s   (min {min(times):.2f}, max {max(times):.2f})")
+        print(
+            f"  {name:40s} median {statistics.median(times):6.2f} s   (min {min(times):.2f}, max {max(times):.2f})"
+        )
 
 
 if __name__ == "__main__":
