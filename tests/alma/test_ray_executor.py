@@ -200,6 +200,37 @@ def test_a_worker_killed_mid_run_is_retried_and_nothing_counts_twice(tmp_path_fa
     assert "| executor | local, 0 retries |" in local_report
 
 
+def test_a_worker_killed_during_collection_is_retried_and_the_run_equals_the_local_run(
+    tmp_path_factory, cluster, local_run
+):
+    """The worker playing the run's first work unit (the no-memory baseline's collection) kills
+    itself at its first model call: the unit is played again on another worker, the archive, scores
+    and per-task results are the local run's, and the retry is in trace.jsonl. (A worker killed
+    during deployment: the test above.)"""
+    from atlas.trace import read_trace
+
+    marker = tmp_path_factory.mktemp("marker") / "killed"
+    run_dir = tmp_path_factory.mktemp("colkl") / "run"  # a path as long as the local one's
+    meta, debug = meta_models()
+    atlas.alma.run(
+        model=f"cluster:kill-once:{marker}:{os.getpid()}",
+        meta_llm=meta,
+        debug_llm=debug,
+        run_dir=run_dir,
+        iterations=1,
+        executor="ray",
+        ray_address=cluster.address,
+        **SETTINGS,
+    )
+    assert marker.exists() and int(marker.read_text()) != os.getpid()  # a worker died, not the driver
+    trace = read_trace(run_dir / "trace.jsonl")
+    retries = [e for e in trace if e["event"] == "executor.retry"]
+    assert len(retries) == 1 and retries[0]["unit"] == "C" and retries[0]["attempt"] == 1
+    assert retries[0]["design_id"] == "d-0001"
+    assert next(e for e in trace if e["event"] == "run.stop")["retries"] == 1
+    assert outcome(run_dir) == outcome(local_run)  # the same archive, scores and per-task results
+
+
 def test_resume_switches_executors(tmp_path_factory, cluster):
     """A run started locally goes on on the cluster, and the other way round: same archive as one run."""
     first = tmp_path_factory.mktemp("resum") / "run"
