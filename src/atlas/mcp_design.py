@@ -66,6 +66,7 @@ class DesignHub:
         self.pool = WorkerPool(SandboxLimits(), max_workers=2)
         self._served: dict[str, ServedDesign] = {}
         self._lock = threading.Lock()
+        self._ns_locks: dict[str, threading.Lock] = {}
         if not learn:
             self._shared: ServedDesign | None = self._make()
         else:
@@ -106,14 +107,19 @@ class DesignHub:
             return self._served[namespace]
 
     def update(self, namespace: str, episode: dict[str, Any]) -> ServedDesign:
-        """Run the namespace's update and, with a path, keep its memory on disk."""
+        """Run the namespace's update and, with a path, keep its memory on disk. One namespace's
+        updates run one at a time, each with its write: two concurrent clients can never write an
+        older snapshot over a newer one (an acknowledged update is always on disk)."""
         served = self.served(namespace)
-        served.update(episode)
-        saved = self._saved(namespace)
-        if saved is not None:
-            from atlas.alma.state.run_dir import atomic_write_text
+        with self._lock:
+            ns_lock = self._ns_locks.setdefault(namespace, threading.Lock())
+        with ns_lock:
+            served.update(episode)
+            saved = self._saved(namespace)
+            if saved is not None:
+                from atlas.alma.state.run_dir import atomic_write_text
 
-            atomic_write_text(saved, json.dumps(served.snapshot(), separators=(",", ":")) + "\n")
+                atomic_write_text(saved, json.dumps(served.snapshot(), separators=(",", ":")) + "\n")
         return served
 
     def close(self) -> None:

@@ -270,3 +270,25 @@ async def test_memory_info_answers_for_an_export_whose_memory_holds_lone_surroga
         assert isinstance(out[1] if isinstance(out, tuple) else out[0].text, dict | str)
     finally:
         hub.close()
+
+
+def test_concurrent_updates_of_one_namespace_are_all_on_disk_once(scripted_run, tmp_path, embedder):
+    """Eight clients updating one namespace at once: each acknowledged episode is in the stored
+    memory (an older snapshot never overwrites a newer one) and the count is exact."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from atlas.mcp_design import DesignHub
+
+    design_id = Archive.load(scripted_run).find(name="route_map")[0].id
+    exp = load_export(export_design(scripted_run, tmp_path / "e", design_id=design_id))
+    task = exp.advice[0]["task"]
+    episode = {"task": task, "steps": [], "success": True, "score": 0.9, "steps_taken": 0}
+    hub = DesignHub(exp, embedder=embedder, learn=True, path=tmp_path / "state")
+    try:
+        with ThreadPoolExecutor(8) as pool:
+            list(pool.map(lambda _: hub.update("shared", episode), range(24)))
+        in_memory = hub.served("shared").snapshot()["memory"]["episodes"]
+    finally:
+        hub.close()
+    stored = json.loads((tmp_path / "state" / "shared.json").read_text())["memory"]["episodes"]
+    assert stored == in_memory == 2 + 24  # the two learned in the run, then every update once
