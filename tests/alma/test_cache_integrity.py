@@ -133,3 +133,23 @@ def test_no_cache_reads_and_writes_no_cache(tmp_path):
     res = runner.invoke(app, [*args, "--run-dir", str(tmp_path / "d")], env=env)
     assert res.exit_code == 0, res.output
     assert _stop(read_trace(tmp_path / "d" / "trace.jsonl"))["cache"]["baseline"] == "hit"
+
+
+def test_the_run_report_counts_replayed_and_refused_task_model_replies(tmp_path):
+    """What ``run.stop`` carries for the replay cache: replies served, and entries refused."""
+    from atlas.alma.search.usage import cache_report
+    from atlas.alma.state.archive import Archive
+    from atlas.infra.llm import ResponseCache
+
+    msgs = [[{"role": "user", "content": f"question {i}"}] for i in range(3)]
+    for m in msgs:
+        ScriptedLLM(["an answer"], cache=tmp_path).complete(m, temperature=0.0)
+    (edited, *_) = sorted(tmp_path.rglob("*.json"))
+    record = json.loads(edited.read_text())
+    record["value"]["completion"]["text"] = "go south"  # an action changed, its hash left alone
+    edited.write_text(json.dumps(record))
+    llm = ScriptedLLM(["asked again"], cache=ResponseCache(tmp_path, greedy_only=True))
+    for m in msgs:
+        llm.complete(m, temperature=0.0)
+    report = cache_report(Archive(), llm, None)
+    assert report == {"baseline": "off", "replay": True, "replayed_calls": 2, "refused": 1}
