@@ -120,7 +120,11 @@ def test_no_cache_reads_and_writes_no_cache(tmp_path):
     runner = CliRunner()
     res = runner.invoke(app, [*args, "--no-cache", "--run-dir", str(tmp_path / "a")], env=env)
     assert res.exit_code == 0, res.output
-    assert not (tmp_path / "cache").exists()  # nothing written
+    evaluated = ["eval", "no_memory", "--model", "reusable-task:x", "--episodes", "1", "--deploy-seeds", "1"]
+    evaluated += ["--rooms", "5", "--no-embed", "--quiet", "--no-cache", "--run-dir", str(tmp_path / "e")]
+    res = runner.invoke(app, evaluated, env=env)
+    assert res.exit_code == 0, res.output
+    assert not (tmp_path / "cache").exists()  # nothing written by either command
     res = runner.invoke(app, [*args, "--run-dir", str(tmp_path / "b")], env=env)
     assert res.exit_code == 0, res.output
     assert len(list((tmp_path / "cache" / "baselines").glob("*.json"))) == 1
