@@ -22,6 +22,7 @@ import argparse
 import asyncio
 import json
 import os
+import resource
 import signal
 import socket
 import subprocess
@@ -231,6 +232,7 @@ def main() -> int:
         port = free_port()
         load_before = os.getloadavg()
         log = Path(tmp) / "server.log"
+        cpu_before = resource.getrusage(resource.RUSAGE_CHILDREN)
         server = start_server(export, state, port, log)
         results: dict[int, dict[str, Any]] = {}
         try:
@@ -244,6 +246,8 @@ def main() -> int:
                 server.kill()
                 server.wait()
         load_after = os.getloadavg()
+        cpu_after = resource.getrusage(resource.RUSAGE_CHILDREN)  # the server and its sandbox workers
+        server_cpu = (cpu_after.ru_utime - cpu_before.ru_utime) + (cpu_after.ru_stime - cpu_before.ru_stime)
         server_log = log.read_text(errors="replace")
         problems = {n: check_stored(state, f"load-{n}", r) for n, r in results.items()}
     print(
@@ -270,6 +274,11 @@ def main() -> int:
         for p in problems[n]:
             print(f"        FAIL: {p}")
         failed = failed or bool(problems[n])
+    calls = sum(len(r["recall"]) + len(r["update"]) for r in results.values())
+    print(
+        f"server CPU (user + system, its sandbox workers included): {server_cpu:.1f} s for {calls} calls, "
+        f"{1000 * server_cpu / max(calls, 1):.1f} ms a call (start-up and session set-ups included)"
+    )
     errors = server_log.count("ERROR")
     print(
         f"server log: {len(server_log.splitlines())} lines, {errors} ERROR records (the SDK logs one per closed session)"
