@@ -250,7 +250,7 @@ def test_cache_hit_on_second_call_writes_file(tmp_path):
     files = list(tmp_path.rglob("*.json"))
     assert len(files) == 1
     record = json.loads(files[0].read_text())
-    assert record["completion"]["text"] == "first" and record["request"]["messages"] == MSG
+    assert record["value"]["completion"]["text"] == "first" and record["value"]["request"]["messages"] == MSG
     # a different parameter is a different key; a new client replays from the same directory
     with pytest.raises(ScriptExhaustedError):
         llm.complete(MSG, temperature=0.5)

@@ -104,3 +104,74 @@ def test_a_broken_plugin_costs_a_warning_never_the_command(tmp_path):
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
     assert "GOOD True" in out.stdout and "missing_atlas_plugin" in out.stdout, out.stdout + out.stderr
+
+
+GOOD_PLUGIN = (
+    "from atlas.infra.llm import ScriptedLLM\n"
+    "from atlas.infra.llm.providers import register_provider\n"
+    "register_provider('goodplug', lambda rest: ScriptedLLM(['good'] * 3))\n"
+)
+
+
+def test_a_missing_plugin_listed_after_a_working_one_is_named_once_and_the_working_one_serves(tmp_path):
+    """Neither ignored nor in the way: the working plug-in's provider builds its client, the missing
+    module is named in one warning line (once however often the registries look), and a name no
+    loaded plug-in registered is an error that names the plug-in that failed."""
+    from scripted_provider import subprocess_env
+
+    (tmp_path / "good_atlas_plugin.py").write_text(GOOD_PLUGIN)
+    env = subprocess_env()
+    env["PYTHONPATH"] = f"{tmp_path}:{env.get('PYTHONPATH', '')}"
+    env["ATLAS_PLUGINS"] = "good_atlas_plugin,missing_atlas_plugin"
+    code = (
+        "from atlas.infra.llm import make_llm\n"
+        "from atlas.envs.registry import get_env\n"
+        "from atlas.errors import ConfigError\n"
+        "for _ in range(2):\n"
+        "    print('GOOD', make_llm('goodplug:x').complete([{'role': 'user', 'content': '?'}]).text)\n"
+        "for call in (lambda: make_llm('otherplug:x'), lambda: get_env('plugin_world')):\n"
+        "    try:\n        call()\n    except ConfigError as exc:\n        print('ERR', exc)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.count("GOOD good") == 2
+    errors = [x for x in out.stdout.splitlines() if x.startswith("ERR")]
+    assert len(errors) == 2 and all("missing_atlas_plugin" in x for x in errors), out.stdout
+    assert "'otherplug'" in errors[0] and "'plugin_world'" in errors[1]
+    warned = [x for x in out.stderr.splitlines() if "missing_atlas_plugin" in x]
+    assert len(warned) == 1 and "plug-in not loaded" in warned[0] and "Traceback" not in out.stderr
+    cli = subprocess.run(
+        [sys.executable, "-m", "atlas.cli", "run", "--help"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    assert cli.returncode == 0
+    assert [x for x in cli.stderr.splitlines() if "missing_atlas_plugin" in x] == [
+        "warning: plug-in not loaded: ATLAS_PLUGINS names 'missing_atlas_plugin', which cannot be imported "
+        "(ModuleNotFoundError: No module named 'missing_atlas_plugin'); fix it, or remove it from $ATLAS_PLUGINS"
+    ]
+
+
+def _no_gateway(rest: str) -> ScriptedLLM:
+    raise RuntimeError(f"no gateway configured for {rest}")
+
+
+@pytest.mark.parametrize("command", ["headroom", "run", "eval"])
+def test_a_provider_whose_factory_raises_is_one_line_naming_it(tmp_path, command):
+    from typer.testing import CliRunner
+
+    from atlas.cli import app
+
+    register_provider("nogateway", _no_gateway)
+    args = {
+        "headroom": ["headroom", "--tasks", "1", "--conditions", "none"],
+        "run": ["run", "--run-dir", str(tmp_path / "r"), "--quiet"],
+        "eval": ["eval", "no_memory", "--run-dir", str(tmp_path / "r")],
+    }[command]
+    res = CliRunner().invoke(app, [*args, "--model", "nogateway:x"], env={"COLUMNS": "200"})
+    assert res.exit_code == 2 and isinstance(res.exception, SystemExit), res.output
+    (line,) = [x for x in res.output.splitlines() if x.startswith("error:")]
+    assert "'nogateway'" in line and "no gateway configured for x" in line and __name__ in line
+    assert "Traceback" not in res.output

@@ -8,6 +8,9 @@ Tools — every one takes a ``namespace`` (same rules as the memory server: 1-64
 - ``update(episode, namespace)``  let the design learn from a finished episode (``--learn`` only)
 - ``memory_info(namespace)``     the design, its scores and what its memory holds
 
+Every reply is made safe text at this boundary (``atlas.core.safetext.safe_data``): a string a
+design or an edited export holds that UTF-8 cannot encode (a lone surrogate) becomes U+FFFD.
+
 Frozen (default): every namespace reads the same learned memory, as deployment did. With
 ``learn=True`` each namespace starts from its own copy of the learned memory, and one namespace's
 updates are never seen by another; with a ``path`` each namespace's memory is written to
@@ -24,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from atlas.alma.deploy.export import ExportedDesign, load_export
 from atlas.alma.deploy.served import ServedDesign
+from atlas.core.safetext import safe_data
 from atlas.errors import InvalidInputError
 from atlas.memory.guidelines.config import check_namespace
 
@@ -62,6 +66,7 @@ class DesignHub:
         self.pool = WorkerPool(SandboxLimits(), max_workers=2)
         self._served: dict[str, ServedDesign] = {}
         self._lock = threading.Lock()
+        self._ns_locks: dict[str, threading.Lock] = {}
         if not learn:
             self._shared: ServedDesign | None = self._make()
         else:
@@ -74,7 +79,7 @@ class DesignHub:
         if saved is not None and saved.exists():
             from atlas.alma.state.archive import read_learned
 
-            learned = read_learned(saved, f"namespace {namespace}")
+            learned = safe_data(read_learned(saved, f"namespace {namespace}"))
         return ServedDesign(
             self.exported,
             embedder=self.embedder,
@@ -102,14 +107,19 @@ class DesignHub:
             return self._served[namespace]
 
     def update(self, namespace: str, episode: dict[str, Any]) -> ServedDesign:
-        """Run the namespace's update and, with a path, keep its memory on disk."""
+        """Run the namespace's update and, with a path, keep its memory on disk. One namespace's
+        updates run one at a time, each with its write: two concurrent clients can never write an
+        older snapshot over a newer one (an acknowledged update is always on disk)."""
         served = self.served(namespace)
-        served.update(episode)
-        saved = self._saved(namespace)
-        if saved is not None:
-            from atlas.alma.state.run_dir import atomic_write_text
+        with self._lock:
+            ns_lock = self._ns_locks.setdefault(namespace, threading.Lock())
+        with ns_lock:
+            served.update(episode)
+            saved = self._saved(namespace)
+            if saved is not None:
+                from atlas.alma.state.run_dir import atomic_write_text
 
-            atomic_write_text(saved, json.dumps(served.snapshot(), separators=(",", ":")) + "\n")
+                atomic_write_text(saved, json.dumps(served.snapshot(), separators=(",", ":")) + "\n")
         return served
 
     def close(self) -> None:
@@ -142,7 +152,7 @@ def create_design_server(hub: DesignHub, *, host: str = "127.0.0.1", port: int =
         (the shape in the export's advice.jsonl) or a goal string."""
         served = hub.served(namespace)
         advice = await asyncio.to_thread(served.recall, task)
-        return {"namespace": namespace, "advice": advice}
+        return safe_data({"namespace": namespace, "advice": advice})
 
     @server.tool()
     async def update(episode: dict[str, Any], namespace: str = "default") -> dict[str, Any]:
@@ -150,12 +160,12 @@ def create_design_server(hub: DesignHub, *, host: str = "127.0.0.1", port: int =
         "observation": {...}, "error": str|null}], "success": bool, "score": float, "steps_taken": int}.
         Refused unless the server was started with --learn."""
         served = await asyncio.to_thread(hub.update, namespace, episode)
-        return {"namespace": namespace, "updated": True, "holds": served.info()["holds"]}
+        return safe_data({"namespace": namespace, "updated": True, "holds": served.info()["holds"]})
 
     @server.tool()
     async def memory_info(namespace: str = "default") -> dict[str, Any]:
         """The design (name, id, scores), whether it learns, and what its memory holds."""
-        return {"namespace": namespace, **hub.served(namespace).info()}
+        return safe_data({"namespace": namespace, **hub.served(namespace).info()})
 
     return server
 

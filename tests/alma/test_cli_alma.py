@@ -388,3 +388,33 @@ def test_the_other_commands_bound_their_numbers_too(args):
     res = runner.invoke(app, args, env={"COLUMNS": "200"})
     _no_traceback(res)
     assert res.exit_code == 2 and "Invalid value" in res.output, res.output
+
+
+def test_archive_show_prints_a_large_archive_as_plain_aligned_text(tmp_path):
+    """Above RICH_ROWS entries every row is still shown, as plain text (rich takes about a minute
+    for 20,000 rows on 2 cores; benchmarks/bench_archive_show.py measures it); names stay safe."""
+    from atlas.cli.archive import RICH_ROWS
+
+    data = json.loads(
+        json.dumps(
+            {
+                "version": 1,
+                "baseline": {"score": 0.5, "per_task": []},
+                "entries": [
+                    {"id": f"d-{i:05d}", "name": "bell\x07name" if i == 7 else f"design_{i}", "origin": "meta",
+                     "generation": i, "normalized_score": 0.001 * i, "deployment_score": 0.5,
+                     "collection_score": 0.4, "parent_ids": [f"d-{i - 1:05d}"] if i else []}
+                    for i in range(RICH_ROWS + 5)
+                ],
+            }
+        )
+    )  # fmt: skip
+    (tmp_path / "archive.json").write_text(json.dumps(data))
+    res = runner.invoke(app, ["archive", "show", str(tmp_path)])
+    assert res.exit_code == 0, res.output
+    lines = res.output.splitlines()
+    assert lines[1].split() == ["id", "name", "origin", "gen", "status", "parents", "collection",
+                                "deployment", "normalized", "novelty", "sampled"]  # fmt: skip
+    assert len(lines) == 3 + RICH_ROWS + 5 and set(lines[2]) == {"-", " "}
+    assert lines[3 + 12].split()[:4] == ["d-00012", "design_12", "meta", "12"] and "+0.012" in lines[3 + 12]
+    assert "\x07" not in res.output and "bell\ufffdname" in res.output

@@ -355,9 +355,12 @@ def test_a_bad_baseline_cache_entry_is_played_again_never_trusted(tmp_path, embe
     if damage == "fifo":
         entry.unlink()
         os.mkfifo(entry)
-    else:
+    else:  # the value edited and its hash recomputed: the checks of the value itself refuse it
+        from atlas.infra.cache_seal import content_hash
+
         data = json.loads(entry.read_text())
-        damage(data)
+        damage(data["value"])
+        data["content_sha256"] = content_hash(data["value"])
         entry.write_text(json.dumps(data))
     second, _ = atlas.alma.run(
         llm=ScriptedLLM(task_policy),

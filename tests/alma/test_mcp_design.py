@@ -241,3 +241,54 @@ def test_a_learning_server_keeps_a_bounded_number_of_namespaces(scripted_run, tm
         assert hub.served("a") is hub.served("a")  # a known one still answers
     finally:
         hub.close()
+
+
+async def test_memory_info_answers_for_an_export_whose_memory_holds_lone_surrogates(
+    scripted_run, tmp_path, embedder
+):
+    """memory.json may spell lone surrogates as JSON escapes ("\\ud800"): valid JSON that no UTF-8
+    writer accepts. The server loads it, recalls and describes it; the text reaches the client as
+    U+FFFD."""
+    from export_forgery import forge_export
+
+    from atlas.mcp_design import DesignHub, create_design_server
+
+    real = export_design(scripted_run, tmp_path / "e", design_id=Archive.load(scripted_run).best().id)
+    learned = json.loads((real / "memory.json").read_text())
+    learned["memory"]["bad\ud800key"] = "lone \udfff surrogate"
+    forged = forge_export(real, tmp_path / "forged", memory=json.dumps(learned))  # ensure_ascii: escapes
+    assert "\\ud800" in (forged / "memory.json").read_text()
+    hub = DesignHub(load_export(forged), embedder=embedder)
+    server = create_design_server(hub)
+    try:
+        out = await server.call_tool("memory_info", {"namespace": "A"})
+        info = out[1] if isinstance(out, tuple) else json.loads(out[0].text)
+        assert "bad\ufffdkey" in info["holds"]["memory_keys"]
+        json.dumps(info, ensure_ascii=False).encode("utf-8")  # every string encodes
+        task = load_export(forged).advice[0]["task"]
+        out = await server.call_tool("recall", {"task": task, "namespace": "A"})
+        assert isinstance(out[1] if isinstance(out, tuple) else out[0].text, dict | str)
+    finally:
+        hub.close()
+
+
+def test_concurrent_updates_of_one_namespace_are_all_on_disk_once(scripted_run, tmp_path, embedder):
+    """Eight clients updating one namespace at once: each acknowledged episode is in the stored
+    memory (an older snapshot never overwrites a newer one) and the count is exact."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from atlas.mcp_design import DesignHub
+
+    design_id = Archive.load(scripted_run).find(name="route_map")[0].id
+    exp = load_export(export_design(scripted_run, tmp_path / "e", design_id=design_id))
+    task = exp.advice[0]["task"]
+    episode = {"task": task, "steps": [], "success": True, "score": 0.9, "steps_taken": 0}
+    hub = DesignHub(exp, embedder=embedder, learn=True, path=tmp_path / "state")
+    try:
+        with ThreadPoolExecutor(8) as pool:
+            list(pool.map(lambda _: hub.update("shared", episode), range(24)))
+        in_memory = hub.served("shared").snapshot()["memory"]["episodes"]
+    finally:
+        hub.close()
+    stored = json.loads((tmp_path / "state" / "shared.json").read_text())["memory"]["episodes"]
+    assert stored == in_memory == 2 + 24  # the two learned in the run, then every update once

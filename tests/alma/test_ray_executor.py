@@ -186,6 +186,10 @@ def test_a_worker_killed_mid_run_is_retried_and_nothing_counts_twice(tmp_path_fa
     recorded = [r for e in entries for r in e["metadata"].get("retries", [])]
     assert len(recorded) == len(retries)
     assert next(f for ev, f in events if ev == "run.stop")["retries"] == len(retries)
+    from atlas.trace import read_trace
+
+    traced = [e for e in read_trace(run_dir / "trace.jsonl") if e["event"] == "executor.retry"]
+    assert [(e["unit"], e["attempt"]) for e in traced] == [(r["unit"], r["attempt"]) for r in retries]
     assert outcome(run_dir) == outcome(local_run)  # same episodes, each counted once
     # the viewer and the report say where it ran and how many units were played again
     from atlas.viewer.report import write_report
@@ -198,6 +202,37 @@ def test_a_worker_killed_mid_run_is_retried_and_nothing_counts_twice(tmp_path_fa
     assert f"| executor | ray at {cluster.address}, {n} {'retry' if n == 1 else 'retries'} |" in report
     local_report = write_report(local_run, tmp_path_factory.mktemp("report")).markdown.read_text()
     assert "| executor | local, 0 retries |" in local_report
+
+
+def test_a_worker_killed_during_collection_is_retried_and_the_run_equals_the_local_run(
+    tmp_path_factory, cluster, local_run
+):
+    """The worker playing the run's first work unit (the no-memory baseline's collection) kills
+    itself at its first model call: the unit is played again on another worker, the archive, scores
+    and per-task results are the local run's, and the retry is in trace.jsonl. (A worker killed
+    during deployment: the test above.)"""
+    from atlas.trace import read_trace
+
+    marker = tmp_path_factory.mktemp("marker") / "killed"
+    run_dir = tmp_path_factory.mktemp("colkl") / "run"  # a path as long as the local one's
+    meta, debug = meta_models()
+    atlas.alma.run(
+        model=f"cluster:kill-once:{marker}:{os.getpid()}",
+        meta_llm=meta,
+        debug_llm=debug,
+        run_dir=run_dir,
+        iterations=1,
+        executor="ray",
+        ray_address=cluster.address,
+        **SETTINGS,
+    )
+    assert marker.exists() and int(marker.read_text()) != os.getpid()  # a worker died, not the driver
+    trace = read_trace(run_dir / "trace.jsonl")
+    retries = [e for e in trace if e["event"] == "executor.retry"]
+    assert len(retries) == 1 and retries[0]["unit"] == "C" and retries[0]["attempt"] == 1
+    assert retries[0]["design_id"] == "d-0001"
+    assert next(e for e in trace if e["event"] == "run.stop")["retries"] == 1
+    assert outcome(run_dir) == outcome(local_run)  # the same archive, scores and per-task results
 
 
 def test_resume_switches_executors(tmp_path_factory, cluster):

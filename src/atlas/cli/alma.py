@@ -11,6 +11,7 @@ import functools
 import inspect
 import os
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional
 
@@ -56,39 +57,89 @@ def default(field: str) -> Any:
     return AlmaConfig.model_fields[field].default
 
 
-# Options several commands share, declared once (typer reads each for every command that uses it).
-_ENV = typer.Option(DEFAULT_ENV, "--env", help=ENV_HELP)
-_MAX_TURNS = typer.Option(
-    None,
+@dataclass(frozen=True)
+class SharedOption:
+    """An option several commands take, declared once: its flag, default, bounds and help. A command
+    calls it for its parameter's default, rewording the help or changing the default where the
+    option means something narrower there (``SEED(help="Random seed (tasks, sampling).")``)."""
+
+    flag: str
+    default: Any
+    help: str
+    min: float | None = None
+    max: float | None = None
+
+    def __call__(self, **override: Any) -> Any:
+        kwargs: dict[str, Any] = {k: v for k, v in (("min", self.min), ("max", self.max)) if v is not None}
+        kwargs |= {"help": self.help, **override}
+        return typer.Option(kwargs.pop("default", self.default), self.flag, **kwargs)
+
+
+# The options `atlas run`, `eval`, `headroom` and `demo` share.
+ENV = SharedOption("--env", DEFAULT_ENV, ENV_HELP)
+EPISODES = SharedOption(
+    "--episodes", default("episodes"), "Tasks per collection phase and per deployment seed.", 1, MAX_EPISODES
+)
+SEED = SharedOption("--seed", default("seed"), "Random seed of the tasks.")
+FAMILY = SharedOption("--family", None, "Family seed (default: --seed).")
+NO_FAMILY = SharedOption("--no-family", False, "Disable family mode.")
+DEPLOY_SEEDS = SharedOption(
+    "--deploy-seeds",
+    default("deploy_seeds"),
+    "Seed offsets for deployment scoring (deployment tasks = --episodes × --deploy-seeds).",
+    1,
+    MAX_DEPLOY_SEEDS,
+)
+MODEL = SharedOption("--model", None, "Task model (default resolution as in `atlas run`).")
+EMBED_MODEL = SharedOption("--embed-model", None, "Embedding model (default local MiniLM).")
+NO_EMBED = SharedOption("--no-embed", False, "n-gram vectors instead of an embedding model.")
+RUN_DIR = SharedOption("--run-dir", None, "Run folder (default runs/<env>-<time>).")
+CONCURRENCY = SharedOption(
+    "--concurrency", default("concurrency"), "Deployment episodes run at once.", 1, MAX_CONCURRENCY
+)
+QUIET = SharedOption("--quiet", False, "No progress bars.")
+MAX_TURNS_OPTION = SharedOption(
     "--max-turns",
-    min=1,
-    max=MAX_TURNS,
-    help="Task agent turns per episode (default: the environment's step limit + 8).",
+    None,
+    "Task agent turns per episode (default: the environment's step limit + 8).",
+    1,
+    MAX_TURNS,
 )
-_EPISODES = typer.Option(
-    default("episodes"),
-    "--episodes",
-    min=1,
-    max=MAX_EPISODES,
-    help="Tasks per collection phase and per deployment seed.",
+AS_JSON = SharedOption("--json", False, "Print one JSON object instead of tables.")
+ITERATIONS = SharedOption(
+    "--iterations",
+    None,
+    "Evolutionary iterations (default 5 when the MetaAgent writes code, 20 for genome search; with "
+    "--resume: raise the total).",
+    0,
+    MAX_ITERATIONS,
 )
-_FAMILY = typer.Option(None, "--family", help="Family seed (default: --seed).")
-_NO_FAMILY = typer.Option(False, "--no-family", help="Disable family mode.")
-_TASK_MODEL = typer.Option(None, "--model", help="Task model (default resolution as in `atlas run`).")
+BASELINES = SharedOption(
+    "--baselines",
+    "all",
+    "Library baselines seeded into the archive: comma-separated names, 'all' or 'none' (no_memory is "
+    "always there).",
+)
+NO_CACHE = SharedOption(
+    "--no-cache",
+    False,
+    "Bypass the result caches: the no-memory baseline is played again instead of read from its "
+    "cache, and task-model replies are not replayed (nothing is read from or written to them).",
+)
 
 
 def _make_client(
     model: str | None, label: str, console: Console, why: str | None = None, **options: Any
 ) -> Any:
     """make_llm with the chosen model and why printed (``why``: the caller chose it, for this reason)."""
-    from atlas.errors import LLMConfigError
+    from atlas.errors import AtlasError
     from atlas.infra.llm import make_llm, resolve_default_model
 
     resolved, reason = resolve_default_model(model)
     console.print(f"{label}: [bold]{resolved}[/bold] — {why or reason}")
-    try:
+    try:  # a plug-in provider whose factory raises is an LLMConfigError naming it, one line
         return make_llm(model, **options)
-    except LLMConfigError as exc:
+    except AtlasError as exc:
         fail(exc)
         raise  # unreachable: _fail exits
 
@@ -187,14 +238,10 @@ def _run_search(
 def _env_cli_params() -> list[EnvParam]:
     """The registered environments' own parameters, one CLI option each (first registration wins);
     plug-ins are loaded first so their environments' options exist too."""
-    from atlas.errors import ConfigError
-    from atlas.infra.plugins import load_plugins
+    from atlas.infra.plugins import load_plugins_or_warn
 
-    # a broken plug-in costs a warning line, never the command (or --help); the working ones load
-    try:
-        load_plugins()
-    except ConfigError as exc:
-        typer.echo(f"warning: {exc}", err=True)
+    # a broken plug-in costs a warning line (once), never the command (or --help); the working ones load
+    load_plugins_or_warn(warn=lambda line: typer.echo(f"warning: {line}", err=True))
     seen: dict[str, EnvParam] = {}
     for spec in env_specs():
         for p in spec.params:
@@ -246,37 +293,20 @@ def register(app: typer.Typer) -> None:
     @app.command("run")
     @with_env_options
     def run_cmd(
-        env: str = _ENV,
-        iterations: int | None = typer.Option(
-            None,
-            "--iterations",
-            min=0,
-            max=MAX_ITERATIONS,
-            help="Evolutionary iterations (default 5 when the MetaAgent writes code, 20 "
-            "for genome search; with --resume: raise the total).",
-        ),
-        episodes: int = _EPISODES,
-        seed: int = typer.Option(default("seed"), "--seed", help="Random seed (tasks, sampling)."),
-        family: int | None = typer.Option(
-            None, "--family", help="Family seed shared by all tasks (default: same as --seed)."
-        ),
-        no_family: bool = typer.Option(
-            False, "--no-family", help="Disable family mode: every task its own layout."
-        ),
-        deploy_seeds: int = typer.Option(
-            default("deploy_seeds"),
-            "--deploy-seeds",
-            min=1,
-            max=MAX_DEPLOY_SEEDS,
+        env: str = ENV(),
+        iterations: int | None = ITERATIONS(),
+        episodes: int = EPISODES(),
+        seed: int = SEED(help="Random seed (tasks, sampling)."),
+        family: int | None = FAMILY(help="Family seed shared by all tasks (default: same as --seed)."),
+        no_family: bool = NO_FAMILY(help="Disable family mode: every task its own layout."),
+        deploy_seeds: int = DEPLOY_SEEDS(
             help="Seed offsets for deployment scoring: "
             "deployment tasks = --episodes × --deploy-seeds (default 3 × 8 = 24, "
             "enough for a paired 95% interval to show a +0.15 gain; fewer for a "
-            "quick run).",
+            "quick run)."
         ),
-        model: str | None = typer.Option(
-            None,
-            "--model",
-            help="Task model (default: provider key in the environment, else the local model).",
+        model: str | None = MODEL(
+            help="Task model (default: provider key in the environment, else the local model)."
         ),
         meta_model: str | None = typer.Option(
             None,
@@ -285,24 +315,18 @@ def register(app: typer.Typer) -> None:
             "(default: local:qwen2.5-coder-1.5b when the task model is "
             "local and that model is installed, else --model).",
         ),
-        embed_model: str | None = typer.Option(
-            None, "--embed-model", help="Embedding model for designs' vector store (default: local MiniLM)."
+        embed_model: str | None = EMBED_MODEL(
+            help="Embedding model for designs' vector store (default: local MiniLM)."
         ),
-        no_embed: bool = typer.Option(False, "--no-embed", help="No embedding model: n-gram vectors."),
+        no_embed: bool = NO_EMBED(help="No embedding model: n-gram vectors."),
         no_trace: bool = typer.Option(False, "--no-trace", help="Do not write trace.jsonl."),
-        quiet: bool = typer.Option(False, "--quiet", help="No progress bars or per-iteration lines."),
-        run_dir: Path | None = typer.Option(
-            None, "--run-dir", help="Run folder (default runs/<env>-<time>)."
-        ),
+        quiet: bool = QUIET(help="No progress bars or per-iteration lines."),
+        run_dir: Path | None = RUN_DIR(),
         resume: Path | None = typer.Option(
             None, "--resume", help="Continue a stopped run from its folder (its saved settings are used)."
         ),
-        concurrency: int = typer.Option(
-            default("concurrency"),
-            "--concurrency",
-            min=1,
-            max=MAX_CONCURRENCY,
-            help="Deployment episodes run at once (across the cluster with --executor ray).",
+        concurrency: int = CONCURRENCY(
+            help="Deployment episodes run at once (across the cluster with --executor ray)."
         ),
         executor: str = typer.Option(
             default("executor"),
@@ -318,12 +342,7 @@ def register(app: typer.Typer) -> None:
             "and starts a local one when there is none; HOST:PORT joins that head (an address that "
             "does not answer is an error within 15 s).",
         ),
-        baselines: str = typer.Option(
-            "all",
-            "--baselines",
-            help="Library baselines seeded into the archive: "
-            "comma-separated names, 'all' or 'none' (no_memory is always there).",
-        ),
+        baselines: str = BASELINES(),
         no_env_seed: bool = typer.Option(
             False,
             "--no-env-seed",
@@ -331,7 +350,7 @@ def register(app: typer.Typer) -> None:
             "the search starts from no memory and the library baselines alone (a test "
             "of discovery rather than of refinement).",
         ),
-        max_turns: int | None = _MAX_TURNS,
+        max_turns: int | None = MAX_TURNS_OPTION(),
         max_cost: float | None = typer.Option(
             None,
             "--max-cost",
@@ -408,6 +427,7 @@ def register(app: typer.Typer) -> None:
             help="Do not replay identical greedy task-model "
             "prompts from the on-disk cache (local models; on by default).",
         ),
+        no_cache: bool = NO_CACHE(),
         representation: str = typer.Option(
             default("representation"),
             "--representation",
@@ -472,6 +492,8 @@ def register(app: typer.Typer) -> None:
             kwargs["max_rpm"] = max_rpm
         if exploit is not None:
             kwargs["exploit"] = exploit
+        if no_cache:  # neither cache is read or written (a resumed run too)
+            kwargs["baseline_cache"] = False
         if resume is None:
             kwargs.update(
                 env=env,
@@ -489,7 +511,7 @@ def register(app: typer.Typer) -> None:
                 max_turns=max_turns,
                 stage_tasks=stage_tasks,
                 stage_rule=stage_rule,
-                replay_cache=not no_replay,
+                replay_cache=not (no_replay or no_cache),
                 probe_retry=not no_probe_retry,
                 meta_operators=[o.strip() for o in meta_operators.split(",") if o.strip()],
                 representation=representation,
@@ -527,43 +549,24 @@ def register(app: typer.Typer) -> None:
         design: str = typer.Argument(
             ..., help="A design file (.py) or a library baseline name (e.g. no_memory)."
         ),
-        env: str = _ENV,
-        episodes: int = _EPISODES,
-        seed: int = typer.Option(default("seed"), "--seed", help="Random seed of the tasks."),
-        family: int | None = _FAMILY,
-        no_family: bool = _NO_FAMILY,
-        deploy_seeds: int = typer.Option(
-            default("deploy_seeds"),
-            "--deploy-seeds",
-            min=1,
-            max=MAX_DEPLOY_SEEDS,
-            help="Seed offsets for deployment scoring (deployment tasks = --episodes × --deploy-seeds).",
-        ),
-        model: str | None = _TASK_MODEL,
-        embed_model: str | None = typer.Option(
-            None, "--embed-model", help="Embedding model (default local MiniLM)."
-        ),
-        no_embed: bool = typer.Option(
-            False, "--no-embed", help="n-gram vectors instead of an embedding model."
-        ),
-        run_dir: Path | None = typer.Option(
-            None, "--run-dir", help="Where to write logs (default runs/eval-…)."
-        ),
-        concurrency: int = typer.Option(
-            default("concurrency"),
-            "--concurrency",
-            min=1,
-            max=MAX_CONCURRENCY,
-            help="Deployment episodes run at once.",
-        ),
-        quiet: bool = typer.Option(False, "--quiet", help="No progress bars."),
-        max_turns: int | None = _MAX_TURNS,
-        as_json: bool = typer.Option(
-            False,
-            "--json",
+        env: str = ENV(),
+        episodes: int = EPISODES(),
+        seed: int = SEED(),
+        family: int | None = FAMILY(),
+        no_family: bool = NO_FAMILY(),
+        deploy_seeds: int = DEPLOY_SEEDS(),
+        model: str | None = MODEL(),
+        embed_model: str | None = EMBED_MODEL(),
+        no_embed: bool = NO_EMBED(),
+        run_dir: Path | None = RUN_DIR(help="Where to write logs (default runs/eval-…)."),
+        concurrency: int = CONCURRENCY(),
+        quiet: bool = QUIET(),
+        max_turns: int | None = MAX_TURNS_OPTION(),
+        no_cache: bool = NO_CACHE(),
+        as_json: bool = AS_JSON(
             help="Print one JSON object: per-task scores of the "
             "design and of no memory, the paired difference with its 95% interval, "
-            "the settings.",
+            "the settings."
         ),
         env_settings: dict[str, Any] | None = None,
     ) -> None:
@@ -604,6 +607,7 @@ def register(app: typer.Typer) -> None:
                     quiet=quiet,
                     progress=RichProgress(quiet, stdout_ok=not as_json),
                     max_turns=max_turns,
+                    baseline_cache=False if no_cache else None,
                     **(env_settings or {}),
                 )
             )
@@ -629,38 +633,24 @@ def register(app: typer.Typer) -> None:
     @app.command("headroom")
     @with_env_options
     def headroom_cmd(
-        env: str = _ENV,
+        env: str = ENV(),
         tasks: int = typer.Option(
             12, "--tasks", min=1, max=MAX_TASKS, help="Deployment tasks played under each condition."
         ),
-        episodes: int = typer.Option(
-            default("episodes"),
-            "--episodes",
-            min=1,
-            max=MAX_EPISODES,
-            help="Tasks per deployment seed in a search (sets which tasks are used, as in `atlas run`).",
+        episodes: int = EPISODES(
+            help="Tasks per deployment seed in a search (sets which tasks are used, as in `atlas run`)."
         ),
-        seed: int = typer.Option(
-            default("seed"), "--seed", help="Random seed of the tasks (as in `atlas run`)."
-        ),
-        family: int | None = _FAMILY,
-        no_family: bool = _NO_FAMILY,
-        deploy_seeds: int = typer.Option(
-            3,
-            "--deploy-seeds",
-            min=1,
-            max=MAX_DEPLOY_SEEDS,
-            help="Deployment seed offsets the tasks come from.",
-        ),
-        model: str | None = _TASK_MODEL,
-        concurrency: int = typer.Option(
-            1, "--concurrency", min=1, max=MAX_CONCURRENCY, help="Episodes played at once."
-        ),
-        max_turns: int | None = _MAX_TURNS,
+        seed: int = SEED(help="Random seed of the tasks (as in `atlas run`)."),
+        family: int | None = FAMILY(),
+        no_family: bool = NO_FAMILY(),
+        deploy_seeds: int = DEPLOY_SEEDS(default=3, help="Deployment seed offsets the tasks come from."),
+        model: str | None = MODEL(),
+        concurrency: int = CONCURRENCY(default=1, help="Episodes played at once."),
+        max_turns: int | None = MAX_TURNS_OPTION(),
         conditions: str = typer.Option(
             "none,learnable,full", "--conditions", help="Comma-separated subset of none, learnable, full."
         ),
-        as_json: bool = typer.Option(False, "--json", help="Print one JSON object instead of tables."),
+        as_json: bool = AS_JSON(),
         episodes_out: Path | None = typer.Option(
             None,
             "--episodes-out",
@@ -721,33 +711,21 @@ def register(app: typer.Typer) -> None:
 
     @app.command("demo")
     def demo_cmd(
-        iterations: int = typer.Option(
-            3,
-            "--iterations",
-            min=0,
-            max=MAX_ITERATIONS,
+        iterations: int = ITERATIONS(
+            default=3,
             help="Genome generations at most (small on purpose; it stops at the first design that beats "
             "no memory with its interval above 0).",
         ),
-        model: str | None = typer.Option(
-            None, "--model", help="Model for everything (default: provider key, else the local model)."
-        ),
-        run_dir: Path | None = typer.Option(
-            None, "--run-dir", help="Run folder (default runs/graphworld-<time>)."
-        ),
-        quiet: bool = typer.Option(False, "--quiet", help="No progress bars."),
-        baselines: str = typer.Option(
-            DEMO_BASELINES,
-            "--baselines",
+        model: str | None = MODEL(help="Model for everything (default: provider key, else the local model)."),
+        run_dir: Path | None = RUN_DIR(help="Run folder (default runs/graphworld-<time>)."),
+        quiet: bool = QUIET(),
+        baselines: str = BASELINES(
+            default=DEMO_BASELINES,
             help="Library baselines in the table "
             "(comma-separated, 'all' or 'none'); few by default to keep the demo short.",
         ),
-        max_turns: int | None = typer.Option(
-            None,
-            "--max-turns",
-            min=1,
-            max=MAX_TURNS,
-            help="Task agent turns per episode (default: the step limit + 8).",
+        max_turns: int | None = MAX_TURNS_OPTION(
+            help="Task agent turns per episode (default: the step limit + 8)."
         ),
         rooms: int = typer.Option(8, "--rooms", min=2, max=200, help="Rooms per GraphWorld (2-200)."),
     ) -> None:

@@ -16,22 +16,24 @@ from atlas.errors import InvalidInputError
 MAX_DEPTH = 64  # nesting levels of objects/arrays in any JSON ATLAS reads from outside
 
 
-def depth(value: Any) -> int:
-    """Nesting depth of a parsed JSON value (a scalar is 0), without recursion."""
-    deepest, stack = 0, [(value, 0)]
-    while stack:
-        v, d = stack.pop()
-        if isinstance(v, dict):
-            v = list(v.values())
-        if isinstance(v, list):
-            deepest = max(deepest, d + 1)
-            stack.extend((x, d + 1) for x in v if isinstance(x, dict | list))
+def depth(value: Any, stop_after: int | None = None) -> int:
+    """Nesting depth of a parsed JSON value (a scalar is 0), level by level without recursion;
+    with ``stop_after`` it stops counting once the depth is over it (a hostile value is not walked
+    to the bottom)."""
+    deepest = 0
+    level = [value] if isinstance(value, dict | list) else []
+    while level and (stop_after is None or deepest <= stop_after):
+        deepest += 1
+        below: list[Any] = []
+        for v in level:
+            below += [x for x in (v.values() if isinstance(v, dict) else v) if isinstance(x, dict | list)]
+        level = below
     return deepest
 
 
 def check_depth(value: Any, *, max_depth: int = MAX_DEPTH, what: str = "JSON") -> Any:
     """``value`` unchanged, or InvalidInputError when it nests deeper than ``max_depth``."""
-    if depth(value) > max_depth:
+    if depth(value, stop_after=max_depth) > max_depth:
         raise InvalidInputError(f"{what}: nests deeper than {max_depth} levels; flatten it")
     return value
 

@@ -212,12 +212,14 @@ def env_spec(name: str) -> EnvSpec:
     key = _key(name)
     key = _ALIASES.get(key, key)
     if key not in _REGISTRY:
-        from atlas.infra.plugins import load_plugins
+        from atlas.infra.plugins import failure_note, load_plugins_or_warn
 
-        load_plugins()  # a plug-in may register it
+        load_plugins_or_warn()  # a plug-in may register it (a broken one is warned about)
         key = _ALIASES.get(_key(name), key)
-    if key not in _REGISTRY:
-        raise ConfigError(f"unknown environment {name!r}; known: {', '.join(list_envs())}")
+        if key not in _REGISTRY:
+            raise ConfigError(
+                f"unknown environment {name!r}; known: {', '.join(list_envs())}{failure_note()}"
+            )
     return _REGISTRY[key]
 
 

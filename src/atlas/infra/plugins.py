@@ -11,13 +11,20 @@ A plug-in is a module that, when imported, calls the registration functions it n
 
 once per name. The registries call it when a name they do not know is asked for, so a plug-in is
 available to every command without further wiring.
+
+A plug-in that cannot be imported is never skipped in silence, wherever it sits in the list:
+``load_plugins`` raises a ``ConfigError`` naming each failure, and ``load_plugins_or_warn`` (what
+the registries call) logs one warning line per failure per process and lets the working plug-ins
+serve; a name that stays unknown is then an error that names the plug-ins that failed
+(``failure_note``).
 """
 
 from __future__ import annotations
 
 import importlib
+import logging
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from importlib.metadata import entry_points
 
 from atlas.errors import ConfigError
@@ -26,6 +33,9 @@ ENTRY_POINT_GROUP = "atlas.plugins"
 ENV_VAR = "ATLAS_PLUGINS"
 
 _loaded: set[str] = set()
+_failed: dict[str, str] = {}  # plug-in -> why it could not be loaded (tried again on the next call)
+_warned: set[str] = set()
+log = logging.getLogger(__name__)
 
 
 def plugin_modules(env: Mapping[str, str] | None = None) -> list[str]:
@@ -49,9 +59,11 @@ def load_plugins(env: Mapping[str, str] | None = None) -> list[str]:
         try:
             ep.load()
         except Exception as exc:  # third-party code: converted at the boundary
-            failures.append(f"the entry point {ep.name} = {ep.value!r} ({type(exc).__name__}: {exc})")
+            _failed[key] = f"the entry point {ep.name} = {ep.value!r} ({type(exc).__name__}: {exc})"
+            failures.append(_failed[key])
             continue
         _loaded.add(key)
+        _failed.pop(key, None)
         done.append(ep.value)
     for name in plugin_modules(env):
         if name in _loaded:
@@ -59,11 +71,13 @@ def load_plugins(env: Mapping[str, str] | None = None) -> list[str]:
         try:
             importlib.import_module(name)
         except Exception as exc:
-            failures.append(
+            _failed[name] = (
                 f"{ENV_VAR} names {name!r}, which cannot be imported ({type(exc).__name__}: {exc})"
             )
+            failures.append(_failed[name])
             continue
         _loaded.add(name)
+        _failed.pop(name, None)
         done.append(name)
     if failures:
         raise ConfigError(
@@ -74,4 +88,40 @@ def load_plugins(env: Mapping[str, str] | None = None) -> list[str]:
     return done
 
 
-__all__ = ["ENTRY_POINT_GROUP", "ENV_VAR", "load_plugins", "plugin_modules"]
+def load_plugins_or_warn(
+    env: Mapping[str, str] | None = None, warn: Callable[[str], None] | None = None
+) -> list[str]:
+    """``load_plugins`` for a caller that can go on with the plug-ins that work (a registry asked
+    for a name, the CLI at start-up): each failure is said once per process, one line naming the
+    plug-in, through ``warn`` (default: a logged warning)."""
+    try:
+        return load_plugins(env)
+    except ConfigError:
+        for name, why in sorted(_failed.items()):
+            if name not in _warned:
+                _warned.add(name)
+                line = f"plug-in not loaded: {why}; fix it, or remove it from ${ENV_VAR}"
+                (warn or log.warning)(line)
+        return []
+
+
+def failure_note() -> str:
+    """`` (plug-ins that could not be loaded: ...)`` when some failed, else empty: appended to an
+    unknown-name error, since the name may be the one a broken plug-in would have registered."""
+    if not _failed:
+        return ""
+    return (
+        " (plug-ins that could not be loaded, one may have registered it: "
+        + "; ".join(why for _, why in sorted(_failed.items()))
+        + ")"
+    )
+
+
+__all__ = [
+    "ENTRY_POINT_GROUP",
+    "ENV_VAR",
+    "failure_note",
+    "load_plugins",
+    "load_plugins_or_warn",
+    "plugin_modules",
+]

@@ -28,6 +28,7 @@ from atlas.alma.state.archive import MAX_LEARNED_BYTES, Archive, ArchiveEntry
 from atlas.alma.state.goal_completion import goal_completion
 from atlas.alma.state.run_dir import RunDir, atomic_write_text, read_jsonl
 from atlas.core import jsonsafe
+from atlas.core.safetext import safe_data
 from atlas.errors import ArchiveError, InvalidInputError
 from atlas.infra.safe_read import read_limited
 
@@ -299,9 +300,11 @@ def load_export(path: str | Path) -> ExportedDesign:
                 f"{root / name} is not UTF-8 text ({exc.reason}): export the design again"
             ) from exc
     try:
-        learned = jsonsafe.loads(texts["memory.json"], what=str(root / "memory.json"))
+        # JSON escapes may spell lone surrogates ("\\ud800"), which no UTF-8 writer accepts: they
+        # become U+FFFD here, so what is served, shown or saved later always encodes
+        learned = safe_data(jsonsafe.loads(texts["memory.json"], what=str(root / "memory.json")))
         advice = [
-            jsonsafe.loads(line, what=str(root / "advice.jsonl"))
+            safe_data(jsonsafe.loads(line, what=str(root / "advice.jsonl")))
             for line in texts["advice.jsonl"].splitlines()
             if line.strip()
         ]

@@ -1,11 +1,14 @@
 """The no-memory baseline's cache entry, read as data: every design's fitness is measured against it,
-so an entry is used only when it is a plain JSON file that played exactly this run's tasks, in order,
-with scores in [0, 1]. Anything else — edited scores, a removed or foreign episode, a wrong shape,
-a FIFO or an oversized file — is ignored with a warning and the baseline is played again (and the
-entry rewritten). Never trusted into a score, never a crash."""
+so an entry is used only when it is a sealed record (``atlas.infra.cache_seal``: the evaluation key
+it answers and the SHA-256 of its content, both matching) of a plain JSON file that played exactly
+this run's tasks, in order, with scores in [0, 1]. Anything else — edited scores, a removed or
+foreign episode, a wrong shape, a file written before entries were sealed, a FIFO or an oversized
+file — is refused with a one-line warning naming the file, and the baseline is played again (and
+the entry rewritten). Never trusted into a score, never a crash."""
 
 from __future__ import annotations
 
+import json
 import logging
 import math
 from pathlib import Path
@@ -13,10 +16,11 @@ from typing import Any
 
 from atlas.alma.evaluate.harness import Evaluation
 from atlas.errors import InvalidInputError
+from atlas.infra.cache_seal import seal, unseal
 from atlas.infra.safe_read import read_json
 
 log = logging.getLogger(__name__)
-MAX_ENTRY_BYTES = 64_000_000
+MAX_ENTRY_BYTES = 64_000_000  # one evaluation: thousands of episodes with their steps
 
 
 def _episode_problem(i: int, e: Any) -> str | None:
@@ -57,19 +61,28 @@ def entry_problem(data: Any, collection_ids: list[str], deployment_ids: list[str
     return None
 
 
-def read_baseline(path: Path, collection_ids: list[str], deployment_ids: list[str]) -> Evaluation | None:
-    """The cached baseline at ``path`` if it is valid for these tasks; None (warned) otherwise."""
+def read_baseline(
+    path: Path, key: str, collection_ids: list[str], deployment_ids: list[str]
+) -> tuple[Evaluation | None, str | None]:
+    """``(the cached baseline, None)`` when the entry at ``path`` answers ``key`` and is valid for
+    these tasks; ``(None, why)`` when there is an entry that cannot be trusted (warned, one line);
+    ``(None, None)`` when there is none."""
     if not path.exists() and not path.is_symlink():
-        return None
+        return None, None
     try:
-        data = read_json(path, max_bytes=MAX_ENTRY_BYTES, what="baseline cache entry")
+        data = unseal(read_json(path, max_bytes=MAX_ENTRY_BYTES, what="baseline cache entry"), key)
         problem = entry_problem(data, collection_ids, deployment_ids)
         if problem is None:
-            return Evaluation.from_dict(data)
+            return Evaluation.from_dict(data), None
     except (InvalidInputError, ValueError, TypeError, KeyError) as exc:
         problem = str(exc)
     log.warning("ignoring the cached no-memory baseline %s: %s; playing it again", path, problem)
-    return None
+    return None, problem
 
 
-__all__ = ["entry_problem", "read_baseline"]
+def baseline_record(key: str, evaluation: Evaluation) -> str:
+    """The text of the cache entry for ``evaluation``, the baseline of the evaluation key ``key``."""
+    return json.dumps(seal(key, json.loads(json.dumps(evaluation.to_dict(), default=str))))
+
+
+__all__ = ["MAX_ENTRY_BYTES", "baseline_record", "entry_problem", "read_baseline"]

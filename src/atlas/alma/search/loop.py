@@ -25,6 +25,7 @@ from atlas.alma.genome.bandit import choose_operator, operator_stats
 from atlas.alma.genome.step import GENOME_OPERATORS, genome_keys, operators_for, resolve_representation
 from atlas.alma.sandbox.pool import SandboxLimits, WorkerPool
 from atlas.alma.search import budget
+from atlas.alma.search import usage as run_usage
 from atlas.alma.search.budget import MAX_FAILED_ITERATIONS, SpendCap, over_cost, over_time, too_many_failures
 from atlas.alma.search.code_step import CodeStep
 from atlas.alma.search.executors import make_executor, make_pool, paced
@@ -386,6 +387,7 @@ class Search:
             representation=self.representation,
             operators=self.operators,
             executor=self.executor.describe() if self.executor else None,
+            cache=run_usage.cache_places(self.baseline_cache, self.llm),
         )
         self.progress.line(f"representation: {self.representation} ({self.representation_reason})")
         generations = cfg.iterations or 0  # resolved by _setup
@@ -438,11 +440,9 @@ class Search:
                 usage=self.meter.since(start),
                 total_usage=archive_usage(self.archive),
                 **(saved := savings(self.archive, self.llm, self.executor)),
+                cache=(caches := run_usage.cache_report(self.archive, self.llm, self.executor)),
             )
-            self.progress.line(
-                f"saved     {saved['episodes_saved']} deployment episodes by staged evaluation, "
-                f"{saved['replayed_calls']} task-model calls replayed from the cache"
-            )
+            self.progress.line(run_usage.savings_line(saved, caches))
         finally:
             self.progress.stop()
             self.close()

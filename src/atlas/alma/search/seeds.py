@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import json
 import time
 from pathlib import Path
 
@@ -12,7 +11,7 @@ from atlas.alma.baselines import get_baseline, list_baselines
 from atlas.alma.design import Design
 from atlas.alma.evaluate.harness import Evaluation
 from atlas.alma.genome import BASELINE_GENOMES, baseline_genome
-from atlas.alma.search.baseline_cache import read_baseline
+from atlas.alma.search.baseline_cache import baseline_record, read_baseline
 from atlas.alma.search.record import Recorder
 from atlas.alma.state.archive import Archive
 from atlas.alma.state.config import AlmaConfig
@@ -62,21 +61,21 @@ async def play_baseline(rec: Recorder, *, cache: Path | None, key: str) -> None:
     before = rec.meter.now()
     ev: Evaluation | None = None
     cached = False
-    if cache is not None:  # a cached entry is used only if valid for these tasks (else played again)
-        ev = read_baseline(cache, [t.id for t in rec.collection_tasks], [t.id for t in rec.deployment_tasks])
+    state = "off"  # what the cache did: off | miss | hit | refused (the trace counts them)
+    if cache is not None:  # a sealed entry valid for these tasks is used; anything else is played again
+        ev, refused = read_baseline(
+            cache, key, [t.id for t in rec.collection_tasks], [t.id for t in rec.deployment_tasks]
+        )
+        state = "hit" if ev is not None else "refused" if refused else "miss"
         if ev is not None:
             ev.design_id, ev.name = design.id, design.name
             cached = True
-        elif cache.exists() or cache.is_symlink():
-            rec.progress.line(
-                f"baseline  cache entry {cache.name} is not valid for this run: playing it again"
-            )
     if ev is None:
         ev = await rec.evaluate(design)
         if ev.status != "ok":
             raise ConfigError(f"the no-memory baseline could not run: {'; '.join(ev.errors)}")
         if cache is not None:
-            atomic_write_text(cache, json.dumps(ev.to_dict(), default=str))
+            atomic_write_text(cache, baseline_record(key, ev))
     archive.baseline = {
         "score": ev.deployment_score,
         "collection_score": ev.collection_score,
@@ -92,6 +91,7 @@ async def play_baseline(rec: Recorder, *, cache: Path | None, key: str) -> None:
             for e in ev.deployment
         ],
         "cached": cached,
+        "cache": state,
         "key": key,
     }
     entry = rec.entry(ev, design=design, generation=0, metadata={"baseline_cached": cached})
@@ -102,6 +102,7 @@ async def play_baseline(rec: Recorder, *, cache: Path | None, key: str) -> None:
         score=ev.deployment_score,
         collection_score=ev.collection_score,
         cached=cached,
+        cache=state,
         duration_s=round(time.perf_counter() - t0, 3),
     )
     rec.announce(entry)

@@ -4,6 +4,7 @@ moments, and the total over an archive (a resumed run's earlier parts included).
 from __future__ import annotations
 
 from collections.abc import Iterable
+from pathlib import Path
 from typing import Any
 
 from atlas.alma.evaluate.harness import add_usage
@@ -26,6 +27,40 @@ def savings(archive: Archive, llm: object, executor: object) -> dict[str, int]:
         "replayed_calls": cache_hits(llm) + cache_hits(executor),
         "retries": len(getattr(executor, "retries", [])),
     }
+
+
+def cache_report(archive: Archive, llm: object, executor: object) -> dict[str, Any]:
+    """What the run's caches did, for its trace: the no-memory baseline's entry (``hit``, ``miss``,
+    ``refused`` or ``off``), task-model replies replayed, and cache entries refused as not matching
+    their hashes or shape (each also a warning line naming its file)."""
+    cache = getattr(llm, "cache", None)
+    return {
+        "baseline": (archive.baseline or {}).get(
+            "cache", "hit" if (archive.baseline or {}).get("cached") else "off"
+        ),
+        "replay": cache is not None,
+        "replayed_calls": cache_hits(llm) + cache_hits(executor),
+        "refused": int(getattr(cache, "refused", 0) or 0)
+        + (1 if (archive.baseline or {}).get("cache") == "refused" else 0),
+    }
+
+
+def cache_places(baseline_cache: Path | None, llm: object) -> dict[str, str | None]:
+    """Where the run's caches are (None: not used), for the trace's ``run.start``."""
+    replay = getattr(getattr(llm, "cache", None), "directory", None)
+    return {
+        "baseline": str(baseline_cache) if baseline_cache else None,
+        "replay": str(replay) if replay else None,
+    }
+
+
+def savings_line(saved: dict[str, int], caches: dict[str, Any]) -> str:
+    """The run's last progress line: what staged evaluation and the caches saved (and refused)."""
+    return (
+        f"saved     {saved['episodes_saved']} deployment episodes by staged evaluation, "
+        f"{saved['replayed_calls']} task-model calls replayed from the cache"
+        + (f", {caches['refused']} cache entries refused" if caches["refused"] else "")
+    )
 
 
 def cache_hits(client: object) -> int:
@@ -82,8 +117,11 @@ __all__ = [
     "UsageMeter",
     "archive_usage",
     "cache_hits",
+    "cache_places",
+    "cache_report",
     "reusable_results",
     "savings",
+    "savings_line",
     "usage_delta",
     "usage_of",
 ]

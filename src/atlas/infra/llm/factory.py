@@ -53,6 +53,20 @@ def _provider_of(model: str, api_base: str | None) -> tuple[str, str]:
     return model, provider
 
 
+def _plugged_client(model: str | None, factory: Any, rest: str) -> Any:
+    """What a plug-in provider's factory builds; a factory that raises (someone else's code) becomes
+    one ``LLMConfigError`` naming the provider, never a traceback."""
+    prefix = str(model).partition(":")[0]
+    try:
+        return factory(rest)
+    except Exception as exc:  # third-party code: converted at the boundary
+        where = getattr(factory, "__module__", None) or "a plug-in"
+        raise LLMConfigError(
+            f"the model provider {prefix!r} (registered by {where}) could not build {model!r}: "
+            f"{type(exc).__name__}: {exc}"
+        ) from exc
+
+
 def make_llm(
     model: str | None = None,
     *,
@@ -81,7 +95,7 @@ def make_llm(
     plugged = provider_for(model)
     if plugged is not None:
         factory, rest = plugged
-        return factory(rest)
+        return _plugged_client(model, factory, rest)
     env = os.environ if env is None else env
     resolved, reason = resolve_default_model(model, env)
     log.info("model %s: %s", resolved, reason)

@@ -21,7 +21,7 @@ from collections.abc import Callable
 from typing import Any
 
 from atlas.errors import ConfigError
-from atlas.infra.plugins import load_plugins
+from atlas.infra.plugins import failure_note, load_plugins_or_warn
 
 ProviderFactory = Callable[[str], Any]
 
@@ -49,7 +49,9 @@ def provider_for(model: str | None) -> tuple[ProviderFactory, str] | None:
     if not sep or not _PREFIX.match(prefix) or prefix in RESERVED:
         return None
     if prefix not in _PROVIDERS:
-        load_plugins()
+        load_plugins_or_warn()  # a broken plug-in is warned about; the working ones serve
+        if prefix not in _PROVIDERS and failure_note():
+            raise ConfigError(f"no model provider {prefix!r} is registered{failure_note()}")
     factory = _PROVIDERS.get(prefix)
     return (factory, rest) if factory is not None else None
 
