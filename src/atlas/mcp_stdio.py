@@ -13,6 +13,7 @@ request costs at most ``MAX_REQUEST_BYTES`` of memory.
 from __future__ import annotations
 
 import json
+import logging
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -276,9 +277,30 @@ async def _send_json(send: Any, status: int, obj: dict[str, Any]) -> None:
     await send({"type": "http.response.body", "body": body})
 
 
+class ClientGoneFilter(logging.Filter):
+    """Drops the MCP SDK's traceback for a client that closed its event stream (anyio's
+    ``ClosedResourceError`` / ``BrokenResourceError``): it is not a server error, and one is logged per
+    finished session, so a server whose stderr is a pipe nobody reads filled it and stopped answering."""
+
+    GONE = ("ClosedResourceError", "BrokenResourceError")
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        exc = record.exc_info[1] if record.exc_info else None
+        return not (exc is not None and type(exc).__name__ in self.GONE)
+
+
+def quiet_client_gone() -> None:
+    """Install ``ClientGoneFilter`` on the SDK's streamable-HTTP logger (once)."""
+    sdk = logging.getLogger("mcp.server.streamable_http")
+    if not any(isinstance(f, ClientGoneFilter) for f in sdk.filters):
+        sdk.addFilter(ClientGoneFilter())
+
+
 async def run_http(server: Any) -> None:
     """Serve a FastMCP ``server`` over streamable HTTP with the same request checks as stdio."""
     import uvicorn
+
+    quiet_client_gone()
 
     config = uvicorn.Config(
         guarded_http_app(server.streamable_http_app()),

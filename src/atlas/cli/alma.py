@@ -26,6 +26,7 @@ from atlas.cli.output import (
     fail,
     fmt,
     headroom_table,
+    held_out_lines,
     make_console,
     nothing_solved_hint,
     results_table,
@@ -458,9 +459,29 @@ def register(app: typer.Typer) -> None:
             "each costs those games (about a minute each on TextWorld fetch with the local model). 0: "
             "play the screening's best unchecked.",
         ),
+        test_seeds: int | None = typer.Option(
+            None,
+            "--test-seeds",
+            min=0,
+            max=1000,
+            help="The run's result: after the search, the design chosen on the deployment tasks, the "
+            "next best and the best hand-built design are played with no memory beside them on "
+            "EPISODES x TEST_SEEDS held-out test tasks that neither the screening nor the choice saw "
+            "(an environment with its own splits uses its test split). Default: as many as "
+            "--deploy-seeds; 0: no test phase. --max-minutes keeps time for it.",
+        ),
+        test_designs: int = typer.Option(
+            default("test_designs"),
+            "--test-designs",
+            min=1,
+            max=20,
+            help="How many of the best designs on the deployment tasks are played on the test tasks "
+            "(the pick first; the best hand-built design joins them when none of them is one).",
+        ),
         env_settings: dict[str, Any] | None = None,
     ) -> None:
-        """Run an ALMA search: evolve memory designs, scored on held-out deployment tasks."""
+        """Run an ALMA search: evolve memory designs on collection and deployment tasks, then report
+        the chosen design on held-out test tasks no choice saw."""
         console = make_console()
         check_choice("--stage-rule", stage_rule, ("bound", "ci"))
         for flag, limit in (("--max-cost", max_cost), ("--max-minutes", max_minutes)):
@@ -517,6 +538,8 @@ def register(app: typer.Typer) -> None:
                 representation=representation,
                 genome_candidates=genome_candidates,
                 agent_checks=agent_checks,
+                test_seeds=test_seeds,
+                test_designs=test_designs,
             )
         else:
             from atlas.alma.state.config import AlmaConfig
@@ -536,6 +559,8 @@ def register(app: typer.Typer) -> None:
             console, model=model, meta_model=meta_model, resume=resume, **kwargs
         )
         console.print(results_table(archive))
+        for line in held_out_lines(archive):
+            console.print(line, markup=False, highlight=False)
         console.print(usage_line(archive))
         if hint := nothing_solved_hint(archive):
             console.print(f"[yellow]{hint}[/yellow]", markup=True, highlight=False)
