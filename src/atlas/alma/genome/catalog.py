@@ -259,8 +259,8 @@ PARTS: tuple[Part, ...] = (
         "a plan that makes what the goal names: for each goal word an action made, the actions that make its "
         "inputs first (recursively), then that action",
         (
-            Param("depth", "int", 3, (1, 2, 3, 4), doc="levels of inputs planned for"),
-            Param("max_steps", "int", 12, (6, 12, 20)),
+            Param("depth", "int", 6, (1, 2, 4, 6), doc="levels of inputs planned for"),
+            Param("max_steps", "int", 20, (8, 14, 20, 30)),
             Param("min_support", "int", 1, (1, 2), doc="episodes' worth a maker needs"),
         ),
         requires=("effects",),

@@ -259,7 +259,7 @@ def decay(counts, factor):
     return {k: round(v * factor, 4) for k, v in counts.items() if v * factor >= 0.05}
 
 
-NUMBER = re.compile(r"(?<![A-Za-z0-9_])\d+(?![A-Za-z0-9_])")
+NUMBER = re.compile(r"(?<![A-Za-z0-9_{])\d+(?![A-Za-z0-9_}])")  # not a slot: {2}
 
 
 def unnumbered(text):

@@ -61,19 +61,40 @@ def _effect(step, names, goal):
     else:  # text alone: what the text newly frames and keeps framing
         made = {w for f, w in kept if w != f}
     made |= {w for _, w in new if w in goal and w not in shown}
+    frames = {}  # how the text frames each thing made: where it lasted, else where it is new
+    for f, w in sorted(new - kept) + sorted(kept):
+        if w in made and w != f:
+            frames[w] = f
     frames_after = {f for f, _ in pa}
     lost = {(f, w) for f, w in pb - pa if f in frames_after and w != f}
     moved = (made & goal) | _together(step["before"], step["after"], goal)
     still = idle([step["obs_before"], step["action"], step["obs_after"], step["error"]])
     return {
-        "made": {w: next((f for f, x in sorted(new) if x == w and f != w), "") for w in sorted(made)},
+        "made": {w: frames.get(w, "") for w in sorted(made)},
         "uses": sorted((acted & shown) - made),
-        "eats": sorted({w for _, w in lost if w in acted} - made),
-        "swaps": sorted({f for f, w in lost if w not in acted and any(g == f for g, x in new if x in made)}),
+        "eats": sorted(
+            _fewer(step["obs_before"], step["obs_after"], acted) or {w for _, w in lost if w in acted} - made
+        ),
+        "swaps": sorted({f for f, w in lost if w not in acted and f in frames.values()}),
         "moved": moved,
         "advanced": step["gain"] > 0 or bool(moved),
         "nothing": bool(step["error"]) or (still and not made and step["gain"] <= 0 and not moved),
     }
+
+
+def _fewer(before, after, named):
+    """Words of ``named`` the observation's fields (``lasting``) hold fewer times after than before: used up."""
+
+    def count(obs):
+        out = {}
+        for value in lasting(obs).values():
+            for w in words(value):
+                if w.lower() in named:
+                    bump(out, w.lower())
+        return out
+
+    had, has = count(before), count(after)
+    return {w for w, n in had.items() if has.get(w, 0) < n}
 
 
 def _together(before, after, goal):
@@ -101,9 +122,19 @@ def _field_gains(before, after):
     return out - STOP
 
 
+def _here(obs):
+    """The words of the observation's short text fields (where the agent is: 'shelf' of 'shelf 1')."""
+    out = set()
+    for value in obs.values() if isinstance(obs, dict) else []:
+        if isinstance(value, str) and 0 < len(words(value)) <= 3:
+            out |= {w.lower() for w in words(value) if not w.isdigit()}
+    return out - STOP
+
+
 def _goal_form(step, gw, names, moved):
     """An advancing step as a form any goal can fill: the goal words it moved (``_effect``) that the action
-    names, as slots ('take {2} 2 from shelf 1'), and its situation, how the text before framed the first of
+    names, as slots ('take {2} 2 from shelf 1'), a word naming where the agent is (a short text field) as
+    ``{@}`` ('take {2} 2 from {@} 1': from wherever it is), and its situation, how the text before framed the first of
     them ('see {2}'; the goal's own sentence is no situation); None when it names none or no sentence
     frames it."""
     low = [w.lower() for w in gw]
@@ -114,6 +145,8 @@ def _goal_form(step, gw, names, moved):
     first = pieces[slots[0]]
     for i in slots:
         pieces[i] = "{" + str(low.index(pieces[i].lower())) + "}"
+    here = _here(step["obs_before"])
+    pieces = ["{@}" if t.lower() in here and t.lower() not in low else t for t in pieces]
     told = [x for x in SENTENCE.split(str(step["before"])) if not set(low) <= {w.lower() for w in words(x)}]
     frame = frame_of(". ".join(told), first, names)
     return ["".join(pieces), frame + " {" + str(low.index(first.lower())) + "}"] if frame else None
@@ -141,7 +174,11 @@ def encode_effects(memory, episode, tools, p, store):
     count_goal(memory, "effect_goals", gw)
     names = observed_words(episode)
     steps = scored_steps(episode)
+    places = memory.setdefault("effect_places", [])
     for i, step in enumerate(steps):
+        for w in sorted(_here(step["obs_before"])):
+            if w not in places:
+                places.append(w)
         eff = _effect(step, names, goal)
         key = unnumbered(step["action"])
         rec = m.setdefault(key, {"eg": "", "counts": {}, "made": {}, "frames": {}})
@@ -170,6 +207,7 @@ def encode_effects(memory, episode, tools, p, store):
     if len(m) > cap:  # the least tried go first
         keep = sorted(m, key=lambda k: -m[k]["counts"].get("n", 0))[:cap]
         memory["effects"] = {k: m[k] for k in keep}
+    memory["effect_places"] = places[-cap:]
     memory["effect_makers"] = capped_by(makers, cap, lambda v: sum(v.values()))
     memory["effect_forms"] = capped_by(forms, cap, lambda v: v["n"])
     print("effects:", len(steps), "steps;", len(memory["effects"]), "actions,", len(makers), "words made")
@@ -192,7 +230,8 @@ def retrieve_advances(memory, task, tools, p):
         named = [gw[i] for i in slots_in(rec["eg"]) if i < len(gw)]
         form_only = all(in_every_goal(memory, "effect_goals", w) for w in named)  # the task's form
         if _enough(rec["n"], p) and cond and action and named and not form_only:
-            out.append({"kind": "rule", "cond": [cond], "action": action})
+            for place in memory.get("effect_places") or [] if "{@}" in action else [""]:
+                out.append({"kind": "rule", "cond": [cond], "action": action.replace("{@}", place)})
     if p.get("avoid", True):
         for rec in (memory.get("effects") or {}).values():
             c = rec.get("counts") or {}
@@ -230,14 +269,15 @@ def _apply(rec, have, made_by):
 def _make(memory, word, have, made_by, plan, stack, p):
     """Append to ``plan`` the actions that make ``word``: its inputs first (recursively, up to
     ``p['depth']`` levels), then its maker; nothing when it is had or no maker is known."""
-    if word in have or len(stack) >= p.get("depth", 3) or len(plan) >= p.get("max_steps", 12):
+    if word in have or len(stack) >= p.get("depth", 6) or len(plan) >= p.get("max_steps", 20):
         return
     key = _maker(memory, word, stack, p)
     if not key:
         return
     rec = memory["effects"][key]
-    for w in rec.get("uses", []):
-        _make(memory, w, have, made_by, plan, [*stack, key], p)
+    for _ in range(2):  # again for an input a later one's making used up
+        for w in rec.get("uses", []):
+            _make(memory, w, have, made_by, plan, [*stack, key], p)
     if not plan or plan[-1] != rec["eg"]:
         plan.append(rec["eg"])
     _apply(rec, have, made_by)
@@ -264,5 +304,5 @@ def retrieve_recipe(memory, task, tools, p):
     made_by, plan = {}, []
     for _, w in sorted(wanted):
         _make(memory, w, have, made_by, plan, [], p)
-    plan = plan[: p.get("max_steps", 12)]
+    plan = plan[: p.get("max_steps", 20)]
     return [{"kind": "plan", "title": "Steps in order", "steps": plan}] if plan else []
