@@ -292,3 +292,9 @@ def test_the_matcher_and_the_memory_parts_share_one_stop_word_list():
     from atlas.agent import advice_match
 
     assert namespace["STOP"] == advice_match._COMMON
+    # and what a compiled design carries
+    from atlas.alma.genome import compile_genome, parse_genome
+
+    design: dict = {}
+    exec(compile_genome(parse_genome({"name": "s", "encode": [{"part": "effects"}]})), design)
+    assert design["STOP"] == shared_stop_words()

@@ -79,6 +79,29 @@ def test_the_effect_parts_run_clean_on_real_episodes(env_name, make_env, smoke):
     assert updates and all(any(p.startswith("effects:") for p in c.prints) for c in updates)
 
 
+def test_the_effect_memory_is_plain_json_and_honours_the_store_policy():
+    """Counts decay with the store (``recent`` adds a window of about N episodes) and every table is
+    capped; the memory is plain JSON."""
+    import json
+
+    env = get_env("crafting")
+    walks = [WALKS["random"](i).run(env, t) for i, t in enumerate(env.generate_family_tasks(12, 0, 100))]
+
+    def learned(store):
+        genome = parse_genome({**EFFECTS.model_dump(), "store": store})
+        return _learn(env, walks, genome)[0]
+
+    full = learned({"recent": 0, "cap": 1000, "decay": 1.0})
+    assert json.loads(json.dumps(full)) == full
+    faded = learned({"recent": 0, "cap": 1000, "decay": 0.7})
+    windowed = learned({"recent": 10, "cap": 1000, "decay": 1.0})
+    key = max(full["effects"], key=lambda k: full["effects"][k]["counts"]["n"])
+    n = full["effects"][key]["counts"]["n"]
+    assert faded["effects"][key]["counts"]["n"] < windowed["effects"][key]["counts"]["n"] < n
+    small = learned({"recent": 0, "cap": 5, "decay": 1.0})
+    assert len(small["effects"]) <= 5 and len(small["effect_makers"]) <= 5 and len(full["effects"]) > 5
+
+
 def _oracle_walk(env, task):
     steps = crafting_env.oracle(env, task, "full").removeprefix("Steps in order: ").rstrip(".").split(", ")
 
