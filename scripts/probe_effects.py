@@ -35,6 +35,10 @@ def genomes(state_key: str, list_key: str) -> dict[str, dict]:
             ],
             "retrieve": [{"part": "advances"}, {"part": "recipe"}, {"part": "explore"}],
         },
+        "effects+where_seen": {
+            "encode": [{"part": "effects"}, {"part": "sightings", "params": keyed}],
+            "retrieve": [{"part": "advances"}, {"part": "recipe"}, {"part": "where_seen"}],
+        },
         "found-graphworld (replay, route, goal_rules, explore)": {
             "encode": [
                 {"part": "sequences", "params": {"successes_only": False}},

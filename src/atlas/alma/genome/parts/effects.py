@@ -158,7 +158,7 @@ def encode_effects(memory, episode, tools, p, store):
     did nothing, advanced the task, and what it made, used, used up and replaced (``_effect``); which
     actions made each word (``effect_makers``: what makes what, e.g. 'join x y' made 'z'); and
     each advancing step as a form with the goal's words as slots (``effect_forms``). Counts decay with the
-    store (``recent`` N: an extra 1 - 1/N a episode, a window of about N episodes) and are capped."""
+    store (``recent`` N: an extra 1 - 1/N per episode, a window of about N episodes) and are capped."""
     m = memory.setdefault("effects", {})
     makers = memory.setdefault("effect_makers", {})
     forms = memory.setdefault("effect_forms", {})
@@ -175,6 +175,7 @@ def encode_effects(memory, episode, tools, p, store):
     names = observed_words(episode)
     steps = scored_steps(episode)
     places = memory.setdefault("effect_places", [])
+    counted = set()
     for i, step in enumerate(steps):
         for w in sorted(_here(step["obs_before"])):
             if w not in places:
@@ -199,8 +200,10 @@ def encode_effects(memory, episode, tools, p, store):
         form = _goal_form(step, gw, names, eff["moved"]) if eff["advanced"] else None
         if form:
             kind = goal_kind(gw, {i for i, w in enumerate(gw) if w.lower() in names} | slots_in(form[0]))
-            rec_f = forms.setdefault(json.dumps([kind, unnumbered(form[0]), form[1]]), {"eg": "", "n": 0})
-            rec_f["eg"], rec_f["n"] = form[0], rec_f["n"] + 1
+            key_f = json.dumps([kind, unnumbered(form[0]), form[1]])
+            rec_f = forms.setdefault(key_f, {"eg": "", "n": 0})
+            rec_f["eg"], rec_f["n"] = form[0], rec_f["n"] + (key_f not in counted)  # once per episode
+            counted.add(key_f)
     cap = store.get("cap", 200)
     for w in list(makers):
         makers[w] = capped(makers[w], 3)
