@@ -248,7 +248,11 @@ PARTS: tuple[Part, ...] = (
                 doc="episodes' worth of advancing steps a form needs (counts decay with the store)",
             ),
             Param(
-                "avoid", "bool", True, doc="also 'Avoid: <action>' for actions tried twice that did nothing"
+                "avoid",
+                "int",
+                3,
+                (0, 2, 3),
+                doc="'Avoid: <action>' for actions that did nothing in this many situations (0: never)",
             ),
         ),
         requires=("effects",),

@@ -197,6 +197,9 @@ def encode_effects(memory, episode, tools, p, store):
         rec["eats"] = sorted(set(rec.get("eats", [])) | set(eff["eats"]))[:8]
         rec["swaps"] = sorted(set(rec.get("swaps", [])) | set(eff["swaps"]))[:8]
         rec["made"] = capped(rec["made"], 5)
+        if eff["nothing"]:  # the situations it did nothing in (what the fields named before it)
+            seen = " ".join(sorted(value_words(step["obs_before"])))[:300]
+            rec["idle_in"] = sorted(set(rec.get("idle_in", [])) | {seen})[:4]
         form = _goal_form(step, gw, names, eff["moved"]) if eff["advanced"] else None
         if form:
             kind = goal_kind(gw, {i for i, w in enumerate(gw) if w.lower() in names} | slots_in(form[0]))
@@ -219,9 +222,10 @@ def encode_effects(memory, episode, tools, p, store):
 def retrieve_advances(memory, task, tools, p):
     """From ``effects``: rules 'in a situation like S, A advanced the task' (each form of a step that
     raised the score or newly showed a goal word, filled with this goal's words: 'See egg: take egg 2
-    from shelf 1.'), and with ``p['avoid']`` 'Avoid: A.' for each action tried at least twice that never
-    did anything (failed, or changed nothing; the agent's matcher lowers it). Forms and actions need
-    ``p['min_support']`` episodes' worth of support (decayed with the store)."""
+    from shelf 1.'), and 'Avoid: A.' for each action that never did anything (failed, or changed nothing;
+    the agent's matcher lowers it) in ``p['avoid']`` situations or more (what the fields named before it;
+    0: never): in fewer, it may only have come out of order. Forms need ``p['min_support']`` episodes'
+    worth of support (decayed with the store)."""
     gw = goal_words(task.get("goal", ""))
     out = []
     for key, rec in sorted((memory.get("effect_forms") or {}).items(), key=lambda kv: -kv[1]["n"]):
@@ -235,11 +239,13 @@ def retrieve_advances(memory, task, tools, p):
         if _enough(rec["n"], p) and cond and action and named and not form_only:
             for place in memory.get("effect_places") or [] if "{@}" in action else [""]:
                 out.append({"kind": "rule", "cond": [cond], "action": action.replace("{@}", place)})
-    if p.get("avoid", True):
+    situations = p.get("avoid", 3)
+    if situations:
         for rec in (memory.get("effects") or {}).values():
             c = rec.get("counts") or {}
             tried = c.get("n", 0)
-            if tried >= max(2, p.get("min_support", 1)) and c.get("nothing", 0) >= tried - 1e-6:
+            varied = len(rec.get("idle_in", [])) >= situations
+            if varied and c.get("nothing", 0) >= tried - 1e-6:
                 out.append({"kind": "avoid", "action": rec["eg"]})
     return out
 
