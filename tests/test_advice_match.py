@@ -209,3 +209,92 @@ def test_short_rules_above_a_search_plan_do_not_make_the_advice_one_plan():
     assert advised_actions(advice, room, labels, done=["go south"]) == {"go west": 1.0}
     assert advised_actions(advice, room, labels, done=["go south", "go west"]) == {"go north": 1.0}
     assert advised_actions(advice, "A candle lies here.", [*labels, "take candle"]) == {"take candle": 1.0}
+
+
+# ---- what to avoid, titled plans, instance numbers, the shared stop words --------------------------------
+
+from pathlib import Path  # noqa: E402
+
+from atlas.agent.advice_match import match_advice, shared_stop_words  # noqa: E402
+
+CRAFT_OBS = "You have: flax, salt. Sources: flax, salt, sand. Steps left: 9."
+CRAFT = ["gather flax", "gather salt", "gather sand", "combine flax salt"]
+
+
+def test_an_avoid_line_lowers_its_action_anywhere_and_a_situated_one_only_where_it_holds():
+    assert advised_actions("Avoid: combine flax salt.", CRAFT_OBS, CRAFT) == {"combine flax salt": -1.0}
+    here = "Do not gather sand when you have flax and salt."
+    lowered = advised_actions(here, CRAFT_OBS, CRAFT)
+    assert list(lowered) == ["gather sand"] and -1.0 <= lowered["gather sand"] <= -0.5
+    elsewhere = "Do not gather sand when you carry a compass in room_Q."
+    assert advised_actions(elsewhere, CRAFT_OBS, CRAFT) == {}
+    # an advised action that is also avoided is not advised; the lines say why
+    both = "Have flax salt: combine flax salt.\nAvoid: combine flax salt."
+    match = match_advice(both, CRAFT_OBS, CRAFT)
+    assert match.actions["combine flax salt"] <= 0 and "Avoid: combine flax salt." in match.lines
+
+
+def test_avoid_lines_are_never_plan_steps_and_do_not_hide_the_plan_below_them():
+    advice = "Avoid: gather sand.\nAvoid: gather salt.\nAvoid: gather flax."
+    assert all(v < 0 for v in advised_actions(advice, CRAFT_OBS, CRAFT).values())  # no walkthrough of avoids
+    advice = "Avoid: gather sand.\nSearch plan: gather flax, gather salt, combine flax salt."
+    assert advised_actions(advice, CRAFT_OBS, CRAFT, done=["gather flax"]) == {
+        "gather salt": 1.0,
+        "gather sand": -1.0,
+    }
+
+
+def test_a_titled_plan_is_a_plan_from_one_step_and_an_untitled_two_step_line_is_not():
+    assert advised_actions("Steps in order: gather sand, combine flax salt.", CRAFT_OBS, CRAFT) == {
+        "gather sand": 1.0
+    }
+    done = ["gather sand"]
+    assert advised_actions("Steps in order: gather sand, combine flax salt.", CRAFT_OBS, CRAFT, done) == {
+        "combine flax salt": 1.0
+    }
+    assert advised_actions("Steps in order: combine flax salt.", CRAFT_OBS, CRAFT) == {
+        "combine flax salt": 1.0
+    }
+    # unchanged: two comma-separated steps under another title are no plan
+    assert advised_actions("What worked before: gather sand, combine flax salt.", CRAFT_OBS, CRAFT) == {}
+
+
+HOUSE_OBS = "On the cabinet 3, you see a soapbar 1, and a cloth 2. You are at cabinet 3. You carry: nothing."
+HOUSE = [
+    "take soapbar 1 from cabinet 3",
+    "take cloth 2 from cabinet 3",
+    "go to cabinet 1",
+    "go to sinkbasin 1",
+]
+
+
+def test_a_step_with_other_instance_numbers_is_rebound_only_where_one_listed_action_fits():
+    plan = "Steps in order: go to cabinet 1, take soapbar 2 from cabinet 1, go to sinkbasin 1."
+    assert advised_actions(plan, HOUSE_OBS, HOUSE, done=["go to cabinet 3"]) == {
+        "take soapbar 1 from cabinet 3": 1.0
+    }
+    rule = "See soapbar: take soapbar 2 from cabinet 1."
+    assert list(advised_actions(rule, HOUSE_OBS, HOUSE)) == ["take soapbar 1 from cabinet 3"]
+    two = [*HOUSE, "take soapbar 4 from cabinet 3"]  # which soapbar? not re-bound
+    assert advised_actions(rule, HOUSE_OBS, two) == {}
+    # a listed action with the very numbers is named as before (no re-binding to the others)
+    assert advised_actions("Steps in order: go to cabinet 1.", HOUSE_OBS, HOUSE) == {"go to cabinet 1": 1.0}
+
+
+def test_the_matcher_and_the_memory_parts_share_one_stop_word_list():
+    common = Path(__file__).parents[1] / "src" / "atlas" / "alma" / "genome" / "parts" / "common.py"
+    namespace: dict = {}
+    exec(
+        compile(common.read_text(encoding="utf-8"), str(common), "exec"), namespace
+    )  # design code: only `re`
+    assert shared_stop_words() == namespace["STOP"] == frozenset(namespace["STOP_WORDS"])
+    assert {"the", "you", "when", "some"} <= shared_stop_words()
+    from atlas.agent import advice_match
+
+    assert namespace["STOP"] == advice_match._COMMON
+    # and what a compiled design carries
+    from atlas.alma.genome import compile_genome, parse_genome
+
+    design: dict = {}
+    exec(compile_genome(parse_genome({"name": "s", "encode": [{"part": "effects"}]})), design)
+    assert design["STOP"] == shared_stop_words()

@@ -16,55 +16,33 @@ contract tells the MetaAgent.
 
 from __future__ import annotations
 
+import ast
 import itertools
 import math
 import re
+from pathlib import Path
 from typing import NamedTuple
 
 from atlas.envs.base import words as _tokens
 from atlas.envs.policies import goal_words
 
-_COMMON = frozenset(
-    {
-        "a",
-        "an",
-        "the",
-        "to",
-        "in",
-        "on",
-        "of",
-        "and",
-        "or",
-        "at",
-        "is",
-        "are",
-        "am",
-        "you",
-        "your",
-        "it",
-        "its",
-        "this",
-        "that",
-        "with",
-        "for",
-        "from",
-        "then",
-        "as",
-        "be",
-        "by",
-        "do",
-        "does",
-        "not",
-        "if",
-        "into",
-        "now",
-        "when",
-        "while",
-        "there",
-        "here's",
-        "i",
-    }
-)
+# The stop words: one list, shared with the genome's memory parts. It lives in their (sandboxed, design-code)
+# helper file, which is read here as data (this layer imports nothing of ``atlas.alma``).
+_STOP_SOURCE = Path(__file__).resolve().parents[1] / "alma" / "genome" / "parts" / "common.py"
+
+
+def shared_stop_words(source: Path = _STOP_SOURCE) -> frozenset[str]:
+    """The ``STOP_WORDS`` tuple of the memory parts' helper file, read with ``ast`` (never executed)."""
+    tree = ast.parse(source.read_text(encoding="utf-8"))
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == "STOP_WORDS" for t in node.targets
+        ):
+            return frozenset(ast.literal_eval(node.value))
+    raise RuntimeError(f"{source} defines no STOP_WORDS")
+
+
+_COMMON = shared_stop_words()
 
 
 def _content(tokens: list[str]) -> list[str]:
@@ -108,17 +86,59 @@ def _is_plan(steps: list[str]) -> bool:
 
 
 _FAILED = frozenset({"fail", "failed", "failure", "avoid"})
+# What not to do: "Avoid: <action>." (anywhere) or "Do not <action> when <situation>." (there): the named
+# listed action is lowered by how well the situation matches (1 when there is none).
+_AVOID = re.compile(r"^\W*(?:avoid|do not|don't|dont)\b\W*", re.IGNORECASE)
+_WHEN = re.compile(r"\bwhen\b", re.IGNORECASE)
+# A plan by its title, read as one from its first step ("Steps in order: gather ore, combine coal ore.").
+ORDERED = "steps in order"
+_NUMBER = re.compile(r"(?<![a-z0-9_])\d+(?![a-z0-9_])")
+
+
+def _is_avoid(line: str) -> bool:
+    return bool(_AVOID.match(line))
+
+
+def _blind(phrase: str) -> str:
+    """A phrase with its instance numbers as '#': 'take key 2 from shelf 1' is 'take key # from shelf #'."""
+    return _NUMBER.sub("#", phrase)
+
+
+def _named(text: str, phrases: dict[str, str], *, unique: bool = True) -> tuple[list[str], bool]:
+    """The labels whose phrase ``text`` (a phrase) names whole, and False; else, re-bound, the labels it
+    names with other instance numbers ('take key 2 from shelf 1' for the listed 'take key 1 from shelf 3')
+    and True: with ``unique``, only where exactly one listed action fits."""
+    hits = [label for label, p in phrases.items() if p in text]
+    if hits:
+        return hits, False
+    blind = _blind(text)
+    loose = [label for label, p in phrases.items() if _blind(p) != p and _blind(p) in blind]
+    return (loose, True) if len(loose) == 1 or (loose and not unique) else ([], False)
+
+
+def _without(text: str, label: str, rebound: bool) -> str:
+    """``text`` without the label's words (any instance numbers where it was ``rebound``)."""
+    pieces = [r"\d+" if rebound and t.isdigit() else re.escape(t) for t in _tokens(label)]
+    return re.sub(r"(?<![\w])" + r"\W+".join(pieces) + r"(?![\w])", " ", text, flags=re.IGNORECASE)
 
 
 def _plans(advice: str) -> list[tuple[list[str], str]]:
     """``(steps, line)`` for each plan in the advice: every line that lists three or more short steps
     separated by commas or semicolons ("Search plan: move_to room_B, move_to room_D, move_to room_C."),
-    else the whole advice when its lines are a plan (a walkthrough, one command per line). A line that is
-    a plan itself is never one step of another: short rules above a search plan ("candle: take candle.")
-    made the advice look like a plan whose last step named every move of the search at once."""
-    lines = advice_lines(advice)
+    or any number under the title ``ORDERED``, else the whole advice when its lines are a plan (a
+    walkthrough, one command per line). A line that is a plan itself is never one step of another: short
+    rules above a search plan ("candle: take candle.") made the advice look like a plan whose last step
+    named every move of the search at once. What to avoid is never a step."""
+    lines = [line for line in advice_lines(advice) if not _is_avoid(line)]
     out = []
     for before, line in zip(["", *lines], lines, strict=False):
+        if line.lower().startswith(ORDERED):
+            steps = [
+                part.strip(" .") for part in re.split(r"[;,]", line.partition(":")[2]) if part.strip(" .")
+            ]
+            if steps:
+                out.append((steps, line))
+            continue
         if _FAILED & set(_tokens(before + " " + line)):
             continue  # a failed attempt's moves ("Outcome: failure / Actions: ...") are not a plan to follow
         steps = [part.strip() for part in re.split(r"[;,]", line) if part.strip()]
@@ -130,16 +150,21 @@ def _plans(advice: str) -> list[tuple[list[str], str]]:
 
 
 def _plan_step(advice: str, done: list[str], labels: list[str]) -> tuple[str, str] | None:
-    """The next step of the advice's plan (an ordered list of actions, e.g. a walkthrough) and its text: the first listed action named after the last step already done, found by
-    walking the done actions through the plan."""
+    """The next step of the advice's plan (an ordered list of actions, e.g. a walkthrough) and its text: the
+    first listed action named after the last step already done, found by walking the done actions through
+    the plan (a step done with other instance numbers counts where no step names it exactly)."""
+    phrases = {label: _phrase(label) for label in labels if _tokens(label)}
     for steps, _line in _plans(advice):
         at = 0
         for action in done:
             phrase = _phrase(action)
-            at = next((j + 1 for j in range(at, len(steps)) if phrase in _phrase(steps[j])), at)
+            exact = next((j + 1 for j in range(at, len(steps)) if phrase in _phrase(steps[j])), None)
+            loose = next(
+                (j + 1 for j in range(at, len(steps)) if _blind(phrase) in _blind(_phrase(steps[j]))), at
+            )
+            at = exact if exact is not None else loose
         for step in steps[at:]:
-            text = _phrase(step)
-            named = [label for label in labels if _tokens(label) and _phrase(label) in text]
+            named, _ = _named(_phrase(step), phrases)
             if named:  # the longest: 'take key 2' names 'take key' too
                 return max(named, key=lambda label: len(_tokens(label))), step
     return None
@@ -162,7 +187,8 @@ def next_planned(advice: str, done: list[str], labels: list[str]) -> dict[str, f
 
 
 class Match(NamedTuple):
-    """What the advice says for now: ``actions`` (``{label: match}``), the ``lines`` that say it, and
+    """What the advice says for now: ``actions`` (``{label: match}``; negative for an action to avoid), the
+    ``lines`` that say it, and
     whether a search plan ``yielded`` (its next step would lead away from a listed action naming the
     goal: see ``match_advice``)."""
 
@@ -188,7 +214,9 @@ def match_advice(
     plan: the next planned step after the actions ``done`` so far — unless the plan is a search (none of
     its steps names a word of ``goal``) and a listed action names one (a search does not pull the agent
     away from what its goal names: the match says it ``yielded``, and the agent chooses there as it
-    would without advice). Empty when the advice names no listed action."""
+    would without advice). Empty when the advice names no listed action. Avoid lines ("Avoid: <action>.",
+    "Do not <action> when <situation>.") add a negative value for the actions they name where they hold
+    (``_avoid``), whatever else applies; an agent adds the values to its own scores."""
     if not advice.strip() or not labels:
         return Match({}, [])
     seen = _content(_tokens(observation))
@@ -199,32 +227,31 @@ def match_advice(
     weight.update({f: 1.0 for f in _features(observation) if isinstance(f, frozenset)})
     phrases = {label: _phrase(label) for label in labels if _tokens(label)}
     rules: list[tuple[str, list[str], float]] = []
+    avoided: dict[str, float] = {}
+    avoid_lines: list[str] = []
     for line in advice_lines(advice):
-        text = _phrase(line)
-        hits = [label for label, p in phrases.items() if p in text]
+        if _is_avoid(line):
+            continue
+        hits, rebound = _named(_phrase(line), phrases)
         if not hits:
             continue
         condition_text = line
         for label in hits:  # the condition is the line without the actions it names
-            condition_text = re.sub(
-                r"(?<![\w])" + r"\W+".join(map(re.escape, _tokens(label))) + r"(?![\w])",
-                " ",
-                condition_text,
-                flags=re.IGNORECASE,
-            )
+            condition_text = _without(condition_text, label, rebound)
         condition = _features(condition_text)
         if condition:
-            # fsum: exactly rounded, so the order of the set (which changes per process with string
-            # hashing) cannot change the last digits, which go into the model call's cache key
-            rules.append((line, hits, math.fsum(weight.get(f, 0.0) for f in condition) / len(condition)))
+            rules.append((line, hits, _fit(condition, weight)))
+    for line in advice_lines(advice):
+        if _is_avoid(line):
+            _avoid(line, phrases, weight, avoided, avoid_lines)
     best = max((m for _, _, m in rules), default=0.0)
     if best < MIN_MATCH:
         step = _plan_step(advice, done or [], labels)
         if step is None:
-            return Match({}, [])
+            return Match(dict(avoided), avoid_lines)
         if goal and _search_yields(advice, goal, labels):
-            return Match({}, [], yielded=True)
-        return Match({step[0]: 1.0}, [step[1]])
+            return Match(dict(avoided), avoid_lines, yielded=not avoided)
+        return Match(_with(avoided, {step[0]: 1.0}), [step[1], *avoid_lines])
     named: dict[str, float] = {}
     lines: list[str] = []
     for line, hits, match in rules:
@@ -232,7 +259,40 @@ def match_advice(
             lines.append(line)
             for label in hits:
                 named[label] = match
-    return Match(named, lines)
+    return Match(_with(avoided, named), lines + avoid_lines)
+
+
+def _fit(condition: set[object], weight: dict[object, float]) -> float:
+    # fsum: exactly rounded, so the order of the set (which changes per process with string hashing)
+    # cannot change the last digits, which go into the model call's cache key
+    return math.fsum(weight.get(f, 0.0) for f in condition) / len(condition)
+
+
+def _avoid(
+    line: str, phrases: dict[str, str], weight: dict[object, float], out: dict[str, float], lines: list[str]
+) -> None:
+    """Lower (in ``out``) each listed action an avoid line names: by 1 without a situation, else by how well
+    its situation ('when ...') matches, where it holds by ``MIN_MATCH``. An action named with other instance
+    numbers is lowered in every instance listed (what did nothing on one did nothing on its like)."""
+    body = _AVOID.sub("", line)
+    parts = _WHEN.split(body, maxsplit=1)
+    action, situation = parts[0], parts[1] if len(parts) > 1 else ""
+    hits, _ = _named(_phrase(action), phrases, unique=False)
+    condition = _features(situation) if situation.strip() else set()
+    match = _fit(condition, weight) if condition else 1.0
+    if not hits or match < MIN_MATCH:
+        return
+    lines.append(line)
+    for label in hits:
+        out[label] = min(out.get(label, 0.0), -match)
+
+
+def _with(avoided: dict[str, float], advised: dict[str, float]) -> dict[str, float]:
+    """The advised actions' matches plus the avoided ones' (negative) penalties."""
+    out = dict(advised)
+    for label, penalty in avoided.items():
+        out[label] = round(out.get(label, 0.0) + penalty, 12)
+    return out
 
 
 def advised_actions(
@@ -244,10 +304,12 @@ def advised_actions(
 
 __all__ = [
     "MIN_MATCH",
+    "ORDERED",
     "Match",
     "advice_lines",
     "advice_now",
     "advised_actions",
     "match_advice",
     "next_planned",
+    "shared_stop_words",
 ]

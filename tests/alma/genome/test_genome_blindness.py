@@ -27,6 +27,24 @@ WORDS = (
     "textworld",
     "kitchen",
     "fridge",
+    "door",
+    "craft",
+    "crafting",
+    "workbench",
+    "soap",
+    "soapbar",
+    "cabinet",
+    "countertop",
+    "sinkbasin",
+    "microwave",
+    "boil",
+    "thermometer",
+    "ore",
+    "ingot",
+    "gather",
+    "combine",
+    "mount",
+    "gadget",
 )
 # letters around a word make another word (broom, roomy); digits, "_" and punctuation do not (room_A)
 ENV_WORD = re.compile(r"(?<![A-Za-z])(" + "|".join(WORDS) + r")(?![A-Za-z])", re.IGNORECASE)
@@ -50,7 +68,7 @@ def test_the_scan_sees_the_words():
 
 
 def test_part_files_are_all_scanned():
-    assert {p.stem for p in PART_FILES} == {"common", "encode", "retrieve", "render"}
+    assert {p.stem for p in PART_FILES} == {"common", "encode", "retrieve", "render", "effects"}
 
 
 @pytest.mark.parametrize("path", PART_FILES, ids=lambda p: p.name)

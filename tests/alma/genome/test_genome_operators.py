@@ -96,7 +96,9 @@ def test_only_generic_parts_without_a_model_are_drawn(walk):
         assert not child.uses_llm()
         assert 1 <= len(child.retrieve) <= 4
     drawn = {u.part for _, g, _ in walk for u in g.retrieve}
-    assert drawn == {"route", "explore", "goal_rules", "where_seen", "replay", "similar_episodes"}
+    assert drawn == {
+        "route", "explore", "goal_rules", "where_seen", "replay", "similar_episodes", "advances", "recipe"
+    }  # fmt: skip
 
 
 def test_random_genomes_never_hold_non_generic_parts_even_with_a_model():

@@ -15,8 +15,10 @@ from atlas.alma.genome import compile_genome, genome_design, parse_genome, parts
 from atlas.alma.genome.operators import env_observation_keys
 from atlas.envs.base import action_label
 
-ENCODE = ["transitions", "goal_actions", "sightings", "sequences", "episode_log"]
-RETRIEVE = ["route", "explore", "goal_rules", "where_seen", "replay", "similar_episodes"]
+ENCODE = ["transitions", "goal_actions", "sightings", "sequences", "episode_log", "effects"]
+RETRIEVE = [
+    "route", "explore", "goal_rules", "where_seen", "replay", "similar_episodes", "advances", "recipe"
+]  # fmt: skip
 ENVS = ["graphworld", "alfworld", "textworld", "textworld-fetch"]
 
 # Jericho warns that generated TextWorld games lack its per-game hints; irrelevant here.
@@ -45,6 +47,7 @@ def all_parts_genome(state_key: str, list_key: str):
                 {"part": "sightings"},
                 {"part": "sequences"},
                 {"part": "episode_log"},
+                {"part": "effects"},
             ],
             "retrieve": [{"part": name} for name in RETRIEVE],
         }
@@ -70,7 +73,7 @@ def test_every_generic_part_runs_on_real_episodes(env_name, make_env, smoke):
     for c in updates:
         assert c.prints, f"{c.episode}: update printed nothing"
         shown = " | ".join(c.prints)
-        assert "transitions:" in shown and "sightings:" in shown, shown
+        assert "transitions:" in shown and "sightings:" in shown and "effects:" in shown, shown
     assert report.advice_ok, report.to_feedback()
     if env_name == "graphworld":
         assert keys.scalar[0] == "location" and keys.lists[0] == "adjacent_rooms"

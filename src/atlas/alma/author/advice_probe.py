@@ -114,6 +114,12 @@ def _goal_named(goal: str, labels: list[str]) -> dict[str, float]:
     return {next(label for label in labels if count[label] == best): 1.0} if best else {}
 
 
+def _split(matched: dict[str, float]) -> tuple[dict[str, float], set[str]]:
+    """The advised actions (a positive match) and the lowered ones (an avoid line's penalty outweighs any
+    advice for them)."""
+    return {lb: v for lb, v in matched.items() if v > 0}, {lb for lb, v in matched.items() if v <= 0}
+
+
 def advised_walk(env: Environment, task: Task, advice: str, seed: int = 0) -> Trajectory:
     """A collection episode as a small agent plays it with a design's advice, with no model: the action the
     advice names for what is seen ``ADHERENCE`` of the time, otherwise a ``GoalWordPolicy`` step (random,
@@ -132,12 +138,15 @@ def advised_walk(env: Environment, task: Task, advice: str, seed: int = 0) -> Tr
             return None
         labels = ch.labels(actions)
         follow = rng.random() < ADHERENCE  # drawn every step: with no advice, the same walk as ignoring it
-        advised, _ = advice_now(advice, env.summarize_observation(obs), labels, done=chosen, goal=goal)
+        advised, lowered = _split(
+            advice_now(advice, env.summarize_observation(obs), labels, done=chosen, goal=goal)[0]
+        )
         if advised and follow:
             label = max(advised, key=lambda lb: advised[lb])
-        else:
-            named = [lb for lb in labels if wanted & set(words(lb))]
-            label = rng.choice(named) if named and rng.random() < 0.5 else rng.choice(labels)
+        else:  # what the advice says to avoid, the agent's scores lower: a walk takes it only if nothing else is listed
+            free = [lb for lb in labels if lb not in lowered] or labels
+            named = [lb for lb in free if wanted & set(words(lb))]
+            label = rng.choice(named) if named and rng.random() < 0.5 else rng.choice(free)
         chosen.append(label)
         return actions[labels.index(label)]
 
@@ -181,9 +190,9 @@ def follow_advice(
             for lb, a in zip(labels, actions, strict=True)
             if loop_nudge(action_text(a.tool, a.args), past) is None
         ]
-        advised, _ = advice_now(advice, seen, open_ or labels, done=chosen, goal=goal)
+        advised, lowered = _split(advice_now(advice, seen, open_ or labels, done=chosen, goal=goal)[0])
         if not advised and unadvised == "goal_words":
-            advised = _goal_named(goal, open_ or labels)
+            advised = _goal_named(goal, [lb for lb in open_ or labels if lb not in lowered])
             fallbacks += bool(advised)
         if not advised:
             where = " ".join(seen.split())[:160]

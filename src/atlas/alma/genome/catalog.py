@@ -146,6 +146,13 @@ PARTS: tuple[Part, ...] = (
         uses_llm=True,
     ),
     Part(
+        "effects",
+        "encode",
+        "what each action did, read from the result text and the score alone: what it made, used, used up and "
+        "replaced, whether it did nothing or advanced the task (instance numbers abstracted), and which actions "
+        "made each word",
+    ),
+    Part(
         "graph_edges",
         "encode",
         "edges between the state field and a list field in the graph store; per-state counts of an item field",
@@ -225,6 +232,42 @@ PARTS: tuple[Part, ...] = (
             ),
         ),
         requires=("sequences",),
+    ),
+    Part(
+        "advances",
+        "retrieve",
+        "rules: in a situation like the one it was taken in, the action that advanced the task (the score rose or "
+        "a goal word was newly shown), filled with this goal's words; and what to avoid: actions that never did "
+        "anything",
+        (
+            Param(
+                "min_support",
+                "int",
+                1,
+                (1, 2, 3),
+                doc="episodes' worth of advancing steps a form needs (counts decay with the store)",
+            ),
+            Param(
+                "avoid",
+                "int",
+                3,
+                (0, 2, 3),
+                doc="'Avoid: <action>' for actions that did nothing in this many situations (0: never)",
+            ),
+        ),
+        requires=("effects",),
+    ),
+    Part(
+        "recipe",
+        "retrieve",
+        "a plan that makes what the goal names: for each goal word an action made, the actions that make its "
+        "inputs first (recursively), then that action",
+        (
+            Param("depth", "int", 6, (1, 2, 4, 6), doc="levels of inputs planned for"),
+            Param("max_steps", "int", 20, (8, 14, 20, 30)),
+            Param("min_support", "int", 1, (1, 2), doc="episodes' worth a maker needs"),
+        ),
+        requires=("effects",),
     ),
     Part(
         "similar_episodes",

@@ -9,46 +9,14 @@ import re
 
 WORD = re.compile(r"[A-Za-z0-9_]+")
 SLOT = re.compile(r"\{(\d+)\}")
-STOP = frozenset(
-    [
-        "a",
-        "an",
-        "the",
-        "to",
-        "in",
-        "on",
-        "of",
-        "and",
-        "or",
-        "at",
-        "is",
-        "are",
-        "you",
-        "your",
-        "it",
-        "its",
-        "this",
-        "that",
-        "with",
-        "for",
-        "from",
-        "then",
-        "as",
-        "be",
-        "by",
-        "do",
-        "not",
-        "if",
-        "into",
-        "now",
-        "when",
-        "while",
-        "there",
-        "some",
-        "any",
-        "all",
-    ]
-)
+# The words every sentence has: never a situation, a thing or a goal's word. The one list the parts and
+# the task agent's advice matcher share (``atlas.agent.advice_match`` reads it from this file).
+STOP_WORDS = (
+    "a", "an", "the", "to", "in", "on", "of", "and", "or", "at", "is", "are", "am", "you", "your", "it",
+    "its", "this", "that", "with", "for", "from", "then", "as", "be", "by", "do", "does", "not", "if",
+    "into", "now", "when", "while", "there", "here's", "i", "some", "any", "all",
+)  # fmt: skip
+STOP = frozenset(STOP_WORDS)
 
 
 def words(text):
@@ -272,6 +240,13 @@ def capped(counts, cap):
     return dict(ranked)
 
 
+def capped_by(table, cap, size):
+    """The ``cap`` entries of ``table`` with the largest ``size(value)`` (all when within the cap)."""
+    if cap <= 0 or len(table) <= cap:
+        return table
+    return {k: table[k] for k in sorted(table, key=lambda k: -size(table[k]))[:cap]}
+
+
 def recent(items, n):
     """The last ``n`` items (all when n <= 0)."""
     return items[-n:] if n > 0 else items
@@ -282,3 +257,56 @@ def decay(counts, factor):
     if factor >= 1.0:
         return counts
     return {k: round(v * factor, 4) for k, v in counts.items() if v * factor >= 0.05}
+
+
+NUMBER = re.compile(r"(?<![A-Za-z0-9_{])\d+(?![A-Za-z0-9_}])")  # not a slot: {2}
+
+
+def unnumbered(text):
+    """``text`` with its instance numbers as '#' ('take key 2 from shelf 1' -> 'take key # from shelf #'):
+    the same action on another instance of the same things."""
+    return NUMBER.sub("#", str(text))
+
+
+def framed_pairs(text, names):
+    """``{(frame, word)}`` for every content word of every sentence of ``text`` (numbers left out), where
+    the frame is the sentence's first content word that names nothing (not in ``names``; '' when every
+    word is a name): 'You hold: x, y.' -> ('hold', 'x'), ('hold', 'y'), ('hold', 'hold')."""
+    out = set()
+    for sentence in SENTENCE.split(str(text)):
+        found = [w.lower() for w in words(sentence) if w.lower() not in STOP and not w.isdigit()]
+        frame = next((w for w in found if w not in names), "")
+        out.update((frame, w) for w in found)
+    return out
+
+
+def scored_steps(episode):
+    """Per step that reached the environment: ``before`` / ``after`` (the text as the agent read it),
+    ``next`` (the text after the following step: what lasted; ``after`` for the last step), ``obs_before``
+    / ``obs_after`` (the observations), ``action``, ``error`` and ``gain`` (the change of the environment's
+    score; 0.0 where the episode records none)."""
+    text = (episode.get("task") or {}).get("observation_text") or ""
+    obs = (episode.get("task") or {}).get("observation") or {}
+    out, score = [], 0.0
+    for step in episode.get("steps") or []:
+        action = str((step.get("action") or {}).get("text") or "")
+        after, after_obs = str(step.get("observation_text") or ""), step.get("observation") or {}
+        now = step.get("score")
+        gain = (now - score) if isinstance(now, (int, float)) else 0.0
+        score = now if isinstance(now, (int, float)) else score
+        if action:
+            out.append(
+                {
+                    "before": text,
+                    "action": action,
+                    "after": after or text,
+                    "obs_before": obs,
+                    "obs_after": after_obs or obs,
+                    "error": step.get("error"),
+                    "gain": round(gain, 6),
+                }
+            )
+        text, obs = after or text, after_obs or obs
+    for i, step in enumerate(out):
+        step["next"] = out[i + 1]["after"] if i + 1 < len(out) else step["after"]
+    return out

@@ -1,8 +1,9 @@
 """Render parts: advice items → the text ``recall`` returns. ``render_<part>(items, p)``.
 
-Rules are written "<situation>: <action>", plans as one line of comma-separated actions: the forms the
-task agent's advice matcher acts on (a rule applies when what the agent sees shows its situation and
-its action is listed; a plan gives the next listed step after what was done).
+Rules are written "<situation>: <action>", plans as one line of comma-separated actions and what not to
+do as "Avoid: <action>.": the forms the task agent's advice matcher acts on (a rule applies when what the
+agent sees shows its situation and its action is listed; a plan gives the next listed step after what was
+done; an avoided action is lowered).
 """
 
 
@@ -41,10 +42,10 @@ def _within(lines, budget):
 
 
 def render_lines(items, p):
-    """Rules, plans and notes in the order of ``p['order']``, at most ``p['max_lines']`` lines (shared
-    fairly among the retrieve parts when there are more: ``_within``), each rule and plan once; ''
-    when nothing applies."""
-    order = p.get("order", "rules,plans,notes").split(",")
+    """Rules, plans and notes in the order of ``p['order']``, then what to avoid, at most ``p['max_lines']``
+    lines (shared fairly among the retrieve parts when there are more: ``_within``), each rule and plan
+    once; '' when nothing applies."""
+    order = [*p.get("order", "rules,plans,notes").split(","), "avoids"]
     lines, seen = [], set()
     for kind in order:
         for item in items:
@@ -54,6 +55,8 @@ def render_lines(items, p):
                 line = _rule_line(item, p.get("style", "joined"))
             elif kind == "plans":
                 line = _plan_line(item)
+            elif kind == "avoids":
+                line = "Avoid: " + item.get("action", "") + "." if item.get("action") else ""
             else:
                 line = item.get("text", "")
             if line and (kind == "notes" or line not in seen):

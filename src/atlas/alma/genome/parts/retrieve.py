@@ -7,7 +7,16 @@ situation shows ``cond``), ``{"kind": "plan", "title": text, "steps": [actions]}
 import json
 import re
 
-from common import filled, goal_key, goal_words, in_every_goal, same_kind, slots_in, state_of, words
+from common import (
+    filled,
+    goal_key,
+    goal_words,
+    in_every_goal,
+    same_kind,
+    slots_in,
+    state_of,
+    words,
+)
 
 
 def _goal_states(states, gw):
@@ -349,7 +358,7 @@ def retrieve_replay(memory, task, tools, p):
     ``p['match'] == 'goal'`` of this very goal; the latest, or with ``p['prefer'] == 'most'`` the one
     that scored most and then went furthest (for sequences kept from failures, the most progress). With
     ``p['form'] == 'rules'`` as rules instead of a plan: each step that changed something lasting, on the
-    sentence it changed ('Mounted nothing: mount rotor.'). A rule applies however short the sequence (a
+    sentence it changed ('Fitted nothing: fit x.'). A rule applies however short the sequence (a
     plan only from three steps), and the steps that changed nothing are not replayed."""
     gw = goal_words(task.get("goal", ""))
     if p.get("match", "shape") == "goal":

@@ -1,0 +1,129 @@
+"""The LLM-free advice probe of genomes that use the memory of effects (``effects`` + ``advances`` /
+``recipe``) against existing-part genomes, on one environment: memory from collection episodes played by
+random / goal-word / explorer walks, then the deployment tasks played doing only what the advice says
+(``follow_advice``; no model anywhere). Prints probe successes and mean score per genome and walk seed,
+and the paired difference of each genome's mean score from the first's.
+
+    PYTHONPATH=src:tests/envs python scripts/probe_effects.py --env crafting --collect 8 --deploy 8
+    PYTHONPATH=src python scripts/probe_effects.py --env alfworld --collect 8 --deploy 8 --walks explorer
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import importlib
+import statistics
+
+from atlas.alma.author.smoke import asmoke_run
+from atlas.alma.genome import genome_design, parse_genome
+from atlas.alma.genome.operators import env_observation_keys
+from atlas.envs.registry import get_env
+
+
+def genomes(state_key: str, list_key: str) -> dict[str, dict]:
+    keyed = {"state_key": state_key}
+    return {
+        "effects": {
+            "encode": [{"part": "effects"}],
+            "retrieve": [{"part": "advances"}, {"part": "recipe"}],
+        },
+        "effects+explore": {
+            "encode": [
+                {"part": "effects"},
+                {"part": "transitions", "params": {**keyed, "neighbors_key": list_key}},
+            ],
+            "retrieve": [{"part": "advances"}, {"part": "recipe"}, {"part": "explore"}],
+        },
+        "effects+where_seen": {
+            "encode": [{"part": "effects"}, {"part": "sightings", "params": keyed}],
+            "retrieve": [{"part": "advances"}, {"part": "recipe"}, {"part": "where_seen"}],
+        },
+        "found-graphworld (replay, route, goal_rules, explore)": {
+            "encode": [
+                {"part": "sequences", "params": {"successes_only": False}},
+                {"part": "transitions", "params": {**keyed, "neighbors_key": list_key}},
+                {"part": "goal_actions", "params": {**keyed, "successes_only": False}},
+            ],
+            "retrieve": [
+                {"part": "replay", "params": {"prefer": "most"}},
+                {"part": "route"},
+                {"part": "goal_rules"},
+                {"part": "explore"},
+            ],
+        },
+        "found-workbench (replay rules)": {
+            "encode": [{"part": "sequences", "params": {"successes_only": False, "idle": "drop"}}],
+            "retrieve": [{"part": "replay", "params": {"match": "goal", "prefer": "most", "form": "rules"}}],
+        },
+        "where_seen+goal_rules": {
+            "encode": [
+                {"part": "sightings", "params": keyed},
+                {"part": "goal_actions", "params": {**keyed, "successes_only": False}},
+            ],
+            "retrieve": [{"part": "where_seen"}, {"part": "goal_rules"}],
+        },
+    }
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--env", default="crafting")
+    ap.add_argument("--plugin", default="", help="module to import first (registers a plug-in)")
+    ap.add_argument("--collect", type=int, default=8)
+    ap.add_argument("--deploy", type=int, default=8)
+    ap.add_argument("--walks", default="random", help="random, goal_words, goal_averse or explorer")
+    ap.add_argument("--seeds", default="0,1,2")
+    ap.add_argument("--unadvised", default="goal_words", choices=["stop", "goal_words"])
+    ap.add_argument("--family", type=int, default=0)
+    ap.add_argument("--only", default="", help="comma-separated genome names (substring)")
+    args = ap.parse_args()
+    if args.plugin:
+        importlib.import_module(args.plugin)
+    env = get_env(args.env)
+    tasks = env.generate_family_tasks(args.collect + args.deploy, args.family, 100)
+    keys = env_observation_keys(env)
+    state = keys.scalar[0] if keys.scalar else ""
+    lists = keys.lists[0] if keys.lists else ""
+    explorer = args.collect if args.walks == "explorer" else 0
+    walks = "goal_words" if args.walks == "explorer" else args.walks
+    results: dict[str, list[float]] = {}
+    print(
+        f"env {args.env}: {args.collect} collection tasks ({args.walks}), {args.deploy} probe tasks, "
+        f"unadvised={args.unadvised}; state_key={state!r} list_key={lists!r}"
+    )
+    for name, spec in genomes(state, lists).items():
+        if args.only and not any(o in name for o in args.only.split(",")):
+            continue
+        genome = parse_genome({"name": name.split(" ")[0], **spec})
+        scores, solved = [], 0
+        for seed in [int(s) for s in args.seeds.split(",")]:
+            report = asyncio.run(
+                asmoke_run(
+                    genome_design(genome),
+                    env,
+                    tasks=(tasks[: args.collect], tasks[args.collect :]),
+                    explorer_episodes=explorer,
+                    walks=walks,
+                    seed=seed,
+                    unadvised=args.unadvised,
+                )
+            )
+            if not report.ran_clean:
+                print(report.to_feedback()[:2000])
+            scores += [p["score"] for p in report.probes]
+            solved += sum(p["success"] for p in report.probes)
+        results[name] = scores
+        print(f"  {name}: solved {solved} of {len(scores)}, mean score {statistics.mean(scores):.3f}")
+    names = list(results)
+    for other in names[1:]:
+        d = [a - b for a, b in zip(results[names[0]], results[other], strict=True)]
+        m = statistics.mean(d)
+        half = 1.96 * statistics.stdev(d) / len(d) ** 0.5 if len(d) > 1 else 0.0
+        print(
+            f"  {names[0]} - {other}: {m:+.3f} [{m - half:+.3f}, {m + half:+.3f}] (paired, {len(d)} probe episodes)"
+        )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,317 @@
+"""The memory of effects: what actions did, learned from the result text and the score alone, and the
+advice it gives. ``encode_effects`` keeps, per action, what it made, used, used up and replaced, whether
+it did nothing or advanced the task; ``retrieve_advances`` turns that into rules (and what to avoid),
+``retrieve_recipe`` into a plan that makes what the goal names, inputs first.
+
+Design code (the sandbox's rules apply); no environment's words: a thing is a word the text frames, an
+action is written as the agent's list writes it, progress is the score or a goal word newly shown.
+"""
+
+import json
+import re
+
+from common import (
+    SENTENCE,
+    STOP,
+    bump,
+    capped,
+    capped_by,
+    count_goal,
+    decay,
+    filled,
+    frame_of,
+    framed_pairs,
+    goal_kind,
+    goal_words,
+    idle,
+    in_every_goal,
+    lasting,
+    observed_words,
+    same_kind,
+    scored_steps,
+    slots_in,
+    unnumbered,
+    value_words,
+    words,
+)
+
+
+def _enough(count, p):
+    """More than ``min_support - 1`` episodes' worth (counts decay with the store)."""
+    return count > p.get("min_support", 1) - 1
+
+
+def _effect(step, names, goal):
+    """What one step (``scored_steps``) did, read from its texts, fields and score alone: ``made`` (words
+    that came into a field, a new thing into the things held; for text alone, what it newly frames and keeps
+    framing; and goal words it shows that the text before did not), ``uses`` (words the action names that
+    the text showed before it: its inputs), ``eats`` (inputs the text stopped framing as before: used up),
+    ``swaps`` (frames where it replaced a word the action did not name: a new place for the old one),
+    ``moved`` (the goal words it advanced: made, or framed together in a sentence the text did not have
+    before, 'You put the key on the shelf'), ``advanced`` (the score rose or a goal word moved) and
+    ``nothing`` (it failed, or changed no field, made nothing, no score)."""
+    pb, pa = framed_pairs(step["before"], names), framed_pairs(step["after"], names)
+    new = pa - pb
+    # what lasted: still framed so after a following step that changed the text (a repeated message is not)
+    kept = new & framed_pairs(step["next"], names) if step["next"] != step["after"] else set()
+    shown = {w for _, w in pb}
+    acted = {w.lower() for w in words(step["action"])}
+    if lasting(step["obs_after"]):  # fields that hold things and places: what came into them
+        made = _field_gains(step["obs_before"], step["obs_after"])
+    else:  # text alone: what the text newly frames and keeps framing
+        made = {w for f, w in kept if w != f}
+    made |= {w for _, w in new if w in goal and w not in shown}
+    frames = {}  # how the text frames each thing made: where it lasted, else where it is new
+    for f, w in sorted(new - kept) + sorted(kept):
+        if w in made and w != f:
+            frames[w] = f
+    frames_after = {f for f, _ in pa}
+    lost = {(f, w) for f, w in pb - pa if f in frames_after and w != f}
+    moved = (made & goal) | _together(step["before"], step["after"], goal)
+    still = idle([step["obs_before"], step["action"], step["obs_after"], step["error"]])
+    return {
+        "made": {w: frames.get(w, "") for w in sorted(made)},
+        "uses": sorted((acted & shown) - made),
+        "eats": sorted(
+            _fewer(step["obs_before"], step["obs_after"], acted) or {w for _, w in lost if w in acted} - made
+        ),
+        "swaps": sorted({f for f, w in lost if w not in acted and f in frames.values()}),
+        "moved": moved,
+        "advanced": step["gain"] > 0 or bool(moved),
+        "nothing": bool(step["error"]) or (still and not made and step["gain"] <= 0 and not moved),
+    }
+
+
+def _fewer(before, after, named):
+    """Words of ``named`` the observation's fields (``lasting``) hold fewer times after than before: used up."""
+
+    def count(obs):
+        out = {}
+        for value in lasting(obs).values():
+            for w in words(value):
+                if w.lower() in named:
+                    bump(out, w.lower())
+        return out
+
+    had, has = count(before), count(after)
+    return {w for w, n in had.items() if has.get(w, 0) < n}
+
+
+def _together(before, after, goal):
+    """Goal words that a sentence new in ``after`` frames together, two or more of them."""
+    old = {" ".join(words(x)).lower() for x in SENTENCE.split(str(before))}
+    out = set()
+    for sentence in SENTENCE.split(str(after)):
+        found = {w.lower() for w in words(sentence)} & goal
+        if len(found) >= 2 and " ".join(words(sentence)).lower() not in old:
+            out |= found
+    return out
+
+
+def _field_gains(before, after):
+    """Names that came into a field of the observation (its lists and short values, ``lasting``; items of
+    more than three words, such as commands, left out): a thing a list gains, the new
+    value of a field that names a place."""
+    old, out = lasting(before), set()
+    for key, value in lasting(after).items():
+        had = {w.lower() for w in words(old.get(key, ""))}
+        for item in value.split(", "):
+            found = [w.lower() for w in words(item)]
+            if len(found) <= 3:
+                out |= {w for w in found if w not in had and not w.isdigit()}
+    return out - STOP
+
+
+def _here(obs):
+    """The words of the observation's short text fields (where the agent is: 'shelf' of 'shelf 1')."""
+    out = set()
+    for value in obs.values() if isinstance(obs, dict) else []:
+        if isinstance(value, str) and 0 < len(words(value)) <= 3:
+            out |= {w.lower() for w in words(value) if not w.isdigit()}
+    return out - STOP
+
+
+def _goal_form(step, gw, names, moved):
+    """An advancing step as a form any goal can fill: the goal words it moved (``_effect``) that the action
+    names, as slots ('take {2} 2 from shelf 1'), a word naming where the agent is (a short text field) as
+    ``{@}`` ('take {2} 2 from {@} 1': from wherever it is), and its situation, how the text before framed the first of
+    them ('see {2}'; the goal's own sentence is no situation); None when it names none or no sentence
+    frames it."""
+    low = [w.lower() for w in gw]
+    pieces = re.split(r"([A-Za-z0-9_]+)", step["action"])
+    slots = [i for i, t in enumerate(pieces) if t.lower() in moved and t.lower() in low]
+    if not slots:
+        return None
+    first = pieces[slots[0]]
+    for i in slots:
+        pieces[i] = "{" + str(low.index(pieces[i].lower())) + "}"
+    here = _here(step["obs_before"])
+    pieces = ["{@}" if t.lower() in here and t.lower() not in low else t for t in pieces]
+    told = [x for x in SENTENCE.split(str(step["before"])) if not set(low) <= {w.lower() for w in words(x)}]
+    frame = frame_of(". ".join(told), first, names)
+    return ["".join(pieces), frame + " {" + str(low.index(first.lower())) + "}"] if frame else None
+
+
+def encode_effects(memory, episode, tools, p, store):
+    """What each action did, from the result text and the score alone (no environment's words): per
+    action (instance numbers as '#', so 'take key 2' and 'take key 1' are one), how often it was tried,
+    did nothing, advanced the task, and what it made, used, used up and replaced (``_effect``); which
+    actions made each word (``effect_makers``: what makes what, e.g. 'join x y' made 'z'); and
+    each advancing step as a form with the goal's words as slots (``effect_forms``). Counts decay with the
+    store (``recent`` N: an extra 1 - 1/N per episode, a window of about N episodes) and are capped."""
+    m = memory.setdefault("effects", {})
+    makers = memory.setdefault("effect_makers", {})
+    forms = memory.setdefault("effect_forms", {})
+    factor = store.get("decay", 1.0) * (1 - 1 / store["recent"] if store.get("recent", 0) > 0 else 1.0)
+    for rec in m.values():
+        rec["counts"], rec["made"] = decay(rec["counts"], factor), decay(rec["made"], factor)
+    for w in list(makers):
+        makers[w] = decay(makers[w], factor)
+    for rec in forms.values():
+        rec["n"] = round(rec["n"] * factor, 4)
+    gw = goal_words((episode.get("task") or {}).get("goal", ""))
+    goal = {w.lower() for w in gw}
+    count_goal(memory, "effect_goals", gw)
+    names = observed_words(episode)
+    steps = scored_steps(episode)
+    places = memory.setdefault("effect_places", [])
+    counted = set()
+    for i, step in enumerate(steps):
+        for w in sorted(_here(step["obs_before"])):
+            if w not in places:
+                places.append(w)
+        eff = _effect(step, names, goal)
+        key = unnumbered(step["action"])
+        rec = m.setdefault(key, {"eg": "", "counts": {}, "made": {}, "frames": {}})
+        rec["eg"] = step["action"]
+        c = rec["counts"]
+        for name, hit in (("n", 1), ("nothing", eff["nothing"]), ("up", eff["advanced"])):
+            bump(c, name, 1 if hit else 0)
+        bump(c, "gain", max(step["gain"], 0.0))
+        bump(c, "pos", i / max(len(steps) - 1, 1))
+        for w, f in eff["made"].items():
+            bump(rec["made"], w)
+            rec["frames"][w] = f or rec["frames"].get(w, "")
+            bump(makers.setdefault(w, {}), key)
+        rec["uses"] = eff["uses"] or rec.get("uses", [])
+        rec["eats"] = sorted(set(rec.get("eats", [])) | set(eff["eats"]))[:8]
+        rec["swaps"] = sorted(set(rec.get("swaps", [])) | set(eff["swaps"]))[:8]
+        rec["made"] = capped(rec["made"], 5)
+        if eff["nothing"]:  # the situations it did nothing in (what the fields named before it)
+            seen = " ".join(sorted(value_words(step["obs_before"])))[:300]
+            rec["idle_in"] = sorted(set(rec.get("idle_in", [])) | {seen})[:4]
+        form = _goal_form(step, gw, names, eff["moved"]) if eff["advanced"] else None
+        if form:
+            kind = goal_kind(gw, {i for i, w in enumerate(gw) if w.lower() in names} | slots_in(form[0]))
+            key_f = json.dumps([kind, unnumbered(form[0]), form[1]])
+            rec_f = forms.setdefault(key_f, {"eg": "", "n": 0})
+            rec_f["eg"], rec_f["n"] = form[0], rec_f["n"] + (key_f not in counted)  # once per episode
+            counted.add(key_f)
+    cap = store.get("cap", 200)
+    for w in list(makers):
+        makers[w] = capped(makers[w], 3)
+    if len(m) > cap:  # the least tried go first
+        keep = sorted(m, key=lambda k: -m[k]["counts"].get("n", 0))[:cap]
+        memory["effects"] = {k: m[k] for k in keep}
+    memory["effect_places"] = places[-cap:]
+    memory["effect_makers"] = capped_by(makers, cap, lambda v: sum(v.values()))
+    memory["effect_forms"] = capped_by(forms, cap, lambda v: v["n"])
+    print("effects:", len(steps), "steps;", len(memory["effects"]), "actions,", len(makers), "words made")
+
+
+def retrieve_advances(memory, task, tools, p):
+    """From ``effects``: rules 'in a situation like S, A advanced the task' (each form of a step that
+    raised the score or newly showed a goal word, filled with this goal's words: 'See egg: take egg 2
+    from shelf 1.'), and 'Avoid: A.' for each action that never did anything (failed, or changed nothing;
+    the agent's matcher lowers it) in ``p['avoid']`` situations or more (what the fields named before it;
+    0: never): in fewer, it may only have come out of order. Forms need ``p['min_support']`` episodes'
+    worth of support (decayed with the store)."""
+    gw = goal_words(task.get("goal", ""))
+    out = []
+    for key, rec in sorted((memory.get("effect_forms") or {}).items(), key=lambda kv: -kv[1]["n"]):
+        kind, _, cond = json.loads(key)
+        if not same_kind(kind, gw):
+            continue
+        cond = filled(cond, gw)
+        action = filled(rec["eg"], gw)
+        named = [gw[i] for i in slots_in(rec["eg"]) if i < len(gw)]
+        form_only = all(in_every_goal(memory, "effect_goals", w) for w in named)  # the task's form
+        if _enough(rec["n"], p) and cond and action and named and not form_only:
+            for place in memory.get("effect_places") or [] if "{@}" in action else [""]:
+                out.append({"kind": "rule", "cond": [cond], "action": action.replace("{@}", place)})
+    situations = p.get("avoid", 3)
+    if situations:
+        for rec in (memory.get("effects") or {}).values():
+            c = rec.get("counts") or {}
+            tried = c.get("n", 0)
+            varied = len(rec.get("idle_in", [])) >= situations
+            if varied and c.get("nothing", 0) >= tried - 1e-6:
+                out.append({"kind": "avoid", "action": rec["eg"]})
+    return out
+
+
+def _maker(memory, word, stack, p):
+    """The action that most often made ``word`` (not one on ``stack``), with enough support."""
+    effects = memory.get("effects") or {}
+    ranked = sorted(
+        (memory.get("effect_makers") or {}).get(word, {}).items(),
+        key=lambda kv: (-kv[1], len(effects.get(kv[0], {}).get("uses", []))),
+    )
+    for key, n in ranked:
+        if key in effects and key not in stack and _enough(n, p):
+            return key
+    return ""
+
+
+def _apply(rec, have, made_by):
+    """``have`` after an action: what it made added, what it used up removed, and where it replaced a
+    word in a frame (a new place), everything made in that frame before."""
+    for frame in rec.get("swaps", []):
+        for w in [w for w in have if made_by.get(w) == frame]:
+            have.discard(w)
+    have.difference_update(rec.get("eats", []))
+    for w in rec.get("made", {}):
+        have.add(w)
+        made_by[w] = rec.get("frames", {}).get(w, "")
+
+
+def _make(memory, word, have, made_by, plan, stack, p):
+    """Append to ``plan`` the actions that make ``word``: its inputs first (recursively, up to
+    ``p['depth']`` levels), then its maker; nothing when it is had or no maker is known."""
+    if word in have or len(stack) >= p.get("depth", 6) or len(plan) >= p.get("max_steps", 20):
+        return
+    key = _maker(memory, word, stack, p)
+    if not key:
+        return
+    rec = memory["effects"][key]
+    for _ in range(2):  # again for an input a later one's making used up
+        for w in rec.get("uses", []):
+            _make(memory, w, have, made_by, plan, [*stack, key], p)
+    if not plan or plan[-1] != rec["eg"]:
+        plan.append(rec["eg"])
+    _apply(rec, have, made_by)
+
+
+def retrieve_recipe(memory, task, tools, p):
+    """From ``effects``: a plan that makes what the goal names, inputs first. For each goal word some
+    action was seen to make (in the order such steps came in episodes), the action that made it, after
+    the actions that make its inputs (the words it names that the text showed before it), recursively:
+    'Steps in order: get x, get y, join x y.' What the task's first text already frames
+    as made is not made again; what an action used up is made again where needed. Instance numbers are
+    those last seen (the agent's matcher re-binds them where one listed action fits)."""
+    gw = goal_words(task.get("goal", ""))
+    effects = memory.get("effects") or {}
+    wanted = []
+    for w in [w.lower() for w in gw]:
+        key = _maker(memory, w, [], p)
+        if key:
+            c = effects[key].get("counts") or {}
+            wanted.append((c.get("pos", 0.0) / max(c.get("n", 1), 1e-9), w))
+    frames = {f for rec in effects.values() for f in (rec.get("frames") or {}).values() if f}
+    first = framed_pairs(task.get("observation_text") or "", value_words(task.get("observation") or {}))
+    have = {w for f, w in first if f in frames and w != f}
+    made_by, plan = {}, []
+    for _, w in sorted(wanted):
+        _make(memory, w, have, made_by, plan, [], p)
+    plan = plan[: p.get("max_steps", 20)]
+    return [{"kind": "plan", "title": "Steps in order", "steps": plan}] if plan else []
