@@ -83,12 +83,24 @@ def texts_of(episode):
     return out
 
 
+def items_of(value):
+    """The items of a field that holds things: a list as it is; a mapping of names to counts (an
+    inventory, ``{'x': 2}``) as its names, each as many times as its count (up to 20)."""
+    if isinstance(value, dict):
+        out = []
+        for name, count in value.items():
+            n = count if isinstance(count, int) and not isinstance(count, bool) and 0 < count <= 20 else 1
+            out += [str(name)] * n
+        return out
+    return value if isinstance(value, list) else [value]
+
+
 def value_words(obs):
     """Lower-case words that name things in an observation: the words of its values and list items of
     at most three words (names such as 'hall_2' or 'key 1'; prose and command lists are left out)."""
     out = set()
     for value in obs.values() if isinstance(obs, dict) else []:
-        for item in value if isinstance(value, list) else [value]:
+        for item in items_of(value):
             found = words(value_text(item))
             if len(found) <= 3:
                 out.update(w.lower() for w in found)
@@ -96,12 +108,13 @@ def value_words(obs):
 
 
 def lasting(obs):
-    """What an action can change for good in an observation: its lists and its short names (prose
-    such as a feedback line and numbers such as a step counter are left out)."""
+    """What an action can change for good in an observation: its lists, its mappings of things (as
+    ``items_of``) and its short names (prose such as a feedback line and numbers such as a step counter
+    are left out)."""
     out = {}
     for key, value in obs.items() if isinstance(obs, dict) else []:
-        if isinstance(value, list):
-            out[key] = value_text(value)
+        if isinstance(value, list | dict):
+            out[key] = value_text(items_of(value))
         elif isinstance(value, str) and 0 < len(words(value)) <= 3 and not value.strip().isdigit():
             out[key] = value
     return out

@@ -22,6 +22,7 @@ from common import (
     frame_of,
     framed_pairs,
     goal_kind,
+    goal_key,
     goal_words,
     idle,
     in_every_goal,
@@ -200,6 +201,11 @@ def encode_effects(memory, episode, tools, p, store):
         if eff["nothing"]:  # the situations it did nothing in (what the fields named before it)
             seen = " ".join(sorted(value_words(step["obs_before"])))[:300]
             rec["idle_in"] = sorted(set(rec.get("idle_in", [])) | {seen})[:4]
+        if step["gain"] > 0:  # what raised the score for this very goal, in order (a sub-goal reached)
+            ups = memory.setdefault("effect_goal_ups", {}).setdefault(goal_key(gw), [])
+            if key not in ups:
+                ups.append(key)
+            del ups[:-12]
         form = _goal_form(step, gw, names, eff["moved"]) if eff["advanced"] else None
         if form:
             kind = goal_kind(gw, {i for i, w in enumerate(gw) if w.lower() in names} | slots_in(form[0]))
@@ -216,6 +222,8 @@ def encode_effects(memory, episode, tools, p, store):
     memory["effect_places"] = places[-cap:]
     memory["effect_makers"] = capped_by(makers, cap, lambda v: sum(v.values()))
     memory["effect_forms"] = capped_by(forms, cap, lambda v: v["n"])
+    ups = memory.get("effect_goal_ups") or {}
+    memory["effect_goal_ups"] = {k: ups[k] for k in list(ups)[-cap:]}
     print("effects:", len(steps), "steps;", len(memory["effects"]), "actions,", len(makers), "words made")
 
 
@@ -298,7 +306,9 @@ def retrieve_recipe(memory, task, tools, p):
     the actions that make its inputs (the words it names that the text showed before it), recursively:
     'Steps in order: get x, get y, join x y.' What the task's first text already frames
     as made is not made again; what an action used up is made again where needed. Instance numbers are
-    those last seen (the agent's matcher re-binds them where one listed action fits)."""
+    those last seen (the agent's matcher re-binds them where one listed action fits). Before those, the
+    actions that raised the score in earlier episodes of this very goal (its sub-goals), each after what
+    makes its inputs: progress toward inputs the goal never names."""
     gw = goal_words(task.get("goal", ""))
     effects = memory.get("effects") or {}
     wanted = []
@@ -311,6 +321,13 @@ def retrieve_recipe(memory, task, tools, p):
     first = framed_pairs(task.get("observation_text") or "", value_words(task.get("observation") or {}))
     have = {w for f, w in first if f in frames and w != f}
     made_by, plan = {}, []
+    for key in (memory.get("effect_goal_ups") or {}).get(goal_key(gw), []):  # sub-goals of this goal
+        rec = effects.get(key)
+        if rec and rec["eg"] not in plan:
+            for w in rec.get("uses", []):
+                _make(memory, w, have, made_by, plan, [key], p)
+            plan.append(rec["eg"])
+            _apply(rec, have, made_by)
     for _, w in sorted(wanted):
         _make(memory, w, have, made_by, plan, [], p)
     plan = plan[: p.get("max_steps", 20)]
