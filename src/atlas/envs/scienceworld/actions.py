@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from atlas.envs.scienceworld.scene import TEMPLATES, Combo, Scene, is_door
+from atlas.envs.scienceworld.scene import SEEN_DOOR, TEMPLATES, Combo, Scene, is_door
 
 LIMIT = 30
 HERE = re.compile(r"This (?:room|outside location) is called the (.+?)\.")
@@ -82,6 +82,7 @@ class Relevance:
         self.scene = scene
         task = scene.task.lower()
         self.task_words = _words(task)
+        self.focuses = max(1, task.count("focus on"))  # how many things the task asks to focus on
         self.named: set[int] = set()
         self.touches: set[int] = set()
         spans: list[tuple[int, int, int]] = []  # (start, end, object) of each phrase the task names
@@ -94,13 +95,16 @@ class Relevance:
             if not any(s <= start and end <= e and (e - s) > (end - start) for s, e, o in spans if o != obj):
                 self.named.add(obj)
         for obj in scene.names:
-            if obj not in self.named and _words(scene.label(obj)) & self.task_words:
+            said = " ".join([scene.label(obj), scene.names.get(obj, ""), *scene.referents.get(obj, ())])
+            if obj not in self.named and _words(said) & self.task_words:
                 self.touches.add(obj)
         here = HERE.search(scene.look)
         self.locations = {c.objects[0] for c in scene.combos if c.template == 2 and c.objects} | {
             o
             for o, name in scene.names.items()
-            if "room" in scene.referents.get(o, ()) or (here is not None and name == here.group(1))
+            if "room" in scene.referents.get(o, ())
+            or (here is not None and name == here.group(1))
+            or name in {d for d, _ in SEEN_DOOR.findall(scene.look)}
         }
         self.containers = {
             c.objects[0]
@@ -109,9 +113,12 @@ class Relevance:
         }
         self.devices = {c.objects[0] for c in scene.combos if c.template in (6, 7) and c.objects}
         self.portable = {c.objects[0] for c in scene.combos if c.template == 21 and c.objects}
-        focus_names = [self.scene.label(f).lower() for f in scene.focused] + [
-            scene.names.get(f, "").lower() for f in scene.focused
-        ]
+        focus_names = {
+            n.lower()
+            for f in scene.focused
+            for n in (scene.label(f), scene.names.get(f, ""), *scene.referents.get(f, ()))
+            if len(n) > 3 and n.lower() not in GENERIC | {"living thing", "organism", "plant", "animal"}
+        }
         self.holders = {  # what holds a thing the agent focused on ("flower pot 2 containing pea plant")
             o
             for o, rs in scene.referents.items()
@@ -164,11 +171,15 @@ def score(combo: Combo, rel: Relevance) -> float | None:
     if a in rel.locations or is_door(rel.scene, a):
         return None  # focusing on, moving or picking up a room or a door
     if t == 11:  # focus on: what the task names, else any portable thing (find tasks)
+        if a in rel.scene.focused:
+            return None
+        if len(rel.scene.focused) >= rel.focuses and r < 3:  # one focus more than asked ends most tasks
+            return 18
         return 80 if r == 3 else 55 if r else (42 if a in rel.portable else 28)
     if t == 21:  # pick up
         if a in rel.scene.inventory:
             return None
-        return 72 if r == 3 else 48 if r else (38 if a in rel.portable else None)
+        return 72 if r == 3 else 62 if a in rel.holders else 48 if r else (38 if a in rel.portable else None)
     if t == 22:  # put down
         return 30 + 8 * r
     if t in (6, 7):
@@ -186,11 +197,11 @@ def score(combo: Combo, rel: Relevance) -> float | None:
     if t == 9:  # move A to B: a thing held, focused on or named, into a container, a device or the inventory
         if r < 2:
             return None
-        if b not in rel.containers and b not in rel.devices:
+        if (b not in rel.containers and b not in rel.devices) or b in rel.living:
             return None
         return 30 + 4 * r + 10 * rb + (6 if b in rel.devices else 0)
     if t == 10:  # pour A in B: a container that holds something, into another container
-        if not rel.filled(a) or r == 0 or b not in rel.containers or b in rel.living:
+        if not rel.filled(a) or r == 0 or a in rel.holders or b not in rel.containers or b in rel.living:
             return None
         return 36 + 6 * r + 6 * rb
     if t == 13:  # use A on B: an instrument held, on something the task is about

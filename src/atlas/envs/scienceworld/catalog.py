@@ -56,12 +56,6 @@ SUPPORTED: tuple[str, ...] = (
     "lifespan-shortest-lived",
     "lifespan-longest-lived-then-shortest-lived",
     "use-thermometer",
-    "measure-melting-point-known-substance",
-    "chemistry-mix-paint-secondary-color",
-    "chemistry-mix-paint-tertiary-color",
-    "boil",
-    "melt",
-    "freeze",
 )
 DEFAULT_TASK_TYPE = "find-living-thing"
 SPLITS = ("train", "dev", "test")
@@ -118,12 +112,14 @@ def pick(task_types_: tuple[str, ...], split: str, n: int, seed: int) -> list[tu
         random.Random(f"scienceworld/{t}/{split}/{seed}").shuffle(order)
         orders[t] = order
     out: list[tuple[str, int]] = []
-    i = 0
-    while len(out) < n:
-        t = task_types_[i % len(task_types_)]
-        order = orders[t]
-        out.append((t, order[(i // len(task_types_)) % len(order)]))
-        i += 1
+    longest = max(len(o) for o in orders.values())
+    k = 0
+    while len(out) < n:  # round k takes each type's k-th variation; a type out of them sits out
+        for t in task_types_:
+            order = orders[t]
+            if k % longest < len(order) and len(out) < n:
+                out.append((t, order[k % longest]))
+        k += 1
     return out
 
 
