@@ -3,7 +3,7 @@
 For each variation (test split, spread over the supported task types), the gold path is played
 *through the list*: at each gold step the list entry that does the same thing (same template,
 same objects: ``atlas.envs.scienceworld.gold.find``) is taken; a gold step the list lacks is
-skipped. Printed: coverage over all gold steps, over the gold steps the simulator's full
+skipped; steps after the task is complete are not counted. Printed: coverage over all gold steps, over the gold steps the simulator's full
 valid-action list holds (the reference: a step it lacks is a no-op there, e.g. opening an open
 door), the final scores, and the median list size beside the median full valid-action count.
 
@@ -32,11 +32,12 @@ from atlas.protocols.env import Action
 def play(env: ScienceWorldEnv, task_type: str, variation: int) -> dict:
     task = env._task_of(task_type, variation)
     gold = env.gold_path(task)
-    hits = in_full = hits_in_full = 0
+    hits = in_full = hits_in_full = asked = 0
     sizes, fulls, missed = [], [], []
     for command in gold:
-        if env.done:
+        if env.done:  # the task is complete: the gold path's remaining steps ask nothing of the list
             break
+        asked += 1
         scene = env._scene
         assert scene is not None
         listed = list(env._choices.values())
@@ -55,7 +56,8 @@ def play(env: ScienceWorldEnv, task_type: str, variation: int) -> dict:
     return {
         "task_type": task_type,
         "variation": variation,
-        "gold_steps": len(gold),
+        "gold_steps": asked,
+        "gold_path": len(gold),
         "hits": hits,
         "in_full": in_full,
         "hits_in_full": hits_in_full,

@@ -63,8 +63,8 @@ def parse(command: str) -> list[tuple[int, list[str]]]:
             rest = text[len(verb) :]
             out = []
             for sep in seps:
-                for m in re.finditer(re.escape(sep), rest):
-                    out.append((template, [rest[: m.start()], rest[m.end() :]]))
+                for hit in re.finditer(re.escape(sep), rest):
+                    out.append((template, [rest[: hit.start()], rest[hit.end() :]]))
             if out:
                 return out
     for pattern, template in PATTERNS:
