@@ -235,3 +235,16 @@ def test_a_simulator_that_hangs_twice_ends_the_episode_as_failed(env):
     assert env.candidate_actions(result.observation) == []
     env.reset(env._task_of("find-living-thing", 228))  # the next episode gets a fresh simulator
     assert env.failure is None and env.observe()["actions"]
+
+
+@pytest.mark.scienceworld
+@pytest.mark.skipif(MISSING is not None, reason=str(MISSING))
+def test_context_schema_example_is_a_real_explorer_episode(env):
+    from atlas.envs.registry import spec_of
+
+    schema = spec_of(env).context_schema(env)
+    assert schema["environment"] == "scienceworld"
+    example = schema["episode"]["example"]
+    assert example["steps"] and 0.0 <= example["score"] <= 1.0
+    assert all(s["action"]["tool"] == "act" for s in example["steps"])
+    assert "score" in schema["observation"]["keys"]
