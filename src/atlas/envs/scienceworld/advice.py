@@ -1,0 +1,110 @@
+"""Oracle advice for ``atlas headroom`` (never shown to a memory design).
+
+- ``full``: this variation's gold path, each step written as the action list writes it.
+- ``learnable``: what a perfect memory of the *train* variations of the same task type could know:
+  the gold path of the train variation whose task text is closest to this one, played in that
+  variation and written as the list wrote it there, with the objects the two task texts name
+  differently re-bound ("red box" → "orange box", "kitchen" → "living room").
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+import threading
+from typing import TYPE_CHECKING
+
+from atlas.core.types import Task
+from atlas.envs.scienceworld import catalog
+from atlas.envs.scienceworld.gold import find
+from atlas.protocols.env import Action
+
+if TYPE_CHECKING:
+    from atlas.envs.scienceworld.env import ScienceWorldEnv
+
+#: Train variations compared with a task to pick the closest (read once per task type).
+CANDIDATES = 30
+_lock = threading.Lock()
+_train_goals: dict[str, list[tuple[int, str]]] = {}
+
+
+def played_path(env: ScienceWorldEnv, task: Task) -> list[str]:
+    """The gold path of ``task`` played through the action list, as list labels (a gold step the
+    list lacks is sent as the gold path writes it)."""
+    gold = env.gold_path(task)
+    out: list[str] = []
+    for command in gold:
+        if env.done or env._scene is None:
+            break
+        entry = find(command, list(env._choices.values()), env._scene)
+        label = entry.label if entry is not None else command
+        out.append(label)
+        env.step(Action("act", {"command": label}))
+    return out
+
+
+def _train_goals_of(env: ScienceWorldEnv, task_type: str) -> list[tuple[int, str]]:
+    with _lock:
+        if task_type in _train_goals:
+            return _train_goals[task_type]
+    goals = [
+        (v, env.format_goal(env._task_of(task_type, v)))
+        for _, v in catalog.pick((task_type,), "train", CANDIDATES, 0)
+    ]
+    with _lock:
+        _train_goals[task_type] = goals
+    return goals
+
+
+def _tokens(text: str) -> list[str]:
+    return re.findall(r"[a-z0-9.\-]+", text.lower())
+
+
+def closest_train(env: ScienceWorldEnv, task_type: str, goal: str) -> tuple[int, str]:
+    """The train variation (and its task text) whose task text shares the most words with ``goal``."""
+    mine = _tokens(goal)
+    return max(
+        _train_goals_of(env, task_type),
+        key=lambda vg: difflib.SequenceMatcher(a=_tokens(vg[1]), b=mine, autojunk=False).ratio(),
+    )
+
+
+def rebinding(old_goal: str, new_goal: str) -> list[tuple[str, str]]:
+    """Phrases the two task texts fill differently in the same frame, as (old, new) pairs."""
+    a, b = _tokens(old_goal), _tokens(new_goal)
+    pairs = []
+    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes():
+        if op == "replace" and i2 - i1 <= 4 and j2 - j1 <= 4:
+            pairs.append((" ".join(a[i1:i2]).strip("."), " ".join(b[j1:j2]).strip(".")))
+    return [(o, n) for o, n in pairs if o and n and o != n]
+
+
+def rebind(line: str, pairs: list[tuple[str, str]]) -> str:
+    for old, new in pairs:
+        line = re.sub(rf"(?<![a-z0-9]){re.escape(old)}(?![a-z0-9])", new, line)
+    return line
+
+
+def oracle_advice(env: ScienceWorldEnv, task: Task, level: str) -> str:
+    if level not in ("learnable", "full"):
+        raise ValueError(f"level must be 'learnable' or 'full', got {level!r}")
+    task_type = str(task.metadata["task_type"])
+    probe = env.clone()
+    try:
+        if level == "full":
+            steps = played_path(probe, task)
+            return "Do exactly these actions in order:\n" + "\n".join(
+                f"{i}. {s}" for i, s in enumerate(steps, 1)
+            )
+        goal = env.format_goal(task)
+        variation, train_goal = closest_train(probe, task_type, goal)
+        steps = played_path(probe, probe._task_of(task_type, variation))
+    finally:
+        probe.close()
+    pairs = rebinding(train_goal, goal)
+    return "A solved task of this kind was done with these actions:\n" + "\n".join(
+        f"{i}. {rebind(s, pairs)}" for i, s in enumerate(steps, 1)
+    )
+
+
+__all__ = ["CANDIDATES", "closest_train", "oracle_advice", "played_path", "rebind", "rebinding"]
