@@ -464,19 +464,12 @@ def register(app: typer.Typer) -> None:
             "--test-seeds",
             min=0,
             max=1000,
-            help="The run's result: after the search, the design chosen on the deployment tasks, the "
-            "next best and the best hand-built design are played with no memory beside them on "
-            "EPISODES x TEST_SEEDS held-out test tasks that neither the screening nor the choice saw "
-            "(an environment with its own splits uses its test split). Default: as many as "
-            "--deploy-seeds; 0: no test phase. --max-minutes keeps time for it.",
+            help="The run's result: at the end, the pick, the next best and the best hand-built design play "
+            "beside no memory on EPISODES x TEST_SEEDS held-out test tasks no choice saw (or the test split). "
+            "Default: --deploy-seeds; 0: none.",
         ),
         test_designs: int = typer.Option(
-            default("test_designs"),
-            "--test-designs",
-            min=1,
-            max=20,
-            help="How many of the best designs on the deployment tasks are played on the test tasks "
-            "(the pick first; the best hand-built design joins them when none of them is one).",
+            default("test_designs"), "--test-designs", min=1, max=20, help="Designs played on the test tasks."
         ),
         env_settings: dict[str, Any] | None = None,
     ) -> None:
