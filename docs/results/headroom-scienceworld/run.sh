@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Headroom of ScienceWorld task types with the local 0.5B model (none / learnable / full), test split.
+# Usage: bash docs/results/headroom-scienceworld/run.sh TASKS TYPE [TYPE ...]
+set -u
+out=$(dirname "$0")
+tasks=$1; shift
+for t in "$@"; do
+  start=$(date +%s)
+  atlas headroom --env scienceworld --task-type "$t" --tasks "$tasks" --json \
+    --episodes-out "$out/$t.episodes.jsonl" > "$out/$t.json" 2> "$out/$t.log"
+  echo "$t tasks=$tasks exit=$? seconds=$(( $(date +%s) - start ))" >> "$out/timing.txt"
+done
