@@ -298,3 +298,43 @@ def test_the_matcher_and_the_memory_parts_share_one_stop_word_list():
     design: dict = {}
     exec(compile_genome(parse_genome({"name": "s", "encode": [{"part": "effects"}]})), design)
     assert design["STOP"] == shared_stop_words()
+
+
+PANEL = (
+    "Panel: valve 1 (coolant) closed; valve 3 (steam) closed; valve 2 (water) open; pump 2 (feed) running."
+)
+PANEL_LABELS = ["open valve 1", "open valve 3", "close valve 2", "stop pump 2"]
+
+
+def test_an_action_with_what_its_thing_is_called_is_rebound_to_the_thing_called_so():
+    """'open valve 3 (coolant)' names the listed action on the valve this panel calls coolant (valve 1),
+    not the listed action that has its old number (valve 3 is steam here)."""
+    assert advised_actions(
+        "Steps in order: open valve 3 (coolant), stop pump 4 (feed)", PANEL, PANEL_LABELS
+    ) == {"open valve 1": 1.0}
+    rule = advised_actions("When the coolant is closed: open valve 3 (coolant).", PANEL, PANEL_LABELS)
+    assert list(rule) == ["open valve 1"] and rule["open valve 1"] > 0
+
+
+def test_a_plan_walked_by_what_was_done_to_which_thing():
+    """Done 'open valve 1' (the coolant valve here) is the plan's coolant step, so the next is the feed pump's."""
+    plan = "Steps in order: open valve 9 (steam), open valve 3 (coolant), stop pump 4 (feed)"
+    assert advised_actions(plan, PANEL, PANEL_LABELS, done=["open valve 1"]) == {"stop pump 2": 1.0}
+
+
+def test_avoid_by_what_a_thing_is_called_and_a_thing_not_here_names_nothing():
+    assert advised_actions("Avoid: close valve 5 (water).", PANEL, PANEL_LABELS) == {"close valve 2": -1.0}
+    # nothing here is called 'brine' although the valves are described: the step is not for this panel
+    # (its old number would name the steam valve), so the plan goes on to its next step
+    assert advised_actions("Steps in order: open valve 3 (brine), stop pump 2", PANEL, PANEL_LABELS) == {
+        "stop pump 2": 1.0
+    }
+    assert advised_actions("Avoid: open valve 1 (brine).", PANEL, PANEL_LABELS) == {}
+    # where the observation describes none of the things, the number decides, as without a description
+    bare = "Panel: valve 1 closed; valve 3 closed; valve 2 open."
+    assert advised_actions("Steps in order: open valve 3 (coolant), stop pump 2", bare, PANEL_LABELS) == {
+        "open valve 3": 1.0
+    }
+    assert advised_actions("Steps in order: open valve 3, stop pump 2", PANEL, PANEL_LABELS) == {
+        "open valve 3": 1.0
+    }

@@ -104,10 +104,68 @@ def _blind(phrase: str) -> str:
     return _NUMBER.sub("#", phrase)
 
 
-def _named(text: str, phrases: dict[str, str], *, unique: bool = True) -> tuple[list[str], bool]:
-    """The labels whose phrase ``text`` (a phrase) names whole, and False; else, re-bound, the labels it
-    names with other instance numbers ('take key 2 from shelf 1' for the listed 'take key 1 from shelf 3')
-    and True: with ``unique``, only where exactly one listed action fits."""
+# What a thing is called besides its number, as a memory writes it after the action: 'open valve 3 (coolant)'.
+_DESCRIBED = re.compile(r"\(([^()]*)\)[\s.,;!]*$")
+_MENTION = re.compile(r"([a-z_][a-z0-9_]*)\s+(\d+)(?![a-z0-9_])")
+_PIECE = re.compile(r"[.!?;\n]+")
+
+
+def _description(text: str) -> set[str]:
+    """The content words of a trailing '(...)' of an advised action: what its thing is called."""
+    found = _DESCRIBED.search(text)
+    return set(_content(_tokens(found.group(1)))) if found else set()
+
+
+def _context(observation: str, label: str) -> set[str]:
+    """The content words the observation says after each numbered thing the label names ('valve 3' in
+    'open valve 3'), up to the next numbered thing or the end of the sentence: 'coolant closed' in
+    'valve 3 (coolant) closed; valve 1 (steam) open'."""
+    things = {f"{a} {b}" for a, b in _MENTION.findall(" ".join(_tokens(label)))}
+    out: set[str] = set()
+    for piece in _PIECE.split(observation.lower()):
+        found = list(_MENTION.finditer(piece))
+        for i, m in enumerate(found):
+            if f"{m.group(1)} {m.group(2)}" in things:
+                end = found[i + 1].start() if i + 1 < len(found) else len(piece)
+                out.update(w for w in _content(_tokens(piece[m.end() : end])) if not w.isdigit())
+    return out
+
+
+def _by_description(raw: str, phrases: dict[str, str], observation: str) -> list[str] | None:
+    """The one listed action that does what ``raw`` (an advised action with a description, 'open valve 3
+    (coolant)') does to the thing the observation now describes so ('open valve 1' where it says 'valve 1
+    (coolant)'): the numbers of one task are not those of the next, what things are called is. [] when the
+    things it could be are described, none so (it is not here); None when there is no description to go
+    by (none given, or the observation calls none of those things anything of its own): the number decides."""
+    wanted = _description(raw)
+    if not wanted or not observation:
+        return None
+    blind = _blind(_phrase(_DESCRIBED.sub("", raw)))
+    fits = [label for label, p in phrases.items() if _blind(p) != p and _blind(p) in blind]
+    context = {label: _context(observation, label) for label in fits}
+    said = {  # what each is called: the words said of it and of none of the others (not 'closed')
+        label: words.difference(*(other for o, other in context.items() if o != label))
+        for label, words in context.items()
+    }
+    if not any(said.values()):
+        return None
+    score = {label: len(wanted & words) for label, words in said.items()}
+    best = max(score.values())
+    top = [label for label, n in score.items() if n == best]
+    return top if best > 0 and len(top) == 1 else []
+
+
+def _named(
+    raw: str, phrases: dict[str, str], *, unique: bool = True, observation: str = ""
+) -> tuple[list[str], bool]:
+    """The listed action ``raw`` (advice text) names by what its thing is called (``_by_description``), and
+    True; else the labels whose phrase it names whole, and False; else, re-bound, the labels it names with
+    other instance numbers ('take key 2 from shelf 1' for the listed 'take key 1 from shelf 3') and True:
+    with ``unique``, only where exactly one listed action fits."""
+    described = _by_description(raw, phrases, observation)
+    if described is not None:
+        return described, bool(described)
+    text = _phrase(raw)
     hits = [label for label, p in phrases.items() if p in text]
     if hits:
         return hits, False
@@ -149,22 +207,27 @@ def _plans(advice: str) -> list[tuple[list[str], str]]:
     return out
 
 
-def _plan_step(advice: str, done: list[str], labels: list[str]) -> tuple[str, str] | None:
+def _plan_step(
+    advice: str, done: list[str], labels: list[str], observation: str = ""
+) -> tuple[str, str] | None:
     """The next step of the advice's plan (an ordered list of actions, e.g. a walkthrough) and its text: the
     first listed action named after the last step already done, found by walking the done actions through
-    the plan (a step done with other instance numbers counts where no step names it exactly)."""
+    the plan (a step done with other instance numbers counts where no step names it exactly: the one
+    describing the same thing, else the first that fits)."""
     phrases = {label: _phrase(label) for label in labels if _tokens(label)}
     for steps, _line in _plans(advice):
         at = 0
         for action in done:
             phrase = _phrase(action)
-            exact = next((j + 1 for j in range(at, len(steps)) if phrase in _phrase(steps[j])), None)
-            loose = next(
-                (j + 1 for j in range(at, len(steps)) if _blind(phrase) in _blind(_phrase(steps[j]))), at
+            said = _context(observation, action) if observation else set()
+            fits = [j + 1 for j in range(at, len(steps)) if _blind(phrase) in _blind(_phrase(steps[j]))]
+            alike = [j for j in fits if said & _description(steps[j - 1])]
+            exact = next(
+                (j + 1 for j in range(at, len(steps)) if phrase in _phrase(steps[j]) and not alike), None
             )
-            at = exact if exact is not None else loose
+            at = exact if exact is not None else next(iter(alike or fits), at)
         for step in steps[at:]:
-            named, _ = _named(_phrase(step), phrases)
+            named, _ = _named(step, phrases, observation=observation)
             if named:  # the longest: 'take key 2' names 'take key' too
                 return max(named, key=lambda label: len(_tokens(label))), step
     return None
@@ -232,7 +295,7 @@ def match_advice(
     for line in advice_lines(advice):
         if _is_avoid(line):
             continue
-        hits, rebound = _named(_phrase(line), phrases)
+        hits, rebound = _named(line, phrases, observation=observation)
         if not hits:
             continue
         condition_text = line
@@ -243,10 +306,10 @@ def match_advice(
             rules.append((line, hits, _fit(condition, weight)))
     for line in advice_lines(advice):
         if _is_avoid(line):
-            _avoid(line, phrases, weight, avoided, avoid_lines)
+            _avoid(line, phrases, weight, avoided, avoid_lines, observation)
     best = max((m for _, _, m in rules), default=0.0)
     if best < MIN_MATCH:
-        step = _plan_step(advice, done or [], labels)
+        step = _plan_step(advice, done or [], labels, observation)
         if step is None:
             return Match(dict(avoided), avoid_lines)
         if goal and _search_yields(advice, goal, labels):
@@ -269,7 +332,12 @@ def _fit(condition: set[object], weight: dict[object, float]) -> float:
 
 
 def _avoid(
-    line: str, phrases: dict[str, str], weight: dict[object, float], out: dict[str, float], lines: list[str]
+    line: str,
+    phrases: dict[str, str],
+    weight: dict[object, float],
+    out: dict[str, float],
+    lines: list[str],
+    observation: str = "",
 ) -> None:
     """Lower (in ``out``) each listed action an avoid line names: by 1 without a situation, else by how well
     its situation ('when ...') matches, where it holds by ``MIN_MATCH``. An action named with other instance
@@ -277,7 +345,7 @@ def _avoid(
     body = _AVOID.sub("", line)
     parts = _WHEN.split(body, maxsplit=1)
     action, situation = parts[0], parts[1] if len(parts) > 1 else ""
-    hits, _ = _named(_phrase(action), phrases, unique=False)
+    hits, _ = _named(action, phrases, unique=False, observation=observation)
     condition = _features(situation) if situation.strip() else set()
     match = _fit(condition, weight) if condition else 1.0
     if not hits or match < MIN_MATCH:

@@ -258,3 +258,66 @@ def test_on_the_crafting_plug_in_effects_memory_steers_the_probe_where_existing_
     solved, score = _probe_solved(EFFECTS, env, tasks, seed=0)
     base_solved, base_score = _probe_solved(existing, env, tasks, seed=0)
     assert solved >= 4 and score > base_score + 1.0, (solved, score, base_solved, base_score)
+
+
+def _panel(numbers: dict[str, int], state: dict[str, str], lit: int, note: str = "") -> str:
+    """A control panel's text: each device by kind and number, what it is called, its state."""
+    devices = "; ".join(f"{kind} {n} ({name}) {state[name]}" for name, (kind, n) in numbers.items())
+    return f"{note} Panel: {devices}. Lamps lit: {lit} of 2."
+
+
+def test_a_procedure_on_labelled_devices_is_rebound_by_what_they_are_called():
+    """A recorded game on a panel whose devices carry names besides their numbers: each step that raised
+    the score is kept with what its device is called ('open valve 3 (coolant)'), so on a panel where the
+    same devices have other numbers, the matcher names the listed action on the device called so, not
+    the one with the old number, and walks the plan by what was done to which device."""
+    numbers = {"coolant": ("valve", 3), "steam": ("valve", 1), "feed": ("pump", 2), "drain": ("pump", 4)}
+    state = {"coolant": "closed", "steam": "closed", "feed": "stopped", "drain": "stopped"}
+    steps, score = [], 0.0
+    for action, name, to, gain in [
+        ("open valve 1", "steam", "open", 0.0),  # a step that did nothing for the task
+        ("open valve 3", "coolant", "open", 0.5),
+        ("start pump 2", "feed", "running", 0.5),
+    ]:
+        state[name], score = to, score + gain
+        note = f"You {action.split()[0]} the {name} {action.split()[1]}."
+        text = _panel(numbers, state, int(score * 2), note)
+        steps.append(
+            {"action": {"text": action}, "observation": {"text": text}, "observation_text": text,
+             "error": None, "score": score}
+        )  # fmt: skip
+    first = _panel(
+        numbers, {"coolant": "closed", "steam": "closed", "feed": "stopped", "drain": "stopped"}, 0
+    )
+    task = {"goal": "Bring the kiln online.", "observation_text": first, "observation": {"text": first}}
+    episode = {"task": task, "steps": steps, "success": True, "score": 1.0, "steps_taken": 3}
+    design = _design_functions()
+    memory: dict = {}
+    design["update"](memory, episode, None)
+    assert "open valve # (coolant)" in memory["effects"] and "open valve # (steam)" in memory["effects"]
+    advice = design["recall"](memory, task, None)
+    assert "open valve 3 (coolant), start pump 2 (feed)" in advice, advice
+
+    moved = {"coolant": ("valve", 1), "steam": ("valve", 3), "feed": ("pump", 4), "drain": ("pump", 2)}
+    now = _panel(moved, {"coolant": "closed", "steam": "closed", "feed": "stopped", "drain": "stopped"}, 0)
+    labels = ["open valve 1", "open valve 3", "start pump 2", "start pump 4"]
+    assert match_advice(advice, now, labels).actions.get("open valve 1", 0) > 0, advice
+    assert match_advice(advice, now, labels).actions.get("open valve 3", 0) <= 0
+    later = _panel(moved, {"coolant": "open", "steam": "closed", "feed": "stopped", "drain": "stopped"}, 1)
+    step = match_advice(advice, later, ["close valve 1", "open valve 3", "start pump 2", "start pump 4"],
+                        done=["open valve 1"]).actions  # fmt: skip
+    assert step.get("start pump 4", 0) > 0 and step.get("start pump 2", 0) <= 0, step
+
+
+def test_things_without_names_of_their_own_keep_their_actions_as_written():
+    """Where numbered things are described only by their state, or are the only one of their kind, the
+    actions stay as the agent's list writes them (nothing added to re-bind by)."""
+    text = "Panel: valve 3 closed; valve 1 open; pump 2 (feed) running."
+    after = "Panel: valve 3 open; valve 1 open; pump 2 (feed) running."
+    step = {"action": {"text": "open valve 3"}, "observation": {"text": after}, "observation_text": after,
+            "error": None, "score": 1.0}  # fmt: skip
+    task = {"goal": "Open the line.", "observation_text": text, "observation": {"text": text}}
+    design = _design_functions()
+    memory: dict = {}
+    design["update"](memory, {"task": task, "steps": [step], "success": True, "score": 1.0}, None)
+    assert list(memory["effects"]) == ["open valve #"], memory["effects"]

@@ -156,7 +156,8 @@ async def score_on_test(rec: Recorder, tasks: list[Task], source: str, n: int) -
     entries = to_test(rec.archive, n)
     rec.emit("held_out.start", source=source, tasks=[t.id for t in tasks], designs=[e.id for e in entries])
     rec.progress.line(
-        f"held-out  playing {len(entries)} designs and no memory on {len(tasks)} test tasks ({source})"
+        f"held-out  playing {len(entries)} design{'s' * (len(entries) != 1)} and no memory on {len(tasks)} "
+        f"test tasks ({source})"
     )
     rec.progress.design("no memory (test tasks)", len(tasks))
     base_ev = await rec.executor.evaluate(no_memory_design(rec.archive), [], tasks)

@@ -281,6 +281,59 @@ def unnumbered(text):
     return NUMBER.sub("#", str(text))
 
 
+MENTION = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\s+(\d+)(?![A-Za-z0-9_])")  # a numbered thing: 'valve 3'
+
+
+def _said_after(texts):
+    """``{thing: [word sets]}``: per text, the content words each numbered thing ('valve 3') is followed by,
+    up to the next numbered thing or the end of the sentence ('coolant closed' in 'valve 3 (coolant)
+    closed; valve 1 ...')."""
+    out = {}
+    for text in texts:
+        said = {}
+        for piece in re.split(r"[.!?;\n]+", str(text)):
+            found = list(MENTION.finditer(piece))
+            for i, m in enumerate(found):
+                end = found[i + 1].start() if i + 1 < len(found) else len(piece)
+                after = {w.lower() for w in words(piece[m.end() : end]) if not w.isdigit()} - STOP
+                thing = m.group(1).lower() + " " + m.group(2)
+                said[thing] = said.get(thing, set()) | after
+        for thing, after in said.items():
+            out.setdefault(thing, []).append(after)
+    return out
+
+
+def described(texts):
+    """What each numbered thing is called besides its number: the words said after it in every text that
+    names it (two or more texts), and never after another thing of its kind ('valve 3 (coolant) closed',
+    then '... open': 'coolant'; 'closed' is said of other valves too). ``{thing: 'words'}``; a thing with no
+    such words, or the only one of its kind (its number is enough), is left out."""
+    said = _said_after(texts)
+    out = {}
+    for thing, seen in said.items():
+        kind = thing.split(" ")[0]
+        others = [
+            after
+            for other, more in said.items()
+            if other != thing and other.split(" ")[0] == kind
+            for after in more
+        ]
+        if len(seen) < 2 or not others:
+            continue
+        always = set.intersection(*seen) - set.union(*others)
+        if always:
+            out[thing] = " ".join(sorted(always))
+    return out
+
+
+def called(action, names):
+    """``action`` with what its numbered things are called (``described``) after it: 'open valve 3 (coolant)'
+    (the agent's matcher finds the valve called so in the next task, whatever its number)."""
+    things = [m.group(1).lower() + " " + m.group(2) for m in MENTION.finditer(str(action))]
+    said = " ".join(names[t] for t in things if t in names)
+    return f"{action} ({said})" if said else str(action)
+
+
 def framed_pairs(text, names):
     """``{(frame, word)}`` for every content word of every sentence of ``text`` (numbers left out), where
     the frame is the sentence's first content word that names nothing (not in ``names``; '' when every

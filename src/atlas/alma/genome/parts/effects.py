@@ -14,10 +14,12 @@ from common import (
     SENTENCE,
     STOP,
     bump,
+    called,
     capped,
     capped_by,
     count_goal,
     decay,
+    described,
     filled,
     frame_of,
     framed_pairs,
@@ -175,6 +177,7 @@ def encode_effects(memory, episode, tools, p, store):
     count_goal(memory, "effect_goals", gw)
     names = observed_words(episode)
     steps = scored_steps(episode)
+    names_of = described([s["before"] for s in steps] + [s["after"] for s in steps[-1:]])
     places = memory.setdefault("effect_places", [])
     counted = set()
     for i, step in enumerate(steps):
@@ -182,9 +185,10 @@ def encode_effects(memory, episode, tools, p, store):
             if w not in places:
                 places.append(w)
         eff = _effect(step, names, goal)
-        key = unnumbered(step["action"])
+        action = called(step["action"], names_of)  # 'open valve 3 (coolant)': one per thing so called
+        key = unnumbered(action)
         rec = m.setdefault(key, {"eg": "", "counts": {}, "made": {}, "frames": {}})
-        rec["eg"] = step["action"]
+        rec["eg"] = action
         c = rec["counts"]
         for name, hit in (("n", 1), ("nothing", eff["nothing"]), ("up", eff["advanced"])):
             bump(c, name, 1 if hit else 0)

@@ -1,0 +1,972 @@
+"""Memory design compiled from genome 'mutate-d-0002' (ATLAS genome v1, key aab561fe384e).
+
+  encode   effects(): what each action did, read from the result text and the score alone: what it made, used, used up and replaced, whether it did nothing or advanced the task (instance numbers abstracted), and which actions made each word
+  encode   episode_log(action_form='listed', max_actions=10): a compact text of each episode (goal, outcome, actions) in a vector collection
+  encode   sequences(successes_only=False, idle='drop'): the action sequences of episodes, goal words as slots, per goal shape and exact goal (or only the actions that changed something)
+  encode   goal_actions(state_key='location'): actions that name words of the goal, as templates per goal shape, with the goal state they were taken in and how the observation text framed the word named (as the agent reads it)
+  store    {'recent': 30, 'cap': 1000, 'decay': 0.9}: keep the last N sequences (0: all); at most this many keys per counter; counts are multiplied by this before each episode adds its own
+  retrieve replay(): a kept action sequence of a goal of the same shape (or of this very goal), with this goal's words
+  retrieve advances(avoid=0): rules: in a situation like the one it was taken in, the action that advanced the task (the score rose or a goal word was newly shown), filled with this goal's words; and what to avoid: actions that never did anything
+  retrieve similar_episodes(failed_actions=False): notes: the most similar past episodes by goal (vector search above a floor)
+  retrieve goal_rules(): rules: learned goal-naming action templates filled with this goal's words
+  render   lines(order='notes,rules,plans', max_lines=10): rules as '<situation>: <action>', plans as one line of actions, notes as they are; a line budget shared among the retrieve parts
+
+Edit the genome and compile again (`atlas design compile`), or edit this code like any design.
+"""
+
+import json
+import re
+
+GENOME = {'version': 1,
+ 'name': 'mutate-d-0002',
+ 'encode': [{'part': 'effects', 'params': {}},
+            {'part': 'episode_log', 'params': {'action_form': 'listed', 'max_actions': 10}},
+            {'part': 'sequences',
+             'params': {'successes_only': False, 'max_actions': 30, 'idle': 'drop'}},
+            {'part': 'goal_actions',
+             'params': {'successes_only': True, 'state_key': 'location', 'any_item': True}}],
+ 'store': {'recent': 30, 'cap': 1000, 'decay': 0.9},
+ 'retrieve': [{'part': 'replay', 'params': {'match': 'shape', 'prefer': 'latest', 'form': 'plan'}},
+              {'part': 'advances', 'params': {'min_support': 1, 'avoid': 0}},
+              {'part': 'similar_episodes',
+               'params': {'k': 3, 'floor': 0.0, 'failed_actions': False}},
+              {'part': 'goal_rules', 'params': {'min_support': 1}}],
+ 'render': {'part': 'lines',
+            'params': {'order': 'notes,rules,plans', 'style': 'joined', 'max_lines': 10}}}
+STORE = {'recent': 30, 'cap': 1000, 'decay': 0.9}
+
+WORD = re.compile(r"[A-Za-z0-9_]+")
+
+SLOT = re.compile(r"\{(\d+)\}")
+
+STOP_WORDS = (
+    "a", "an", "the", "to", "in", "on", "of", "and", "or", "at", "is", "are", "am", "you", "your", "it",
+    "its", "this", "that", "with", "for", "from", "then", "as", "be", "by", "do", "does", "not", "if",
+    "into", "now", "when", "while", "there", "here's", "i", "some", "any", "all",
+)
+
+STOP = frozenset(STOP_WORDS)
+
+def words(text):
+    return WORD.findall(str(text))
+
+def goal_words(goal):
+    """The goal's content words in order (original case), each once."""
+    out, seen = [], set()
+    for w in words(goal):
+        low = w.lower()
+        if low not in STOP and low not in seen:
+            seen.add(low)
+            out.append(w)
+    return out
+
+def value_text(value):
+    """An observation value as words: lists joined by commas, None as ''."""
+    if isinstance(value, list):
+        return ", ".join(value_text(v) for v in value)
+    if isinstance(value, dict):
+        return ", ".join(str(k) + " " + value_text(v) for k, v in value.items())
+    return "" if value is None else str(value)
+
+def state_of(obs, key):
+    """The value of observation field ``key`` as a state name ('' when absent, empty, a list or a number:
+    a count such as the steps left changes with every action and names no place)."""
+    if not key or not isinstance(obs, dict):
+        return ""
+    value = obs.get(key)
+    if value is None or isinstance(value, (list, dict, bool, int, float)) or str(value).strip().isdigit():
+        return ""
+    return str(value)
+
+def steps_of(episode):
+    """``[before, action_text, after, error]`` per step that reached the environment; ``before`` of
+    the first step is the task's first observation."""
+    before = (episode.get("task") or {}).get("observation") or {}
+    out = []
+    for step in episode.get("steps") or []:
+        action = step.get("action") or {}
+        after = step.get("observation") or {}
+        text = str(action.get("text") or "")
+        if text:
+            out.append([before, text, after, step.get("error")])
+        if after:
+            before = after
+    return out
+
+def texts_of(episode):
+    """``[before_text, after_text]`` per step of ``steps_of``: the observations as the agent read them."""
+    before = (episode.get("task") or {}).get("observation_text") or ""
+    out = []
+    for step in episode.get("steps") or []:
+        after = str(step.get("observation_text") or "")
+        if str((step.get("action") or {}).get("text") or ""):
+            out.append([before, after])
+        if after:
+            before = after
+    return out
+
+def items_of(value):
+    """The items of a field that holds things: a list as it is; a mapping of names to counts (an
+    inventory, ``{'x': 2}``) as its names, each as many times as its count (up to 20)."""
+    if isinstance(value, dict):
+        out = []
+        for name, count in value.items():
+            n = count if isinstance(count, int) and not isinstance(count, bool) and 0 < count <= 20 else 1
+            out += [str(name)] * n
+        return out
+    return value if isinstance(value, list) else [value]
+
+def value_words(obs):
+    """Lower-case words that name things in an observation: the words of its values and list items of
+    at most three words (names such as 'hall_2' or 'key 1'; prose and command lists are left out)."""
+    out = set()
+    for value in obs.values() if isinstance(obs, dict) else []:
+        for item in items_of(value):
+            found = words(value_text(item))
+            if len(found) <= 3:
+                out.update(w.lower() for w in found)
+    return out
+
+def lasting(obs):
+    """What an action can change for good in an observation: its lists, its mappings of things (as
+    ``items_of``) and its short names (prose such as a feedback line and numbers such as a step counter
+    are left out)."""
+    out = {}
+    for key, value in obs.items() if isinstance(obs, dict) else []:
+        if isinstance(value, list | dict):
+            out[key] = value_text(items_of(value))
+        elif isinstance(value, str) and 0 < len(words(value)) <= 3 and not value.strip().isdigit():
+            out[key] = value
+    return out
+
+def idle(step):
+    """Whether a step (``steps_of``) failed or left the observation as it was (see ``lasting``)."""
+    before, _, after, error = step
+    return bool(error) or lasting(before) == lasting(after)
+
+def situation(step, texts, names):
+    """The sentence of the text before a step (``steps_of``; ``texts`` its pair of ``texts_of``) that
+    the step changed for good, as plain words: of the observation field that gained fewest new words,
+    the sentence that names one of them after the step, as it read before it ('Mounted nothing' before
+    'Mounted: rotor.'; '' when nothing lasting changed or no sentence says it in words beside names)."""
+    before, _, after, error = step
+    if error:
+        return ""
+    old, new = lasting(before), lasting(after)
+    gained = []
+    for key, value in new.items():
+        added = {w.lower() for w in words(value)} - {w.lower() for w in words(old.get(key, ""))}
+        if added:
+            gained.append(sorted(added))
+    if not gained:
+        return ""
+    word = min(gained, key=len)[0]
+    said = [s for s in SENTENCE.split(str(texts[1])) if word in {w.lower() for w in words(s)}]
+    skeleton = {w.lower() for w in words(said[-1]) if w.lower() not in names} if said else set()
+    for sentence in reversed(SENTENCE.split(str(texts[0]))):
+        if skeleton and skeleton <= {w.lower() for w in words(sentence)}:
+            return " ".join(words(sentence))
+    return ""
+
+def observed_words(episode):
+    """Lower-case words naming things in any observation of the episode (see ``value_words``)."""
+    first = (episode.get("task") or {}).get("observation") or {}
+    out = value_words(first)
+    for step in episode.get("steps") or []:
+        out |= value_words(step.get("observation") or {})
+    return out
+
+SENTENCE = re.compile(r"[.!?;\n]+(?:\s|$)")
+
+def frame_of(text, word, names):
+    """How the observation text frames ``word``: in the last sentence of ``text`` that names it, the first
+    two content words before it that name nothing (not in ``names``, not a number nor followed by one), e.g. 'holding' in
+    'You are holding: key.' and 'lying here' in 'Lying here: lamp, key.' ('' when no sentence names
+    the word)."""
+    low = word.lower()
+    for sentence in reversed(SENTENCE.split(str(text))):
+        tokens = [w.lower() for w in words(sentence)]
+        if low not in tokens:
+            continue
+        lead = tokens[: tokens.index(low)]
+        numbered = {
+            w for w, nxt in zip(lead, [*lead[1:], low], strict=True) if nxt.isdigit()
+        }  # 'lamp 1': a name
+        kept = [w for w in lead if w not in STOP | names | numbered and not w.isdigit()]
+        return " ".join(kept[:2])
+    return ""
+
+def slotted(text, gw):
+    """``text`` with every goal word replaced by ``{i}`` (its index in ``gw``); '' when none occurs."""
+    low = [w.lower() for w in gw]
+    parts = re.split(r"([A-Za-z0-9_]+)", str(text))
+    hit = False
+    for i, part in enumerate(parts):
+        if part.lower() in low:
+            parts[i] = "{" + str(low.index(part.lower())) + "}"
+            hit = True
+    return "".join(parts) if hit else ""
+
+def filled(template, gw):
+    """A slotted template with this goal's words put back ('' when a slot has no word)."""
+    missing = [int(i) for i in SLOT.findall(template) if int(i) >= len(gw)]
+    if missing:
+        return ""
+    return SLOT.sub(lambda m: gw[int(m.group(1))], template)
+
+def goal_key(gw):
+    """The goal itself, as sequences are filed under it: its words, lower-case."""
+    return " ".join(w.lower() for w in gw)
+
+def goal_kind(gw, used):
+    """The goal's shape: its words with the slot positions in ``used`` as '*'."""
+    return " ".join("*" if i in used else w.lower() for i, w in enumerate(gw))
+
+def same_kind(kind, gw):
+    """Whether a goal with words ``gw`` has the shape ``kind``."""
+    parts = kind.split(" ") if kind else []
+    if len(parts) != len(gw):
+        return False
+    return all(p == "*" or p == w.lower() for p, w in zip(parts, gw, strict=True))
+
+def slots_in(template):
+    return {int(i) for i in SLOT.findall(template)}
+
+def count_goal(memory, key, gw):
+    """Count one more episode and the words of its goal under ``memory[key]``."""
+    goals = memory.setdefault(key, {"episodes": 0, "words": {}})
+    goals["episodes"] += 1
+    for w in {w.lower() for w in gw}:
+        bump(goals["words"], w)
+
+def in_every_goal(memory, key, word):
+    """The word was in the goal of every episode counted under ``memory[key]`` (two or more, and
+    the goals differ in some word): the task's form ('find', 'take'), not a thing it names."""
+    goals = memory.get(key) or {}
+    n, counts = goals.get("episodes", 0), goals.get("words") or {}
+    varied = any(c < n for c in counts.values())
+    return n >= 2 and varied and counts.get(word.lower(), 0) >= n
+
+def bump(counts, key, by=1):
+    counts[key] = counts.get(key, 0) + by
+
+def capped(counts, cap):
+    """The ``cap`` largest entries of a count dict (ties: first inserted)."""
+    if cap <= 0 or len(counts) <= cap:
+        return counts
+    ranked = sorted(counts.items(), key=lambda kv: -kv[1])[:cap]
+    return dict(ranked)
+
+def capped_by(table, cap, size):
+    """The ``cap`` entries of ``table`` with the largest ``size(value)`` (all when within the cap)."""
+    if cap <= 0 or len(table) <= cap:
+        return table
+    return {k: table[k] for k in sorted(table, key=lambda k: -size(table[k]))[:cap]}
+
+def recent(items, n):
+    """The last ``n`` items (all when n <= 0)."""
+    return items[-n:] if n > 0 else items
+
+def decay(counts, factor):
+    """Multiply every count by ``factor`` (1.0: no decay), dropping those that fall near 0."""
+    if factor >= 1.0:
+        return counts
+    return {k: round(v * factor, 4) for k, v in counts.items() if v * factor >= 0.05}
+
+NUMBER = re.compile(r"(?<![A-Za-z0-9_{])\d+(?![A-Za-z0-9_}])")
+
+def unnumbered(text):
+    """``text`` with its instance numbers as '#' ('take key 2 from shelf 1' -> 'take key # from shelf #'):
+    the same action on another instance of the same things."""
+    return NUMBER.sub("#", str(text))
+
+def framed_pairs(text, names):
+    """``{(frame, word)}`` for every content word of every sentence of ``text`` (numbers left out), where
+    the frame is the sentence's first content word that names nothing (not in ``names``; '' when every
+    word is a name): 'You hold: x, y.' -> ('hold', 'x'), ('hold', 'y'), ('hold', 'hold')."""
+    out = set()
+    for sentence in SENTENCE.split(str(text)):
+        found = [w.lower() for w in words(sentence) if w.lower() not in STOP and not w.isdigit()]
+        frame = next((w for w in found if w not in names), "")
+        out.update((frame, w) for w in found)
+    return out
+
+def scored_steps(episode):
+    """Per step that reached the environment: ``before`` / ``after`` (the text as the agent read it),
+    ``next`` (the text after the following step: what lasted; ``after`` for the last step), ``obs_before``
+    / ``obs_after`` (the observations), ``action``, ``error`` and ``gain`` (the change of the environment's
+    score; 0.0 where the episode records none)."""
+    text = (episode.get("task") or {}).get("observation_text") or ""
+    obs = (episode.get("task") or {}).get("observation") or {}
+    out, score = [], 0.0
+    for step in episode.get("steps") or []:
+        action = str((step.get("action") or {}).get("text") or "")
+        after, after_obs = str(step.get("observation_text") or ""), step.get("observation") or {}
+        now = step.get("score")
+        gain = (now - score) if isinstance(now, (int, float)) else 0.0
+        score = now if isinstance(now, (int, float)) else score
+        if action:
+            out.append(
+                {
+                    "before": text,
+                    "action": action,
+                    "after": after or text,
+                    "obs_before": obs,
+                    "obs_after": after_obs or obs,
+                    "error": step.get("error"),
+                    "gain": round(gain, 6),
+                }
+            )
+        text, obs = after or text, after_obs or obs
+    for i, step in enumerate(out):
+        step["next"] = out[i + 1]["after"] if i + 1 < len(out) else step["after"]
+    return out
+
+def _carried(episode, gw, key, names):
+    """Per goal word, the frames the text kept it in across a change of state: the word moved with the
+    agent (it was held), e.g. 'holding' in 'You are holding: key.' before and after a move."""
+    obs = [(episode.get("task") or {}).get("observation") or {}]
+    texts = [(episode.get("task") or {}).get("observation_text") or ""]
+    for step in episode.get("steps") or []:
+        if step.get("observation"):
+            obs.append(step["observation"])
+            texts.append(step.get("observation_text") or "")
+    out = {w: set() for w in gw}
+    for i in range(1, len(obs)):
+        was, now = state_of(obs[i - 1], key), state_of(obs[i], key)
+        if not was or not now or was == now:
+            continue
+        for w in gw:
+            frame = frame_of(texts[i], w, names)
+            if frame and frame == frame_of(texts[i - 1], w, names):
+                out[w].add(frame)
+    return out
+
+def _from_failure(found, carried, goal_place):
+    """What a failed episode teaches: an action that made a goal word carried (applies anywhere), and
+    one that ended carrying it (applies in the place the goal names: ``goal_place(word)``, if any)."""
+    out = []
+    for where, template, frame, word, after in found:
+        held = carried.get(word, set())
+        if after in held and frame not in held:
+            out.append([where, template, frame, word, after])
+        elif frame in held and after not in held and not where and goal_place(word):
+            out.append([goal_place(word), template, frame, word, after])
+    return out
+
+def _everywhere(episode):
+    """The value words every observation of the episode had (the actions always listed, ...)."""
+    observations = [(episode.get("task") or {}).get("observation") or {}]
+    observations += [s.get("observation") for s in episode.get("steps") or [] if s.get("observation")]
+    common = value_words(observations[0])
+    for obs in observations[1:]:
+        common &= value_words(obs)
+    return common
+
+def _carry_forms(episode, gw, key, names, everywhere=None, form=frozenset()):
+    """``[template, frame]`` for each action that made a thing move with the agent, whatever the goal:
+    the thing's word was in the observation before the action and not in the previous state's, and is
+    still there after the next change of state. The template names it ``{item}`` (and goal words as
+    slots); the frame is how the text showed it before ('objects here'). In the episode's first state,
+    which has no previous one, the word must not be one that ``everywhere`` (past episodes) always had.
+    A word of the task's ``form`` (every goal has it: 'take') is never the thing: listed beside other
+    things after the move, 'take' of 'take key' looked carried."""
+    steps, texts = steps_of(episode), texts_of(episode)
+    out = []
+    for i, (before, action, after, error) in enumerate(steps):
+        here = state_of(before, key)
+        if error or not here or state_of(after, key) not in ("", here):
+            continue
+        earlier = [b for b, _, _, _ in steps[:i] if state_of(b, key) not in ("", here)]
+        later = [a for _, _, a, _ in steps[i:] if state_of(a, key) not in ("", here)]
+        if not later or not (earlier or everywhere is not None):
+            continue
+        was_there = value_words(earlier[-1]) if earlier else set(everywhere)
+        moved = value_words(later[0])
+        for w in sorted({t.lower() for t in words(action)} & value_words(before)):
+            if w.isdigit() or w in was_there or w not in moved or w in form:
+                continue
+            pieces = re.split(r"([A-Za-z0-9_]+)", action)
+            template = "".join("{item}" if t.lower() == w else slotted(t, gw) or t for t in pieces)
+            frame = frame_of(texts[i][0], w, names)
+            learned = [template, slotted(frame, gw) or frame]
+            if learned not in out:
+                out.append(learned)
+    return out
+
+def encode_goal_actions(memory, episode, tools, p, store):
+    """Actions that name words of the goal, as templates (``<verb> {1}``: word 1 of the goal) under the
+    goal's shape, with the state they were taken in when that state is a goal word too, and how the
+    observation text framed the named word before the action (``holding`` in 'You are holding: key'); the
+    state an action names otherwise becomes ``{here}`` (the action then applies in any state). How
+    the text frames the word after an action taken anywhere is kept too (``goal_action_after``: what
+    holding it looks like). Actions that change the state are left to ``transitions``. Only
+    successful episodes when ``p['successes_only']``; otherwise a failed episode teaches the action that
+    made a goal word carried (its frame then seen in two states) and the one that ended carrying it,
+    which applies in the state the goal names. How many goals named each word: ``goal_action_goals``.
+    With ``p['any_item']``, the form of any action that made a thing carried (``carry_forms``: one
+    'take coin' teaches 'take {item}' for every goal), from every episode, solved or not: its evidence is
+    the thing moving with the agent, not the outcome."""
+    m = memory.setdefault("goal_actions", {})
+    after_m = memory.setdefault("goal_action_after", {})
+    gw = goal_words((episode.get("task") or {}).get("goal", ""))
+    count_goal(memory, "goal_action_goals", gw)
+    key = p.get("state_key", "")
+    names = observed_words(episode)
+    if p.get("any_item", True):  # a thing moving with the agent says what carrying is, solved or not
+        _learn_carry_forms(memory, episode, gw, key, names, store)
+    if p.get("successes_only", True) and not episode.get("success"):
+        return
+    for table in (m, after_m):
+        for k in list(table):
+            table[k] = decay(table[k], store.get("decay", 1.0))
+    found, afters, used = [], [], set()
+    places = memory.setdefault("goal_action_places", [])
+    for (before, action, after, error), (seen, then) in zip(
+        steps_of(episode), texts_of(episode), strict=True
+    ):
+        here = state_of(before, key)
+        if here and here not in places:
+            places.append(here)
+        moved = key and state_of(after, key) and state_of(after, key) != here
+        template = "" if error or moved else slotted(action, gw)  # moves are the map's job
+        if template:
+            where = slotted(here, gw) if key else ""
+            if here and not where and here in template:
+                template = template.replace(here, "{here}")  # "take {2} 1 from {here}": any place
+            item = sorted(slots_in(template) - slots_in(where), key=lambda i: gw[i].lower() not in names)
+            word = gw[item[0]] if item else ""  # the word an action acts on: a name the agent saw first
+            frame = frame_of(seen, word, names) if word else ""
+            after_frame = frame_of(then, word, names) if word else ""
+            found.append([where, template, slotted(frame, gw) or frame, word, after_frame])
+            used |= slots_in(template) | slots_in(where)
+    if not episode.get("success"):
+        entered = set(memory.get("goal_action_places") or [])
+
+        def goal_place(word):  # another goal word naming something seen, a state entered first
+            named = [w for w in gw if w != word and w.lower() in names]
+            return slotted(sorted(named, key=lambda w: w not in entered)[0], gw) if named else ""
+
+        found = _from_failure(found, _carried(episode, gw, key, names), goal_place)
+    for where, _template, _frame, word, after_frame in found:
+        if word and not where and after_frame:
+            afters.append([gw.index(word), after_frame])
+    memory["goal_action_places"] = places[-store.get("cap", 200) :]
+    # the goal's shape: every word an action named, or the observations named, is a slot
+    used |= {i for i, w in enumerate(gw) if w.lower() in names}
+    kind = goal_kind(gw, used)
+    for where, template, frame, word, _ in found:
+        slot = gw.index(word) if word else -1
+        bump(m.setdefault(kind, {}), json.dumps([where, template, frame, slot]))
+    for pair in afters:
+        bump(after_m.setdefault(kind, {}), json.dumps(pair))
+    for table in (m, after_m):
+        for k in list(table):
+            table[k] = capped(table[k], store.get("cap", 200))
+    print("goal actions:", len(found), "templated;", len(m), "goal shapes")
+
+def _learn_carry_forms(memory, episode, gw, key, names, store):
+    """Count the episode's carry forms (``_carry_forms``) under ``memory['carry_forms']``."""
+    forms = decay(memory.get("carry_forms") or {}, store.get("decay", 1.0))
+    everywhere = memory.get("goal_action_everywhere")  # past episodes' words in every observation
+    form = {w.lower() for w in gw if in_every_goal(memory, "goal_action_goals", w)}
+    learned = _carry_forms(episode, gw, key, names, everywhere, form)
+    for found in learned:
+        bump(forms, json.dumps(found))
+    memory["carry_forms"] = capped(forms, store.get("cap", 200))
+    mine = _everywhere(episode)
+    memory["goal_action_everywhere"] = sorted(mine if everywhere is None else mine & set(everywhere))
+    print("carry forms:", len(learned), "new;", len(memory["carry_forms"]), "kept")
+
+def encode_sequences(memory, episode, tools, p, store):
+    """The action sequence of each (successful, when ``p['successes_only']``) episode with goal words as
+    slots, under the goal's shape and its exact goal; with ``p['idle'] == 'drop'`` only the actions
+    that changed the observation for good (a failed episode then keeps the progress it made); the most
+    recent ``store['recent']`` kept."""
+    m = memory.setdefault("sequences", [])
+    if p.get("successes_only", True) and not episode.get("success"):
+        return
+    gw = goal_words((episode.get("task") or {}).get("goal", ""))
+    drop = p.get("idle", "keep") == "drop"
+    names = observed_words(episode)
+    kept = [
+        (s, t)
+        for s, t in zip(steps_of(episode), texts_of(episode), strict=True)
+        if not s[3] and not (drop and idle(s))
+    ][: p.get("max_actions", 30)]
+    templates = [slotted(s[1], gw) or s[1] for s, _ in kept]
+    situations = [situation(s, t, names) for s, t in kept]
+    used = set()
+    for t in templates:
+        used |= slots_in(t)
+    used |= {i for i, w in enumerate(gw) if w.lower() in names}
+    m.append(
+        {
+            "kind": goal_kind(gw, used),
+            "goal": goal_key(gw),
+            "actions": templates,
+            "situations": [slotted(w, gw) or w for w in situations],
+            "score": episode.get("score", 0.0),
+            "success": bool(episode.get("success")),
+        }
+    )
+    memory["sequences"] = recent(m, store.get("recent", 0))[-store.get("cap", 200) :]
+    print("sequences:", len(memory["sequences"]), "kept")
+
+def _call_text(step):
+    action = step.get("action") or {}
+    args = action.get("args") or {}
+    inner = ", ".join(str(k) + "=" + str(v) for k, v in sorted(args.items()))
+    text = (action.get("tool") or "?") + "(" + inner + ")"
+    if step.get("error"):
+        text += " [failed: " + str(step["error"])[:60] + "]"
+    return text
+
+def encode_episode_log(memory, episode, tools, p, store):
+    """A compact text of each episode (goal, outcome, the actions) in the vector collection 'episodes'
+    (``p['action_form']``: 'call' = tool(arg=value), 'listed' = as the agent's list writes it)."""
+    goal = episode["task"].get("goal", "")
+    if p.get("action_form", "call") == "listed":
+        actions = [s[1] for s in steps_of(episode)]
+    else:
+        actions = [_call_text(s) for s in episode.get("steps", [])]
+    actions = actions[: p.get("max_actions", 25)]
+    outcome = "SUCCESS" if episode.get("success") else "FAILURE"
+    text = goal + "\nOutcome: " + outcome + "\nActions: " + "; ".join(actions)
+    tools.store_obs(
+        text, {"success": bool(episode.get("success")), "score": episode.get("score", 0.0)}, "episodes"
+    )
+    memory["episodes"] = memory.get("episodes", 0) + 1
+    memory["successes"] = memory.get("successes", 0) + (1 if episode.get("success") else 0)
+
+def _framed(frame, word):
+    """A situation piece: the word as the observation text frames it ('holding key'), or the word."""
+    return (frame + " " + word).strip()
+
+def _supported(count, p):
+    """Support counts episodes and decays with the store: more than ``min_support - 1`` episodes' worth."""
+    return count > p.get("min_support", 1) - 1
+
+def retrieve_goal_rules(memory, task, tools, p):
+    """Templates of goal-naming actions learned under this goal's shape, filled with this goal's words:
+    'do X when the situation shows what X names, framed as it was when X was done' (and the goal
+    state it was taken in; an action also done in the goal's state is advised only there)."""
+    gw = goal_words(task.get("goal", ""))
+    out = []
+    for kind, counts in (memory.get("goal_actions") or {}).items():
+        if not same_kind(kind, gw):
+            continue
+        ranked = sorted(counts.items(), key=lambda kv: -kv[1])
+        learned = [[*json.loads(k), "", -1][:4] for k, n in ranked if _supported(n, p)]
+        in_goal_state = {template for where, template, _, _ in learned if where}
+        for where, template, frame, slot in learned:
+            if not where and template in in_goal_state:
+                continue  # done in the goal's state too: elsewhere it was a detour
+            if all(
+                in_every_goal(memory, "goal_action_goals", gw[i])
+                for i in slots_in(template + where)
+                if i < len(gw)
+            ):
+                continue  # it names only the task's form ('take book' for 'take'): a thing of that episode
+            state = filled(where, gw) if where else ""
+            places = memory.get("goal_action_places") or [] if "{here}" in template else [""]
+            for place in places:
+                action = filled(template.replace("{here}", place), gw)
+                named = {t.lower() for t in words(action)}
+                items = [w for w in gw if w.lower() in named and w != state][:1]
+                items = [gw[slot]] if 0 <= slot < len(gw) else items
+                items = [_framed(filled(frame, gw) or frame, w) for w in items]
+                cond = [state, *items] if state else items
+                if action and cond:
+                    out.append({"kind": "rule", "cond": cond, "action": action})
+    return out + _carry_rules(memory, gw, p, {r["action"] for r in out})
+
+def _goal_item(memory, gw):
+    """The word of the goal that names its thing: the first that not every goal had (two goals or
+    more), that is no number and no state entered ('' when unknown)."""
+    if (memory.get("goal_action_goals") or {}).get("episodes", 0) < 2:
+        return ""
+    states = {w.lower() for s in memory.get("goal_action_places") or [] for w in words(s)}
+    for w in gw:
+        low = w.lower()
+        if not low.isdigit() and low not in states and not in_every_goal(memory, "goal_action_goals", w):
+            return w
+    return ""
+
+def _carry_rules(memory, gw, p, done):
+    """Rules from ``carry_forms``: the action that made any thing carried, for the goal's thing."""
+    item = _goal_item(memory, gw)
+    out = []
+    if not item:
+        return out
+    for key, n in sorted((memory.get("carry_forms") or {}).items(), key=lambda kv: -kv[1]):
+        template, frame = json.loads(key)
+        action = filled(template.replace("{item}", item), gw)
+        if _supported(n, p) and action and action not in done:
+            done.add(action)
+            out.append(
+                {"kind": "rule", "cond": [_framed(filled(frame, gw) or frame, item)], "action": action}
+            )
+    return out
+
+def retrieve_replay(memory, task, tools, p):
+    """A kept action sequence, with this goal's words: of a goal of the same shape, or with
+    ``p['match'] == 'goal'`` of this very goal; the latest, or with ``p['prefer'] == 'most'`` the one
+    that scored most and then went furthest (for sequences kept from failures, the most progress). With
+    ``p['form'] == 'rules'`` as rules instead of a plan: each step that changed something lasting, on the
+    sentence it changed ('Fitted nothing: fit x.'). A rule applies however short the sequence (a
+    plan only from three steps), and the steps that changed nothing are not replayed."""
+    gw = goal_words(task.get("goal", ""))
+    if p.get("match", "shape") == "goal":
+        goal = goal_key(gw)
+        found = [s for s in memory.get("sequences") or [] if s.get("goal") == goal]
+    else:
+        found = [s for s in memory.get("sequences") or [] if same_kind(s.get("kind", ""), gw)]
+    if p.get("prefer", "latest") == "most":
+        found = sorted(found, key=lambda s: (s.get("score", 0.0), len(s.get("actions", []))))
+    if not found or not found[-1].get("actions"):
+        return []
+    steps = [filled(a, gw) or a for a in found[-1]["actions"]]
+    if p.get("form", "plan") != "rules":
+        # A sequence kept from a failed episode (``successes_only`` off) is not what worked: say so.
+        worked = found[-1].get("success", True)  # sequences kept before this was recorded: as titled then
+        title = "What worked before" if worked else "How far an unfinished attempt got"
+        return [{"kind": "plan", "title": title, "steps": steps}]
+    rules = []
+    for step, where in zip(steps, found[-1].get("situations") or [], strict=False):
+        cond = filled(where, gw) or where
+        if cond:
+            rules.append({"kind": "rule", "cond": [cond], "action": step})
+    return rules
+
+def retrieve_similar_episodes(memory, task, tools, p):
+    """The most similar past episodes (vector search on the goal), as notes; a failed one without its
+    actions unless ``p['failed_actions']`` (the agent reads a list of actions as a plan to follow)."""
+    if not memory.get("episodes"):
+        return []
+    hits = tools.find_similar(task.get("goal", ""), p.get("k", 3), "episodes")
+    hits = [h for h in hits if h["score"] >= p.get("floor", 0.0)]
+    if not hits:
+        return []
+    lines = ["Similar past episodes (most similar first):"]
+    for hit in hits:
+        ok = hit["metadata"].get("success")
+        text = hit["text"] if ok or p.get("failed_actions", True) else hit["text"].split("\nActions:")[0]
+        tag = "succeeded" if ok else "failed"
+        lines.append("- (" + tag + ", similarity " + str(round(hit["score"], 2)) + ") " + text)
+    if [h for h in hits if h["metadata"].get("success")]:
+        lines.append("Follow the successful episode's approach, adapting names to this task.")
+    else:
+        lines.append("Those attempts failed: avoid repeating their actions.")
+    return [{"kind": "note", "text": line} for line in lines]
+
+def _rule_line(item, style):
+    cond = [c for c in item.get("cond", []) if c]
+    if not cond:
+        return ""
+    if style == "split":
+        situation = ". ".join(cond)
+    elif style == "bare":
+        situation = " ".join(cond)
+    else:  # "In hall with the key", "In hall with holding key", "Lying here key"
+        head = cond[0][:1].upper() + cond[0][1:] if " " in cond[0] else "In " + cond[0]
+        rest = [c if " " in c else "the " + c for c in cond[1:]]
+        situation = head + ("" if not rest else " with " + " and ".join(rest))
+    return situation + ": " + item.get("action", "") + "."
+
+def _plan_line(item):
+    steps = [s for s in item.get("steps", []) if s]
+    return (item.get("title") or "Plan") + ": " + ", ".join(steps) + "." if steps else ""
+
+def _within(lines, budget):
+    """At most ``budget`` of ``[(source, line)]``, kept in order; over budget, each retrieve part
+    (``source``) gets its turn: its first line, then every part's second, ... (one part's many rules
+    do not crowd out another's one)."""
+    if budget <= 0 or len(lines) <= budget:
+        return [line for _, line in lines]
+    rank, taken = [], {}
+    for source, _ in lines:
+        rank.append(taken.get(source, 0))
+        taken[source] = rank[-1] + 1
+    keep = sorted(range(len(lines)), key=lambda i: (rank[i], i))[:budget]
+    return [lines[i][1] for i in sorted(keep)]
+
+def render_lines(items, p):
+    """Rules, plans and notes in the order of ``p['order']``, then what to avoid, at most ``p['max_lines']``
+    lines (shared fairly among the retrieve parts when there are more: ``_within``), each rule and plan
+    once; '' when nothing applies."""
+    order = [*p.get("order", "rules,plans,notes").split(","), "avoids"]
+    lines, seen = [], set()
+    for kind in order:
+        for item in items:
+            if item.get("kind") + "s" != kind:
+                continue
+            if kind == "rules":
+                line = _rule_line(item, p.get("style", "joined"))
+            elif kind == "plans":
+                line = _plan_line(item)
+            elif kind == "avoids":
+                line = "Avoid: " + item.get("action", "") + "." if item.get("action") else ""
+            else:
+                line = item.get("text", "")
+            if line and (kind == "notes" or line not in seen):
+                seen.add(line)
+                lines.append((item.get("source", 0), line))
+    return "\n".join(_within(lines, p.get("max_lines", 60)))
+
+def _enough(count, p):
+    """More than ``min_support - 1`` episodes' worth (counts decay with the store)."""
+    return count > p.get("min_support", 1) - 1
+
+def _effect(step, names, goal):
+    """What one step (``scored_steps``) did, read from its texts, fields and score alone: ``made`` (words
+    that came into a field, a new thing into the things held; for text alone, what it newly frames and keeps
+    framing; and goal words it shows that the text before did not), ``uses`` (words the action names that
+    the text showed before it: its inputs), ``eats`` (inputs the text stopped framing as before: used up),
+    ``swaps`` (frames where it replaced a word the action did not name: a new place for the old one),
+    ``moved`` (the goal words it advanced: made, or framed together in a sentence the text did not have
+    before, 'You put the key on the shelf'), ``advanced`` (the score rose or a goal word moved) and
+    ``nothing`` (it failed, or changed no field, made nothing, no score)."""
+    pb, pa = framed_pairs(step["before"], names), framed_pairs(step["after"], names)
+    new = pa - pb
+    # what lasted: still framed so after a following step that changed the text (a repeated message is not)
+    kept = new & framed_pairs(step["next"], names) if step["next"] != step["after"] else set()
+    shown = {w for _, w in pb}
+    acted = {w.lower() for w in words(step["action"])}
+    if lasting(step["obs_after"]):  # fields that hold things and places: what came into them
+        made = _field_gains(step["obs_before"], step["obs_after"])
+    else:  # text alone: what the text newly frames and keeps framing
+        made = {w for f, w in kept if w != f}
+    made |= {w for _, w in new if w in goal and w not in shown}
+    frames = {}  # how the text frames each thing made: where it lasted, else where it is new
+    for f, w in sorted(new - kept) + sorted(kept):
+        if w in made and w != f:
+            frames[w] = f
+    frames_after = {f for f, _ in pa}
+    lost = {(f, w) for f, w in pb - pa if f in frames_after and w != f}
+    moved = (made & goal) | _together(step["before"], step["after"], goal)
+    still = idle([step["obs_before"], step["action"], step["obs_after"], step["error"]])
+    return {
+        "made": {w: frames.get(w, "") for w in sorted(made)},
+        "uses": sorted((acted & shown) - made),
+        "eats": sorted(
+            _fewer(step["obs_before"], step["obs_after"], acted) or {w for _, w in lost if w in acted} - made
+        ),
+        "swaps": sorted({f for f, w in lost if w not in acted and f in frames.values()}),
+        "moved": moved,
+        "advanced": step["gain"] > 0 or bool(moved),
+        "nothing": bool(step["error"]) or (still and not made and step["gain"] <= 0 and not moved),
+    }
+
+def _fewer(before, after, named):
+    """Words of ``named`` the observation's fields (``lasting``) hold fewer times after than before: used up."""
+
+    def count(obs):
+        out = {}
+        for value in lasting(obs).values():
+            for w in words(value):
+                if w.lower() in named:
+                    bump(out, w.lower())
+        return out
+
+    had, has = count(before), count(after)
+    return {w for w, n in had.items() if has.get(w, 0) < n}
+
+def _together(before, after, goal):
+    """Goal words that a sentence new in ``after`` frames together, two or more of them."""
+    old = {" ".join(words(x)).lower() for x in SENTENCE.split(str(before))}
+    out = set()
+    for sentence in SENTENCE.split(str(after)):
+        found = {w.lower() for w in words(sentence)} & goal
+        if len(found) >= 2 and " ".join(words(sentence)).lower() not in old:
+            out |= found
+    return out
+
+def _field_gains(before, after):
+    """Names that came into a field of the observation (its lists and short values, ``lasting``; items of
+    more than three words, such as commands, left out): a thing a list gains, the new
+    value of a field that names a place."""
+    old, out = lasting(before), set()
+    for key, value in lasting(after).items():
+        had = {w.lower() for w in words(old.get(key, ""))}
+        for item in value.split(", "):
+            found = [w.lower() for w in words(item)]
+            if len(found) <= 3:
+                out |= {w for w in found if w not in had and not w.isdigit()}
+    return out - STOP
+
+def _here(obs):
+    """The words of the observation's short text fields (where the agent is: 'shelf' of 'shelf 1')."""
+    out = set()
+    for value in obs.values() if isinstance(obs, dict) else []:
+        if isinstance(value, str) and 0 < len(words(value)) <= 3:
+            out |= {w.lower() for w in words(value) if not w.isdigit()}
+    return out - STOP
+
+def _goal_form(step, gw, names, moved):
+    """An advancing step as a form any goal can fill: the goal words it moved (``_effect``) that the action
+    names, as slots ('take {2} 2 from shelf 1'), a word naming where the agent is (a short text field) as
+    ``{@}`` ('take {2} 2 from {@} 1': from wherever it is), and its situation, how the text before framed the first of
+    them ('see {2}'; the goal's own sentence is no situation); None when it names none or no sentence
+    frames it."""
+    low = [w.lower() for w in gw]
+    pieces = re.split(r"([A-Za-z0-9_]+)", step["action"])
+    slots = [i for i, t in enumerate(pieces) if t.lower() in moved and t.lower() in low]
+    if not slots:
+        return None
+    first = pieces[slots[0]]
+    for i in slots:
+        pieces[i] = "{" + str(low.index(pieces[i].lower())) + "}"
+    here = _here(step["obs_before"])
+    pieces = ["{@}" if t.lower() in here and t.lower() not in low else t for t in pieces]
+    told = [x for x in SENTENCE.split(str(step["before"])) if not set(low) <= {w.lower() for w in words(x)}]
+    frame = frame_of(". ".join(told), first, names)
+    return ["".join(pieces), frame + " {" + str(low.index(first.lower())) + "}"] if frame else None
+
+def encode_effects(memory, episode, tools, p, store):
+    """What each action did, from the result text and the score alone (no environment's words): per
+    action (instance numbers as '#', so 'take key 2' and 'take key 1' are one), how often it was tried,
+    did nothing, advanced the task, and what it made, used, used up and replaced (``_effect``); which
+    actions made each word (``effect_makers``: what makes what, e.g. 'join x y' made 'z'); and
+    each advancing step as a form with the goal's words as slots (``effect_forms``). Counts decay with the
+    store (``recent`` N: an extra 1 - 1/N per episode, a window of about N episodes) and are capped."""
+    m = memory.setdefault("effects", {})
+    makers = memory.setdefault("effect_makers", {})
+    forms = memory.setdefault("effect_forms", {})
+    factor = store.get("decay", 1.0) * (1 - 1 / store["recent"] if store.get("recent", 0) > 0 else 1.0)
+    for rec in m.values():
+        rec["counts"], rec["made"] = decay(rec["counts"], factor), decay(rec["made"], factor)
+    for w in list(makers):
+        makers[w] = decay(makers[w], factor)
+    for rec in forms.values():
+        rec["n"] = round(rec["n"] * factor, 4)
+    gw = goal_words((episode.get("task") or {}).get("goal", ""))
+    goal = {w.lower() for w in gw}
+    count_goal(memory, "effect_goals", gw)
+    names = observed_words(episode)
+    steps = scored_steps(episode)
+    places = memory.setdefault("effect_places", [])
+    counted = set()
+    for i, step in enumerate(steps):
+        for w in sorted(_here(step["obs_before"])):
+            if w not in places:
+                places.append(w)
+        eff = _effect(step, names, goal)
+        key = unnumbered(step["action"])
+        rec = m.setdefault(key, {"eg": "", "counts": {}, "made": {}, "frames": {}})
+        rec["eg"] = step["action"]
+        c = rec["counts"]
+        for name, hit in (("n", 1), ("nothing", eff["nothing"]), ("up", eff["advanced"])):
+            bump(c, name, 1 if hit else 0)
+        bump(c, "gain", max(step["gain"], 0.0))
+        bump(c, "pos", i / max(len(steps) - 1, 1))
+        for w, f in eff["made"].items():
+            bump(rec["made"], w)
+            rec["frames"][w] = f or rec["frames"].get(w, "")
+            bump(makers.setdefault(w, {}), key)
+        rec["uses"] = eff["uses"] or rec.get("uses", [])
+        rec["eats"] = sorted(set(rec.get("eats", [])) | set(eff["eats"]))[:8]
+        rec["swaps"] = sorted(set(rec.get("swaps", [])) | set(eff["swaps"]))[:8]
+        rec["made"] = capped(rec["made"], 5)
+        if eff["nothing"]:  # the situations it did nothing in (what the fields named before it)
+            seen = " ".join(sorted(value_words(step["obs_before"])))[:300]
+            rec["idle_in"] = sorted(set(rec.get("idle_in", [])) | {seen})[:4]
+        if step["gain"] > 0:  # what raised the score for this very goal, in order (a sub-goal reached)
+            ups = memory.setdefault("effect_goal_ups", {}).setdefault(goal_key(gw), [])
+            if key not in ups:
+                ups.append(key)
+            del ups[:-12]
+        form = _goal_form(step, gw, names, eff["moved"]) if eff["advanced"] else None
+        if form:
+            kind = goal_kind(gw, {i for i, w in enumerate(gw) if w.lower() in names} | slots_in(form[0]))
+            key_f = json.dumps([kind, unnumbered(form[0]), form[1]])
+            rec_f = forms.setdefault(key_f, {"eg": "", "n": 0})
+            rec_f["eg"], rec_f["n"] = form[0], rec_f["n"] + (key_f not in counted)  # once per episode
+            counted.add(key_f)
+    cap = store.get("cap", 200)
+    for w in list(makers):
+        makers[w] = capped(makers[w], 3)
+    if len(m) > cap:  # the least tried go first
+        keep = sorted(m, key=lambda k: -m[k]["counts"].get("n", 0))[:cap]
+        memory["effects"] = {k: m[k] for k in keep}
+    memory["effect_places"] = places[-cap:]
+    memory["effect_makers"] = capped_by(makers, cap, lambda v: sum(v.values()))
+    memory["effect_forms"] = capped_by(forms, cap, lambda v: v["n"])
+    ups = memory.get("effect_goal_ups") or {}
+    memory["effect_goal_ups"] = {k: ups[k] for k in list(ups)[-cap:]}
+    print("effects:", len(steps), "steps;", len(memory["effects"]), "actions,", len(makers), "words made")
+
+def retrieve_advances(memory, task, tools, p):
+    """From ``effects``: rules 'in a situation like S, A advanced the task' (each form of a step that
+    raised the score or newly showed a goal word, filled with this goal's words: 'See egg: take egg 2
+    from shelf 1.'), and 'Avoid: A.' for each action that never did anything (failed, or changed nothing;
+    the agent's matcher lowers it) in ``p['avoid']`` situations or more (what the fields named before it;
+    0: never): in fewer, it may only have come out of order. Forms need ``p['min_support']`` episodes'
+    worth of support (decayed with the store)."""
+    gw = goal_words(task.get("goal", ""))
+    out = []
+    for key, rec in sorted((memory.get("effect_forms") or {}).items(), key=lambda kv: -kv[1]["n"]):
+        kind, _, cond = json.loads(key)
+        if not same_kind(kind, gw):
+            continue
+        cond = filled(cond, gw)
+        action = filled(rec["eg"], gw)
+        named = [gw[i] for i in slots_in(rec["eg"]) if i < len(gw)]
+        form_only = all(in_every_goal(memory, "effect_goals", w) for w in named)  # the task's form
+        if _enough(rec["n"], p) and cond and action and named and not form_only:
+            for place in memory.get("effect_places") or [] if "{@}" in action else [""]:
+                out.append({"kind": "rule", "cond": [cond], "action": action.replace("{@}", place)})
+    situations = p.get("avoid", 3)
+    if situations:
+        for rec in (memory.get("effects") or {}).values():
+            c = rec.get("counts") or {}
+            tried = c.get("n", 0)
+            varied = len(rec.get("idle_in", [])) >= situations
+            if varied and c.get("nothing", 0) >= tried - 1e-6:
+                out.append({"kind": "avoid", "action": rec["eg"]})
+    return out
+
+
+def update(memory, episode, tools):
+    try:
+        encode_effects(memory, episode, tools, {}, STORE)
+    except Exception as exc:
+        print("encode part effects failed:", repr(exc)[:200])
+    try:
+        encode_episode_log(memory, episode, tools, {'action_form': 'listed', 'max_actions': 10}, STORE)
+    except Exception as exc:
+        print("encode part episode_log failed:", repr(exc)[:200])
+    try:
+        encode_sequences(memory, episode, tools, {'successes_only': False, 'max_actions': 30, 'idle': 'drop'}, STORE)
+    except Exception as exc:
+        print("encode part sequences failed:", repr(exc)[:200])
+    try:
+        encode_goal_actions(memory, episode, tools, {'successes_only': True, 'state_key': 'location', 'any_item': True}, STORE)
+    except Exception as exc:
+        print("encode part goal_actions failed:", repr(exc)[:200])
+
+
+def recall(memory, task, tools):
+    items = []
+    try:
+        items += [{**i, 'source': 0} for i in retrieve_replay(memory, task, tools, {'successes_only': False,
+ 'max_actions': 30,
+ 'idle': 'drop',
+ 'match': 'shape',
+ 'prefer': 'latest',
+ 'form': 'plan'})]
+    except Exception as exc:
+        print("retrieve part replay failed:", repr(exc)[:200])
+    try:
+        items += [{**i, 'source': 1} for i in retrieve_advances(memory, task, tools, {'min_support': 1, 'avoid': 0})]
+    except Exception as exc:
+        print("retrieve part advances failed:", repr(exc)[:200])
+    try:
+        items += [{**i, 'source': 2} for i in retrieve_similar_episodes(memory, task, tools, {'action_form': 'listed', 'max_actions': 10, 'k': 3, 'floor': 0.0, 'failed_actions': False})]
+    except Exception as exc:
+        print("retrieve part similar_episodes failed:", repr(exc)[:200])
+    try:
+        items += [{**i, 'source': 3} for i in retrieve_goal_rules(memory, task, tools, {'successes_only': True, 'state_key': 'location', 'any_item': True, 'min_support': 1})]
+    except Exception as exc:
+        print("retrieve part goal_rules failed:", repr(exc)[:200])
+    return render_lines(items, {'order': 'notes,rules,plans', 'style': 'joined', 'max_lines': 10})
