@@ -181,6 +181,21 @@ def test_fold_keeps_the_head_and_alternating_roles():
     assert fold(msgs[:6], max_chars=10_000) == msgs[:6]
 
 
+def test_a_folded_conversation_grows_again_before_it_folds_again():
+    """Long observations: folded to half the limit, the next turns only append (the model's cache of
+    the folded conversation is reused) until the limit is reached again."""
+    msgs = [{"role": "system", "content": "s"}, {"role": "user", "content": "first"}]
+    folds, previous = 0, None
+    for i in range(40):
+        msgs = [*msgs, {"role": "assistant", "content": f"a{i}"}, {"role": "user", "content": "x" * 1500}]
+        folded = fold(msgs, max_chars=6000, keep_turns=6)
+        if previous is not None and folded[: len(previous)] != previous:
+            folds += 1
+        msgs = previous = folded
+        assert sum(len(m["content"]) for m in folded) <= 6000 + 1600
+    assert 8 <= folds <= 14, folds  # every third turn: six turns no longer fit, so it once folded on each
+
+
 def test_actions_render_as_replies():
     assert render_action(Action("move_to", {"room": "room_B"})) == "move_to room_B"
     assert render_action(Action("act", {"command": "go north"})) == "go north"

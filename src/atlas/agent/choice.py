@@ -79,13 +79,25 @@ def turn_message(
     }
 
 
+def _chars(messages: list[Message]) -> int:
+    return sum(len(str(m.get("content") or "")) for m in messages)
+
+
 def fold(messages: list[Message], max_chars: int, keep_turns: int = 6) -> list[Message]:
-    """Once the conversation is longer than ``max_chars``, keep the system and first messages and
-    the last ``keep_turns`` exchanges; the first kept user message says how many were dropped."""
-    size = sum(len(str(m.get("content") or "")) for m in messages)
+    """Once the conversation is longer than ``max_chars``, keep the system and first messages and the
+    last exchanges (at most ``keep_turns``, at least one) that fit in half of ``max_chars``; the first
+    kept user message says how many were dropped. Half, so the next turns append to the folded
+    conversation (its cache reused) until it is long again: folded to just under the limit, it folded
+    again on every turn of an environment with long observations, and each fold is a cache miss."""
     turns = messages[2:]  # assistant, user, assistant, user, ..., user (pending)
-    keep = 2 * keep_turns  # starts with an assistant reply, so roles keep alternating
-    if size <= max_chars or len(turns) <= keep:
+    if _chars(messages) <= max_chars or len(turns) <= 2:
+        return messages
+    room = max_chars // 2 - _chars(messages[:2])
+    exchanges = 1  # each starts with an assistant reply, so roles keep alternating
+    while exchanges < min(keep_turns, len(turns) // 2) and _chars(turns[-2 * (exchanges + 1) :]) <= room:
+        exchanges += 1
+    keep = 2 * exchanges
+    if len(turns) <= keep:
         return messages
     dropped, rest = turns[:-keep], [dict(m) for m in turns[-keep:]]
     omitted = sum(1 for m in dropped if m.get("role") == "assistant")
