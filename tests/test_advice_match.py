@@ -322,19 +322,20 @@ def test_a_plan_walked_by_what_was_done_to_which_thing():
     assert advised_actions(plan, PANEL, PANEL_LABELS, done=["open valve 1"]) == {"stop pump 2": 1.0}
 
 
-def test_avoid_by_what_a_thing_is_called_and_a_thing_not_here_names_nothing():
+def test_avoid_by_what_a_thing_is_called_and_words_that_call_nothing_leave_the_number_to_decide():
     assert advised_actions("Avoid: close valve 5 (water).", PANEL, PANEL_LABELS) == {"close valve 2": -1.0}
-    # nothing here is called 'brine' although the valves are described: the step is not for this panel
-    # (its old number would name the steam valve), so the plan goes on to its next step
-    assert advised_actions("Steps in order: open valve 3 (brine), stop pump 2", PANEL, PANEL_LABELS) == {
+    # the coolant valve is here, closed: no listed action closes it, so that step names nothing
+    assert advised_actions("Steps in order: close valve 3 (coolant), stop pump 2", PANEL, PANEL_LABELS) == {
         "stop pump 2": 1.0
     }
-    assert advised_actions("Avoid: open valve 1 (brine).", PANEL, PANEL_LABELS) == {}
-    # where the observation describes none of the things, the number decides, as without a description
-    bare = "Panel: valve 1 closed; valve 3 closed; valve 2 open."
-    assert advised_actions("Steps in order: open valve 3 (coolant), stop pump 2", bare, PANEL_LABELS) == {
+    # nothing here is called 'brine', or 'the one by the door': the number decides, as without them
+    assert advised_actions("Steps in order: open valve 3 (brine), stop pump 2", PANEL, PANEL_LABELS) == {
         "open valve 3": 1.0
     }
-    assert advised_actions("Steps in order: open valve 3, stop pump 2", PANEL, PANEL_LABELS) == {
+    plan = "Steps in order: open valve 3 (the one by the door), stop pump 2"
+    assert advised_actions(plan, PANEL, PANEL_LABELS) == {"open valve 3": 1.0}
+    # where the observation calls the valves nothing of their own (only states), the number decides
+    bare = "Panel: valve 1 closed; valve 3 closed; valve 2 open."
+    assert advised_actions("Steps in order: open valve 3 (coolant), stop pump 2", bare, PANEL_LABELS) == {
         "open valve 3": 1.0
     }

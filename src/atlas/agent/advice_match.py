@@ -116,43 +116,49 @@ def _description(text: str) -> set[str]:
     return set(_content(_tokens(found.group(1)))) if found else set()
 
 
-def _context(observation: str, label: str) -> set[str]:
-    """The content words the observation says after each numbered thing the label names ('valve 3' in
-    'open valve 3'), up to the next numbered thing or the end of the sentence: 'coolant closed' in
-    'valve 3 (coolant) closed; valve 1 (steam) open'."""
-    things = {f"{a} {b}" for a, b in _MENTION.findall(" ".join(_tokens(label)))}
-    out: set[str] = set()
+def _things(text: str) -> list[str]:
+    """The numbered things ``text`` names, as 'valve 3'."""
+    return [f"{a} {b}" for a, b in _MENTION.findall(" ".join(_tokens(text)))]
+
+
+def _called(observation: str) -> dict[str, set[str]]:
+    """What the observation calls each numbered thing besides its number: the content words it says after
+    the thing, up to the next numbered thing or the end of the sentence, that it says after no other thing
+    of the kind ('coolant' in 'valve 3 (coolant) closed; valve 1 (steam) closed'; not 'closed')."""
+    said: dict[str, set[str]] = {}
     for piece in _PIECE.split(observation.lower()):
         found = list(_MENTION.finditer(piece))
         for i, m in enumerate(found):
-            if f"{m.group(1)} {m.group(2)}" in things:
-                end = found[i + 1].start() if i + 1 < len(found) else len(piece)
-                out.update(w for w in _content(_tokens(piece[m.end() : end])) if not w.isdigit())
-    return out
+            end = found[i + 1].start() if i + 1 < len(found) else len(piece)
+            words = {w for w in _content(_tokens(piece[m.end() : end])) if not w.isdigit()}
+            said.setdefault(f"{m.group(1)} {m.group(2)}", set()).update(words)
+    return {
+        thing: words.difference(
+            *(w for t, w in said.items() if t != thing and t.split()[0] == thing.split()[0])
+        )
+        for thing, words in said.items()
+    }
 
 
 def _by_description(raw: str, phrases: dict[str, str], observation: str) -> list[str] | None:
     """The one listed action that does what ``raw`` (an advised action with a description, 'open valve 3
-    (coolant)') does to the thing the observation now describes so ('open valve 1' where it says 'valve 1
+    (coolant)') does to the thing the observation now calls so ('open valve 1' where it says 'valve 1
     (coolant)'): the numbers of one task are not those of the next, what things are called is. [] when the
-    things it could be are described, none so (it is not here); None when there is no description to go
-    by (none given, or the observation calls none of those things anything of its own): the number decides."""
+    thing so called is here but no listed action does that to it (a valve already open lists no 'open');
+    None when the observation calls nothing so (no description, or words that name nothing here): the
+    number decides."""
     wanted = _description(raw)
     if not wanted or not observation:
         return None
-    blind = _blind(_phrase(_DESCRIBED.sub("", raw)))
-    fits = [label for label, p in phrases.items() if _blind(p) != p and _blind(p) in blind]
-    context = {label: _context(observation, label) for label in fits}
-    said = {  # what each is called: the words said of it and of none of the others (not 'closed')
-        label: words.difference(*(other for o, other in context.items() if o != label))
-        for label, words in context.items()
-    }
-    if not any(said.values()):
+    stripped = _DESCRIBED.sub("", raw)
+    kinds = {thing.split()[0] for thing in _things(stripped)}
+    named = {t for t, words in _called(observation).items() if t.split()[0] in kinds and wanted & words}
+    if not named:
         return None
-    score = {label: len(wanted & words) for label, words in said.items()}
-    best = max(score.values())
-    top = [label for label, n in score.items() if n == best]
-    return top if best > 0 and len(top) == 1 else []
+    blind = _blind(_phrase(stripped))
+    fits = [label for label, p in phrases.items() if _blind(p) != p and _blind(p) in blind]
+    hits = [label for label in fits if named & set(_things(label))]
+    return hits if len(hits) == 1 else []
 
 
 def _named(
@@ -219,7 +225,8 @@ def _plan_step(
         at = 0
         for action in done:
             phrase = _phrase(action)
-            said = _context(observation, action) if observation else set()
+            called = _called(observation) if observation else {}
+            said = set().union(*(called.get(t, set()) for t in _things(action)))
             fits = [j + 1 for j in range(at, len(steps)) if _blind(phrase) in _blind(_phrase(steps[j]))]
             alike = [j for j in fits if said & _description(steps[j - 1])]
             exact = next(
