@@ -38,6 +38,15 @@ def make_env(env_cache):
     def _build(name: str):
         if name == "graphworld":
             return get_env("graphworld")
+        if name == "scienceworld":
+            import shutil
+
+            pytest.importorskip(
+                "scienceworld", reason="scienceworld needs the extra atlas-memory[scienceworld]"
+            )
+            if shutil.which("java") is None:
+                pytest.skip("no Java runtime on PATH (apt-get install openjdk-17-jre-headless)")
+            return get_env("scienceworld")
         pytest.importorskip("textworld", reason=f"{name} needs textworld (extra atlas-memory[{name}])")
         if name == "alfworld":
             pytest.importorskip("alfworld", reason="alfworld needs the optional extra atlas-memory[alfworld]")

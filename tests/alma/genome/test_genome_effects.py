@@ -68,9 +68,11 @@ def _advice(env, design, memory, task) -> str:
     return design["recall"](memory, task_view(probe, task, probe.reset(task)), None)
 
 
-@pytest.mark.parametrize("env_name", BUILT_IN + PLUG_INS)
+@pytest.mark.parametrize(
+    "env_name", [*BUILT_IN, *PLUG_INS, pytest.param("scienceworld", marks=pytest.mark.scienceworld)]
+)
 def test_the_effect_parts_run_clean_on_real_episodes(env_name, make_env, smoke):
-    env = make_env(env_name) if env_name in BUILT_IN else get_env(env_name)
+    env = get_env(env_name) if env_name in PLUG_INS else make_env(env_name)
     report = smoke(genome_design(EFFECTS), env)
     assert report.ran_clean, report.to_feedback()
     failed = [p for c in report.calls for p in c.prints if " failed:" in p]
