@@ -264,3 +264,25 @@ def test_the_run_time_is_kept_across_resumes_and_old_archives_count_their_genera
     ]
     (tmp_path / "archive.json").write_text(json.dumps(data))
     assert Archive.load(tmp_path).clock.earlier_s == 120.5
+
+
+def test_atomic_writes_keep_the_files_mode_and_give_a_new_one_the_umasks(tmp_path):
+    """A run folder's files are readable as any file the user writes (a temporary file is 0600)."""
+    import os
+    import stat
+
+    from atlas.alma.state.run_dir import atomic_write_text
+
+    umask = os.umask(0o022)
+    os.umask(umask)
+    try:
+        fresh = tmp_path / "archive.json"
+        atomic_write_text(fresh, "{}")
+        assert stat.S_IMODE(fresh.stat().st_mode) == 0o666 & ~umask
+        private = tmp_path / "secret.json"
+        private.write_text("{}")
+        private.chmod(0o600)
+        atomic_write_text(private, '{"a": 1}')
+        assert stat.S_IMODE(private.stat().st_mode) == 0o600 and private.read_text() == '{"a": 1}'
+    finally:
+        os.umask(umask)

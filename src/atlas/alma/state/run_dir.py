@@ -21,12 +21,32 @@ from atlas.errors import ArchiveError, InvalidInputError
 from atlas.infra.safe_read import read_limited
 
 
+def _umask() -> int:
+    umask = os.umask(0o022)  # os.umask sets and returns; there is no getter
+    os.umask(umask)
+    return umask
+
+
+_UMASK = _umask()  # read once, at import: setting it later would race with other threads' files
+
+
+def _mode_for(path: Path) -> int:
+    """The file mode ``path`` keeps: its own where it exists, else what a plain ``open`` would give
+    under the umask (a temporary file is 0600, which made run folders unreadable to others)."""
+    try:
+        return path.stat().st_mode & 0o777
+    except OSError:
+        return 0o666 & ~_UMASK
+
+
 def atomic_write_text(path: Path, text: str) -> None:
     """Write ``text`` to ``path`` so that a reader (or a kill) sees the old file or the new one,
-    never half of one."""
+    never half of one; the file keeps its mode (a new one gets the umask's)."""
     path.parent.mkdir(parents=True, exist_ok=True)
+    mode = _mode_for(path)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
+        os.fchmod(fd, mode)
         # backslashreplace: a lone surrogate (from a model's reply) is written as the JSON escape
         # \udXXX instead of failing the write; valid text is unchanged
         with os.fdopen(fd, "w", encoding="utf-8", errors="backslashreplace") as fh:
