@@ -17,6 +17,7 @@ contract tells the MetaAgent.
 from __future__ import annotations
 
 import ast
+import functools
 import itertools
 import math
 import re
@@ -121,7 +122,8 @@ def _things(text: str) -> list[str]:
     return [f"{a} {b}" for a, b in _MENTION.findall(" ".join(_tokens(text)))]
 
 
-def _called(observation: str) -> dict[str, set[str]]:
+@functools.lru_cache(maxsize=64)  # read for every advice line of a turn
+def _called(observation: str) -> dict[str, frozenset[str]]:
     """What the observation calls each numbered thing besides its number: the content words it says after
     the thing, up to the next numbered thing or the end of the sentence, that it says after no other thing
     of the kind ('coolant' in 'valve 3 (coolant) closed; valve 1 (steam) closed'; not 'closed')."""
@@ -133,8 +135,8 @@ def _called(observation: str) -> dict[str, set[str]]:
             words = {w for w in _content(_tokens(piece[m.end() : end])) if not w.isdigit()}
             said.setdefault(f"{m.group(1)} {m.group(2)}", set()).update(words)
     return {
-        thing: words.difference(
-            *(w for t, w in said.items() if t != thing and t.split()[0] == thing.split()[0])
+        thing: frozenset(
+            words.difference(*(w for t, w in said.items() if t != thing and t.split()[0] == thing.split()[0]))
         )
         for thing, words in said.items()
     }
@@ -221,12 +223,12 @@ def _plan_step(
     the plan (a step done with other instance numbers counts where no step names it exactly: the one
     describing the same thing, else the first that fits)."""
     phrases = {label: _phrase(label) for label in labels if _tokens(label)}
+    called = _called(observation) if observation else {}
     for steps, _line in _plans(advice):
         at = 0
         for action in done:
             phrase = _phrase(action)
-            called = _called(observation) if observation else {}
-            said = set().union(*(called.get(t, set()) for t in _things(action)))
+            said = frozenset().union(*(called.get(t, frozenset()) for t in _things(action)))
             fits = [j + 1 for j in range(at, len(steps)) if _blind(phrase) in _blind(_phrase(steps[j]))]
             alike = [j for j in fits if said & _description(steps[j - 1])]
             exact = next(
