@@ -95,3 +95,60 @@ def test_the_local_model_acts_on_advice_it_can_match(cached):
         asyncio.run(agent.run(env.clone(), t, advice=env.oracle_advice(t, "full"))).success for t in tasks
     ]
     assert sum(solved) >= 2, solved
+
+
+ROOM = (
+    "This room is called the kitchen. In it, you see: a red wire, a blue wire, a battery, a light bulb, "
+    "a sink, a fridge. You also see: A door to the hallway (that is closed). A door to the outside "
+    "(that is open).\nGoal: turn on the light bulb by connecting it to the battery.\nActions:\n"
+)
+CHOICES = [
+    "connect battery anode to red wire",
+    "connect battery anode to blue wire",
+    "connect battery cathode to red wire",
+    "connect light bulb terminal 1 to red wire",
+    "focus on light bulb",
+    "focus on battery",
+    "open door to hallway",
+    "go to outside",
+    "look around",
+    "pick up red wire",
+    "pick up blue wire",
+    "wait",
+]
+
+
+def _scores(client: LLMClient, choices: list[str]):
+    import threading
+
+    backend = client.backend
+    messages = [{"role": "user", "content": ROOM + "\n".join(f"- {c}" for c in choices) + "\nYour action:"}]
+    scores, _, read = backend._score_choices(backend._load(), messages, choices, threading.Event())
+    return scores, read
+
+
+def test_one_pass_over_the_choice_trie_scores_as_one_pass_per_choice(cached):
+    """The trie shares the choices' common tokens in one decode; each choice must still see only the
+    prompt and its own tokens. Kernels of other batch shapes round differently (about 0.1-0.3 nats on
+    this model), while a choice reading another's tokens, or a missing end of turn, moves it by whole nats."""
+    one_by_one = _client(choice_batch=0)
+    assert one_by_one.backend.choice_batch == 0 and cached.backend.choice_batch > 1
+    trie, read = _scores(cached, CHOICES)
+    alone, scored = _scores(one_by_one, CHOICES)
+    split, _ = _scores(_client(choice_batch=5), CHOICES)  # three decodes of at most five choices
+    assert read < scored  # shared tokens are read once
+    assert max(abs(trie - alone)) < 0.6 and max(abs(split - alone)) < 0.6
+    assert CHOICES[int(trie.argmax())] == CHOICES[int(alone.argmax())]
+
+
+def test_the_choices_leave_no_kv_cells_behind(cached):
+    backend = cached.backend
+    _scores(cached, CHOICES)
+    llama = backend._load()
+    lib = backend._llama_cpp.llama_cpp
+    memory = llama._ctx.memory
+    assert all(lib.llama_memory_seq_pos_max(memory, s) == -1 for s in range(1, backend.choice_batch + 1))
+    assert lib.llama_memory_seq_pos_max(memory, 0) == llama.n_tokens - 1
+    # and the same prompt still continues as free text from fresh logits
+    reply = cached.complete([{"role": "user", "content": "Say yes."}], temperature=0, max_tokens=4)
+    assert reply.text.strip()

@@ -418,3 +418,52 @@ def test_archive_show_prints_a_large_archive_as_plain_aligned_text(tmp_path):
     assert len(lines) == 3 + RICH_ROWS + 5 and set(lines[2]) == {"-", " "}
     assert lines[3 + 12].split()[:4] == ["d-00012", "design_12", "meta", "12"] and "+0.012" in lines[3 + 12]
     assert "\x07" not in res.output and "bell\ufffdname" in res.output
+
+
+def test_a_killed_headroom_resumes_from_its_episodes_file(tmp_path, scripted_models):
+    """Episodes are written as they end; --resume keeps them (a line a kill cut short is played again)
+    and the result equals the uninterrupted measurement's."""
+    out = tmp_path / "episodes.jsonl"
+    args = [
+        "headroom",
+        "--rooms",
+        "5",
+        "--tasks",
+        "3",
+        "--json",
+        "--episodes-out",
+        str(out),
+        *scripted_models,
+    ]
+    whole = runner.invoke(app, args)
+    assert whole.exit_code == 0, whole.output
+    lines = out.read_text().splitlines()
+    assert len(lines) == 9
+    out.write_text("\n".join(lines[:4]) + "\n" + lines[4][: len(lines[4]) // 2])  # killed mid-line
+    resumed = runner.invoke(app, [*args, "--resume"])
+    _no_traceback(resumed)
+    assert resumed.exit_code == 0, resumed.output
+    assert "resumed: 4 episodes kept" in resumed.output
+    before, after = (json.loads(r.output.strip().splitlines()[-1]) for r in (whole, resumed))
+    assert after["differences"] == before["differences"]
+    assert {c: v["mean_score"] for c, v in after["conditions"].items()} == {
+        c: v["mean_score"] for c, v in before["conditions"].items()
+    }
+
+    def played(text: str) -> list[str]:  # the seconds an episode took differ from run to run
+        return sorted(json.dumps({**json.loads(line), "duration_s": 0}) for line in text.splitlines())
+
+    assert played(out.read_text()) == played("\n".join(lines))
+    # without --resume the file starts again
+    again = runner.invoke(app, args)
+    assert again.exit_code == 0 and len(out.read_text().splitlines()) == 9
+
+
+def test_headroom_resume_refuses_what_it_cannot_continue(tmp_path, scripted_models):
+    _refused(["headroom", "--resume", *scripted_models], "--resume needs --episodes-out")
+    bad = tmp_path / "e.jsonl"
+    bad.write_text('{"task_id": "t"}\nnot json\n')
+    _refused(
+        ["headroom", "--resume", "--episodes-out", str(bad), *scripted_models], f"{bad}, line 1", "missing"
+    )
+    assert bad.read_text() == '{"task_id": "t"}\nnot json\n'  # a refused resume loses nothing

@@ -169,3 +169,22 @@ def test_text_games_have_headroom_conditions(env_name):
     assert full.startswith("Do exactly these commands in order: ")
     if env_name == "alfworld":
         assert "usually in" in result.episodes["learnable"][0].advice
+
+
+async def test_episodes_already_played_are_kept_and_only_the_rest_played(env, tasks):
+    class Counting(Deaf):
+        runs = 0
+
+        async def run(self, env, task, advice: str = "") -> Trajectory:
+            Counting.runs += 1
+            return await super().run(env, task, advice)
+
+    whole = await aheadroom(env, Counting(), tasks)
+    assert Counting.runs == 3 * len(tasks)
+    kept = whole.episodes["none"] + whole.episodes["full"][:2]
+    Counting.runs = 0
+    resumed = await aheadroom(env, Counting(), tasks, played=kept)
+    assert Counting.runs == 3 * len(tasks) - len(kept)
+    assert resumed.episodes["none"] == whole.episodes["none"]  # the same objects, not replays
+    assert all(a is b for a, b in zip(resumed.episodes["none"], kept, strict=False))
+    assert resumed.to_dict()["differences"] == whole.to_dict()["differences"]

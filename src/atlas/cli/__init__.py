@@ -12,7 +12,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 
-from atlas.cli import alma, archive, design, guidelines, mcp, memory, models, tips, view
+from atlas.cli import alma, archive, design, guidelines, headroom, mcp, memory, models, tips, view
 
 app = typer.Typer(
     name="atlas",
@@ -27,7 +27,8 @@ app.add_typer(tips.app, name="tips")
 app.add_typer(design.app, name="design")
 app.add_typer(models.app, name="models")
 app.add_typer(archive.app, name="archive")
-alma.register(app)  # run, eval, headroom, demo
+alma.register(app)  # run, eval, demo
+headroom.register(app)  # headroom
 mcp.register(app)  # mcp
 view.register(app)  # view, report
 

@@ -1,5 +1,5 @@
-"""`atlas run`, `atlas eval`, `atlas headroom` and `atlas demo` (`atlas archive` is
-``atlas.cli.archive``; what they print is ``atlas.cli.output``).
+"""`atlas run`, `atlas eval` and `atlas demo` (`atlas headroom` is ``atlas.cli.headroom``,
+`atlas archive` is ``atlas.cli.archive``; what they print is ``atlas.cli.output``).
 
 Heavy imports (the loop, litellm, the sandbox, the embedder) happen inside the commands so that
 ``atlas --help`` stays fast.
@@ -25,7 +25,6 @@ from atlas.cli.output import (
     eval_json,
     fail,
     fmt,
-    headroom_table,
     held_out_lines,
     make_console,
     nothing_solved_hint,
@@ -46,7 +45,6 @@ MAX_ITERATIONS, MAX_EPISODES, MAX_DEPLOY_SEEDS, MAX_CONCURRENCY, MAX_TURNS, MAX_
     1000,
     10_000,
 )
-HEADROOM_CONDITIONS = ("none", "learnable", "full")
 ENV_HELP = "Environment: " + " | ".join(s.name for s in env_specs()) + "."
 # The demo compares with no memory: a hand-built baseline adds ~7 min on 2 cores (--baselines).
 DEMO_BASELINES = "none"
@@ -648,85 +646,6 @@ def register(app: typer.Typer) -> None:
         if entry.errors:
             console.print("errors: " + "; ".join(entry.errors))
         console.print(f"logs: {(archive.path.parent if archive.path else Path()) / (entry.logs_dir or '')}")
-
-    @app.command("headroom")
-    @with_env_options
-    def headroom_cmd(
-        env: str = ENV(),
-        tasks: int = typer.Option(
-            12, "--tasks", min=1, max=MAX_TASKS, help="Deployment tasks played under each condition."
-        ),
-        episodes: int = EPISODES(
-            help="Tasks per deployment seed in a search (sets which tasks are used, as in `atlas run`)."
-        ),
-        seed: int = SEED(help="Random seed of the tasks (as in `atlas run`)."),
-        family: int | None = FAMILY(),
-        no_family: bool = NO_FAMILY(),
-        deploy_seeds: int = DEPLOY_SEEDS(default=3, help="Deployment seed offsets the tasks come from."),
-        model: str | None = MODEL(),
-        concurrency: int = CONCURRENCY(default=1, help="Episodes played at once."),
-        max_turns: int | None = MAX_TURNS_OPTION(),
-        conditions: str = typer.Option(
-            "none,learnable,full", "--conditions", help="Comma-separated subset of none, learnable, full."
-        ),
-        as_json: bool = AS_JSON(),
-        episodes_out: Path | None = typer.Option(
-            None,
-            "--episodes-out",
-            help="Also write every episode (advice, actions, outcome) to this JSONL file.",
-        ),
-        env_settings: dict[str, Any] | None = None,
-    ) -> None:
-        """Measure how much any memory could help: the same deployment tasks played with no advice, with
-        the advice a perfect memory of earlier episodes could give (learnable) and with the hidden answer
-        (full), with paired differences and bootstrap 95% intervals over tasks."""
-        import json
-
-        from atlas.alma.evaluate.advice_headroom import headroom
-        from atlas.cli.progress import episode_progress
-        from atlas.errors import AtlasError
-
-        console = make_console(stderr=as_json)
-        wanted = tuple(c.strip() for c in conditions.split(",") if c.strip())
-        unknown = [c for c in wanted if c not in HEADROOM_CONDITIONS]
-        if not wanted or unknown or len(set(wanted)) != len(wanted):
-            fail(
-                f"--conditions {conditions!r}: give a comma-separated subset of "
-                f"{', '.join(HEADROOM_CONDITIONS)}, each once"
-            )
-        if episodes_out is not None:
-            check_output_file(episodes_out, "--episodes-out")
-        llm = _make_client(model, "task model", console)
-        progress = episode_progress(console, tasks * len(wanted), stdout_ok=not as_json)
-        try:
-            with progress:
-                result = headroom(
-                    env=env,
-                    tasks=tasks,
-                    llm=llm,
-                    conditions=wanted,
-                    concurrency=concurrency,
-                    on_episode=progress.advance,
-                    episodes=episodes,
-                    seed=seed,
-                    family=family,
-                    use_family=not no_family,
-                    deploy_seeds=deploy_seeds,
-                    model=model,
-                    max_turns=max_turns,
-                    **(env_settings or {}),
-                )
-        except AtlasError as exc:
-            fail(str(exc))
-            raise
-        if episodes_out is not None:
-            from atlas.alma.state.run_dir import atomic_write_text
-
-            atomic_write_text(episodes_out, "".join(json.dumps(e) + "\n" for e in result.episode_dicts()))
-        if as_json:
-            print(json.dumps(result.to_dict()))
-            return
-        console.print(headroom_table(result))
 
     @app.command("demo")
     def demo_cmd(

@@ -139,8 +139,10 @@ async def aheadroom(
     concurrency: int = 1,
     on_episode: Callable[[HeadroomEpisode], None] | None = None,
     settings: dict[str, Any] | None = None,
+    played: list[HeadroomEpisode] | None = None,
 ) -> HeadroomResult:
-    """Play every task under every condition with ``agent`` and return the paired results."""
+    """Play every task under every condition with ``agent`` and return the paired results. Episodes
+    in ``played`` (an earlier, interrupted measurement of the same tasks) are kept, not played again."""
     unknown = set(conditions) - set(CONDITIONS)
     if unknown:
         raise ConfigError(f"unknown headroom condition(s) {sorted(unknown)}; known: {', '.join(CONDITIONS)}")
@@ -171,11 +173,13 @@ async def aheadroom(
                 on_episode(ep)
             return ep
 
-    jobs = [(t, c) for t in tasks for c in conditions]
-    played = await asyncio.gather(*(play(t, c) for t, c in jobs))
+    kept = {(e.task_id, e.condition): e for e in played or []}
+    jobs = [(t, c) for t in tasks for c in conditions if (t.id, c) not in kept]
+    new = {(e.task_id, e.condition): e for e in await asyncio.gather(*(play(t, c) for t, c in jobs))}
     episodes: dict[str, list[HeadroomEpisode]] = {c: [] for c in conditions}
-    for ep in played:
-        episodes[ep.condition].append(ep)
+    for t in tasks:
+        for c in conditions:
+            episodes[c].append(kept.get((t.id, c)) or new[(t.id, c)])
     return HeadroomResult(
         model=str(agent.llm.model),
         env=env.name,
@@ -194,12 +198,14 @@ def headroom(
     conditions: tuple[str, ...] = CONDITIONS,
     concurrency: int = 1,
     on_episode: Callable[[HeadroomEpisode], None] | None = None,
+    played: list[HeadroomEpisode] | None = None,
     **settings: Any,
 ) -> HeadroomResult:
     """Measure the headroom of a configuration, from Python. ``settings`` are ``AlmaConfig`` fields
     (``seed``, ``family``, an environment parameter such as ``rooms``, ``deploy_seeds``, ``max_turns``, ``model`` …); the tasks are the
     deployment tasks a search with those settings would use, and the agent is built as the search
-    builds it (``TaskAgent(llm, max_turns=...)``) unless ``agent`` is given."""
+    builds it (``TaskAgent(llm, max_turns=...)``) unless ``agent`` is given. ``played``: episodes of
+    an interrupted measurement of the same tasks, kept instead of played again."""
     from atlas.alma.state.config import AlmaConfig
     from atlas.infra.aio import run_sync
 
@@ -243,6 +249,7 @@ def headroom(
             concurrency=concurrency,
             on_episode=on_episode,
             settings=facts,
+            played=played,
         )
     )
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import ctypes
+import itertools
 import json
 import os
 import re
@@ -28,6 +29,7 @@ from atlas.protocols.llm import Completion, Message, ToolCall, ToolSpec, Usage
 
 _TOOL_CALL = re.compile(r"<tool_call>\s*(.*?)\s*(?:</tool_call>|\Z)", re.DOTALL)
 DEFAULT_MAX_TOKENS = 1024
+CHOICE_SEQUENCES = 63  # choices scored per decode; more are scored in further decodes
 
 
 def _import_llama_cpp() -> Any:
@@ -244,6 +246,7 @@ class LlamaCppBackend:
         grammar: str = "fallback",
         state_slots: int = 6,
         kv_reuse: bool = True,
+        choice_batch: int = CHOICE_SEQUENCES,
     ) -> None:
         self.path = Path(path)
         self.model = model or f"local:{self.path}"
@@ -269,6 +272,8 @@ class LlamaCppBackend:
         self.state_slots = state_slots if kv_reuse else 0
         self.kv_reuse = kv_reuse  # False: every choice re-reads its whole prompt (the reference in tests)
         self._states: list[tuple[list[int], Any]] = []
+        # Choices scored per model pass, as one token trie (0: one pass per choice, the reference).
+        self.choice_batch = max(0, choice_batch)
         self.stats = {"prompt_tokens_evaluated": 0, "prompt_tokens_reused": 0, "states_restored": 0}
         self._llama_cpp = _import_llama_cpp()  # fail at construction, with the install hint
 
@@ -285,7 +290,28 @@ class LlamaCppBackend:
                 )
             except (ValueError, RuntimeError, OSError) as exc:
                 raise LLMConfigError(f"cannot load {self.path} with llama.cpp: {exc}") from exc
+            if self.choice_batch:
+                self._widen(self._llama)
         return self._llama
+
+    def _widen(self, llama: Any) -> None:
+        """Give the context one KV cache shared by several sequences, so one decode scores a turn's
+        choices together. Llama() builds its context with a single sequence and takes no setting
+        for more, so the context is made again from the same parameters."""
+        lib = self._llama_cpp.llama_cpp
+        seqs = min(self.choice_batch + 1, int(lib.llama_max_parallel_sequences()))
+        params = llama.context_params
+        params.n_seq_max, params.kv_unified = seqs, True
+        try:
+            ctx = self._llama_cpp._internals.LlamaContext(
+                model=llama._model, params=params, verbose=self.verbose
+            )
+        except ValueError:  # no memory for it: keep the single-sequence context, score one by one
+            self.choice_batch = 0
+            return
+        llama._ctx.close()
+        llama._ctx = llama._stack.enter_context(contextlib.closing(ctx))
+        self.choice_batch = seqs - 1
 
     def load(self) -> None:
         """Load the model now (otherwise it loads on the first call)."""
@@ -456,6 +482,10 @@ class LlamaCppBackend:
         base = llama.n_tokens
         first = _log_softmax(self._last_logits(llama).astype(np.float64))
         end = llama.token_eos()
+        if self.choice_batch:
+            labels = [list(llama.tokenize(c.encode("utf-8"), add_bos=False, special=False)) for c in choices]
+            values, scored = self._score_trie(llama, labels, first, end, cancelled)
+            return values, self.stats["prompt_tokens_evaluated"] - evaluated, scored
         scores, scored = [], 0
         for label in choices:
             if cancelled.is_set():
@@ -468,6 +498,67 @@ class LlamaCppBackend:
         llama._ctx.kv_cache_seq_rm(-1, base, -1)
         llama._requires_eval = True  # the context's logits are a label's now, not the prompt's
         return np.asarray(scores), self.stats["prompt_tokens_evaluated"] - evaluated, scored
+
+    def _score_trie(
+        self, llama: Any, labels: list[list[int]], first: Any, end: int, cancelled: threading.Event
+    ) -> tuple[Any, int]:
+        """Each label's log-probability (its tokens, then ``end``) after the prompt in the cache,
+        from decodes of the labels' token trie: choice ``k`` of a group is sequence ``k + 1``, which
+        shares the prompt's KV cells with sequence 0. Returns the scores and the trie tokens read."""
+        import numpy as np
+
+        from atlas.infra.llm import choice_trie
+
+        lib = self._llama_cpp.llama_cpp
+        ctx, memory, base = llama._ctx.ctx, llama._ctx.memory, llama.n_tokens
+        batch, room = llama._batch.batch, llama.n_batch
+        scores, read = np.zeros(len(labels)), 0
+        for group in choice_trie.chunks(len(labels), self.choice_batch):
+            nodes, paths = choice_trie.build([labels[i] for i in group])
+            if base + max(n.depth for n in nodes) + 1 >= self.n_ctx:
+                raise ValueError(
+                    f"prompt of {base} tokens and its choices do not fit the context ({self.n_ctx})"
+                )
+            wanted: list[set[int]] = [set() for _ in nodes]
+            for path in paths:
+                for a, b in itertools.pairwise(path):
+                    wanted[a].add(nodes[b].token)
+                wanted[path[-1]].add(end)
+            logp: list[dict[int, float]] = []
+            try:
+                for k in range(len(group)):
+                    lib.llama_memory_seq_cp(memory, 0, k + 1, 0, base)
+                for start in range(0, len(nodes), room):
+                    if cancelled.is_set():
+                        break
+                    part = nodes[start : start + room]
+                    batch.n_tokens = len(part)
+                    for i, node in enumerate(part):
+                        batch.token[i], batch.pos[i], batch.logits[i] = node.token, base + node.depth, True
+                        batch.n_seq_id[i] = len(node.choices)
+                        for j, choice in enumerate(node.choices):
+                            batch.seq_id[i][j] = choice + 1
+                    llama._ctx.decode(llama._batch)
+                    for i in range(len(part)):
+                        row = np.ctypeslib.as_array(
+                            lib.llama_get_logits_ith(ctx, i), shape=(llama.n_vocab(),)
+                        )
+                        top = float(row.max())
+                        norm = top + float(np.log(np.exp(row - top, dtype=np.float64).sum()))
+                        logp.append({t: float(row[t]) - norm for t in wanted[start + i]})
+            finally:
+                for k in range(len(group)):
+                    lib.llama_memory_seq_rm(memory, k + 1, -1, -1)
+            if cancelled.is_set():
+                break
+            read += len(nodes)
+            for k, path in enumerate(paths):
+                steps = zip(path, [*path[1:], None], strict=True)
+                scores[group[k]] = first[nodes[path[0]].token] + sum(
+                    logp[a][nodes[b].token if b is not None else end] for a, b in steps
+                )
+        llama._requires_eval = True  # the context's logits are a label's now, not the prompt's
+        return scores, read
 
     def _choose(
         self, llama: Any, request: LLMRequest, cancelled: threading.Event
