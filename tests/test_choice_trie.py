@@ -47,8 +47,11 @@ def test_an_empty_choice_is_refused():
         build([[1], []])
 
 
-def test_chunks_cover_every_choice_once():
-    assert [list(r) for r in chunks(7, 3)] == [[0, 1, 2], [3, 4, 5], [6]]
-    assert chunks(0, 3) == []
+def test_chunks_hold_at_most_size_choices_and_budget_tokens():
+    assert [list(r) for r in chunks([2] * 7, 3, 100)] == [[0, 1, 2], [3, 4, 5], [6]]
+    assert [list(r) for r in chunks([4, 4, 4, 1], 10, 8)] == [[0, 1], [2, 3]]
+    assert chunks([], 3, 10) == []
+    with pytest.raises(ValueError, match="does not fit"):
+        chunks([3, 20], 5, 10)
     with pytest.raises(ValueError):
-        chunks(3, 0)
+        chunks([1], 0, 10)

@@ -22,7 +22,8 @@ def _client(**options) -> LLMClient:
     from atlas.infra.llm.llamacpp_backend import LlamaCppBackend
 
     path = local_models.resolve_local_model("qwen2.5-coder-0.5b")
-    return LLMClient(LlamaCppBackend(path, model="local:qwen2.5-coder-0.5b", n_ctx=4096, **options))
+    options.setdefault("n_ctx", 4096)
+    return LLMClient(LlamaCppBackend(path, model="local:qwen2.5-coder-0.5b", **options))
 
 
 @pytest.fixture(scope="module")
@@ -118,11 +119,15 @@ CHOICES = [
 ]
 
 
-def _scores(client: LLMClient, choices: list[str]):
+def _menu(choices: list[str]) -> list[dict[str, str]]:
+    return [{"role": "user", "content": ROOM + "\n".join(f"- {c}" for c in choices) + "\nYour action:"}]
+
+
+def _scores(client: LLMClient, choices: list[str], menu: list[str] | None = None):
     import threading
 
     backend = client.backend
-    messages = [{"role": "user", "content": ROOM + "\n".join(f"- {c}" for c in choices) + "\nYour action:"}]
+    messages = _menu(menu or choices)
     scores, _, read = backend._score_choices(backend._load(), messages, choices, threading.Event())
     return scores, read
 
@@ -152,3 +157,29 @@ def test_the_choices_leave_no_kv_cells_behind(cached):
     # and the same prompt still continues as free text from fresh logits
     reply = cached.complete([{"role": "user", "content": "Say yes."}], temperature=0, max_tokens=4)
     assert reply.text.strip()
+
+
+def test_choices_that_outgrow_the_context_are_scored_in_parts_or_refused_clearly(cached):
+    """The trie takes a KV cell per node: with few cells left after the prompt the choices are scored in
+    several decodes; a choice that alone does not fit is an LLMError, not a crash."""
+    from atlas.errors import LLMError
+    from atlas.infra.llm.llamacpp_backend import _plain_messages
+
+    many = [*CHOICES, *(f"move {x} to sink" for x in ("red wire", "blue wire", "battery", "light bulb"))]
+    many += ["open fridge", "close fridge", "go to hallway", "open door to outside"]
+    backend = cached.backend
+    base = len(backend._prompt_tokens(backend._load(), _plain_messages(_menu(many), None)))
+    tight = _client(n_ctx=base + 65)  # the least a prompt leaves: 64 cells for the trie
+    llama = backend._load()
+    assert sum(len(llama.tokenize(c.encode(), add_bos=False, special=False)) for c in many) > 64
+    parts, _ = _scores(tight, many)
+    whole, _ = _scores(cached, many)
+    assert max(abs(parts - whole)) < 0.6
+    long = "connect " + " and ".join(f"wire {i}" for i in range(40))
+    with pytest.raises(LLMError, match="does not fit"):
+        tight.complete(_menu(many), choices=[*many, long], temperature=0)
+
+
+def test_an_empty_choice_scores_as_ending_the_turn(cached):
+    scores, _ = _scores(cached, ["", "look around"], menu=CHOICES)
+    assert all(abs(x) < 1e6 for x in scores) and scores[0] != scores[1]

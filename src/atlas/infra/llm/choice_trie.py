@@ -45,11 +45,23 @@ def build(sequences: list[list[int]]) -> tuple[list[Node], list[list[int]]]:
     return ordered, [[new_index[n] for n in path] for path in paths]
 
 
-def chunks(n_choices: int, size: int) -> list[range]:
-    """Consecutive groups of at most ``size`` choices (a decode holds a bounded number of sequences)."""
+def chunks(lengths: list[int], size: int, budget: int) -> list[range]:
+    """Consecutive groups of choices for one decode each: at most ``size`` choices (the sequences a
+    context holds) whose tokens number at most ``budget`` together (the KV cells left after the prompt;
+    the trie needs at most that many)."""
     if size < 1:
         raise ValueError("size must be at least 1")
-    return [range(start, min(start + size, n_choices)) for start in range(0, n_choices, size)]
+    groups, start, used = [], 0, 0
+    for i, n in enumerate(lengths):
+        if n > budget:
+            raise ValueError(f"choice {i} ({n} tokens) does not fit the {budget} cells left in the context")
+        if i > start and (i - start == size or used + n > budget):
+            groups.append(range(start, i))
+            start, used = i, 0
+        used += n
+    if start < len(lengths):
+        groups.append(range(start, len(lengths)))
+    return groups
 
 
 __all__ = ["Node", "build", "chunks"]

@@ -513,12 +513,12 @@ class LlamaCppBackend:
         ctx, memory, base = llama._ctx.ctx, llama._ctx.memory, llama.n_tokens
         batch, room = llama._batch.batch, llama.n_batch
         scores, read = np.zeros(len(labels)), 0
-        for group in choice_trie.chunks(len(labels), self.choice_batch):
+        kept = [i for i, label in enumerate(labels) if label]
+        scores[[i for i, label in enumerate(labels) if not label]] = first[end]  # "": the turn ends at once
+        budget = self.n_ctx - base - 1
+        for part in choice_trie.chunks([len(labels[i]) for i in kept], self.choice_batch, budget):
+            group = [kept[i] for i in part]
             nodes, paths = choice_trie.build([labels[i] for i in group])
-            if base + max(n.depth for n in nodes) + 1 >= self.n_ctx:
-                raise ValueError(
-                    f"prompt of {base} tokens and its choices do not fit the context ({self.n_ctx})"
-                )
             wanted: list[set[int]] = [set() for _ in nodes]
             for path in paths:
                 for a, b in itertools.pairwise(path):
@@ -597,7 +597,7 @@ class LlamaCppBackend:
             with self._lock:
                 try:
                     text, usage = self._choose(self._load(), request, cancelled)
-                except ValueError as exc:
+                except (ValueError, RuntimeError) as exc:  # too long for the context; a failed decode
                     raise LLMError(f"{self.model}: {exc}") from exc
             if cancelled.is_set():
                 raise LLMError(f"{self.model}: generation cancelled")
