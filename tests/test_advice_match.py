@@ -339,3 +339,12 @@ def test_avoid_by_what_a_thing_is_called_and_words_that_call_nothing_leave_the_n
     assert advised_actions("Steps in order: open valve 3 (coolant), stop pump 2", bare, PANEL_LABELS) == {
         "open valve 3": 1.0
     }
+
+
+def test_an_avoid_line_with_an_ellipsis_lowers_every_action_so_begun_unless_advised():
+    labels = ["focus on drain", "focus on tortoise", "focus", "focus onward", "go to outside"]
+    lowered = match_advice("Avoid: focus on … unless advised.", "You are in the hallway.", labels).actions
+    assert lowered == {"focus on drain": -1.0, "focus on tortoise": -1.0}
+    advice = "Avoid: focus on ... unless advised.\nWhen you see a tortoise: focus on tortoise."
+    both = match_advice(advice, "You see a tortoise.", labels).actions
+    assert both["focus on tortoise"] > 0 and both["focus on drain"] == -1.0  # the advised one keeps its match

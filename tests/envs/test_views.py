@@ -81,7 +81,7 @@ def test_episode_view_shape_and_outcome():
     assert ep["steps"][-1]["score"] == traj.score > ep["steps"][0]["score"] == 0.0  # solved by the last step
     assert len(ep["steps"]) == len(traj.steps)
     for s, raw in zip(ep["steps"], traj.steps, strict=True):
-        assert set(s) == {"action", "observation", "observation_text", "error", "score"}
+        assert set(s) == {"action", "observation", "observation_text", "error", "score", "ended"}
         assert s["score"] == raw.score and 0.0 <= s["score"] <= 1.0  # the score right after the step
         assert s["observation_text"] == raw.observation  # the text the agent read after the action
         # text: the action as the agent's action list writes it ("move_to room_B"), for advice
@@ -91,6 +91,7 @@ def test_episode_view_shape_and_outcome():
             "text": " ".join([raw.tool, *raw.args.values()]),
         }
         assert s["observation"] == raw.data
+    assert [s["ended"] for s in ep["steps"]] == [False] * (len(traj.steps) - 1) + [True]  # solved: ended early
     json.dumps(ep)
 
 
@@ -110,6 +111,7 @@ def test_episode_view_rebuilds_first_observation_and_keeps_invalid_replies():
             "observation_text": "",
             "error": "reply is not a JSON action",
             "score": None,
+            "ended": False,
         }
     ]
     assert ep["steps_taken"] == 1 and ep["success"] is False

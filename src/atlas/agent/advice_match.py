@@ -91,6 +91,9 @@ _FAILED = frozenset({"fail", "failed", "failure", "avoid"})
 # listed action is lowered by how well the situation matches (1 when there is none).
 _AVOID = re.compile(r"^\W*(?:avoid|do not|don't|dont)\b\W*", re.IGNORECASE)
 _WHEN = re.compile(r"\bwhen\b", re.IGNORECASE)
+# "Avoid: focus on … unless advised.": the actions that begin with the words before the ellipsis (an advised
+# one keeps its match: the penalty and the match add up).
+_ANY = re.compile(r"…|\.\.\.")
 # A plan by its title, read as one from its first step ("Steps in order: gather ore, combine coal ore.").
 ORDERED = "steps in order"
 _NUMBER = re.compile(r"(?<![a-z0-9_])\d+(?![a-z0-9_])")
@@ -300,6 +303,9 @@ def match_advice(
     phrases = {label: _phrase(label) for label in labels if _tokens(label)}
     rules: list[tuple[str, list[str], float]] = []
     avoided: dict[str, float] = {}
+    unadvised: dict[
+        str, float
+    ] = {}  # lowered unless the advice names them ('Avoid: focus on … unless advised')
     avoid_lines: list[str] = []
     for line in advice_lines(advice):
         if _is_avoid(line):
@@ -315,15 +321,18 @@ def match_advice(
             rules.append((line, hits, _fit(condition, weight)))
     for line in advice_lines(advice):
         if _is_avoid(line):
-            _avoid(line, phrases, weight, avoided, avoid_lines, observation)
+            _avoid(
+                line, phrases, weight, unadvised if _ANY.search(line) else avoided, avoid_lines, observation
+            )
     best = max((m for _, _, m in rules), default=0.0)
     if best < MIN_MATCH:
         step = _plan_step(advice, done or [], labels, observation)
         if step is None:
-            return Match(dict(avoided), avoid_lines)
+            return Match(_with(avoided, {}, unadvised), avoid_lines)
         if goal and _search_yields(advice, goal, labels):
-            return Match(dict(avoided), avoid_lines, yielded=not avoided)
-        return Match(_with(avoided, {step[0]: 1.0}), [step[1], *avoid_lines])
+            lowered = _with(avoided, {}, unadvised)
+            return Match(lowered, avoid_lines, yielded=not lowered)
+        return Match(_with(avoided, {step[0]: 1.0}, unadvised), [step[1], *avoid_lines])
     named: dict[str, float] = {}
     lines: list[str] = []
     for line, hits, match in rules:
@@ -331,7 +340,7 @@ def match_advice(
             lines.append(line)
             for label in hits:
                 named[label] = match
-    return Match(_with(avoided, named), lines + avoid_lines)
+    return Match(_with(avoided, named, unadvised), lines + avoid_lines)
 
 
 def _fit(condition: set[object], weight: dict[object, float]) -> float:
@@ -350,11 +359,20 @@ def _avoid(
 ) -> None:
     """Lower (in ``out``) each listed action an avoid line names: by 1 without a situation, else by how well
     its situation ('when ...') matches, where it holds by ``MIN_MATCH``. An action named with other instance
-    numbers is lowered in every instance listed (what did nothing on one did nothing on its like)."""
+    numbers is lowered in every instance listed (what did nothing on one did nothing on its like); a line
+    whose action ends in an ellipsis names every listed action that begins with the words before it."""
     body = _AVOID.sub("", line)
     parts = _WHEN.split(body, maxsplit=1)
     action, situation = parts[0], parts[1] if len(parts) > 1 else ""
-    hits, _ = _named(action, phrases, unique=False, observation=observation)
+    if _ANY.search(action):  # 'Avoid: focus on … unless advised': every listed action that begins so
+        head = _phrase(_ANY.split(action, maxsplit=1)[0])
+        hits = (
+            [label for label, p in phrases.items() if p.startswith(head) and p != head]
+            if head.strip()
+            else []
+        )
+    else:
+        hits, _ = _named(action, phrases, unique=False, observation=observation)
     condition = _features(situation) if situation.strip() else set()
     match = _fit(condition, weight) if condition else 1.0
     if not hits or match < MIN_MATCH:
@@ -364,11 +382,17 @@ def _avoid(
         out[label] = min(out.get(label, 0.0), -match)
 
 
-def _with(avoided: dict[str, float], advised: dict[str, float]) -> dict[str, float]:
-    """The advised actions' matches plus the avoided ones' (negative) penalties."""
+def _with(
+    avoided: dict[str, float], advised: dict[str, float], unadvised: dict[str, float] | None = None
+) -> dict[str, float]:
+    """The advised actions' matches plus the avoided ones' (negative) penalties, and the penalties of
+    ``unadvised`` for the actions not advised."""
     out = dict(advised)
     for label, penalty in avoided.items():
         out[label] = round(out.get(label, 0.0) + penalty, 12)
+    for label, penalty in (unadvised or {}).items():
+        if label not in advised:
+            out[label] = min(out.get(label, 0.0), penalty)
     return out
 
 

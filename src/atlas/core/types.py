@@ -58,6 +58,7 @@ class Step(_Model):
     args: dict[str, Any] | None = None
     data: dict[str, Any] | None = None  # structured observation, when the environment gives one
     score: float | None = None  # the environment's score after the step (partial where it has one)
+    ended: bool = False  # the environment ended the episode here, before its step limit (solved or not)
 
 
 class Trajectory(_Model):

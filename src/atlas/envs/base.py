@@ -132,11 +132,14 @@ class EpisodeRecorder:
             data: dict[str, Any] | None = result.observation
             err = error or result.error
             score: float | None = float(self.env.score())
+            limit = getattr(self.env, "max_steps", None)
+            ended = bool(result.done) and (not isinstance(limit, int) or self.env.steps_taken() < limit)
         else:
             text = error or ""
             data = None
             err = error
             score = None
+            ended = False
         action = action_text(tool, args) if tool else (raw or "(no action)")
         step = Step(
             action=action,
@@ -147,6 +150,7 @@ class EpisodeRecorder:
             args=args,
             data=data,
             score=score,
+            ended=ended,
         )
         self.steps.append(step)
         return step

@@ -61,7 +61,8 @@ def episode_view(env: Environment, trajectory: Trajectory) -> dict[str, Any]:
     score), outcome. A step's ``score`` is the environment's score right after it (in [0, 1]; partial
     where the environment scores progress, else 0 until the task is solved; None where the action never
     reached the environment or the trajectory was recorded without it): the change from the step before
-    is what the action did for the task.
+    is what the action did for the task. ``ended``: the environment ended the episode with this step,
+    before its step limit (the task solved, or failed for good — a wrong answer, a fatal move).
 
     Steps that never reached the environment (unparseable replies) keep ``tool == ""`` and their
     error, so a design can learn from them; their observation is ``{}``.
@@ -77,6 +78,7 @@ def episode_view(env: Environment, trajectory: Trajectory) -> dict[str, Any]:
                 "observation_text": without_commands(s.observation or "") if s.tool else "",
                 "error": s.error,
                 "score": s.score,
+                "ended": s.ended,
             }
         )
     taken = trajectory.metadata.get("steps_taken")

@@ -323,3 +323,95 @@ def test_things_without_names_of_their_own_keep_their_actions_as_written():
     memory: dict = {}
     design["update"](memory, {"task": task, "steps": [step], "success": True, "score": 1.0}, None)
     assert list(memory["effects"]) == ["open valve #"], memory["effects"]
+
+
+GOAL = "Find the animal with the longest life span, then focus on it."
+ROOM = "This room is called the hallway. In it, you see: a drain, a bed, an orange, a tortoise."
+
+
+def _ending(action: str, *, solved: bool = False, ended: bool = True) -> dict:
+    """A one-step episode, as the episode view writes it, whose step ended the episode (or hit the limit)."""
+    step = {
+        "action": {"tool": "act", "args": {"command": action}, "text": action},
+        "observation": {"text": f"You focus on the {action.split()[-1]}."},
+        "observation_text": f"You focus on the {action.split()[-1]}.",
+        "error": None,
+        "score": 1.0 if solved else 0.0,
+        "ended": ended,
+    }
+    task = {"goal": GOAL, "observation": {"text": ROOM}, "observation_text": ROOM, "domain": "d"}
+    return {"task": task, "steps": [step], "success": solved, "score": step["score"], "steps_taken": 1}
+
+
+def _advice_after(episodes: list[dict]) -> str:
+    design = _design_functions()
+    memory: dict = {}
+    for episode in episodes:
+        design["update"](memory, episode, None)
+    return design["recall"](
+        memory, {"goal": GOAL, "observation": {"text": ROOM}, "observation_text": ROOM}, None
+    )
+
+
+def test_an_action_that_ended_its_task_unsolved_is_avoided_and_so_is_its_kind():
+    """From the episode's end alone: focusing on the drain, the bed and the orange each ended a task unsolved
+    (the words 'focus' of the goal they showed advanced nothing); focusing on the tortoise solved one."""
+    advice = _advice_after(
+        [
+            _ending("focus on drain"),
+            _ending("focus on bed"),
+            _ending("focus on orange"),
+            _ending("focus on tortoise", solved=True),
+        ]
+    )
+    lines = advice.splitlines()
+    assert {"Avoid: focus on drain.", "Avoid: focus on bed.", "Avoid: focus on orange."} <= set(lines)
+    assert "Avoid: focus on … unless advised." in lines
+    assert not any("tortoise" in line and line.startswith("Avoid") for line in lines)
+    listed = ["focus on lamp", "focus on tortoise", "open door to outside"]
+    lowered = match_advice(advice + "\nSteps in order: focus on tortoise.", ROOM, listed).actions
+    assert (
+        lowered["focus on lamp"] < 0
+        and lowered["focus on tortoise"] > 0
+        and "open door to outside" not in lowered
+    )
+
+
+def test_a_kind_is_not_avoided_when_one_of_it_did_no_harm_nor_at_the_step_limit():
+    quiet = {"observation": {"text": "The lamp stays dark."}, "observation_text": "The lamp stays dark."}
+    lamp = _ending("focus on lamp")
+    harmless = {**lamp, "steps": [{**lamp["steps"][0], **quiet, "ended": False}]}
+    few = [_ending("focus on drain"), _ending("focus on bed"), _ending("focus on orange")]
+    assert "focus on … unless advised" not in _advice_after([*few, harmless])
+    at_the_limit = [_ending(a, ended=False) for a in ("focus on drain", "focus on bed", "focus on orange")]
+    assert "Avoid" not in _advice_after(at_the_limit)
+
+
+@pytest.mark.scienceworld
+def test_on_real_scienceworld_a_wrong_focus_ends_the_task_and_is_learned(make_env):
+    """Real ScienceWorld: focusing on something that is not the answer ends a lifespan task at once; the
+    recorder marks that step ``ended`` (a step at the limit is not), and three such endings teach the kind."""
+    env = make_env("scienceworld")
+    env = type(env)(task_type="lifespan-longest-lived")
+    tasks = env.split_tasks("train", 6, seed=5)
+    trajectories = []
+    for i, task in enumerate(tasks):
+
+        def wrong_focus(obs, i=i, taken=[]):  # noqa: B006  (one focus an episode)
+            labels = [lb for lb in _labels(env, obs) if lb.startswith("focus on") and "egg" not in lb]
+            taken.append(1)
+            return Action("act", {"command": labels[i % len(labels)]}) if labels and len(taken) == 1 else None
+
+        trajectories.append(play_policy(env.clone(), task, wrong_focus, "wrong-focus", None))
+    ended = [t for t in trajectories if t.steps and t.steps[-1].ended]
+    assert len(ended) >= 3 and not any(t.success for t in ended)  # most things are not the answer
+    memory, design = _learn(env, ended)
+    advice = _advice(env, design, memory, env.split_tasks("dev", 1, seed=5)[0])
+    assert "Avoid: focus on … unless advised." in advice.splitlines()
+    short = type(env)(task_type="lifespan-longest-lived", max_steps=2)
+    limited = play_policy(
+        short, tasks[0], lambda obs: Action("act", {"command": "look around"}), "look", None
+    )
+    assert len(limited.steps) == 2 and not any(
+        s.ended for s in limited.steps
+    )  # the limit ends it, not a move

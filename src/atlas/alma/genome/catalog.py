@@ -254,6 +254,14 @@ PARTS: tuple[Part, ...] = (
                 (0, 2, 3),
                 doc="'Avoid: <action>' for actions that did nothing in this many situations (0: never)",
             ),
+            Param(
+                "fatal_kinds",
+                "int",
+                3,
+                (0, 2, 3, 5),
+                doc="'Avoid: <first words> … unless advised' once this many actions so begun each ended "
+                "their episodes unsolved, and no other so begun was harmless (0: never)",
+            ),
         ),
         requires=("effects",),
     ),

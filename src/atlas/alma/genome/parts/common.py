@@ -349,8 +349,9 @@ def framed_pairs(text, names):
 def scored_steps(episode):
     """Per step that reached the environment: ``before`` / ``after`` (the text as the agent read it),
     ``next`` (the text after the following step: what lasted; ``after`` for the last step), ``obs_before``
-    / ``obs_after`` (the observations), ``action``, ``error`` and ``gain`` (the change of the environment's
-    score; 0.0 where the episode records none)."""
+    / ``obs_after`` (the observations), ``action``, ``error``, ``gain`` (the change of the environment's
+    score; 0.0 where the episode records none) and ``ended`` (the environment ended the episode there,
+    before its step limit)."""
     text = (episode.get("task") or {}).get("observation_text") or ""
     obs = (episode.get("task") or {}).get("observation") or {}
     out, score = [], 0.0
@@ -370,6 +371,7 @@ def scored_steps(episode):
                     "obs_after": after_obs or obs,
                     "error": step.get("error"),
                     "gain": round(gain, 6),
+                    "ended": bool(step.get("ended")),
                 }
             )
         text, obs = after or text, after_obs or obs

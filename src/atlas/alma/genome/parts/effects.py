@@ -158,10 +158,11 @@ def _goal_form(step, gw, names, moved):
 def encode_effects(memory, episode, tools, p, store):
     """What each action did, from the result text and the score alone (no environment's words): per
     action (instance numbers as '#', so 'take key 2' and 'take key 1' are one), how often it was tried,
-    did nothing, advanced the task, and what it made, used, used up and replaced (``_effect``); which
-    actions made each word (``effect_makers``: what makes what, e.g. 'join x y' made 'z'); and
-    each advancing step as a form with the goal's words as slots (``effect_forms``). Counts decay with the
-    store (``recent`` N: an extra 1 - 1/N per episode, a window of about N episodes) and are capped."""
+    did nothing, advanced the task, ended its episode unsolved (``fatal``), and what it made, used, used
+    up and replaced (``_effect``); which actions made each word (``effect_makers``: what makes what,
+    e.g. 'join x y' made 'z'); and each advancing step as a form with the goal's words as slots
+    (``effect_forms``). Counts decay with the store (``recent`` N: an extra 1 - 1/N per episode, a window
+    of about N episodes) and are capped."""
     m = memory.setdefault("effects", {})
     makers = memory.setdefault("effect_makers", {})
     forms = memory.setdefault("effect_forms", {})
@@ -185,12 +186,15 @@ def encode_effects(memory, episode, tools, p, store):
             if w not in places:
                 places.append(w)
         eff = _effect(step, names, goal)
+        fatal = step["ended"] and not episode.get("success")  # it ended the episode, unsolved, early
+        if fatal:  # then what it showed made nothing: 'You focus on the drain' ends a task, however worded
+            eff = {**eff, "made": {}, "moved": set(), "advanced": step["gain"] > 0}
         action = called(step["action"], names_of)  # 'open valve 3 (coolant)': one per thing so called
         key = unnumbered(action)
         rec = m.setdefault(key, {"eg": "", "counts": {}, "made": {}, "frames": {}})
         rec["eg"] = action
         c = rec["counts"]
-        for name, hit in (("n", 1), ("nothing", eff["nothing"]), ("up", eff["advanced"])):
+        for name, hit in (("n", 1), ("nothing", eff["nothing"]), ("up", eff["advanced"]), ("fatal", fatal)):
             bump(c, name, 1 if hit else 0)
         bump(c, "gain", max(step["gain"], 0.0))
         bump(c, "pos", i / max(len(steps) - 1, 1))
@@ -236,7 +240,9 @@ def retrieve_advances(memory, task, tools, p):
     raised the score or newly showed a goal word, filled with this goal's words: 'See egg: take egg 2
     from shelf 1.'), and 'Avoid: A.' for each action that never did anything (failed, or changed nothing;
     the agent's matcher lowers it) in ``p['avoid']`` situations or more (what the fields named before it;
-    0: never): in fewer, it may only have come out of order. Forms need ``p['min_support']`` episodes'
+    0: never): in fewer, it may only have come out of order; and for each action that, every time it was
+    taken, ended its episode unsolved before the step limit (a wrong answer, a fatal move) and never
+    advanced a task: one such ending is enough. Forms need ``p['min_support']`` episodes'
     worth of support (decayed with the store)."""
     gw = goal_words(task.get("goal", ""))
     out = []
@@ -257,8 +263,46 @@ def retrieve_advances(memory, task, tools, p):
             c = rec.get("counts") or {}
             tried = c.get("n", 0)
             varied = len(rec.get("idle_in", [])) >= situations
-            if varied and c.get("nothing", 0) >= tried - 1e-6:
+            if _fatal(rec) or (varied and c.get("nothing", 0) >= tried - 1e-6):
                 out.append({"kind": "avoid", "action": rec["eg"]})
+        for head in _fatal_heads(memory.get("effects") or {}, p.get("fatal_kinds", 3)):
+            out.append({"kind": "avoid", "action": head + " … unless advised"})
+    return out
+
+
+def _fatal(rec):
+    """Every time it was taken, it ended its episode unsolved (and it never advanced a task)."""
+    c = rec.get("counts") or {}
+    return c.get("fatal", 0) > 0 and c["fatal"] >= c.get("n", 0) - 1e-6 and not c.get("up", 0)
+
+
+def _fatal_heads(effects, least):
+    """The leading words of actions that end a task: ``least`` or more actions beginning with the same word
+    each ended every episode it was taken in, unsolved, and every other one so begun advanced a task
+    ('focus on' when focusing on a drain, a bed and an orange each failed a task, and only focusing on the
+    right thing ever helped). Their longest common beginning, without the thing: the next such action is
+    likely fatal too, unless advice names it. 0: never."""
+    if not least:
+        return []
+    begun = {}  # first word -> [(words, fatal, advanced)]
+    for rec in effects.values():
+        said = [w.lower() for w in words(rec.get("eg", ""))]
+        if said:
+            up = bool((rec.get("counts") or {}).get("up", 0))
+            begun.setdefault(said[0], []).append((said, _fatal(rec), up))
+    out = []
+    for _, recs in sorted(begun.items()):
+        ended = [said for said, fatal, _ in recs if fatal]
+        if len(ended) < least or any(not fatal and not up for _, fatal, up in recs):
+            continue
+        head = ended[0]
+        for said in ended[1:]:
+            n = 0
+            while n < min(len(head), len(said)) and head[n] == said[n]:
+                n += 1
+            head = head[:n]
+        if 0 < len(head) < min(len(said) for said in ended):  # a beginning, not a whole action
+            out.append(" ".join(head))
     return out
 
 
