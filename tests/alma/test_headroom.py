@@ -188,3 +188,13 @@ async def test_episodes_already_played_are_kept_and_only_the_rest_played(env, ta
     assert resumed.episodes["none"] == whole.episodes["none"]  # the same objects, not replays
     assert all(a is b for a, b in zip(resumed.episodes["none"], kept, strict=False))
     assert resumed.to_dict()["differences"] == whole.to_dict()["differences"]
+
+
+async def test_episodes_another_model_played_are_not_kept(env, tasks):
+    import dataclasses
+
+    whole = await aheadroom(env, Deaf(), tasks, conditions=("none",))
+    assert {e.model for e in whole.episodes["none"]} == {"scripted"}
+    foreign = [dataclasses.replace(e, model="local:other") for e in whole.episodes["none"]]
+    with pytest.raises(ConfigError, match="played by local:other, this measurement uses scripted"):
+        await aheadroom(env, Deaf(), tasks, conditions=("none",), played=foreign)

@@ -53,6 +53,7 @@ class HeadroomEpisode:
     actions: list[str] = field(default_factory=list)
     usage: dict[str, Any] = field(default_factory=dict)
     scenario: str | None = None  # the task's scenario (family), for scenario goal completion
+    model: str = ""  # the task agent's model (a resumed measurement keeps only its own model's episodes)
 
 
 @dataclass
@@ -147,6 +148,13 @@ async def aheadroom(
     if unknown:
         raise ConfigError(f"unknown headroom condition(s) {sorted(unknown)}; known: {', '.join(CONDITIONS)}")
     advice = {(t.id, c): advice_for(env, t, c) for t in tasks for c in conditions}  # fail before playing
+    model = str(agent.llm.model)
+    others = sorted({e.model for e in played or [] if e.model and e.model != model})
+    if others:
+        raise ConfigError(
+            f"the episodes to keep were played by {', '.join(others)}, this measurement uses {model}: "
+            "give the same --model, or another --episodes-out to start anew"
+        )
     sem = asyncio.Semaphore(max(1, concurrency))
 
     async def play(task: Task, condition: str) -> HeadroomEpisode:
@@ -168,6 +176,7 @@ async def aheadroom(
                 actions=[s.action for s in traj.steps],
                 usage=dict(meta.get("usage") or {}),
                 scenario=scenario_of(task.metadata),
+                model=model,
             )
             if on_episode is not None:
                 on_episode(ep)
@@ -181,7 +190,7 @@ async def aheadroom(
         for c in conditions:
             episodes[c].append(kept.get((t.id, c)) or new[(t.id, c)])
     return HeadroomResult(
-        model=str(agent.llm.model),
+        model=model,
         env=env.name,
         tasks=[t.id for t in tasks],
         episodes=episodes,
