@@ -39,6 +39,38 @@ real = [pytest.mark.scienceworld, pytest.mark.skipif(MISSING is not None, reason
 # --- without the simulator ----------------------------------------------------------------------
 
 
+def test_the_opening_walk_is_rewalked_from_the_start_room_by_known_doors():
+    from atlas.envs.scienceworld.advice import rewalked, room_of, walk
+
+    doors = {
+        "hall": {"kitchen", "den"},
+        "kitchen": {"hall", "outside"},
+        "den": {"hall"},
+        "outside": {"kitchen"},
+    }
+    assert walk(doors, "den", "outside") == [
+        "open door to hall",
+        "go to hall",
+        "open door to kitchen",
+        "go to kitchen",
+        "open door to outside",
+        "go to outside",
+    ]
+    assert walk(doors, "outside", "outside") == [] and walk(doors, "attic", "outside") is None
+    path = ["open door to outside", "go to outside", "focus on egg"]
+    rooms = ["kitchen", "kitchen", "outside", "outside"]
+    assert rewalked(path, rooms, "den", doors)[-3:] == [
+        "open door to outside",
+        "go to outside",
+        "focus on egg",
+    ]
+    assert rewalked(path, rooms, "den", doors)[:2] == ["open door to hall", "go to hall"]
+    assert rewalked(path, rooms, "outside", doors) == ["focus on egg"]
+    assert rewalked(path, rooms, "attic", doors) == path  # no known way: the path as it was
+    assert room_of("This outside location is called the outside. Here you see:") == "outside"
+    assert room_of("You move to the kitchen.") == ""
+
+
 def test_registered_with_capabilities_and_no_simulator_started():
     env = get_env("scienceworld", task_type="use-thermometer,find-plant")
     assert env.task_types == ("use-thermometer", "find-plant")
@@ -192,6 +224,24 @@ def test_oracle_advice_full_is_the_gold_path_learnable_comes_from_train(env):
     assert learnable.startswith("A solved task of this kind") and "focus on" in learnable
     with pytest.raises(ValueError):
         env.oracle_advice(task, "everything")
+
+
+@pytest.mark.scienceworld
+@pytest.mark.skipif(MISSING is not None, reason=str(MISSING))
+def test_learnable_advice_walks_from_this_variations_start_room(env):
+    """v96 starts in the workshop, whose only door is the hallway's; the closest train variation's path
+    starts next to the outside. The learnable advice walks there from the workshop, by the doors the
+    train variations showed, then does what that path did."""
+    from atlas.envs.scienceworld.advice import room_of
+
+    task = env._task_of("lifespan-longest-lived", 96)
+    probe = env.clone()
+    first = probe.reset(task)["text"]
+    probe.close()
+    assert room_of(first) == "workshop" and "A door to the hallway" in first
+    steps = [line.split(". ", 1)[1] for line in env.oracle_advice(task, "learnable").splitlines()[1:]]
+    assert steps[:2] == ["open door to hallway", "go to hallway"]
+    assert "go to outside" in steps and steps[-1].startswith("focus on")
 
 
 @pytest.mark.scienceworld
