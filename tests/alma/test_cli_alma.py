@@ -467,3 +467,6 @@ def test_headroom_resume_refuses_what_it_cannot_continue(tmp_path, scripted_mode
         ["headroom", "--resume", "--episodes-out", str(bad), *scripted_models], f"{bad}, line 1", "missing"
     )
     assert bad.read_text() == '{"task_id": "t"}\nnot json\n'  # a refused resume loses nothing
+    bad.write_bytes(b"\xff\xfe\x00binary")
+    _refused(["headroom", "--resume", "--episodes-out", str(bad), *scripted_models], "not a text file")
+    assert bad.read_bytes() == b"\xff\xfe\x00binary"

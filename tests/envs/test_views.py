@@ -91,7 +91,9 @@ def test_episode_view_shape_and_outcome():
             "text": " ".join([raw.tool, *raw.args.values()]),
         }
         assert s["observation"] == raw.data
-    assert [s["ended"] for s in ep["steps"]] == [False] * (len(traj.steps) - 1) + [True]  # solved: ended early
+    assert [s["ended"] for s in ep["steps"]] == [False] * (len(traj.steps) - 1) + [
+        True
+    ]  # solved: ended early
     json.dumps(ep)
 
 

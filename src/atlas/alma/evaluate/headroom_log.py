@@ -23,7 +23,7 @@ _REQUIRED = {
 def _episode(line: str, where: str) -> HeadroomEpisode:
     try:
         value = json.loads(line)
-    except ValueError as exc:
+    except json.JSONDecodeError as exc:
         raise InvalidInputError(f"{where}: not JSON ({exc.msg})") from exc
     if not isinstance(value, dict) or not value.keys() >= _REQUIRED:
         missing = sorted(_REQUIRED - value.keys()) if isinstance(value, dict) else ["(an object)"]
@@ -39,7 +39,10 @@ def read_episodes(path: Path) -> list[HeadroomEpisode]:
     killed while writing it) is left out; any other line that is not an episode is an error naming it."""
     if not path.exists():
         return []
-    text = path.read_text(encoding="utf-8")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise InvalidInputError(f"{path}: not a text file of headroom episodes ({exc.reason})") from exc
     lines = text.split("\n")
     torn = lines[-1] if not text.endswith("\n") else ""
     episodes = []

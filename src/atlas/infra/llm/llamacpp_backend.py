@@ -531,15 +531,15 @@ class LlamaCppBackend:
                 for start in range(0, len(nodes), room):
                     if cancelled.is_set():
                         break
-                    part = nodes[start : start + room]
-                    batch.n_tokens = len(part)
-                    for i, node in enumerate(part):
+                    piece = nodes[start : start + room]
+                    batch.n_tokens = len(piece)
+                    for i, node in enumerate(piece):
                         batch.token[i], batch.pos[i], batch.logits[i] = node.token, base + node.depth, True
                         batch.n_seq_id[i] = len(node.choices)
                         for j, choice in enumerate(node.choices):
                             batch.seq_id[i][j] = choice + 1
                     llama._ctx.decode(llama._batch)
-                    for i in range(len(part)):
+                    for i in range(len(piece)):
                         row = np.ctypeslib.as_array(
                             lib.llama_get_logits_ith(ctx, i), shape=(llama.n_vocab(),)
                         )
