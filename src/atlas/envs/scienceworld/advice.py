@@ -83,11 +83,8 @@ def door_map(env: ScienceWorldEnv, task_type: str) -> dict[str, set[str]]:
         rooms: list[str] = []
         opening: list[str] = []
         played_path(env, env._task_of(task_type, variation), rooms, opening)
-        start = room_of(opening[0]) if opening else ""
-        for a, b in [
-            *itertools.pairwise(rooms),
-            *((start, d.strip()) for d in _DOOR.findall(opening[0] if opening else "")),
-        ]:
+        start = room_of(opening[0])  # played_path always reads the start room's description
+        for a, b in [*itertools.pairwise(rooms), *((start, d.strip()) for d in _DOOR.findall(opening[0]))]:
             if a and b and a != b:
                 doors[a].add(b)
                 doors[b].add(a)
