@@ -2,7 +2,7 @@
 ``recipe``) against existing-part genomes, on one environment: memory from collection episodes played by
 random / goal-word / explorer walks, then the deployment tasks played doing only what the advice says
 (``follow_advice``; no model anywhere). Prints probe successes and mean score per genome and walk seed,
-and the paired difference of each genome's mean score from the first's.
+and the paired difference of each genome's mean score and progress from the first's (normal 95% interval).
 
     PYTHONPATH=src:tests/envs python scripts/probe_effects.py --env crafting --collect 8 --deploy 8
     PYTHONPATH=src python scripts/probe_effects.py --env alfworld --collect 8 --deploy 8 --walks explorer
@@ -34,6 +34,24 @@ def genomes(state_key: str, list_key: str) -> dict[str, dict]:
                 {"part": "transitions", "params": {**keyed, "neighbors_key": list_key}},
             ],
             "retrieve": [{"part": "advances"}, {"part": "recipe"}, {"part": "explore"}],
+        },
+        "effects+route-scored": {
+            "encode": [{"part": "effects"}, {"part": "transitions", "params": keyed}],
+            "retrieve": [
+                {"part": "advances"},
+                {"part": "recipe"},
+                {"part": "route", "params": {"towards": "scored", "context": "none"}},
+                {"part": "explore", "params": {"form": "rules"}},
+            ],
+        },
+        "effects+route-named": {
+            "encode": [{"part": "effects"}, {"part": "transitions", "params": keyed}],
+            "retrieve": [
+                {"part": "advances"},
+                {"part": "recipe"},
+                {"part": "route", "params": {"towards": "named", "context": "none"}},
+                {"part": "explore", "params": {"form": "rules"}},
+            ],
         },
         "effects+where_seen": {
             "encode": [{"part": "effects"}, {"part": "sightings", "params": keyed}],
@@ -76,27 +94,34 @@ def main() -> None:
     ap.add_argument("--seeds", default="0,1,2")
     ap.add_argument("--unadvised", default="goal_words", choices=["stop", "goal_words"])
     ap.add_argument("--family", type=int, default=0)
-    ap.add_argument("--only", default="", help="comma-separated genome names (substring)")
+    ap.add_argument("--task-type", default="", help="ScienceWorld task type(s), comma-separated")
+    ap.add_argument("--only", default="", help="comma-separated genome names (the name before any space)")
+    ap.add_argument(
+        "--state-key",
+        default="",
+        help="the observation field naming where the agent is (default: the likeliest)",
+    )
     args = ap.parse_args()
     if args.plugin:
         importlib.import_module(args.plugin)
-    env = get_env(args.env)
+    env = get_env(args.env, **({"task_type": args.task_type} if args.task_type else {}))
     tasks = env.generate_family_tasks(args.collect + args.deploy, args.family, 100)
     keys = env_observation_keys(env)
-    state = keys.scalar[0] if keys.scalar else ""
+    state = args.state_key or (keys.scalar[0] if keys.scalar else "")
     lists = keys.lists[0] if keys.lists else ""
     explorer = args.collect if args.walks == "explorer" else 0
     walks = "goal_words" if args.walks == "explorer" else args.walks
     results: dict[str, list[float]] = {}
+    reached: dict[str, list[float]] = {}
     print(
         f"env {args.env}: {args.collect} collection tasks ({args.walks}), {args.deploy} probe tasks, "
         f"unadvised={args.unadvised}; state_key={state!r} list_key={lists!r}"
     )
     for name, spec in genomes(state, lists).items():
-        if args.only and not any(o in name for o in args.only.split(",")):
+        if args.only and name.split(" ")[0] not in args.only.split(","):
             continue
         genome = parse_genome({"name": name.split(" ")[0], **spec})
-        scores, solved = [], 0
+        scores, progress, solved = [], [], 0
         for seed in [int(s) for s in args.seeds.split(",")]:
             report = asyncio.run(
                 asmoke_run(
@@ -112,17 +137,23 @@ def main() -> None:
             if not report.ran_clean:
                 print(report.to_feedback()[:2000])
             scores += [p["score"] for p in report.probes]
+            progress += [p.get("progress", 0.0) for p in report.probes]
             solved += sum(p["success"] for p in report.probes)
-        results[name] = scores
-        print(f"  {name}: solved {solved} of {len(scores)}, mean score {statistics.mean(scores):.3f}")
-    names = list(results)
-    for other in names[1:]:
-        d = [a - b for a, b in zip(results[names[0]], results[other], strict=True)]
-        m = statistics.mean(d)
-        half = 1.96 * statistics.stdev(d) / len(d) ** 0.5 if len(d) > 1 else 0.0
+        results[name], reached[name] = scores, progress
         print(
-            f"  {names[0]} - {other}: {m:+.3f} [{m - half:+.3f}, {m + half:+.3f}] (paired, {len(d)} probe episodes)"
+            f"  {name}: solved {solved} of {len(scores)}, mean score {statistics.mean(scores):.3f}, "
+            f"mean progress {statistics.mean(progress):.3f} (the highest score reached)"
         )
+    names = list(results)
+    for measure, table in (("score", results), ("progress", reached)):
+        for other in names[1:]:
+            d = [a - b for a, b in zip(table[names[0]], table[other], strict=True)]
+            m = statistics.mean(d)
+            half = 1.96 * statistics.stdev(d) / len(d) ** 0.5 if len(d) > 1 else 0.0
+            print(
+                f"  {names[0]} - {other} ({measure}): {m:+.3f} [{m - half:+.3f}, {m + half:+.3f}] "
+                f"(paired, {len(d)} probe episodes)"
+            )
 
 
 if __name__ == "__main__":

@@ -40,7 +40,8 @@ real = [pytest.mark.scienceworld, pytest.mark.skipif(MISSING is not None, reason
 
 
 def test_the_opening_walk_is_rewalked_from_the_start_room_by_known_doors():
-    from atlas.envs.scienceworld.advice import rewalked, room_of, walk
+    from atlas.envs.scienceworld.advice import rewalked, walk
+    from atlas.envs.scienceworld.scene import room_of
 
     doors = {
         "hall": {"kitchen", "den"},
@@ -232,7 +233,7 @@ def test_learnable_advice_walks_from_this_variations_start_room(env):
     """v96 starts in the workshop, whose only door is the hallway's; the closest train variation's path
     starts next to the outside. The learnable advice walks there from the workshop, by the doors the
     train variations showed, then does what that path did."""
-    from atlas.envs.scienceworld.advice import room_of
+    from atlas.envs.scienceworld.scene import room_of
 
     task = env._task_of("lifespan-longest-lived", 96)
     probe = env.clone()
@@ -285,6 +286,45 @@ def test_a_simulator_that_hangs_twice_ends_the_episode_as_failed(env):
     assert env.candidate_actions(result.observation) == []
     env.reset(env._task_of("find-living-thing", 228))  # the next episode gets a fresh simulator
     assert env.failure is None and env.observe()["actions"]
+
+
+def _java_children() -> set[int]:
+    """Process ids of this process's child processes that run ``java`` (Linux ``/proc``)."""
+    import os
+    from pathlib import Path
+
+    out = set()
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+            cmd = (stat.parent / "cmdline").read_bytes()
+        except OSError:
+            continue
+        if int(fields[1]) == os.getpid() and fields[0] != "Z" and b"java" in cmd:
+            out.add(int(stat.parent.name))
+    return out
+
+
+@pytest.mark.scienceworld
+@pytest.mark.skipif(MISSING is not None, reason=str(MISSING))
+def test_a_simulator_that_starts_after_its_timeout_is_ended():
+    """Under load a JVM can come up after its start timed out; nothing holds it then, and it is ended as
+    soon as it is up (the simulator object's own close), not left running until the interpreter exits."""
+    import time
+
+    from atlas.envs.scienceworld.simulator import Simulator, SimulatorDied
+
+    before = _java_children()
+    with pytest.raises(SimulatorDied, match="did not start within"):
+        Simulator(start_timeout=0.01)
+    deadline = time.monotonic() + 60
+    while not (late := _java_children() - before) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert late, "the JVM never started"
+    deadline = time.monotonic() + 90
+    while _java_children() & late and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not _java_children() & late, f"the late JVM {late} is still running"
 
 
 @pytest.mark.scienceworld

@@ -163,17 +163,19 @@ PARTS: tuple[Part, ...] = (
     Part(
         "route",
         "retrieve",
-        "rules: from every known state, the action toward the state the goal names, or (towards sighted) the state "
-        "where the goal's words were seen most (a path in the learned map); with context goal_items, once the "
-        "goal's item is framed as goal_actions left it (held)",
+        "rules: from every known state, the action toward the state the goal names, (towards sighted) the state "
+        "where the goal's words were seen most, or (towards scored) where the score rose most for goals like this "
+        "one (a path in the learned map, each move after what it was seen to need first); with context goal_items, "
+        "once the goal's item is framed as goal_actions left it (held)",
         (
             Param("context", "choice", "goal_items", ("goal_items", "none")),
             Param(
                 "towards",
                 "choice",
                 "named",
-                ("named", "sighted"),
-                doc="named: the state the goal names; sighted: where sightings saw the goal's words (before taking them)",
+                ("named", "sighted", "scored"),
+                doc="named: the state the goal names; sighted: where sightings saw the goal's words (before taking "
+                "them); scored: where the score rose for goals like this one",
             ),
         ),
         requires=("transitions",),

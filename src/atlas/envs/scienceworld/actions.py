@@ -14,10 +14,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from atlas.envs.scienceworld.scene import SEEN_DOOR, TEMPLATES, Combo, Scene, is_door
+from atlas.envs.scienceworld.scene import SEEN_DOOR, TEMPLATES, Combo, Scene, is_door, room_of
 
 LIMIT = 30
-HERE = re.compile(r"This (?:room|outside location) is called the (.+?)\.")
 GENERIC = {
     "room",
     "substance",
@@ -98,12 +97,12 @@ class Relevance:
             said = " ".join([scene.label(obj), scene.names.get(obj, ""), *scene.referents.get(obj, ())])
             if obj not in self.named and _words(said) & self.task_words:
                 self.touches.add(obj)
-        here = HERE.search(scene.look)
+        here = room_of(scene.look)
         self.locations = {c.objects[0] for c in scene.combos if c.template == 2 and c.objects} | {
             o
             for o, name in scene.names.items()
             if "room" in scene.referents.get(o, ())
-            or (here is not None and name == here.group(1))
+            or (here and name == here)
             or name in {d for d, _ in SEEN_DOOR.findall(scene.look)}
         }
         self.containers = {

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 from atlas.core.types import Task
 from atlas.envs.scienceworld import catalog
 from atlas.envs.scienceworld.gold import find
+from atlas.envs.scienceworld.scene import room_of
 from atlas.protocols.env import Action
 
 if TYPE_CHECKING:
@@ -33,7 +34,6 @@ MAPPED = 12
 _lock = threading.Lock()
 _train_goals: dict[str, list[tuple[int, str]]] = {}
 _doors: dict[str, dict[str, set[str]]] = {}
-_ROOM = re.compile(r"This (?:room|outside location) is called the ([^.]+)\.")
 _DOOR = re.compile(r"A door to the ([^(\n]+?) \(")
 _MOVED = re.compile(r"You move to the ([^.]+)\.")
 _WALK = ("open door to ", "go to ")
@@ -64,12 +64,6 @@ def played_path(
     if rooms is not None:
         rooms.append(here)
     return out
-
-
-def room_of(text: str) -> str:
-    """The room a 'look around' text describes ("" if it describes none)."""
-    found = _ROOM.search(text)
-    return found.group(1).strip() if found else ""
 
 
 def door_map(env: ScienceWorldEnv, task_type: str) -> dict[str, set[str]]:
@@ -198,6 +192,5 @@ __all__ = [
     "rebind",
     "rebinding",
     "rewalked",
-    "room_of",
     "walk",
 ]

@@ -19,7 +19,7 @@ from typing import Any
 from atlas.core.types import Task
 from atlas.envs.scienceworld import catalog
 from atlas.envs.scienceworld.actions import LIMIT, Choice, short_list
-from atlas.envs.scienceworld.scene import Scene, read_scene
+from atlas.envs.scienceworld.scene import Scene, read_scene, room_of
 from atlas.envs.scienceworld.simulator import SIMULATORS, STEP_TIMEOUT_S, Simulator, SimulatorDied
 from atlas.errors import ConfigError, EnvError
 from atlas.protocols.env import Action, StepResult
@@ -300,6 +300,7 @@ class ScienceWorldEnv:
         return {
             "text": self._text,
             "inventory": scene.inventory_text.strip() if scene is not None else "",
+            "location": room_of(scene.look) if scene is not None else "",
             "score": round(self.score(), 4),
             "actions": [] if self._done else list(self._choices),
             "steps_taken": self._steps,
@@ -370,6 +371,9 @@ class ScienceWorldEnv:
 
     def summarize_observation(self, observation: dict[str, Any]) -> str:
         parts = [str(observation.get("text", "")).strip()]
+        location = str(observation.get("location", "")).strip()
+        if location and location not in parts[0]:
+            parts.append(f"You are in the {location}.")
         inventory = str(observation.get("inventory", "")).strip()
         if inventory and inventory not in parts[0]:
             parts.append(" ".join(inventory.split()))

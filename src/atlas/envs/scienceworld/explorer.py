@@ -5,13 +5,11 @@ listed action that is not a focus (focusing on the wrong thing ends a task)."""
 from __future__ import annotations
 
 import random
-import re
 from typing import Any
 
 from atlas.core.types import Task
+from atlas.envs.scienceworld.scene import room_of
 from atlas.protocols.env import Action, Environment
-
-HERE = re.compile(r"This (?:room|outside location) is called the (.+?)\.")
 
 
 class ScienceWorldExplorer:
@@ -26,8 +24,8 @@ class ScienceWorldExplorer:
         return bool(thing) and thing.lower() in self.goal
 
     def next_action(self, observation: dict[str, Any]) -> Action | None:
-        if m := HERE.search(str(observation.get("text", ""))):
-            self.visited.add(m.group(1))
+        if here := room_of(str(observation.get("text", ""))):
+            self.visited.add(here)
         actions = [a for a in observation.get("actions") or [] if a not in self.done]
         if not actions:
             return None

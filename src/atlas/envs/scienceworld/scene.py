@@ -44,6 +44,13 @@ TEMPLATES: dict[int, str] = {
 DOOR_TO = re.compile(r"^door to (.+)$")
 X_DOOR = re.compile(r"^(.+) door$")
 SEEN_DOOR = re.compile(r"A door to the (.+?) \(that is (open|closed)\)")
+HERE = re.compile(r"This (?:room|outside location) is called the ([^.]+)\.")
+
+
+def room_of(text: str) -> str:
+    """The room a 'look around' text describes ("" if it describes none)."""
+    found = HERE.search(text)
+    return found.group(1).strip() if found else ""
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ if TYPE_CHECKING:
 OBSERVATION_KEYS = {
     "text": "str — what the last command printed ('look around' describes the room, its objects and doors)",
     "inventory": "str — 'In your inventory, you see: ...'",
+    "location": "str — the room the agent is in (the agent reads 'You are in the X.' when the text does not name it)",
     "score": "float in [0, 1] — ScienceWorld's score / 100; it rises as parts of the task are done",
     "actions": "list[str] — the commands offered this turn (at most 30)",
     "steps_taken": "int — commands used so far",

@@ -32,67 +32,6 @@ from common import (
 )
 
 
-def encode_transitions(memory, episode, tools, p, store):
-    """The map of observed states: ``state --action--> next state`` for observation field ``p['state_key']``,
-    the states entered, the states named in list field ``p['neighbors_key']`` (seen, maybe never entered),
-    how actions that change state are written (``move template``: the action with the next state as
-    ``{to}``), the actions each state listed (``listed``) and those tried there that went nowhere
-    (``stayed``): a listed action that moved the agent elsewhere but was never tried here leads out of
-    the known map."""
-    m = memory.setdefault("transitions", {"edges": {}, "entered": [], "seen": [], "near": {}, "moves": {}})
-    key, near = p.get("state_key", ""), p.get("neighbors_key", "")
-    first = (episode.get("task") or {}).get("observation") or {}
-    observations = [first] + [s[2] for s in steps_of(episode)]
-    for obs in observations:
-        here = state_of(obs, key)
-        if here and here not in m["entered"]:
-            m["entered"].append(here)
-        listed = obs.get(near) if near and isinstance(obs, dict) else None
-        for other in listed if isinstance(listed, list) else []:
-            name = value_text(other)
-            if name and name != here and name not in m["seen"]:
-                m["seen"].append(name)
-            if name and here and name not in m["near"].setdefault(here, []):
-                m["near"][here].append(name)
-    for obs in observations:  # the actions each state listed: a move listed but never taken is a way out
-        here = state_of(obs, key)
-        listed = m.setdefault("listed", {})
-        for value in obs.values() if here and isinstance(obs, dict) else []:
-            for item in value if isinstance(value, list) else []:
-                if isinstance(item, str) and item not in listed.setdefault(here, []):
-                    listed[here] = [*listed[here], item][-40:]
-    added = 0
-    for before, action, after, error in steps_of(episode):
-        src, dst = state_of(before, key), state_of(after, key)
-        stayed = m.setdefault("stayed", {})
-        if src and (error or dst in ("", src)) and action not in stayed.get(src, []):
-            stayed[src] = [*stayed.get(src, []), action][-40:]  # tried here, went nowhere
-        if error or not src or not dst or src == dst:
-            continue
-        out = m["edges"].setdefault(src, {})
-        if out.get(action) != dst:
-            out[action] = dst
-            added += 1
-        if dst in action:
-            bump(m["moves"], action.replace(dst, "{to}"))
-    m["moves"] = capped(m["moves"], 5)
-    if m["moves"]:  # listed actions of the learned move form name the states reachable from here
-        best = max(m["moves"], key=lambda t: m["moves"][t])
-        head, _, tail = best.partition("{to}")
-        for obs in observations:
-            here = state_of(obs, key)
-            for value in obs.values() if here and isinstance(obs, dict) else []:
-                for item in value if isinstance(value, list) else []:
-                    text = str(item)
-                    if text.startswith(head) and text.endswith(tail) and len(text) > len(head) + len(tail):
-                        other = text[len(head) : len(text) - len(tail)]
-                        if other != here and other not in m["near"].setdefault(here, []):
-                            m["near"][here].append(other)
-                        if other not in m["seen"]:
-                            m["seen"].append(other)
-    print("transitions:", added, "new;", len(m["entered"]), "states entered,", len(m["seen"]), "seen")
-
-
 def _carried(episode, gw, key, names):
     """Per goal word, the frames the text kept it in across a change of state: the word moved with the
     agent (it was held), e.g. 'holding' in 'You are holding: key.' before and after a move."""
