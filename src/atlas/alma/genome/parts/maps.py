@@ -11,6 +11,7 @@ import json
 from common import (
     bump,
     capped,
+    goal_key,
     goal_words,
     in_every_goal,
     scored_steps,
@@ -126,7 +127,7 @@ def _learn_openers(m, episode, key):
 def _learn_gains(m, episode, key, cap):
     """``gains[goal][state]``: [total, rises]: how much and how often the environment's score rose in each
     state (after the step that raised it), per goal text."""
-    goal = " ".join(w.lower() for w in goal_words((episode.get("task") or {}).get("goal", "")))
+    goal = goal_key(goal_words((episode.get("task") or {}).get("goal", "")))
     for step in scored_steps(episode):
         here = state_of(step["obs_after"], key)
         if here and step["gain"] > 0:
