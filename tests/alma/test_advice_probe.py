@@ -3,15 +3,19 @@ LLM); the smoke run reports it and the MetaAgent sends a design whose advice ste
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 import pytest
 from alma_doubles import GIVE_UP_DESIGN, INVALID_DESIGN, fenced
 
-from atlas.alma.author.advice_probe import ProbeResult, follow_advice, goal_progress
+from atlas.alma.author.advice_probe import ProbeResult, follow_advice, goal_progress, unscored_progress
 from atlas.alma.author.meta_agent import MetaAgent
 from atlas.alma.author.smoke import smoke_run
 from atlas.alma.baselines import get_baseline
 from atlas.alma.sandbox.pool import WorkerPool
 from atlas.envs.graphworld.oracle import oracle_advice
+from atlas.envs.policies import RandomPolicy
 from atlas.envs.registry import get_env
 from atlas.infra.llm import ScriptedLLM
 
@@ -97,6 +101,23 @@ def test_progress_counts_goal_words_in_new_sentences_only():
     assert goal_progress(goal, [first, held, there]) == 0.75
     assert goal_progress("Deliver the vase to the attic.", [first, held, there]) == 0.0  # nothing named
     assert goal_progress(goal, []) == 0.0
+
+
+def test_the_screening_says_when_no_unsolved_episode_showed_a_partial_score(env):
+    sys.path.insert(0, str(Path(__file__).parents[1] / "envs"))
+    import crafting_env  # noqa: F401  registers "crafting", whose score rises with each part made
+
+    def walks(e):
+        return [
+            (t.success, t.score)
+            for t in (RandomPolicy(1).run(e, task) for task in e.generate_tasks(8, seed=3))
+        ]
+
+    graphworld = walks(env)  # GraphWorld scores only a delivered item
+    assert sum(not ok for ok, _ in graphworld) >= 6 and all(s == 0 for ok, s in graphworld if not ok)
+    assert "reads progress only from the goal's words" in unscored_progress(graphworld)
+    assert unscored_progress(walks(get_env("crafting"))) == ""
+    assert unscored_progress(graphworld[:3]) == ""  # too few episodes to say
 
 
 def test_advice_that_loops_runs_out_of_steps_without_an_endless_loop(env):

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import random
 import re
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -87,6 +88,20 @@ def episode_progress(goal: str, texts: list[str], best_score: float) -> float:
     """How far an unsolved episode got: the environment's own partial score (the best it reached) where
     it gives one, else what its text shows of the goal (``goal_progress``)."""
     return min(1.0, best_score) if best_score > 0 else goal_progress(goal, texts)
+
+
+def unscored_progress(results: Sequence[tuple[bool, float]], at_least: int = 6) -> str:
+    """What the probe cannot measure, when none of the unsolved episodes in ``results`` (``(success,
+    score)`` of an environment's episodes, no memory's say) scored above 0: an environment without a
+    partial score leaves the probe only the goal's words to read progress from; "" otherwise."""
+    unsolved = [score for success, score in results if not success]
+    if len(unsolved) < at_least or any(score > 0 for score in unsolved):
+        return ""
+    return (
+        f"; none of no memory's {len(unsolved)} unsolved episodes scored above 0, so the probe reads progress "
+        "only from the goal's words in the texts (an environment whose score() rises with each sub-goal "
+        "lets the screening climb towards a solved task)"
+    )
 
 
 def goal_progress(goal: str, texts: list[str]) -> float:
@@ -238,4 +253,5 @@ __all__ = [
     "episode_progress",
     "follow_advice",
     "goal_progress",
+    "unscored_progress",
 ]

@@ -11,7 +11,7 @@ from collections.abc import Iterable, Sequence
 from random import Random
 from typing import Any
 
-from atlas.alma.author.advice_probe import can_probe
+from atlas.alma.author.advice_probe import can_probe, unscored_progress
 from atlas.alma.author.analysis import parent_analysis
 from atlas.alma.author.debug_log import DesignLogs
 from atlas.alma.baselines import get_baseline
@@ -452,6 +452,13 @@ class GenomeStep:
             why = (
                 "no candidate's advice steered the probe to a solved task or a partial score: the screening "
                 "found no memory that moves the advice probe here"
+            ) + unscored_progress(
+                [
+                    (t.success, t.score)
+                    for e in self.rec.archive
+                    if e.name == NO_MEMORY_NAME
+                    for t in e.per_task
+                ]
             )
         elif best.agent_probe is None:
             why = f"best probe {best.probe_score:.3f} does not beat {bar:.3f}, the probe of the best played design"
