@@ -11,6 +11,8 @@ import shutil
 import pytest
 
 from atlas.alma.evaluate.advice_headroom import headroom_tasks
+from atlas.alma.evaluate.harness import held_out_tasks, run_tasks
+from atlas.alma.state.config import AlmaConfig
 from atlas.envs.registry import get_env
 from atlas.envs.scienceworld import catalog
 from atlas.envs.scienceworld.actions import LIMIT, Choice
@@ -102,6 +104,19 @@ def test_headroom_plays_the_test_split():
     tasks = headroom_tasks(env, tasks=6, seed=42, family=42, deployment_seeds=[1042, 2042])
     assert len({t.id for t in tasks}) == 6
     assert {t.metadata["split"] for t in tasks} == {"test"}
+
+
+def test_a_search_collects_on_train_chooses_on_dev_and_reports_on_test():
+    env = get_env("scienceworld", task_type="find-animal,lifespan-longest-lived")
+    cfg = AlmaConfig.build(env="scienceworld", episodes=3, deploy_seeds=8)
+    collection, deployment = run_tasks(cfg, env)
+    test, source = held_out_tasks(cfg, env, collection + deployment)
+    assert [{t.metadata["split"] for t in ts} for ts in (collection, deployment, test)] == [
+        {"train"},
+        {"dev"},
+        {"test"},
+    ]
+    assert len(deployment) == 24 and len(test) == cfg.test_count and "test split" in source
 
 
 def test_family_tasks_without_a_split_keep_collection_and_deployment_apart():
