@@ -91,16 +91,17 @@ def episode_progress(goal: str, texts: list[str], best_score: float) -> float:
 
 
 def unscored_progress(results: Sequence[tuple[bool, float]], at_least: int = 6) -> str:
-    """What the probe cannot measure, when none of the unsolved episodes in ``results`` (``(success,
-    score)`` of an environment's episodes, no memory's say) scored above 0: an environment without a
-    partial score leaves the probe only the goal's words to read progress from; "" otherwise."""
+    """What the probe may not be able to measure, when none of the unsolved episodes in ``results``
+    (``(success, score)`` of no memory's episodes) ended with a score above 0: an environment without a
+    partial score leaves the probe only the goal's words to read progress from. Only "may": a partial
+    score can fall back to 0 by the episode's end (ScienceWorld's does when a task fails)."""
     unsolved = [score for success, score in results if not success]
     if len(unsolved) < at_least or any(score > 0 for score in unsolved):
         return ""
     return (
-        f"; none of no memory's {len(unsolved)} unsolved episodes scored above 0, so the probe reads progress "
-        "only from the goal's words in the texts (an environment whose score() rises with each sub-goal "
-        "lets the screening climb towards a solved task)"
+        f"; none of no memory's {len(unsolved)} unsolved episodes ended with a score above 0: if this "
+        "environment gives no partial score, the probe reads progress only from the goal's words in the texts "
+        "(a score() that rises with each sub-goal lets the screening climb towards a solved task)"
     )
 
 
