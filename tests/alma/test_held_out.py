@@ -11,7 +11,7 @@ from alma_doubles import debug_policy, task_policy
 
 import atlas.alma
 from atlas.alma.evaluate.harness import held_out_tasks, run_tasks
-from atlas.alma.search.held_out import HeldOut, to_test
+from atlas.alma.search.held_out import HeldOut, reserve_s, to_test
 from atlas.alma.state.archive import Archive
 from atlas.alma.state.config import AlmaConfig
 from atlas.core.types import Task
@@ -130,6 +130,32 @@ def test_a_resumed_run_with_nothing_new_keeps_its_result(searched, tmp_path, emb
     )
     assert again.held_out == archive.held_out
     assert not set(log[n:]) & set(HeldOut.model_validate(archive.held_out).tasks), "measured once per archive"
+
+
+def test_a_search_that_played_no_design_keeps_no_time_for_a_test_and_plays_none(tmp_path, embedder):
+    log: list[str] = []
+    archive, _ = atlas.alma.run(
+        run_dir=tmp_path / "run",
+        env=RecordingWorld(log),
+        llm=ScriptedLLM(task_policy),
+        embedder=embedder,
+        iterations=0,
+        baselines=[],
+        baseline_cache=False,
+        trace=False,
+        quiet=True,
+        max_minutes=60,
+        env_seed=False,
+        **SETTINGS,
+    )
+    cfg = AlmaConfig.build(env="graphworld", max_minutes=60, **SETTINGS)
+    assert [e.name for e in archive] == ["no_memory"] and archive.held_out is None
+    assert reserve_s(archive, cfg, 4) == 0.0
+    held, _ = held_out_tasks(cfg, GraphWorldEnv(), [])
+    assert not {t.id for t in held} & set(log), "no memory was played on the test tasks for nothing"
+    played = archive.entries[0].model_copy(update={"id": "d-0002", "name": "played", "origin": "meta"})
+    archive.add(played)
+    assert reserve_s(archive, cfg, 4) == pytest.approx(2 * archive.entries[0].metadata["eval_duration_s"])
 
 
 def test_held_out_tasks_never_overlap_what_the_run_saw():

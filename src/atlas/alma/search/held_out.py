@@ -122,10 +122,12 @@ def estimate_s(archive: Archive, n_designs: int, test: int, deployment: int) -> 
 
 
 def reserve_s(archive: Archive, cfg: AlmaConfig, deployment: int) -> float:
-    """Run time a search keeps for its test phase (``estimate_s``) when it has a time cap."""
-    if not cfg.test_count or cfg.max_minutes is None:
-        return 0.0
-    return estimate_s(archive, cfg.test_designs, cfg.test_count, deployment)
+    """Run time a search keeps for its test phase (``estimate_s``) when it has a time cap: for the
+    designs it would test now, none before one was played (on a slow environment no memory's
+    evaluation alone, times every design the phase may test, used to exceed the cap, and the search
+    stopped before its first generation)."""
+    designs = len(to_test(archive, cfg.test_designs)) if cfg.test_count and cfg.max_minutes else 0
+    return estimate_s(archive, designs, cfg.test_count, deployment) if designs else 0.0
 
 
 async def measure_held_out(rec: Recorder, env: Environment, seen: list[Task]) -> HeldOut | None:
@@ -136,6 +138,11 @@ async def measure_held_out(rec: Recorder, env: Environment, seen: list[Task]) ->
         return None
     if archive.held_out and archive.held_out.get("archive_size") == len(archive):
         return HeldOut.model_validate(archive.held_out)
+    if not to_test(archive, cfg.test_designs):
+        rec.progress.line(
+            "held-out  no design was played in full: no memory alone has nothing to be compared with"
+        )
+        return None
     tasks, source = held_out_tasks(cfg, env, seen)
     result = await score_on_test(rec, tasks, source, cfg.test_designs)
     archive.held_out = result.model_dump(mode="json")
