@@ -249,9 +249,14 @@ class GenomeStep:
         candidate's memory from (``LOGGED_COLLECTIONS``); empty when the baseline left no log, and the
         probe walks instead."""
         if self._logged is None:
-            base = [e for e in self.rec.archive if e.origin == "baseline" and e.name == NO_MEMORY_NAME]
-            self._logged = self.collection_of(base[0]) if base else {}
+            base = self._no_memory()
+            self._logged = self.collection_of(base) if base else {}
         return self._logged
+
+    def _no_memory(self) -> ArchiveEntry | None:
+        return next(
+            (e for e in self.rec.archive if e.origin == "baseline" and e.name == NO_MEMORY_NAME), None
+        )
 
     def probe_kind(self) -> ProbeKind:
         """Which collections the screening learns from (``probe_collections``), as recorded."""
@@ -449,17 +454,11 @@ class GenomeStep:
     ) -> tuple[ArchiveEntry, str]:
         """The ``invalid`` entry of a generation whose best candidate did not pass the screening."""
         if best is None or best.probe_score <= 0:
+            base = self._no_memory()
             why = (
                 "no candidate's advice steered the probe to a solved task or a partial score: the screening "
                 "found no memory that moves the advice probe here"
-            ) + unscored_progress(
-                [
-                    (t.success, t.score)
-                    for e in self.rec.archive
-                    if e.name == NO_MEMORY_NAME
-                    for t in e.per_task
-                ]
-            )
+            ) + unscored_progress([(t.success, t.score) for t in base.per_task] if base else [])
         elif best.agent_probe is None:
             why = f"best probe {best.probe_score:.3f} does not beat {bar:.3f}, the probe of the best played design"
         else:
