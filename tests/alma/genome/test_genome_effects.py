@@ -213,6 +213,28 @@ def test_a_procedure_is_rebound_to_the_next_households_objects_and_numbers(make_
     assert rebound >= len(tried_on) - 1, rebound
 
 
+def test_what_did_nothing_under_one_goal_is_avoided_for_that_goal_until_a_second_goal_agrees():
+    """Random walks on the crafting plug-in: an action that did nothing while making one product is avoided
+    when making that product, not for another (there it may be a step that product needs); once it also did
+    nothing under a second goal, it is avoided for a third."""
+    env = get_env("crafting")
+    by_goal: dict[str, list] = {}
+    for task in env.generate_family_tasks(40, 0, 100):
+        by_goal.setdefault(env.format_goal(task), []).append(task)
+    first, second, third = sorted(by_goal, key=lambda g: -len(by_goal[g]))[:3]
+
+    def avoided(memory, design, task) -> set[str]:
+        return {line for line in _advice(env, design, memory, task).splitlines() if line.startswith("Avoid")}
+
+    memory, design = _learn(env, [WALKS["random"](i).run(env, t) for i, t in enumerate(by_goal[first][:5])])
+    assert avoided(memory, design, by_goal[first][-1]), "nothing avoided for the goal the walks pursued"
+    assert not avoided(memory, design, by_goal[second][0]) and not avoided(memory, design, by_goal[third][0])
+    for i, task in enumerate(by_goal[second][:5]):
+        design["update"](memory, episode_view(env, WALKS["random"](100 + i).run(env, task)), None)
+    both = {k for k, rec in memory["effects"].items() if len(rec.get("idle_goals", [])) >= 2}
+    assert both and avoided(memory, design, by_goal[third][0])
+
+
 def test_what_did_nothing_is_lowered_by_the_probe_walks_and_the_task_agent():
     env = get_env("crafting")
     task = env.generate_family_tasks(1, 0, 7)[0]

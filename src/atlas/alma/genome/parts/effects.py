@@ -209,6 +209,7 @@ def encode_effects(memory, episode, tools, p, store):
         if eff["nothing"]:  # the situations it did nothing in (what the fields named before it)
             seen = " ".join(sorted(value_words(step["obs_before"])))[:300]
             rec["idle_in"] = sorted(set(rec.get("idle_in", [])) | {seen})[:4]
+            rec["idle_goals"] = sorted(set(rec.get("idle_goals", [])) | {goal_key(gw)})[:4]
         if step["gain"] > 0:  # what raised the score for this very goal, in order (a sub-goal reached)
             ups = memory.setdefault("effect_goal_ups", {}).setdefault(goal_key(gw), [])
             if key not in ups:
@@ -240,7 +241,7 @@ def retrieve_advances(memory, task, tools, p):
     raised the score or newly showed a goal word, filled with this goal's words: 'See egg: take egg 2
     from shelf 1.'), and 'Avoid: A.' for each action that never did anything (failed, or changed nothing;
     the agent's matcher lowers it) in ``p['avoid']`` situations or more (what the fields named before it;
-    0: never): in fewer, it may only have come out of order; and for each action that, every time it was
+    0: never), under this goal or under two goals or more: in fewer, it may only have come out of order; and for each action that, every time it was
     taken, ended its episode unsolved before the step limit (a wrong answer, a fatal move) and never
     advanced a task: one such ending is enough. Forms need ``p['min_support']`` episodes'
     worth of support (decayed with the store)."""
@@ -262,12 +263,20 @@ def retrieve_advances(memory, task, tools, p):
         for rec in (memory.get("effects") or {}).values():
             c = rec.get("counts") or {}
             tried = c.get("n", 0)
-            varied = len(rec.get("idle_in", [])) >= situations
+            varied = len(rec.get("idle_in", [])) >= situations and _idle_for(rec, gw)
             if _fatal(rec) or (varied and c.get("nothing", 0) >= tried - 1e-6):
                 out.append({"kind": "avoid", "action": rec["eg"]})
         for head in _fatal_heads(memory.get("effects") or {}, p.get("fatal_kinds", 3)):
             out.append({"kind": "avoid", "action": head + " … unless advised"})
     return out
+
+
+def _idle_for(rec, gw):
+    """Whether what an action did nothing under holds for this goal: it did nothing while pursuing this
+    very goal, or under two goals or more. Under one other goal it may only have been out of that goal's
+    order (a step another goal needs first), and avoiding it would stop the walks that find its use."""
+    goals = rec.get("idle_goals")
+    return not goals or goal_key(gw) in goals or len(goals) >= 2
 
 
 def _fatal(rec):
