@@ -176,6 +176,7 @@ def encode_effects(memory, episode, tools, p, store):
     gw = goal_words((episode.get("task") or {}).get("goal", ""))
     goal = {w.lower() for w in gw}
     count_goal(memory, "effect_goals", gw)
+    this_goal = goal_key(gw)
     names = observed_words(episode)
     steps = scored_steps(episode)
     names_of = described([s["before"] for s in steps] + [s["after"] for s in steps[-1:]])
@@ -209,9 +210,9 @@ def encode_effects(memory, episode, tools, p, store):
         if eff["nothing"]:  # the situations it did nothing in (what the fields named before it)
             seen = " ".join(sorted(value_words(step["obs_before"])))[:300]
             rec["idle_in"] = sorted(set(rec.get("idle_in", [])) | {seen})[:4]
-            rec["idle_goals"] = sorted(set(rec.get("idle_goals", [])) | {goal_key(gw)})[:4]
+            rec["idle_goals"] = sorted(set(rec.get("idle_goals", [])) | {this_goal})[:4]
         if step["gain"] > 0:  # what raised the score for this very goal, in order (a sub-goal reached)
-            ups = memory.setdefault("effect_goal_ups", {}).setdefault(goal_key(gw), [])
+            ups = memory.setdefault("effect_goal_ups", {}).setdefault(this_goal, [])
             if key not in ups:
                 ups.append(key)
             del ups[:-12]
@@ -241,9 +242,9 @@ def retrieve_advances(memory, task, tools, p):
     raised the score or newly showed a goal word, filled with this goal's words: 'See egg: take egg 2
     from shelf 1.'), and 'Avoid: A.' for each action that never did anything (failed, or changed nothing;
     the agent's matcher lowers it) in ``p['avoid']`` situations or more (what the fields named before it;
-    0: never), under this goal or under two goals or more: in fewer, it may only have come out of order; and for each action that, every time it was
-    taken, ended its episode unsolved before the step limit (a wrong answer, a fatal move) and never
-    advanced a task: one such ending is enough. Forms need ``p['min_support']`` episodes'
+    0: never), under this goal or under two goals or more: in fewer, it may only have come out of order;
+    and for each action that, every time it was taken, ended its episode unsolved before the step limit
+    (a wrong answer, a fatal move) and never advanced a task: one such ending is enough. Forms need ``p['min_support']`` episodes'
     worth of support (decayed with the store)."""
     gw = goal_words(task.get("goal", ""))
     out = []
