@@ -1,11 +1,15 @@
 """The LLM-free advice probe of genomes that use the memory of effects (``effects`` + ``advances`` /
 ``recipe``) against existing-part genomes, on one environment: memory from collection episodes played by
-random / goal-word / explorer walks, then the deployment tasks played doing only what the advice says
+random / goal-word / explorer walks, or walks that follow the genome's own advice as its memory grows
+(``--walks advised``: how the task agent collects, and where ``untried`` acts), then the deployment tasks
+played doing only what the advice says
 (``follow_advice``; no model anywhere). Prints probe successes and mean score per genome and walk seed,
 and the paired difference of each genome's mean score and progress from the first's (normal 95% interval).
 
     PYTHONPATH=src:tests/envs python scripts/probe_effects.py --env crafting --collect 8 --deploy 8
     PYTHONPATH=src python scripts/probe_effects.py --env alfworld --collect 8 --deploy 8 --walks explorer
+    PYTHONPATH=src:tests/envs python scripts/probe_effects.py --env crafting --plugin crafting_env \
+        --collect 3 --deploy 12 --walks advised --seeds 0,1,2,3,4,5 --only effects,effects+untried
 """
 
 from __future__ import annotations
@@ -27,6 +31,10 @@ def genomes(state_key: str, list_key: str) -> dict[str, dict]:
         "effects": {
             "encode": [{"part": "effects"}],
             "retrieve": [{"part": "advances"}, {"part": "recipe"}],
+        },
+        "effects+untried": {
+            "encode": [{"part": "effects"}],
+            "retrieve": [{"part": "advances"}, {"part": "recipe"}, {"part": "untried"}],
         },
         "effects+explore": {
             "encode": [
@@ -90,7 +98,12 @@ def main() -> None:
     ap.add_argument("--plugin", default="", help="module to import first (registers a plug-in)")
     ap.add_argument("--collect", type=int, default=8)
     ap.add_argument("--deploy", type=int, default=8)
-    ap.add_argument("--walks", default="random", help="random, goal_words, goal_averse or explorer")
+    ap.add_argument(
+        "--walks",
+        default="random",
+        help="random, goal_words, goal_averse, explorer, or advised (each collection game played with the "
+        "genome's own advice as its memory grows, as the task agent collects)",
+    )
     ap.add_argument("--seeds", default="0,1,2")
     ap.add_argument("--unadvised", default="goal_words", choices=["stop", "goal_words"])
     ap.add_argument("--family", type=int, default=0)

@@ -61,7 +61,9 @@ def test_export_folder_is_self_contained(scripted_run, tmp_path):
     assert gc["tgc"]["n"] == 2 and f"{gc['tgc']['successes']}/2" == m["scores"]["solved"]["deployment"]
     assert "def recall" in exp.source and "find_similar" in exp.source
     assert [set(a) for a in exp.advice] == [{"task", "advice"}] * 2
-    assert all(set(a["task"]) == {"goal", "observation", "observation_text", "domain"} for a in exp.advice)
+    assert all(
+        set(a["task"]) == {"goal", "observation", "observation_text", "actions", "domain"} for a in exp.advice
+    )
     assert all(a["advice"].startswith(("Route:", "explore")) for a in exp.advice)
     assert "route_map" in (moved / "README.md").read_text()
 

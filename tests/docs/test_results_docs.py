@@ -152,6 +152,10 @@ def test_committed_searches_export_their_best_design_with_its_learned_memory(run
     )
     assert res.exit_code == 0, res.output
     exp = load_export(tmp_path / "e")
-    # runs recorded before designs saw the observation text have no observation_text
-    shapes = [{"goal", "observation", "domain"}, {"goal", "observation", "observation_text", "domain"}]
+    # runs recorded before designs saw the observation text have no observation_text, nor the listed actions
+    shapes = [
+        {"goal", "observation", "domain"},
+        {"goal", "observation", "observation_text", "domain"},
+        {"goal", "observation", "observation_text", "actions", "domain"},
+    ]
     assert exp.advice and all(set(a["task"]) in shapes for a in exp.advice)

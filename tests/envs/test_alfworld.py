@@ -118,7 +118,8 @@ def test_views_hide_the_answer(cache):
     assert json.dumps(env.gold_plan()) not in text
     first = task_view(env, task, env.clone().reset(task))
     assert (
-        set(first) == {"goal", "observation", "observation_text", "domain"} and first["domain"] == "alfworld"
+        set(first) == {"goal", "observation", "observation_text", "actions", "domain"}
+        and first["domain"] == "alfworld"
     )
     assert "Admissible commands" not in first["observation_text"]  # the design reads actions from steps
     assert first["goal"] == task.description

@@ -96,7 +96,7 @@ def test_seed_design_learns_a_map_and_gives_routes():
 def test_context_schema_is_json_and_matches_views():
     schema = get_env("graphworld").context_schema()
     json.dumps(schema)
-    assert set(schema["task"]["example"]) == {"goal", "observation", "observation_text", "domain"}
+    assert set(schema["task"]["example"]) == {"goal", "observation", "observation_text", "actions", "domain"}
     assert set(schema["episode"]["example"]) == {"task", "steps", "success", "score", "steps_taken"}
     assert set(schema["observation"]["keys"]) == set(schema["task"]["example"]["observation"])
     assert [t["name"] for t in schema["agent_tools"]] == ["look", "move_to", "pick_up", "put_down"]

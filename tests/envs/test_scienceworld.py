@@ -220,7 +220,7 @@ def test_task_view_hides_the_gold_path(env):
     gold = env.gold_path(task)
     first = env.reset(task)
     view = task_view(env, task, first)
-    assert set(view) == {"goal", "observation", "observation_text", "domain"}
+    assert set(view) == {"goal", "observation", "observation_text", "actions", "domain"}
     text = json.dumps(view)
     assert "226" not in text and task.id not in text and "variation" not in text
     # the thing the gold path focuses on lives in a room the agent has not seen yet

@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from atlas.agent.choice import render_action
 from atlas.core.types import Step, Trajectory
 from atlas.envs import ExplorerPolicy, RandomPolicy, episode_view, task_view
 from atlas.envs.graphworld import GraphWorldEnv
@@ -24,8 +25,12 @@ def test_task_view_shape():
     task = env.generate_tasks(1, seed=3)[0]
     first = env.reset(task)
     view = task_view(env, task, first)
-    assert set(view) == {"goal", "observation", "observation_text", "domain"}
+    assert set(view) == {"goal", "observation", "observation_text", "actions", "domain"}
     assert view["goal"] == task.description and view["domain"] == "graphworld"
+    assert view["actions"] == [
+        render_action(a) for a in env.candidate_actions(first)
+    ]  # what the agent is shown
+    assert view["actions"] and all(isinstance(a, str) for a in view["actions"])
     assert view["observation_text"] == env.summarize_observation(first)  # what the agent reads
     assert view["observation"] == first and view["observation"] is not first  # a copy
     json.dumps(view)
@@ -77,6 +82,12 @@ def test_episode_view_shape_and_outcome():
     traj = ExplorerPolicy(0).run(env, task)
     ep = episode_view(env, traj)
     assert set(ep) == {"task", "steps", "success", "score", "steps_taken"}
+    # the actions listed at the start, as recorded while the episode was live
+    assert (
+        ep["task"]["actions"]
+        == traj.metadata["initial_actions"]
+        == task_view(env.clone(), task, env.clone().reset(task))["actions"]
+    )
     assert ep["success"] is True and ep["score"] == traj.score and ep["steps_taken"] == env.steps_taken()
     assert ep["steps"][-1]["score"] == traj.score > ep["steps"][0]["score"] == 0.0  # solved by the last step
     assert len(ep["steps"]) == len(traj.steps)
@@ -106,6 +117,7 @@ def test_episode_view_rebuilds_first_observation_and_keeps_invalid_replies():
     )
     ep = episode_view(env, traj)
     assert ep["task"]["observation"] == first
+    assert ep["task"]["actions"] == []  # not recorded: never read again from a replayed reset
     assert ep["steps"] == [
         {
             "action": {"tool": "", "args": {}, "text": ""},

@@ -12,7 +12,7 @@ import re
 from typing import Any
 
 from atlas.core.types import Step, Task, Trajectory
-from atlas.protocols.env import Action, Environment, StepResult
+from atlas.protocols.env import Action, EnumeratesActions, Environment, StepResult
 from atlas.protocols.llm import ToolSpec
 
 _JSON_TYPES: dict[str, tuple[type, ...]] = {
@@ -38,6 +38,15 @@ def action_label(tool: str, args: dict[str, Any] | None = None) -> str:
     if tool == "act" and len(values) == 1:
         return values[0]
     return " ".join([tool, *values])
+
+
+def listed_actions(env: Environment, observation: dict[str, Any]) -> list[str]:
+    """The actions the agent is shown for ``observation``, as its list writes them (``action_label``);
+    [] where the environment lists none. Read while the episode is live: a simulator's list depends on
+    its state, not only on the observation."""
+    if not isinstance(env, EnumeratesActions):
+        return []
+    return [action_label(a.tool, a.args) for a in env.candidate_actions(observation)]
 
 
 def validate_args(spec: ToolSpec, args: Any) -> str | None:
@@ -113,6 +122,7 @@ class EpisodeRecorder:
         self.env = env
         self.task = task
         self.first_observation = first_observation
+        self.first_actions = listed_actions(env, first_observation)
         self.steps: list[Step] = []
 
     def record(
@@ -161,6 +171,7 @@ class EpisodeRecorder:
             "steps_taken": self.env.steps_taken(),
             "initial_observation": self.first_observation,
             "initial_text": self.env.summarize_observation(self.first_observation),
+            "initial_actions": self.first_actions,
             **metadata,
         }
         return Trajectory(
@@ -172,4 +183,12 @@ class EpisodeRecorder:
         )
 
 
-__all__ = ["EpisodeRecorder", "action_text", "check_action", "validate_args", "without_commands", "words"]
+__all__ = [
+    "EpisodeRecorder",
+    "action_text",
+    "check_action",
+    "listed_actions",
+    "validate_args",
+    "without_commands",
+    "words",
+]

@@ -59,6 +59,7 @@ def text_game_schema(
                 "goal": f"str — {goal_hint}",
                 "observation": "dict — the first observation",
                 "observation_text": "str — the first observation as the agent reads it (no command list)",
+                "actions": "list[str] — the actions the agent is shown at the start, as its list writes them",
                 "domain": f"str — '{env.name}'",
             },
             "example": tview,

@@ -12,7 +12,7 @@ import json
 from typing import Any
 
 from atlas.core.types import Step, Task, Trajectory
-from atlas.envs.base import action_label, without_commands
+from atlas.envs.base import action_label, listed_actions, without_commands
 from atlas.protocols.env import Environment
 
 
@@ -25,16 +25,24 @@ def _public(observation: dict[str, Any] | None) -> dict[str, Any]:
 
 
 def task_view(
-    env: Environment, task: Task, first_observation: dict[str, Any], text: str | None = None
+    env: Environment,
+    task: Task,
+    first_observation: dict[str, Any],
+    text: str | None = None,
+    actions: list[str] | None = None,
 ) -> dict[str, Any]:
-    """``{"goal": str, "observation": dict, "observation_text": str, "domain": str}``: only what the
-    agent sees at the start; ``observation_text`` is the observation as the agent reads it (without
-    the command list), ``text`` when given, else the environment's summary of ``first_observation``."""
+    """``{"goal": str, "observation": dict, "observation_text": str, "actions": list[str], "domain": str}``:
+    only what the agent sees at the start; ``observation_text`` is the observation as the agent reads it
+    (without the command list), ``text`` when given, else the environment's summary of
+    ``first_observation``; ``actions`` the actions it is shown, as its list writes them (``actions`` when
+    given, else read from ``env`` now, right after its reset; [] where the environment lists none)."""
     seen = text if text is not None else env.summarize_observation(first_observation)
+    listed = actions if actions is not None else listed_actions(env, first_observation)
     return {
         "goal": env.format_goal(task),
         "observation": _public(first_observation),
         "observation_text": without_commands(seen),
+        "actions": [str(a) for a in listed],
         "domain": task.domain,
     }
 
@@ -82,9 +90,14 @@ def episode_view(env: Environment, trajectory: Trajectory) -> dict[str, Any]:
             }
         )
     taken = trajectory.metadata.get("steps_taken")
+    listed = trajectory.metadata.get("initial_actions")  # not recorded: not read again from a replayed reset
     return {
         "task": task_view(
-            env, trajectory.task, _first_observation(env, trajectory), trajectory.metadata.get("initial_text")
+            env,
+            trajectory.task,
+            _first_observation(env, trajectory),
+            trajectory.metadata.get("initial_text"),
+            listed if isinstance(listed, list) else [],
         ),
         "steps": steps,
         "success": bool(trajectory.success),

@@ -97,7 +97,8 @@ def test_only_generic_parts_without_a_model_are_drawn(walk):
         assert 1 <= len(child.retrieve) <= 4
     drawn = {u.part for _, g, _ in walk for u in g.retrieve}
     assert drawn == {
-        "route", "explore", "goal_rules", "where_seen", "replay", "similar_episodes", "advances", "recipe"
+        "route", "explore", "goal_rules", "where_seen", "replay", "similar_episodes", "advances", "recipe",
+        "untried",
     }  # fmt: skip
 
 

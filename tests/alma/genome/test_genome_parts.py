@@ -17,7 +17,8 @@ from atlas.envs.base import action_label
 
 ENCODE = ["transitions", "goal_actions", "sightings", "sequences", "episode_log", "effects"]
 RETRIEVE = [
-    "route", "explore", "goal_rules", "where_seen", "replay", "similar_episodes", "advances", "recipe"
+    "route", "explore", "goal_rules", "where_seen", "replay", "similar_episodes", "advances", "recipe",
+    "untried",
 ]  # fmt: skip
 ENVS = ["graphworld", "alfworld", "textworld", "textworld-fetch"]
 

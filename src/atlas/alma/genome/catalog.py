@@ -280,6 +280,15 @@ PARTS: tuple[Part, ...] = (
         requires=("effects",),
     ),
     Part(
+        "untried",
+        "retrieve",
+        "a plan after every other: the actions listed at earlier tasks' start that were never taken under this "
+        "goal, fewest tries first; where nothing learned names a step, the agent tries what it has not instead "
+        "of the first listed",
+        (Param("max_steps", "int", 12, (6, 12, 20)),),
+        requires=("effects",),
+    ),
+    Part(
         "similar_episodes",
         "retrieve",
         "notes: the most similar past episodes by goal (vector search above a floor)",

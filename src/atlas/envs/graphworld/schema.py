@@ -50,6 +50,7 @@ def context_schema(env: Environment) -> dict[str, Any]:
                 "goal": "str — always 'Bring the OBJECT to ROOM.'",
                 "observation": "dict — the first observation (keys as in 'observation')",
                 "observation_text": "str — the first observation as the agent reads it (no command list)",
+                "actions": "list[str] — the actions the agent is shown at the start, as its list writes them",
                 "domain": "str — 'graphworld'",
             },
             "example": task_view(probe, task, first),

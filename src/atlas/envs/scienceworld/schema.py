@@ -55,6 +55,7 @@ def context_schema(env: ScienceWorldEnv) -> dict[str, Any]:
                 "goal": "str — ScienceWorld's task description of this variation",
                 "observation": "dict — the first observation (keys as in 'observation')",
                 "observation_text": "str — the first observation as the agent reads it",
+                "actions": "list[str] — the actions the agent is shown at the start, as its list writes them",
                 "domain": "str — 'scienceworld'",
             },
             "example": example,

@@ -181,6 +181,10 @@ def encode_effects(memory, episode, tools, p, store):
     steps = scored_steps(episode)
     names_of = described([s["before"] for s in steps] + [s["after"] for s in steps[-1:]])
     places = memory.setdefault("effect_places", [])
+    listed = memory.setdefault("effect_listed", {})  # what the agent was shown at a task's start
+    for label in (episode.get("task") or {}).get("actions") or []:
+        shown = called(label, names_of)
+        listed[unnumbered(shown)] = shown
     counted = set()
     for i, step in enumerate(steps):
         for w in sorted(_here(step["obs_before"])):
@@ -194,6 +198,7 @@ def encode_effects(memory, episode, tools, p, store):
         key = unnumbered(action)
         rec = m.setdefault(key, {"eg": "", "counts": {}, "made": {}, "frames": {}})
         rec["eg"] = action
+        rec["tried_goals"] = sorted(set(rec.get("tried_goals", [])) | {this_goal})[:8]
         c = rec["counts"]
         for name, hit in (("n", 1), ("nothing", eff["nothing"]), ("up", eff["advanced"]), ("fatal", fatal)):
             bump(c, name, 1 if hit else 0)
@@ -230,6 +235,7 @@ def encode_effects(memory, episode, tools, p, store):
         keep = sorted(m, key=lambda k: -m[k]["counts"].get("n", 0))[:cap]
         memory["effects"] = {k: m[k] for k in keep}
     memory["effect_places"] = places[-cap:]
+    memory["effect_listed"] = dict(list(listed.items())[-cap:])
     memory["effect_makers"] = capped_by(makers, cap, lambda v: sum(v.values()))
     memory["effect_forms"] = capped_by(forms, cap, lambda v: v["n"])
     ups = memory.get("effect_goal_ups") or {}
@@ -390,3 +396,32 @@ def retrieve_recipe(memory, task, tools, p):
         _make(memory, w, have, made_by, plan, [], p)
     plan = plan[: p.get("max_steps", 20)]
     return [{"kind": "plan", "title": "Steps in order", "steps": plan}] if plan else []
+
+
+def retrieve_untried(memory, task, tools, p):
+    """From ``effects``: the actions the agent was shown at the start of earlier tasks and never took under
+    this goal, fewest tries (under any goal) first, then in the order they were listed. None that begins
+    with the first word of an action that ended every episode it was taken in, unsolved: what ends a task
+    is not explored ('focus on' once focusing on a drain failed one). A plan the agent's matcher reads
+    after every other plan: where nothing learned names a step, the next action not yet tried, not the
+    first listed (a small model's habit). Collection that follows it covers what the listing offers; a
+    deployment task whose goal no collection reached starts where earlier tasks did not look. Needs an
+    environment that lists its actions (the task view's ``actions``); three or more actions, or nothing
+    (a shorter list is not read as a plan)."""
+    this = goal_key(goal_words(task.get("goal", "")))
+    effects = memory.get("effects") or {}
+    ending = {
+        words(rec.get("eg", ""))[0].lower()
+        for rec in effects.values()
+        if _fatal(rec) and words(rec.get("eg", ""))
+    }
+    ranked = []
+    for i, (key, shown) in enumerate((memory.get("effect_listed") or {}).items()):
+        rec = effects.get(key)
+        if rec and this in rec.get("tried_goals", [this]):  # kept before tried_goals were: read as tried
+            continue
+        if words(shown) and words(shown)[0].lower() in ending:
+            continue
+        ranked.append(((rec or {}).get("counts", {}).get("n", 0), i, shown))
+    steps = [shown for _, _, shown in sorted(ranked)][: p.get("max_steps", 12)]
+    return [{"kind": "untried", "title": "Not tried yet", "steps": steps}] if len(steps) >= 3 else []

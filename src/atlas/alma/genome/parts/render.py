@@ -1,7 +1,7 @@
 """Render parts: advice items → the text ``recall`` returns. ``render_<part>(items, p)``.
 
-Rules are written "<situation>: <action>", plans as one line of comma-separated actions and what not to
-do as "Avoid: <action>.": the forms the task agent's advice matcher acts on (a rule applies when what the
+Rules are written "<situation>: <action>", plans as one line of comma-separated actions (what was not
+tried yet after every other plan) and what not to do as "Avoid: <action>.": the forms the task agent's advice matcher acts on (a rule applies when what the
 agent sees shows its situation and its action is listed; a plan gives the next listed step after what was
 done; an avoided action is lowered).
 """
@@ -45,7 +45,7 @@ def render_lines(items, p):
     """Rules, plans and notes in the order of ``p['order']``, then what to avoid, at most ``p['max_lines']``
     lines (shared fairly among the retrieve parts when there are more: ``_within``), each rule and plan
     once; '' when nothing applies."""
-    order = [*p.get("order", "rules,plans,notes").split(","), "avoids"]
+    order = [*p.get("order", "rules,plans,notes").split(","), "untrieds", "avoids"]
     lines, seen = [], set()
     for kind in order:
         for item in items:
@@ -53,7 +53,7 @@ def render_lines(items, p):
                 continue
             if kind == "rules":
                 line = _rule_line(item, p.get("style", "joined"))
-            elif kind == "plans":
+            elif kind in ("plans", "untrieds"):  # what was not tried: a plan after every other one
                 line = _plan_line(item)
             elif kind == "avoids":
                 line = "Avoid: " + item.get("action", "") + "." if item.get("action") else ""

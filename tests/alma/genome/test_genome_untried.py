@@ -1,0 +1,212 @@
+"""What was not tried yet (``retrieve_untried`` in ``parts/effects.py``): the actions listed at earlier
+tasks' start and never taken under this goal, as a plan the agent reads after every other one. Real
+episodes of the built-in environments and the plug-ins in ``tests/envs/``, the real matcher, the real
+task agent with a scripted model."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parents[2] / "envs"))
+
+import crafting_env  # noqa: F401  (registers "crafting")
+import depot_env  # noqa: F401  (registers "depot")
+import workbench_env  # noqa: F401  (registers "workbench")
+
+from atlas.agent import TaskAgent
+from atlas.agent.advice_match import match_advice
+from atlas.alma.author.advice_probe import advised_walk
+from atlas.alma.genome import compile_genome, genome_design, parse_genome
+from atlas.alma.genome.parts.common import unnumbered
+from atlas.envs.base import action_label
+from atlas.envs.policies import WALKS
+from atlas.envs.registry import get_env
+from atlas.envs.views import episode_view, task_view
+from atlas.infra.llm import ScriptedLLM
+
+pytestmark = pytest.mark.filterwarnings(
+    "ignore:.*(not fully supported|unsupported game|Unable to retrieve walkthrough)"
+)
+
+UNTRIED = parse_genome(
+    {
+        "name": "effects-untried",
+        "encode": [{"part": "effects"}],
+        "retrieve": [{"part": "advances"}, {"part": "recipe"}, {"part": "untried"}],
+    }
+)
+WITHOUT = parse_genome(
+    {
+        "name": "effects",
+        "encode": [{"part": "effects"}],
+        "retrieve": [{"part": "advances"}, {"part": "recipe"}],
+    }
+)
+TITLE = "Not tried yet: "
+
+
+def _design(genome=UNTRIED) -> dict:
+    namespace: dict = {}
+    exec(compile(compile_genome(genome), "design", "exec"), namespace)
+    return namespace
+
+
+def _recall(env, design, memory, task) -> str:
+    probe = env.clone()
+    return design["recall"](memory, task_view(probe, task, probe.reset(task)), None)
+
+
+def _untried_steps(advice: str) -> list[str]:
+    line = next((x for x in advice.splitlines() if x.startswith(TITLE)), "")
+    return [s.strip() for s in line.removeprefix(TITLE).rstrip(".").split(", ")] if line else []
+
+
+@pytest.mark.parametrize(
+    "env_name",
+    ["graphworld", "alfworld", "textworld-fetch", "crafting", "workbench", "depot"],
+)
+def test_untried_runs_clean_and_names_only_listed_actions_never_taken_under_the_goal(
+    env_name, make_env, smoke
+):
+    env = get_env(env_name) if env_name in ("crafting", "workbench", "depot") else make_env(env_name)
+    report = smoke(genome_design(UNTRIED), env)
+    assert report.ran_clean, report.to_feedback()
+    tasks = env.generate_tasks(6, seed=5)
+    walks = [WALKS["random"](i).run(env, t) for i, t in enumerate(tasks[:5])]
+    design, memory = _design(), {}
+    for walk in walks:
+        design["update"](memory, episode_view(env, walk), None)
+    assert memory["effect_listed"], "nothing listed was kept"
+    task = tasks[5]
+    goal = env.format_goal(task)
+    taken = {  # actions (numbers as '#') taken in an episode of this very goal
+        unnumbered(action_label(s.tool, s.args))
+        for w in walks
+        if env.format_goal(w.task) == goal
+        for s in w.steps
+        if s.tool
+    }
+    steps = _untried_steps(_recall(env, design, memory, task))
+    listed = set(memory["effect_listed"].values())
+    for step in steps:
+        assert step in listed and unnumbered(step.split(" (")[0]) not in taken, step
+    probe = env.clone()
+    view = {**task_view(probe, task, probe.reset(task)), "goal": "Reach the unnamed place."}
+    fresh = _untried_steps(design["recall"](memory, view, None))  # a goal no game pursued: all listed
+    assert len(fresh) == min(12, len(listed)) >= 3, (fresh, listed)
+
+
+def test_the_untried_plan_comes_after_every_other_plan_and_is_walked_in_order():
+    """The matcher takes a listed step of the learned plan first; where none is listed, the first listed
+    action not yet tried; once that is done, the next."""
+    env = get_env("crafting")
+    task = env.generate_family_tasks(1, 0, 7)[0]
+    labels = [action_label(a.tool, a.args) for a in env.candidate_actions(env.clone().reset(task))]
+    assert len(labels) >= 4
+    untried = f"{TITLE}{labels[3]}, {labels[1]}, {labels[2]}."
+    seen = env.clone()
+    text = seen.summarize_observation(seen.reset(task))
+    learned = f"Steps in order: {labels[0]}."
+    assert match_advice(f"{learned}\n{untried}", text, labels).actions == {labels[0]: 1.0}
+    assert match_advice(f"{learned}\n{untried}", text, labels, done=[labels[0]]).actions == {labels[3]: 1.0}
+    assert match_advice(untried, text, labels, done=[labels[3]]).actions == {labels[1]: 1.0}
+
+
+def test_the_task_agent_is_steered_to_what_it_has_not_tried():
+    """Memory from one goal's games; a task of another goal: the agent's choice is biased towards a step of
+    the advice's plans (the learned plan's, else the first listed action not tried under this goal)."""
+    env = get_env("crafting")
+    by_goal: dict[str, list] = {}
+    for task in env.generate_family_tasks(30, 0, 100):
+        by_goal.setdefault(env.format_goal(task), []).append(task)
+    first, other = sorted(by_goal, key=lambda g: -len(by_goal[g]))[:2]
+    design, memory = _design(), {}
+    for i, t in enumerate(by_goal[first][:4]):
+        design["update"](memory, episode_view(env, WALKS["random"](i).run(env, t)), None)
+    task = by_goal[other][0]
+    advice = _recall(env, design, memory, task)
+    steps = _untried_steps(advice)
+    assert len(steps) >= 3, advice
+    planned = [
+        s
+        for line in advice.splitlines()
+        if line.startswith("Steps in order: ")
+        for s in line[16:].rstrip(".").split(", ")
+    ]
+    llm = ScriptedLLM(["(no reply)"])
+    asyncio.run(TaskAgent(llm, max_turns=1).run(env.clone(), task, advice=advice))
+    bias = llm.history[0].kwargs["choice_bias"]
+    favoured = max(bias, key=bias.get)
+    assert bias[favoured] > 0 and favoured in steps + planned, (favoured, advice)
+
+
+def test_memory_learned_before_tried_goals_were_kept_reads_as_tried():
+    env = get_env("crafting")
+    tasks = env.generate_family_tasks(4, 0, 100)
+    design, memory = _design(), {}
+    for i, t in enumerate(tasks[:3]):
+        design["update"](memory, episode_view(env, WALKS["random"](i).run(env, t)), None)
+    for rec in memory["effects"].values():
+        rec.pop("tried_goals", None)
+    steps = _untried_steps(_recall(env, design, memory, tasks[3]))
+    tried = {rec["eg"] for rec in memory["effects"].values()}
+    assert not set(steps) & tried
+
+
+def test_collection_guided_by_what_was_not_tried_takes_more_distinct_actions():
+    """Advised walks (the probe's model of the task agent collecting) with the design's own advice as its
+    memory grows: with ``untried``, three collection games on the crafting plug-in take more distinct
+    actions than with the learned rules and plans alone, summed over five walk seeds."""
+    env = get_env("crafting")
+    tasks = env.generate_family_tasks(3, 1, 100)
+
+    def distinct(genome, seed) -> int:
+        design, memory, taken = _design(genome), {}, set()
+        for task in tasks:
+            advice = _recall(env, design, memory, task)
+            walk = advised_walk(env.clone(), task, advice, seed=seed)
+            taken |= {unnumbered(action_label(s.tool, s.args)) for s in walk.steps if s.tool}
+            design["update"](memory, episode_view(env, walk), None)
+        return len(taken)
+
+    with_untried = sum(distinct(UNTRIED, s) for s in range(5))
+    without = sum(distinct(WITHOUT, s) for s in range(5))
+    assert with_untried > without, (with_untried, without)
+
+
+def test_what_ends_a_task_unsolved_is_not_explored():
+    """A task whose listing offers focusing on things: once focusing on the drain ended one unsolved, no
+    'focus on' action is suggested as untried; the other listed actions still are."""
+    room = "This room is called the kitchen. You see a drain, a bed, a lamp and a door to the hallway."
+    listed = [
+        "focus on drain",
+        "focus on bed",
+        "focus on lamp",
+        "open door to hallway",
+        "look around",
+        "wait",
+    ]
+    step = {
+        "action": {"tool": "act", "args": {"command": "focus on drain"}, "text": "focus on drain"},
+        "observation": {"text": "You focus on the drain."},
+        "observation_text": "You focus on the drain.",
+        "error": None,
+        "score": 0.0,
+        "ended": True,
+    }
+    task = {"goal": "Find the animal that lives longest.", "observation": {"text": room}}
+    episode = {
+        "task": {**task, "observation_text": room, "actions": listed, "domain": "d"},
+        "steps": [step],
+        "success": False,
+        "score": 0.0,
+        "steps_taken": 1,
+    }
+    design, memory = _design(), {}
+    design["update"](memory, episode, None)
+    steps = _untried_steps(design["recall"](memory, {**task, "observation_text": room}, None))
+    assert steps == ["open door to hallway", "look around", "wait"]
