@@ -410,18 +410,20 @@ def retrieve_untried(memory, task, tools, p):
     (a shorter list is not read as a plan)."""
     this = goal_key(goal_words(task.get("goal", "")))
     effects = memory.get("effects") or {}
-    ending = {
-        words(rec.get("eg", ""))[0].lower()
-        for rec in effects.values()
-        if _fatal(rec) and words(rec.get("eg", ""))
-    }
+    ending = {_head(rec.get("eg", "")) for rec in effects.values() if _fatal(rec)} - {""}
     ranked = []
     for i, (key, shown) in enumerate((memory.get("effect_listed") or {}).items()):
         rec = effects.get(key)
         if rec and this in rec.get("tried_goals", [this]):  # kept before tried_goals were: read as tried
             continue
-        if words(shown) and words(shown)[0].lower() in ending:
+        if _head(shown) in ending:
             continue
         ranked.append(((rec or {}).get("counts", {}).get("n", 0), i, shown))
     steps = [shown for _, _, shown in sorted(ranked)][: p.get("max_steps", 12)]
     return [{"kind": "untried", "title": "Not tried yet", "steps": steps}] if len(steps) >= 3 else []
+
+
+def _head(text):
+    """The first word of ``text``, lower-case ('' for none)."""
+    said = words(text)
+    return said[0].lower() if said else ""
