@@ -17,7 +17,9 @@ from __future__ import annotations
 import argparse
 import asyncio
 import importlib
+import json
 import statistics
+from pathlib import Path
 
 from atlas.alma.author.smoke import asmoke_run
 from atlas.alma.genome import genome_design, parse_genome
@@ -114,6 +116,7 @@ def main() -> None:
         default="",
         help="the observation field naming where the agent is (default: the likeliest)",
     )
+    ap.add_argument("--dump", default="", help="write each genome's per-episode scores to this JSON file")
     args = ap.parse_args()
     if args.plugin:
         importlib.import_module(args.plugin)
@@ -157,6 +160,8 @@ def main() -> None:
             f"  {name}: solved {solved} of {len(scores)}, mean score {statistics.mean(scores):.3f}, "
             f"mean progress {statistics.mean(progress):.3f} (the highest score reached)"
         )
+    if args.dump:
+        Path(args.dump).write_text(json.dumps({"score": results, "progress": reached}))
     names = list(results)
     for measure, table in (("score", results), ("progress", reached)):
         for other in names[1:]:

@@ -152,6 +152,7 @@ def test_memory_learned_before_tried_goals_were_kept_reads_as_tried():
         design["update"](memory, episode_view(env, WALKS["random"](i).run(env, t)), None)
     for rec in memory["effects"].values():
         rec.pop("tried_goals", None)
+        rec.pop("tried_at", None)
     steps = _untried_steps(_recall(env, design, memory, tasks[3]))
     tried = {rec["eg"] for rec in memory["effects"].values()}
     assert not set(steps) & tried
@@ -210,3 +211,39 @@ def test_what_ends_a_task_unsolved_is_not_explored():
     design["update"](memory, episode, None)
     steps = _untried_steps(design["recall"](memory, {**task, "observation_text": room}, None))
     assert steps == ["open door to hallway", "look around", "wait"]
+
+
+def _switch_step(action: str, text: str, score: float) -> dict:
+    return {
+        "action": {"tool": "act", "args": {"command": action}, "text": action},
+        "observation": {"text": text},
+        "observation_text": text,
+        "error": None,
+        "score": score,
+        "ended": False,
+    }
+
+
+def test_what_was_tried_only_before_a_later_stage_is_offered_again():
+    """Stages must come in order: the blue switch refused before the red one raised the score, so it is
+    offered again (it may be the next stage's); the red one raised the score (the learned plans name it),
+    and the green one was tried at the furthest stage, so neither is; never-tried ones come first."""
+    room = "A panel with a red switch, a blue switch, a green switch, a white switch and a black switch."
+    listed = [f"flip {c} switch" for c in ("red", "blue", "green", "white", "black")]
+    steps = [
+        _switch_step("flip blue switch", "The blue switch does not move.", 0.0),
+        _switch_step("flip red switch", "The red switch clicks. A lamp lights.", 0.25),
+        _switch_step("flip green switch", "The green switch does not move.", 0.25),
+    ]
+    task = {"goal": "Light every lamp on the panel.", "observation": {"text": room}}
+    episode = {
+        "task": {**task, "observation_text": room, "actions": listed, "domain": "d"},
+        "steps": steps,
+        "success": False,
+        "score": 0.25,
+        "steps_taken": 3,
+    }
+    design, memory = _design(), {}
+    design["update"](memory, episode, None)
+    recalled = _untried_steps(design["recall"](memory, {**task, "observation_text": room}, None))
+    assert recalled == ["flip white switch", "flip black switch", "flip blue switch"]

@@ -185,7 +185,7 @@ def encode_effects(memory, episode, tools, p, store):
     for label in (episode.get("task") or {}).get("actions") or []:
         shown = called(label, names_of)
         listed[unnumbered(shown)] = shown
-    counted = set()
+    counted, stage = set(), 0  # stage: how many times the score rose before this step
     for i, step in enumerate(steps):
         for w in sorted(_here(step["obs_before"])):
             if w not in places:
@@ -199,6 +199,9 @@ def encode_effects(memory, episode, tools, p, store):
         rec = m.setdefault(key, {"eg": "", "counts": {}, "made": {}, "frames": {}})
         rec["eg"] = action
         rec["tried_goals"] = sorted(set(rec.get("tried_goals", [])) | {this_goal})[:8]
+        at = rec.setdefault("tried_at", {})  # per goal, the furthest stage it was tried at
+        at[this_goal] = max(at.get(this_goal, 0), stage)
+        rec["tried_at"] = dict(list(at.items())[-8:])
         c = rec["counts"]
         for name, hit in (("n", 1), ("nothing", eff["nothing"]), ("up", eff["advanced"]), ("fatal", fatal)):
             bump(c, name, 1 if hit else 0)
@@ -217,6 +220,7 @@ def encode_effects(memory, episode, tools, p, store):
             rec["idle_in"] = sorted(set(rec.get("idle_in", [])) | {seen})[:4]
             rec["idle_goals"] = sorted(set(rec.get("idle_goals", [])) | {this_goal})[:4]
         if step["gain"] > 0:  # what raised the score for this very goal, in order (a sub-goal reached)
+            stage += 1
             ups = memory.setdefault("effect_goal_ups", {}).setdefault(this_goal, [])
             if key not in ups:
                 ups.append(key)
@@ -228,6 +232,8 @@ def encode_effects(memory, episode, tools, p, store):
             rec_f = forms.setdefault(key_f, {"eg": "", "n": 0})
             rec_f["eg"], rec_f["n"] = form[0], rec_f["n"] + (key_f not in counted)  # once per episode
             counted.add(key_f)
+    reached = memory.setdefault("effect_reached", {})  # per goal, the furthest stage an episode reached
+    reached[this_goal] = max(reached.get(this_goal, 0), stage)
     cap = store.get("cap", 200)
     for w in list(makers):
         makers[w] = capped(makers[w], 3)
@@ -240,6 +246,7 @@ def encode_effects(memory, episode, tools, p, store):
     memory["effect_forms"] = capped_by(forms, cap, lambda v: v["n"])
     ups = memory.get("effect_goal_ups") or {}
     memory["effect_goal_ups"] = {k: ups[k] for k in list(ups)[-cap:]}
+    memory["effect_reached"] = {k: reached[k] for k in list(reached)[-cap:]}
     print("effects:", len(steps), "steps;", len(memory["effects"]), "actions,", len(makers), "words made")
 
 
@@ -400,7 +407,8 @@ def retrieve_recipe(memory, task, tools, p):
 
 def retrieve_untried(memory, task, tools, p):
     """From ``effects``: the actions the agent was shown at the start of earlier tasks and never took under
-    this goal, fewest tries (under any goal) first, then in the order they were listed. None that begins
+    this goal at the furthest stage its games reached (a stage: the score rose once more), and that never
+    raised its score; fewest tries (under any goal) first, then in the order they were listed. None that begins
     with the first word of an action that ended every episode it was taken in, unsolved: what ends a task
     is not explored ('focus on' once focusing on a drain failed one). A plan the agent's matcher reads
     after every other plan: where nothing learned names a step, the next action not yet tried, not the
@@ -411,16 +419,26 @@ def retrieve_untried(memory, task, tools, p):
     this = goal_key(goal_words(task.get("goal", "")))
     effects = memory.get("effects") or {}
     ending = {_head(rec.get("eg", "")) for rec in effects.values() if _fatal(rec)} - {""}
+    furthest = (memory.get("effect_reached") or {}).get(this, 0)
+    advanced = set((memory.get("effect_goal_ups") or {}).get(this, []))
     ranked = []
     for i, (key, shown) in enumerate((memory.get("effect_listed") or {}).items()):
         rec = effects.get(key)
-        if rec and this in rec.get("tried_goals", [this]):  # kept before tried_goals were: read as tried
-            continue
-        if _head(shown) in ending:
+        if key in advanced or _head(shown) in ending or (rec and _tried(rec, this, furthest)):
             continue
         ranked.append(((rec or {}).get("counts", {}).get("n", 0), i, shown))
     steps = [shown for _, _, shown in sorted(ranked)][: p.get("max_steps", 12)]
     return [{"kind": "untried", "title": "Not tried yet", "steps": steps}] if len(steps) >= 3 else []
+
+
+def _tried(rec, goal, furthest):
+    """Whether an action was tried under ``goal`` as far on as that goal's games ever got: one tried only
+    before a stage its goal reached later may be the next stage's step (a switch that refused before its
+    turn). Kept before stages were: tried under the goal at all; before goals were: tried."""
+    at = rec.get("tried_at")
+    if at is None:
+        return goal in rec.get("tried_goals", [goal])
+    return goal in at and at[goal] >= furthest
 
 
 def _head(text):
