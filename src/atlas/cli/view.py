@@ -77,7 +77,7 @@ def register(app: typer.Typer) -> None:
         ),
     ) -> None:
         """Write a run's charts (scores per generation and lineage, PNG + SVG) and report.md
-        (best design, designs vs baselines, scores per generation, usage)."""
+        (best design, designs vs baselines, scores per generation, where the time went, usage)."""
         from atlas.errors import ArchiveError
         from atlas.viewer.report import write_report
 

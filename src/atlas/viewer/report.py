@@ -18,6 +18,7 @@ from typing import Any
 from atlas.errors import ArchiveError
 from atlas.viewer.lineage import lineage_layout
 from atlas.viewer.run_reader import RunSnapshot, _inside, deployment_completion, read_run
+from atlas.viewer.time_spent import time_section
 
 SERIES = (
     ("collection", "Collection", "#4c8bf5"),
@@ -644,6 +645,8 @@ def render_markdown(run: RunSnapshot, paths: ReportPaths) -> str:
     out += ["## Lineage", "", f"![Lineage]({paths.lineage_png.name})", ""]
 
     out += _operators_section(run, paths)
+
+    out += time_section(run)
 
     out += ["## Usage", ""]
     usage = run.usage_rows()

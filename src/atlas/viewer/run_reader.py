@@ -480,6 +480,8 @@ def _normalize_entry(raw: dict[str, Any], root: Path, warnings: list[str]) -> di
         "usage": _usage(raw.get("usage")),
         # Work units played again after a cluster worker was lost (--executor ray).
         "retries": len(retries) if isinstance(retries, list) else 0,
+        "played_s": _num(meta.get("eval_duration_s")),  # its collection and deployment, in seconds
+        "baseline_cached": meta.get("baseline_cached") is True,
         "created_at": raw.get("created_at") if isinstance(raw.get("created_at"), str) else None,
         # What the genome search recorded (None / empty for designs written as code).
         "operator": safe_text(operator) if isinstance(operator, str) and operator else None,
