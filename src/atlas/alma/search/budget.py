@@ -1,7 +1,7 @@
 """When a search stops early, and what it tells the user: a cost cap reached, a time cap reached,
 iterations in a row that could not run, or (``until_found``) a design that beats no memory. Each
 returns the reason (None: go on); the archive is already saved, and the reason says how to continue
-with ``atlas run --resume``."""
+with ``atlas run --resume``. ``pace_note`` says early when a time cap leaves the search little room."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from typing import Any
 
 from atlas.alma.search.usage import UsageMeter, archive_usage
 from atlas.alma.state.archive import Archive, ArchiveEntry
+from atlas.alma.state.config import AlmaConfig
 from atlas.errors import BudgetReached
 
 MAX_FAILED_ITERATIONS = 2  # iterations in a row whose models or sandbox failed before the search stops
@@ -40,6 +41,28 @@ def over_time(
         f"stopped before generation {generation}: the run has run {elapsed_s / 60:.1f} minutes (resumed "
         f"parts included){kept}, reaching --max-minutes {cap:g}. The archive is saved in {run_dir}; to "
         f"continue, raise the limit: atlas run --resume {run_dir} --max-minutes <minutes>"
+    )
+
+
+def pace_note(
+    baseline_s: float, episodes: int, cfg: AlmaConfig, deployment: int, elapsed_s: float
+) -> str | None:
+    """What ``--max-minutes`` leaves for the search at the pace the no-memory baseline showed (its
+    ``episodes`` in ``baseline_s``): a line saying so when it leaves room for fewer than two played
+    designs beside the test phase (no memory and the pick on the test tasks, at least), else None."""
+    if not cfg.max_minutes or episodes <= 0 or baseline_s <= 0:
+        return None
+    per = baseline_s / episodes
+    design = per * (cfg.episodes + min(cfg.stage_tasks or deployment, deployment))
+    test = per * cfg.test_count * 2
+    left = cfg.max_minutes * 60 - elapsed_s - test
+    if left >= 2 * design:
+        return None
+    return (
+        f"at the no-memory baseline's pace ({per:.0f} s per episode with --concurrency {cfg.concurrency}), "
+        f"the test phase needs about {test / 60:.0f} minutes and each design the search plays about "
+        f"{design / 60:.0f}: --max-minutes {cfg.max_minutes:g} leaves room for {max(0, int(left // design))} "
+        "played designs. For a search, raise --max-minutes or add workers (--executor ray)"
     )
 
 

@@ -12,6 +12,7 @@ from atlas.alma.design import Design
 from atlas.alma.evaluate.harness import Evaluation
 from atlas.alma.genome import BASELINE_GENOMES, baseline_genome
 from atlas.alma.search.baseline_cache import baseline_record, read_baseline
+from atlas.alma.search.budget import pace_note
 from atlas.alma.search.record import Recorder
 from atlas.alma.state.archive import Archive
 from atlas.alma.state.config import AlmaConfig
@@ -110,6 +111,11 @@ async def play_baseline(rec: Recorder, *, cache: Path | None, key: str) -> None:
         f"baseline  no_memory      deployment {fmt(ev.deployment_score)}  "
         f"collection {fmt(ev.collection_score)}{'  (cached)' if cached else ''}"
     )
+    played = len(ev.collection) + len(ev.deployment)
+    n_deploy = len(rec.deployment_tasks)
+    if note := pace_note(ev.duration_s, played, rec.config, n_deploy, archive.clock.run_time_s()):
+        rec.emit("budget.pace", note=note)
+        rec.progress.line(note)
 
 
 def learns_with_model(design: Design) -> bool:

@@ -1,0 +1,81 @@
+"""What ``--max-minutes`` leaves for the search at the no-memory baseline's pace (``budget.pace_note``):
+said once the baseline is played, when the test phase and the designs the search would play do not
+fit; silent when they do, or without a time cap."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from pathlib import Path
+
+import pytest
+from alma_doubles import debug_policy, task_policy
+
+import atlas.alma
+from atlas.alma.search.budget import pace_note
+from atlas.alma.state.config import AlmaConfig
+from atlas.errors import SearchStopped
+from atlas.infra.llm import ScriptedLLM
+
+
+def _config(**kw) -> AlmaConfig:
+    return AlmaConfig(env="graphworld", episodes=3, deploy_seeds=8, concurrency=2, **kw)
+
+
+def test_a_slow_environment_is_told_how_many_designs_the_cap_leaves():
+    cfg = _config(max_minutes=120)
+    # 27 episodes in 44 minutes: about 98 s each; the test phase (24 tasks, no memory and the pick) takes
+    # about 79 minutes and a staged design (3 + 8 episodes) about 18, so 120 minutes leave none
+    note = pace_note(2660.0, 27, cfg, deployment=24, elapsed_s=2660.0)
+    assert note is not None
+    assert "99 s per episode" in note and "--concurrency 2" in note
+    assert "about 79 minutes" in note and "about 18:" in note
+    assert "leaves room for 0 played designs" in note and "--executor ray" in note
+
+
+def test_a_cap_with_room_for_the_search_says_nothing():
+    assert pace_note(54.0, 27, _config(max_minutes=120), deployment=24, elapsed_s=54.0) is None
+    assert pace_note(2660.0, 27, _config(max_minutes=None), deployment=24, elapsed_s=2660.0) is None
+    assert pace_note(2660.0, 27, _config(max_minutes=900), deployment=24, elapsed_s=2660.0) is None
+
+
+def test_the_count_of_designs_it_leaves_grows_with_the_cap():
+    counts = []
+    for minutes in (125, 150):  # 120 less 44 played and 79 for the test phase: 2, then 27 minutes left
+        note = pace_note(2660.0, 27, _config(max_minutes=minutes), deployment=24, elapsed_s=2660.0)
+        assert note is not None
+        counts.append(int(note.split("leaves room for ")[1].split()[0]))
+    assert counts == [0, 1]
+
+
+def _events(run: Path) -> list[dict]:
+    return [json.loads(line) for line in (run / "trace.jsonl").read_text().splitlines()]
+
+
+@pytest.mark.parametrize(("minutes", "said"), [(1e-4, True), (600.0, False)])
+def test_a_search_says_it_after_its_baseline(tmp_path: Path, embedder, minutes, said):
+    run = tmp_path / "run"
+    with contextlib.suppress(SearchStopped):  # a tiny cap may stop the run after the note
+        atlas.alma.run(
+            run_dir=run,
+            env="graphworld",
+            episodes=2,
+            rooms=5,
+            deploy_seeds=1,
+            seed=7,
+            baselines=[],
+            env_seed=False,
+            quiet=True,
+            trace=True,
+            iterations=0,
+            baseline_cache=False,
+            max_minutes=minutes,
+            llm=ScriptedLLM(task_policy),
+            debug_llm=ScriptedLLM(debug_policy),
+            embedder=embedder,
+        )
+    events = [e["event"] for e in _events(run)]
+    assert "baseline.done" in events
+    assert ("budget.pace" in events) is said
+    if said:
+        assert events.index("budget.pace") > events.index("baseline.done")
