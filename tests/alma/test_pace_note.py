@@ -1,6 +1,7 @@
-"""What ``--max-minutes`` leaves for the search at the no-memory baseline's pace (``budget.pace_note``):
-said once the baseline is played, when the test phase and the designs the search would play do not
-fit; silent when they do, or without a time cap."""
+"""What ``--max-minutes`` leaves for the search at the no-memory baseline's pace: said once the
+baseline is played, when the test phase and the designs the search would play do not fit
+(``budget.pace_note``), silent when they do or without a time cap; and a hand-built design whose
+first stage would end past the cap is not played (``budget.no_room``)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import pytest
 from alma_doubles import debug_policy, task_policy
 
 import atlas.alma
-from atlas.alma.search.budget import pace_note
+from atlas.alma.search.budget import no_room, pace_note
 from atlas.alma.state.config import AlmaConfig
 from atlas.errors import SearchStopped
 from atlas.infra.llm import ScriptedLLM
@@ -48,12 +49,23 @@ def test_the_count_of_designs_it_leaves_grows_with_the_cap():
     assert counts == [0, 1]
 
 
+def test_a_hand_built_design_is_played_only_when_its_first_stage_fits():
+    cfg = _config(max_minutes=120)  # 99 s per episode: 18 minutes to its first stage, 79 for the test phase
+    assert no_room(98.5, cfg, 24, elapsed_s=20 * 60) is None
+    why = no_room(98.5, cfg, 24, elapsed_s=30 * 60)
+    assert why is not None and "--max-minutes 120" in why and "30 minutes run" in why
+    assert no_room(98.5, _config(max_minutes=None), 24, elapsed_s=10**6) is None
+    assert no_room(0.0, cfg, 24, elapsed_s=10**6) is None  # no pace measured yet
+
+
 def _events(run: Path) -> list[dict]:
     return [json.loads(line) for line in (run / "trace.jsonl").read_text().splitlines()]
 
 
 @pytest.mark.parametrize(("minutes", "said"), [(1e-4, True), (600.0, False)])
-def test_a_search_says_it_after_its_baseline(tmp_path: Path, embedder, minutes, said):
+def test_a_search_says_it_after_its_baseline_and_plays_only_what_fits(
+    tmp_path: Path, embedder, minutes, said
+):
     run = tmp_path / "run"
     with contextlib.suppress(SearchStopped):  # a tiny cap may stop the run after the note
         atlas.alma.run(
@@ -63,7 +75,7 @@ def test_a_search_says_it_after_its_baseline(tmp_path: Path, embedder, minutes, 
             rooms=5,
             deploy_seeds=1,
             seed=7,
-            baselines=[],
+            baselines=["trajectory_retrieval"],
             env_seed=False,
             quiet=True,
             trace=True,
@@ -77,5 +89,9 @@ def test_a_search_says_it_after_its_baseline(tmp_path: Path, embedder, minutes, 
     events = [e["event"] for e in _events(run)]
     assert "baseline.done" in events
     assert ("budget.pace" in events) is said
+    played = {e.name for e in atlas.alma.Archive.load(run)}
+    assert ("trajectory_retrieval" in played) is not said
     if said:
         assert events.index("budget.pace") > events.index("baseline.done")
+        skipped = [e for e in _events(run) if e["event"] == "seed.skipped"]
+        assert [e["name"] for e in skipped] == ["trajectory_retrieval"]

@@ -44,17 +44,27 @@ def over_time(
     )
 
 
+def staged_s(per_episode_s: float, cfg: AlmaConfig, deployment: int) -> float:
+    """Seconds a new design takes at this pace up to its first stage: its collection games and the first
+    batch of deployment tasks (all of them when unstaged)."""
+    return per_episode_s * (cfg.episodes + min(cfg.stage_tasks or deployment, deployment))
+
+
+def test_phase_s(per_episode_s: float, cfg: AlmaConfig) -> float:
+    """Seconds the test phase takes at this pace at least: no memory and the pick on the test tasks."""
+    return per_episode_s * cfg.test_count * 2
+
+
 def pace_note(
     baseline_s: float, episodes: int, cfg: AlmaConfig, deployment: int, elapsed_s: float
 ) -> str | None:
     """What ``--max-minutes`` leaves for the search at the pace the no-memory baseline showed (its
     ``episodes`` in ``baseline_s``): a line saying so when it leaves room for fewer than two played
-    designs beside the test phase (no memory and the pick on the test tasks, at least), else None."""
+    designs beside the test phase, else None."""
     if not cfg.max_minutes or episodes <= 0 or baseline_s <= 0:
         return None
     per = baseline_s / episodes
-    design = per * (cfg.episodes + min(cfg.stage_tasks or deployment, deployment))
-    test = per * cfg.test_count * 2
+    design, test = staged_s(per, cfg, deployment), test_phase_s(per, cfg)
     left = cfg.max_minutes * 60 - elapsed_s - test
     if left >= 2 * design:
         return None
@@ -63,6 +73,20 @@ def pace_note(
         f"the test phase needs about {test / 60:.0f} minutes and each design the search plays about "
         f"{design / 60:.0f}: --max-minutes {cfg.max_minutes:g} leaves room for {max(0, int(left // design))} "
         "played designs. For a search, raise --max-minutes or add workers (--executor ray)"
+    )
+
+
+def no_room(per_episode_s: float, cfg: AlmaConfig, deployment: int, elapsed_s: float) -> str | None:
+    """Why a hand-built design is not played under ``--max-minutes`` (None: it fits): at this pace its
+    first stage would end past the cap, less the test phase."""
+    if not cfg.max_minutes or per_episode_s <= 0:
+        return None
+    need = staged_s(per_episode_s, cfg, deployment) + test_phase_s(per_episode_s, cfg)
+    if elapsed_s + need <= cfg.max_minutes * 60:
+        return None
+    return (
+        f"not played: at {per_episode_s:.0f} s per episode its first {cfg.stage_tasks} tasks and the test "
+        f"phase would end past --max-minutes {cfg.max_minutes:g} ({elapsed_s / 60:.0f} minutes run)"
     )
 
 

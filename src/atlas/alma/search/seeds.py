@@ -12,7 +12,7 @@ from atlas.alma.design import Design
 from atlas.alma.evaluate.harness import Evaluation
 from atlas.alma.genome import BASELINE_GENOMES, baseline_genome
 from atlas.alma.search.baseline_cache import baseline_record, read_baseline
-from atlas.alma.search.budget import pace_note
+from atlas.alma.search.budget import no_room, pace_note
 from atlas.alma.search.record import Recorder
 from atlas.alma.state.archive import Archive
 from atlas.alma.state.config import AlmaConfig
@@ -118,6 +118,15 @@ async def play_baseline(rec: Recorder, *, cache: Path | None, key: str) -> None:
         rec.progress.line(note)
 
 
+def per_episode_s(archive: Archive) -> float:
+    """The run's pace: the seconds per episode of the no-memory baseline (0 before it was played)."""
+    base = next((e for e in archive if e.origin == "baseline" and e.name == NO_MEMORY_NAME), None)
+    seconds = base.metadata.get("eval_duration_s") if base else None
+    if not isinstance(seconds, int | float) or not base or not base.per_task:
+        return 0.0
+    return float(seconds) / len(base.per_task)
+
+
 def learns_with_model(design: Design) -> bool:
     """Whether a hand-built design calls the model in ``update`` (host adapters, LLM-using genomes)."""
     if design.origin == "host":
@@ -151,6 +160,11 @@ async def play_seeds(rec: Recorder, designs: list[Design], *, skip_costly: bool 
             continue  # already evaluated (resume)
         if skip_costly and learns_with_model(design):
             continue
+        per = per_episode_s(rec.archive)
+        if why := no_room(per, rec.config, len(rec.deployment_tasks), rec.archive.clock.run_time_s()):
+            rec.emit("seed.skipped", name=design.name, reason=why)
+            rec.progress.line(f"seed      {design.name:14s} {why}")
+            continue
         design = design.model_copy(update={"id": rec.archive.next_id(), "parent_ids": []})
         before = rec.meter.now()
         genome = baseline_genome(design.name) if design.name in BASELINE_GENOMES else None
@@ -166,6 +180,7 @@ __all__ = [
     "default_cache_dir",
     "learns_with_model",
     "no_memory_design",
+    "per_episode_s",
     "play_baseline",
     "play_seeds",
     "seed_designs",
