@@ -372,6 +372,23 @@ def test_resume_checks_flags_and_models_first_and_a_budget_stop_is_not_an_error(
     )
 
 
+def test_a_resumed_run_keeps_its_concurrency_unless_told_otherwise(tmp_path, scripted_models):
+    run = tmp_path / "r"
+    args = ["run", "--episodes", "2", "--rooms", "5", "--deploy-seeds", "1", "--baselines", "none"]
+    args += ["--no-embed", "--quiet", "--iterations", "0", "--concurrency", "2", *scripted_models]
+    assert runner.invoke(app, [*args, "--run-dir", str(run)]).exit_code == 0
+
+    def resumed(*more: str) -> int:
+        res = runner.invoke(app, ["run", "--resume", str(run), "--iterations", "0", *more, *scripted_models])
+        assert res.exit_code == 0, res.output
+        events = [json.loads(line) for line in (run / "trace.jsonl").read_text().splitlines()]
+        return [e for e in events if e["event"] == "run.resume"][-1]["executor"]["concurrency"]
+
+    assert resumed() == 2
+    assert resumed("--concurrency", "3") == 3  # for this session: the run's own stays 2
+    assert resumed() == 2
+
+
 @pytest.mark.parametrize(
     "args",
     [

@@ -325,8 +325,10 @@ def register(app: typer.Typer) -> None:
         resume: Path | None = typer.Option(
             None, "--resume", help="Continue a stopped run from its folder (its saved settings are used)."
         ),
-        concurrency: int = CONCURRENCY(
-            help="Deployment episodes run at once (across the cluster with --executor ray)."
+        concurrency: int | None = CONCURRENCY(
+            default=None,
+            help=f"Deployment episodes run at once (across the cluster with --executor ray); default "
+            f"{default('concurrency')}, with --resume the run's own.",
         ),
         executor: str = typer.Option(
             default("executor"),
@@ -480,12 +482,9 @@ def register(app: typer.Typer) -> None:
             if limit is not None and not limit > 0:
                 fail(f"{flag} {limit:g}: must be more than 0 (leave it out for no limit)")
         check_choice("--representation", representation, ("auto", "genome", "code", "both"))
-        kwargs: dict[str, Any] = {
-            "quiet": quiet,
-            "concurrency": concurrency,
-            "trace": not no_trace,
-            "until_found": until_found,
-        }
+        kwargs: dict[str, Any] = {"quiet": quiet, "trace": not no_trace, "until_found": until_found}
+        if concurrency is not None:  # a resumed run keeps its own unless told otherwise
+            kwargs["concurrency"] = concurrency
         if executor not in ("local", "ray"):
             fail(f"--executor must be 'local' or 'ray', got {executor!r}")
         kwargs.update(executor=executor, ray_address=ray_address if executor == "ray" else None)
