@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from atlas.viewer.run_reader import HAND_BUILT_ORIGINS
+from atlas.viewer.run_reader import HAND_BUILT_ORIGINS, _num
 
 if TYPE_CHECKING:
     from atlas.viewer.run_reader import RunSnapshot
@@ -21,7 +21,7 @@ class Phase:
 
 
 def _played_s(entry: dict[str, Any]) -> float:
-    return entry.get("played_s") or 0.0
+    return _num(entry.get("played_s")) or 0.0
 
 
 def time_spent(run: RunSnapshot) -> list[Phase]:
@@ -43,10 +43,10 @@ def time_spent(run: RunSnapshot) -> list[Phase]:
         Phase(f"hand-built designs ({len(hand)})", sum(_played_s(e) for e in hand)),
         Phase(
             f"search generations ({len(run.iterations)})",
-            sum(float(it.get("duration_s") or 0.0) for it in run.iterations),
+            sum(_num(it.get("duration_s")) or 0.0 for it in run.iterations if isinstance(it, dict)),
             f"{playing / 60:.1f} min of it playing designs with the task agent" if playing else "",
         ),
-        Phase("test tasks no choice saw", float((run.held_out or {}).get("duration_s") or 0.0)),
+        Phase("test tasks no choice saw", _num((run.held_out or {}).get("duration_s")) or 0.0),
     ]
     counted = sum(p.seconds for p in phases)
     if run.run_time_s and run.run_time_s - counted > 0.01 * run.run_time_s:
