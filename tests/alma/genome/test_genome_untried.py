@@ -179,6 +179,27 @@ def test_collection_guided_by_what_was_not_tried_takes_more_distinct_actions():
     assert with_untried > without, (with_untried, without)
 
 
+def _step(action: str, text: str, score: float, ended: bool = False) -> dict:
+    return {
+        "action": {"tool": "act", "args": {"command": action}, "text": action},
+        "observation": {"text": text},
+        "observation_text": text,
+        "error": None,
+        "score": score,
+        "ended": ended,
+    }
+
+
+def _episode(task: dict, room: str, listed: list[str], steps: list[dict], score: float) -> dict:
+    return {
+        "task": {**task, "observation_text": room, "actions": listed, "domain": "d"},
+        "steps": steps,
+        "success": False,
+        "score": score,
+        "steps_taken": len(steps),
+    }
+
+
 def test_what_ends_a_task_unsolved_is_not_explored():
     """A task whose listing offers focusing on things: once focusing on the drain ended one unsolved, no
     'focus on' action is suggested as untried; the other listed actions still are."""
@@ -191,37 +212,13 @@ def test_what_ends_a_task_unsolved_is_not_explored():
         "look around",
         "wait",
     ]
-    step = {
-        "action": {"tool": "act", "args": {"command": "focus on drain"}, "text": "focus on drain"},
-        "observation": {"text": "You focus on the drain."},
-        "observation_text": "You focus on the drain.",
-        "error": None,
-        "score": 0.0,
-        "ended": True,
-    }
+    step = _step("focus on drain", "You focus on the drain.", 0.0, ended=True)
     task = {"goal": "Find the animal that lives longest.", "observation": {"text": room}}
-    episode = {
-        "task": {**task, "observation_text": room, "actions": listed, "domain": "d"},
-        "steps": [step],
-        "success": False,
-        "score": 0.0,
-        "steps_taken": 1,
-    }
+    episode = _episode(task, room, listed, [step], 0.0)
     design, memory = _design(), {}
     design["update"](memory, episode, None)
     steps = _untried_steps(design["recall"](memory, {**task, "observation_text": room}, None))
     assert steps == ["open door to hallway", "look around", "wait"]
-
-
-def _switch_step(action: str, text: str, score: float) -> dict:
-    return {
-        "action": {"tool": "act", "args": {"command": action}, "text": action},
-        "observation": {"text": text},
-        "observation_text": text,
-        "error": None,
-        "score": score,
-        "ended": False,
-    }
 
 
 def test_what_was_tried_only_before_a_later_stage_is_offered_again():
@@ -231,18 +228,12 @@ def test_what_was_tried_only_before_a_later_stage_is_offered_again():
     room = "A panel with a red switch, a blue switch, a green switch, a white switch and a black switch."
     listed = [f"flip {c} switch" for c in ("red", "blue", "green", "white", "black")]
     steps = [
-        _switch_step("flip blue switch", "The blue switch does not move.", 0.0),
-        _switch_step("flip red switch", "The red switch clicks. A lamp lights.", 0.25),
-        _switch_step("flip green switch", "The green switch does not move.", 0.25),
+        _step("flip blue switch", "The blue switch does not move.", 0.0),
+        _step("flip red switch", "The red switch clicks. A lamp lights.", 0.25),
+        _step("flip green switch", "The green switch does not move.", 0.25),
     ]
     task = {"goal": "Light every lamp on the panel.", "observation": {"text": room}}
-    episode = {
-        "task": {**task, "observation_text": room, "actions": listed, "domain": "d"},
-        "steps": steps,
-        "success": False,
-        "score": 0.25,
-        "steps_taken": 3,
-    }
+    episode = _episode(task, room, listed, steps, 0.25)
     design, memory = _design(), {}
     design["update"](memory, episode, None)
     recalled = _untried_steps(design["recall"](memory, {**task, "observation_text": room}, None))
