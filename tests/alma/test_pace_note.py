@@ -27,7 +27,7 @@ def test_a_slow_environment_is_told_how_many_designs_the_cap_leaves():
     cfg = _config(max_minutes=120)
     # 27 episodes in 44 minutes: about 98 s each; the test phase (24 tasks, no memory and the pick) takes
     # about 79 minutes and a staged design (3 + 8 episodes) about 18, so 120 minutes leave none
-    note = pace_note(2660.0, 27, cfg, deployment=24, elapsed_s=2660.0)
+    note = pace_note(2660.0 / 27, cfg, deployment=24, elapsed_s=2660.0)
     assert note is not None
     assert "99 s per episode" in note and "--concurrency 2" in note
     assert "about 79 minutes" in note and "about 18:" in note
@@ -35,15 +35,15 @@ def test_a_slow_environment_is_told_how_many_designs_the_cap_leaves():
 
 
 def test_a_cap_with_room_for_the_search_says_nothing():
-    assert pace_note(54.0, 27, _config(max_minutes=120), deployment=24, elapsed_s=54.0) is None
-    assert pace_note(2660.0, 27, _config(max_minutes=None), deployment=24, elapsed_s=2660.0) is None
-    assert pace_note(2660.0, 27, _config(max_minutes=900), deployment=24, elapsed_s=2660.0) is None
+    assert pace_note(54.0 / 27, _config(max_minutes=120), deployment=24, elapsed_s=54.0) is None
+    assert pace_note(2660.0 / 27, _config(max_minutes=None), deployment=24, elapsed_s=2660.0) is None
+    assert pace_note(2660.0 / 27, _config(max_minutes=900), deployment=24, elapsed_s=2660.0) is None
 
 
 def test_the_count_of_designs_it_leaves_grows_with_the_cap():
     counts = []
     for minutes in (125, 150):  # 120 less 44 played and 79 for the test phase: 2, then 27 minutes left
-        note = pace_note(2660.0, 27, _config(max_minutes=minutes), deployment=24, elapsed_s=2660.0)
+        note = pace_note(2660.0 / 27, _config(max_minutes=minutes), deployment=24, elapsed_s=2660.0)
         assert note is not None
         counts.append(int(note.split("leaves room for ")[1].split()[0]))
     assert counts == [0, 1]

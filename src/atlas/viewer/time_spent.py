@@ -21,7 +21,7 @@ class Phase:
 
 
 def _played_s(entry: dict[str, Any]) -> float:
-    return _num(entry.get("played_s")) or 0.0
+    return entry.get("played_s") or 0.0  # read_run keeps a finite number or None
 
 
 def time_spent(run: RunSnapshot) -> list[Phase]:

@@ -55,15 +55,12 @@ def test_phase_s(per_episode_s: float, cfg: AlmaConfig) -> float:
     return per_episode_s * cfg.test_count * 2
 
 
-def pace_note(
-    baseline_s: float, episodes: int, cfg: AlmaConfig, deployment: int, elapsed_s: float
-) -> str | None:
-    """What ``--max-minutes`` leaves for the search at the pace the no-memory baseline showed (its
-    ``episodes`` in ``baseline_s``): a line saying so when it leaves room for fewer than two played
-    designs beside the test phase, else None."""
-    if not cfg.max_minutes or episodes <= 0 or baseline_s <= 0:
+def pace_note(per: float, cfg: AlmaConfig, deployment: int, elapsed_s: float) -> str | None:
+    """What ``--max-minutes`` leaves for the search at the pace the no-memory baseline showed (``per``
+    seconds an episode): a line saying so when it leaves room for fewer than two played designs beside
+    the test phase, else None."""
+    if not cfg.max_minutes or per <= 0:
         return None
-    per = baseline_s / episodes
     design, test = staged_s(per, cfg, deployment), test_phase_s(per, cfg)
     left = cfg.max_minutes * 60 - elapsed_s - test
     if left >= 2 * design:

@@ -111,9 +111,8 @@ async def play_baseline(rec: Recorder, *, cache: Path | None, key: str) -> None:
         f"baseline  no_memory      deployment {fmt(ev.deployment_score)}  "
         f"collection {fmt(ev.collection_score)}{'  (cached)' if cached else ''}"
     )
-    played = len(ev.collection) + len(ev.deployment)
-    n_deploy = len(rec.deployment_tasks)
-    if note := pace_note(ev.duration_s, played, rec.config, n_deploy, archive.clock.run_time_s()):
+    per, n_deploy = per_episode_s(archive), len(rec.deployment_tasks)
+    if note := pace_note(per, rec.config, n_deploy, archive.clock.run_time_s()):
         rec.emit("budget.pace", note=note)
         rec.progress.line(note)
 
@@ -155,12 +154,12 @@ async def play_seeds(rec: Recorder, designs: list[Design], *, skip_costly: bool 
     ``skip_costly``: leave out the designs that call the model while they learn (host adapters,
     cheatsheet, reasoning_bank): a genome search plays them once it has a design to stage them
     against, so that one that cannot win stops after its first batch."""
+    per = per_episode_s(rec.archive)
     for design in designs:
         if any(e.generation == 0 and e.name == design.name for e in rec.archive):
             continue  # already evaluated (resume)
         if skip_costly and learns_with_model(design):
             continue
-        per = per_episode_s(rec.archive)
         if why := no_room(per, rec.config, len(rec.deployment_tasks), rec.archive.clock.run_time_s()):
             rec.emit("seed.skipped", name=design.name, reason=why)
             rec.progress.line(f"seed      {design.name:14s} {why}")
