@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 
 import pytest
 
@@ -286,3 +287,38 @@ def test_atomic_writes_keep_the_files_mode_and_give_a_new_one_the_umasks(tmp_pat
         assert stat.S_IMODE(private.stat().st_mode) == 0o600 and private.read_text() == '{"a": 1}'
     finally:
         os.umask(umask)
+
+
+def _wait_for(path, timeout_s=20.0):
+    deadline = time.monotonic() + timeout_s
+    while not path.exists() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    return path.exists()
+
+
+def test_a_run_killed_between_saves_resumes_with_the_time_it_ticked(tmp_path):
+    data = _saved(tmp_path)
+    data["run_time_s"] = 600.0
+    (tmp_path / "archive.json").write_text(json.dumps(data))
+    arch = Archive.load(tmp_path)
+    clock_file = tmp_path / "run_clock.json"
+    arch.clock.start(keep=clock_file, every_s=0.05)
+    assert _wait_for(clock_file)
+    arch.clock.stop()  # killed here: the archive was not saved again
+    ticked = json.loads(clock_file.read_text())["run_time_s"]
+    assert ticked >= 600.0
+    assert Archive.load(tmp_path).clock.earlier_s == ticked
+    clock_file.write_text(json.dumps({"run_time_s": 5.0}))  # behind the archive: the archive's time
+    assert Archive.load(tmp_path).clock.earlier_s == 600.0
+
+
+@pytest.mark.parametrize(
+    "text", ['{"run_time_s": ', '{"run_time_s": "slow"}', '{"run_time_s": -3}', "[1, 2]", "\xff\xfe"]
+)
+def test_an_unreadable_run_clock_is_ignored_and_the_archive_time_kept(tmp_path, text, caplog):
+    data = _saved(tmp_path)
+    data["run_time_s"] = 42.0
+    (tmp_path / "archive.json").write_text(json.dumps(data))
+    (tmp_path / "run_clock.json").write_text(text, encoding="latin-1")
+    assert Archive.load(tmp_path).clock.earlier_s == 42.0
+    assert "ignoring" in caplog.text and "run_clock.json" in caplog.text

@@ -19,6 +19,7 @@ from pydantic import BaseModel, Field
 from atlas.alma.baselines import get_baseline
 from atlas.alma.design import Design
 from atlas.alma.evaluate.harness import Evaluation, held_out_tasks
+from atlas.alma.search.baseline_stages import played_s
 from atlas.alma.search.record import Recorder
 from atlas.alma.search.seeds import NO_MEMORY_NAME, no_memory_design
 from atlas.alma.state.archive import Archive, ArchiveEntry
@@ -112,9 +113,11 @@ def estimate_s(archive: Archive, n_designs: int, test: int, deployment: int) -> 
     over full evaluations), scaled from its deployment tasks to the test tasks, for the designs and no
     memory. 0 before anything was measured."""
     times = [
-        float(e.metadata["eval_duration_s"])
+        seconds
         for e in archive.scored()
-        if e.stage == "full" and isinstance(e.metadata.get("eval_duration_s"), int | float)
+        if e.stage == "full"
+        and not e.metadata.get("staged", {}).get("saved")
+        and (seconds := played_s(e)) is not None
     ]
     if not times or deployment <= 0:
         return 0.0

@@ -390,10 +390,9 @@ class Search:
             cache=run_usage.cache_places(self.baseline_cache, self.llm),
         )
         self.progress.line(f"representation: {self.representation} ({self.representation_reason})")
-        generations = cfg.iterations or 0  # resolved by _setup
-        self.progress.start(generations)
+        self.progress.start(generations := cfg.iterations or 0)  # resolved by _setup
         t0 = time.perf_counter()
-        self.archive.clock.start()
+        self.archive.clock.start(keep=self.run_dir.clock_path)
         try:
             await self._baseline()
             deferred = self.representation != "code"  # see play_seeds(skip_costly=...)
@@ -466,8 +465,8 @@ class Search:
         self.progress.start(0)
         try:
             await self._baseline()
-            if design.name == NO_MEMORY_NAME:  # the baseline itself: already evaluated
-                return self.archive.get("d-0001")
+            if design.name == NO_MEMORY_NAME:  # the baseline itself: already evaluated, on every task
+                return await self.recorder.no_memory()
             design = design.model_copy(update={"id": self.archive.next_id(), "parent_ids": []})
             before = self.meter.now()
             _, entry = await self.recorder.play(design, generation=0)
@@ -488,6 +487,7 @@ class Search:
         if self._trace is not None:
             self._trace.close()
             self._trace = None
+        self.archive.clock.stop()
 
 
 __all__ = [

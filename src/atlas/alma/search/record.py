@@ -12,6 +12,7 @@ from atlas.alma.author.prompts import fmt
 from atlas.alma.design import Design
 from atlas.alma.evaluate.executor import Executor
 from atlas.alma.evaluate.harness import Evaluation
+from atlas.alma.search.baseline_stages import FirstBatch, baseline_entry, complete_baseline
 from atlas.alma.search.progress import SearchProgress
 from atlas.alma.search.usage import UsageMeter
 from atlas.alma.state.archive import Archive, ArchiveEntry
@@ -69,20 +70,31 @@ class Recorder:
         self.progress = progress
         self.meter = meter
         self.emit = emit
+        self.first_batch: FirstBatch | None = None  # the no-memory baseline while it has played only that
 
     # ---- evaluate ------------------------------------------------------------------------------
     async def evaluate(self, design: Design, *, staged: bool = False) -> Evaluation:
         """Collection and deployment; ``staged`` (new designs): deployment stops once the design
-        can no longer beat the best so far (see ``atlas.alma.state.staging``)."""
+        can no longer beat the best so far (see ``atlas.alma.state.staging``). A design that played
+        every task is compared with no memory on every task: the baseline plays its later tasks
+        first, if it has not (see ``baseline_stages``)."""
         self.progress.design(design.name, len(self.collection_tasks) + len(self.deployment_tasks))
         go_on = self.stage_check() if staged else None
-        return await self.executor.evaluate(
+        ev = await self.executor.evaluate(
             design,
             self.collection_tasks,
             self.deployment_tasks,
             stage_tasks=self.config.stage_tasks,
             go_on=go_on,
         )
+        if ev.status == "ok" and ev.stage == "full":
+            await complete_baseline(self)
+        return ev
+
+    async def no_memory(self) -> ArchiveEntry:
+        """The no-memory baseline's entry, played on every deployment task."""
+        await complete_baseline(self)
+        return baseline_entry(self)
 
     def stage_check(self) -> Callable[[list[Any]], Verdict] | None:
         """The staged-evaluation rule against the best fully evaluated design (None: play everything)."""

@@ -12,8 +12,15 @@ from atlas.alma.design import Design
 from atlas.alma.evaluate.harness import Evaluation
 from atlas.alma.genome import BASELINE_GENOMES, baseline_genome
 from atlas.alma.search.baseline_cache import baseline_record, read_baseline
+from atlas.alma.search.baseline_stages import (
+    NO_MEMORY_NAME,
+    FirstBatch,
+    baseline_row,
+    first_batch_only,
+    played_s,
+)
 from atlas.alma.search.budget import no_room, pace_note
-from atlas.alma.search.record import Recorder
+from atlas.alma.search.record import Recorder, paired_vs_baseline
 from atlas.alma.state.archive import Archive
 from atlas.alma.state.config import AlmaConfig
 from atlas.alma.state.run_dir import atomic_write_text
@@ -22,8 +29,6 @@ from atlas.envs.registry import spec_of
 from atlas.errors import ConfigError
 from atlas.infra.fs import cache_dir
 from atlas.protocols.env import Environment
-
-NO_MEMORY_NAME = "no_memory"
 
 
 def default_cache_dir() -> Path:
@@ -51,6 +56,20 @@ def seed_designs(env: Environment, config: AlmaConfig) -> list[Design]:
     return out
 
 
+async def play_first_batch(rec: Recorder, design: Design) -> Evaluation:
+    """No memory on the collection tasks and, under staged evaluation, the first batch of deployment
+    tasks only (see ``baseline_stages``)."""
+    rec.progress.design(design.name, len(rec.collection_tasks) + len(rec.deployment_tasks))
+    staged = 0 < rec.config.stage_tasks < len(rec.deployment_tasks)
+    return await rec.executor.evaluate(
+        design,
+        rec.collection_tasks,
+        rec.deployment_tasks,
+        stage_tasks=rec.config.stage_tasks,
+        go_on=first_batch_only if staged else None,
+    )
+
+
 async def play_baseline(rec: Recorder, *, cache: Path | None, key: str) -> None:
     """Play (or read from ``cache``) the no-memory baseline and record it as the archive's baseline
     and its first entry; a baseline that cannot run stops the search (``ConfigError``)."""
@@ -72,31 +91,31 @@ async def play_baseline(rec: Recorder, *, cache: Path | None, key: str) -> None:
             ev.design_id, ev.name = design.id, design.name
             cached = True
     if ev is None:
-        ev = await rec.evaluate(design)
+        ev = await play_first_batch(rec, design)
         if ev.status != "ok":
             raise ConfigError(f"the no-memory baseline could not run: {'; '.join(ev.errors)}")
-        if cache is not None:
+        if ev.stage == "minibatch":
+            rec.first_batch = FirstBatch(ev, cache, key)
+        elif cache is not None:
             atomic_write_text(cache, baseline_record(key, ev))
     archive.baseline = {
         "score": ev.deployment_score,
         "collection_score": ev.collection_score,
-        "per_task": [
-            {
-                "task_id": e.task_id,
-                "success": e.success,
-                "score": e.score,
-                "steps": e.steps,
-                "label": e.label,
-                "scenario": e.scenario,
-            }
-            for e in ev.deployment
-        ],
+        "per_task": [baseline_row(e) for e in ev.deployment],
         "cached": cached,
         "cache": state,
         "key": key,
+        **(
+            {"partial": {"played": len(ev.deployment), "of": ev.deployment_total}}
+            if ev.stage == "minibatch"
+            else {}
+        ),
     }
     entry = rec.entry(ev, design=design, generation=0, metadata={"baseline_cached": cached})
     entry.normalized_score = 0.0
+    if ev.stage == "minibatch":  # the reference the first batch of every design is staged against
+        entry.stage, entry.vs_no_memory = "full", paired_vs_baseline(ev, archive.baseline)
+        entry.metadata["staged"].pop("vs_no_memory_partial", None)
     rec.keep(entry, design.source, usage=rec.meter.since(before), announce=False)
     rec.emit(
         "baseline.done",
@@ -120,10 +139,10 @@ async def play_baseline(rec: Recorder, *, cache: Path | None, key: str) -> None:
 def per_episode_s(archive: Archive) -> float:
     """The run's pace: the seconds per episode of the no-memory baseline (0 before it was played)."""
     base = next((e for e in archive if e.origin == "baseline" and e.name == NO_MEMORY_NAME), None)
-    seconds = base.metadata.get("eval_duration_s") if base else None
-    if not isinstance(seconds, int | float) or not base or not base.per_task:
+    seconds = played_s(base) if base else None
+    if seconds is None or not base or not base.per_task:
         return 0.0
-    return float(seconds) / len(base.per_task)
+    return seconds / len(base.per_task)
 
 
 def learns_with_model(design: Design) -> bool:

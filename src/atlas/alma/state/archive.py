@@ -34,7 +34,7 @@ from pydantic import (
 
 from atlas.alma.state.learned import MAX_LEARNED_BYTES, read_learned, save_learned
 from atlas.alma.state.novelty import novelty_scores
-from atlas.alma.state.run_clock import RunClock, earlier_time
+from atlas.alma.state.run_clock import RunClock, earlier_time, ticked_time
 from atlas.alma.state.run_dir import atomic_write_text, confined
 from atlas.alma.state.search_record import SearchRecord, migrate_entry
 from atlas.core import jsonsafe
@@ -343,7 +343,8 @@ class Archive:
         arch.baseline = baseline
         arch.iterations = list(iterations)
         arch.held_out = data["held_out"] if isinstance(data.get("held_out"), dict) else None
-        arch.clock = RunClock(earlier_time(data.get("run_time_s"), arch.iterations, where, hint))
+        saved_s = earlier_time(data.get("run_time_s"), arch.iterations, where, hint)
+        arch.clock = RunClock(max(saved_s, ticked_time(path.parent)) if path is not None else saved_s)
         for i, raw in enumerate(entries):
             try:
                 entry = ArchiveEntry.model_validate(raw)

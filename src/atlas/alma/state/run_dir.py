@@ -3,6 +3,7 @@
 runs/<name>/config.json        settings + resolved model names
 runs/<name>/archive.json       the archive, written atomically after every change
 runs/<name>/trace.jsonl        telemetry events
+runs/<name>/run_clock.json     the run's time, ticked while it runs (a killed run resumes with it)
 runs/<name>/designs/<id>.py    each design's source
 runs/<name>/logs/<id>/         debug_log.txt, calls.jsonl, episodes.jsonl
 """
@@ -19,6 +20,8 @@ from typing import Any
 from atlas.core import jsonsafe
 from atlas.errors import ArchiveError, InvalidInputError
 from atlas.infra.safe_read import read_limited
+
+CLOCK_FILE = "run_clock.json"
 
 
 def _umask() -> int:
@@ -146,6 +149,10 @@ class RunDir:
     @property
     def archive_path(self) -> Path:
         return self.path / "archive.json"
+
+    @property
+    def clock_path(self) -> Path:
+        return self.path / CLOCK_FILE
 
     @property
     def trace_path(self) -> Path:
