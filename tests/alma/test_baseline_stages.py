@@ -8,11 +8,13 @@ import json
 
 import pytest
 from alma_doubles import GIVE_UP_DESIGN, ROUTE_DESIGN, debug_policy, fenced, meta_policy, task_policy
+from typer.testing import CliRunner
 
 import atlas.alma
 from atlas.alma.api import aevaluate
 from atlas.alma.baselines import baseline_source
 from atlas.alma.design import Design
+from atlas.cli import app
 from atlas.infra.llm import ScriptedLLM
 
 TINY = dict(
@@ -28,16 +30,23 @@ TINY = dict(
 )
 
 
-def _search(tmp_path, name, script, *, stage_tasks=2, events=None, **kw):
-    archive, _ = atlas.alma.run(
+def _models(script):
+    return dict(
         llm=ScriptedLLM(task_policy),
         meta_llm=ScriptedLLM(meta_policy(script)),
         debug_llm=ScriptedLLM(debug_policy),
+    )
+
+
+def _search(tmp_path, name, script, *, stage_tasks=2, events=None, **kw):
+    archive, _ = atlas.alma.run(
+        **_models(script),
         run_dir=tmp_path / name,
         iterations=len(script),
         stage_tasks=stage_tasks,
         stage_rule="bound",
-        callbacks=[lambda ev, f: events.append((ev, f))] if events is not None else [],
+        callbacks=kw.pop("callbacks", None)
+        or ([lambda ev, f: events.append((ev, f))] if events is not None else []),
         **TINY,
         **kw,
     )
@@ -74,6 +83,9 @@ def test_when_no_design_plays_every_task_no_memory_stops_after_its_first_batch(t
     assert _scores(base).items() <= _scores(_no_memory(whole)).items()  # the first two of the same episodes
     give_up = archive.find(name="give_up")[0]
     assert give_up.stage == "minibatch"
+    shown = CliRunner().invoke(app, ["archive", "show", str(tmp_path / "run")], env={"COLUMNS": "250"})
+    assert "(first 2/4: the rest once a design reaches them)" in shown.output
+    assert "(stopped " in shown.output  # give_up
     reread = atlas.alma.Archive.load(tmp_path / "run")
     assert reread.baseline["partial"] == {"played": 2, "of": 4} and len(_scores(_no_memory(reread))) == 2
 
@@ -113,27 +125,9 @@ def test_a_resumed_search_completes_a_baseline_saved_after_its_first_batch(tmp_p
             raise Stop("killed")
 
     with pytest.raises(Stop):
-        atlas.alma.run(
-            llm=ScriptedLLM(task_policy),
-            meta_llm=ScriptedLLM(meta_policy(THEN_ROUTE)),
-            debug_llm=ScriptedLLM(debug_policy),
-            run_dir=tmp_path / "run",
-            iterations=2,
-            stage_tasks=2,
-            stage_rule="bound",
-            embedder=embedder,
-            callbacks=[stop_after_baseline],
-            **TINY,
-        )
+        _search(tmp_path, "run", THEN_ROUTE, embedder=embedder, callbacks=[stop_after_baseline])
     assert atlas.alma.Archive.load(tmp_path / "run").baseline["partial"] == {"played": 2, "of": 4}
-    archive, _ = atlas.alma.run(
-        resume=tmp_path / "run",
-        llm=ScriptedLLM(task_policy),
-        meta_llm=ScriptedLLM(meta_policy(THEN_ROUTE)),
-        debug_llm=ScriptedLLM(debug_policy),
-        embedder=embedder,
-        quiet=True,
-    )
+    archive, _ = atlas.alma.run(resume=tmp_path / "run", **_models(THEN_ROUTE), embedder=embedder, quiet=True)
     assert "partial" not in archive.baseline and _scores(_no_memory(archive)) == _scores(_no_memory(whole))
     route = archive.find(name="route")[0]
     assert route.normalized_score == pytest.approx(whole.find(name="route")[0].normalized_score)

@@ -63,7 +63,7 @@ def show_cmd(run_dir: Path = typer.Argument(..., help="Run folder (or an archive
             safe_text(e.name),
             e.origin,
             str(e.generation),
-            e.status if e.stage == "full" else f"{e.status} (stopped {_staged(e)})",
+            _status(e),
             ",".join(e.parent_ids),
             fmt(e.collection_score),
             fmt(e.deployment_score),
@@ -101,6 +101,14 @@ def _plain_table(title: str, rows: list[list[str]], caption: str | None) -> str:
     lines = [title, *("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in cells)]
     lines.insert(2, "  ".join("-" * w for w in widths))
     return "\n".join([*lines, *([caption] if caption else [])])
+
+
+def _status(e: Any) -> str:
+    if e.stage != "full":
+        return f"{e.status} (stopped {_staged(e)})"
+    if (e.metadata.get("staged") or {}).get("saved"):
+        return f"{e.status} (first {_staged(e)}: the rest once a design reaches them)"  # no memory
+    return e.status
 
 
 def _staged(e: Any) -> str:

@@ -59,8 +59,9 @@ def seed_designs(env: Environment, config: AlmaConfig) -> list[Design]:
 async def play_first_batch(rec: Recorder, design: Design) -> Evaluation:
     """No memory on the collection tasks and, under staged evaluation, the first batch of deployment
     tasks only (see ``baseline_stages``)."""
-    rec.progress.design(design.name, len(rec.collection_tasks) + len(rec.deployment_tasks))
     staged = 0 < rec.config.stage_tasks < len(rec.deployment_tasks)
+    first = rec.config.stage_tasks if staged else len(rec.deployment_tasks)
+    rec.progress.design(design.name, len(rec.collection_tasks) + first)
     return await rec.executor.evaluate(
         design,
         rec.collection_tasks,
