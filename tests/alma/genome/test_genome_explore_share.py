@@ -25,7 +25,7 @@ SOLVER = {
 }
 
 
-def _climb(pool, embedder, monkeypatch, every: int) -> tuple[list, int]:
+def _climb(pool, embedder, monkeypatch, every: int, on_round=None) -> tuple[list, int]:
     """A 24-candidate screening (one operator round, two climbing rounds) from ``SOLVER``; how many random
     genomes the climbing rounds drew."""
     drawn = []
@@ -53,6 +53,7 @@ def _climb(pool, embedder, monkeypatch, every: int) -> tuple[list, int]:
             embedder=embedder,
             pool=pool,
             name="t",
+            on_round=on_round,
         )
     )
     return screened, len(drawn)
@@ -68,3 +69,16 @@ def test_after_a_solve_one_child_in_explore_every_is_a_random_genome(pool, embed
         assert drawn >= 2 * 8 // every
     else:
         assert drawn == 0
+
+
+def test_a_screening_says_how_far_it_got_after_each_round_that_ends_a_while_after_the_last(
+    pool, embedder, monkeypatch
+):
+    lines: list[str] = []
+    monkeypatch.setattr(step, "ROUND_LINE_S", 0.0)  # every round is "a while" after the last
+    screened, _ = _climb(pool, embedder, monkeypatch, 4, on_round=lines.append)
+    assert len(lines) >= 3  # the operator's round and two climbing rounds at least
+    assert lines[0].startswith("screened  t: 8 of up to 24 candidates, best probe ")
+    best = max(c.probe_score for c in screened if not c.error)
+    assert f"best probe {best:.3f}" in lines[-1] and "24 of up to 24 candidates" in lines[-1]
+    assert "solved a probe task" in lines[-1] and not lines[-1].endswith(" 0 solved a probe task")

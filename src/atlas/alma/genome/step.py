@@ -11,6 +11,7 @@ design played so far (``probe_bar``).
 from __future__ import annotations
 
 import random
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -32,6 +33,7 @@ if TYPE_CHECKING:
 
 GENOME_OPERATORS = ("mutate", "recombine", "random", "llm_edit")
 PROBE_FIRST = 2  # probe tasks every candidate plays; the rest only after it solved one of them
+ROUND_LINE_S = 60.0  # a screening says how far it got at most this often
 ROUND_SIZE = 8  # candidates per screening round: the operator's children first, then mutations of the best
 PARENTS_PER_ROUND = 4  # the best-steered candidates a round mutates
 # A climbing child gets another change with this probability, and again (1 + geometric changes): some
@@ -332,6 +334,17 @@ async def screen(
     return out
 
 
+def screening_line(name: str, screened: list[Candidate], budget: int) -> str:
+    """How far a generation's screening got: candidates screened, the best probe and steer so far."""
+    ok = [c for c in screened if not c.error]
+    best = max((c.probe_score for c in ok), default=0.0)
+    steered = max((c.steered for c in ok), default=0.0)
+    return (
+        f"screened  {name}: {len(screened)} of up to {budget} candidates, best probe {best:.3f}, "
+        f"steered {steered:.3f}, {sum(1 for c in ok if c.solved)} solved a probe task"
+    )
+
+
 def climb_parents(screened: list[Candidate]) -> list[Candidate]:
     """The ``PARENTS_PER_ROUND`` best-steered candidates without an error; ties go to the newest, so on
     a plateau the climb drifts over children as good as their parents (neutral drift) instead of
@@ -366,13 +379,16 @@ async def evolve_candidates(
     good_enough: Callable[[Candidate], bool] | None = None,
     logged: Mapping[str, Sequence[str]] | None = None,
     anchors: Sequence[Genome] = (),
+    on_round: Callable[[str], None] | None = None,
 ) -> tuple[list[Candidate], list[str]]:
     """Up to ``budget`` candidates, screened with no LLM: a first round by ``operator``, then rounds of
     mutations of the best so far (by how far their advice steered the probe) — half of them random
     genomes while no candidate has solved a probe task, one in ``EXPLORE_EVERY`` after — until one is
     ``good_enough`` or the budget is spent. ``anchors`` (genomes the task agent's own collection rated
     best, ``GenomeStep``) stay sources of the climb whatever the screening says of them; each candidate
-    made from one, directly or through the climb, names it (``Candidate.anchor``)."""
+    made from one, directly or through the climb, names it (``Candidate.anchor``). ``on_round`` hears
+    a line after a round that ends ``ROUND_LINE_S`` or more after the last (a screening takes seconds on
+    GraphWorld, many minutes on ScienceWorld)."""
     size = max(1, min(budget, ROUND_SIZE))
     lineage = {a.key: a.key for a in anchors}
     genomes, notes = await make_children(
@@ -381,6 +397,15 @@ async def evolve_candidates(
     screened = await screen(
         genomes, env, collection, probe_tasks, embedder=embedder, pool=pool, logged=logged
     )
+    last = time.monotonic()
+
+    def say() -> None:
+        nonlocal last
+        if on_round is not None and time.monotonic() - last >= ROUND_LINE_S:
+            last = time.monotonic()
+            on_round(screening_line(name, screened, budget))
+
+    say()
     while len(screened) < budget and not (good_enough and any(good_enough(c) for c in screened)):
         ranked = climb_parents(screened)
         if not ranked:
@@ -407,6 +432,7 @@ async def evolve_candidates(
         screened += await screen(
             more, env, collection, probe_tasks, embedder=embedder, pool=pool, logged=logged
         )
+        say()
     for c in screened:
         c.anchor = lineage.get(c.genome.key, "")
     return screened, notes
@@ -429,4 +455,5 @@ __all__ = [
     "read_genome",
     "resolve_representation",
     "screen",
+    "screening_line",
 ]

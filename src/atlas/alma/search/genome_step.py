@@ -412,6 +412,7 @@ class GenomeStep:
             good_enough=perfect,
             logged=logged,
             anchors=anchors,
+            on_round=rec.progress.line,
         )
         checked = (
             await self.agent_check(screened, child_id, name, anchors) if probing and cfg.agent_checks else []
