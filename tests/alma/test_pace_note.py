@@ -13,7 +13,7 @@ import pytest
 from alma_doubles import debug_policy, task_policy
 
 import atlas.alma
-from atlas.alma.search.budget import no_room, pace_note
+from atlas.alma.search.budget import no_room, pace_note, screening_s
 from atlas.alma.state.config import AlmaConfig
 from atlas.errors import SearchStopped
 from atlas.infra.llm import ScriptedLLM
@@ -95,3 +95,9 @@ def test_a_search_says_it_after_its_baseline_and_plays_only_what_fits(
         assert events.index("budget.pace") > events.index("baseline.done")
         skipped = [e for e in _events(run) if e["event"] == "seed.skipped"]
         assert [e["name"] for e in skipped] == ["trajectory_retrieval"]
+
+
+def test_a_generation_screens_for_a_tenth_of_the_cap_at_most_and_without_a_cap_for_its_budget():
+    assert screening_s(_config()) is None
+    assert screening_s(_config(max_minutes=120)) == pytest.approx(720.0)
+    assert screening_s(_config(max_minutes=2)) == 60.0  # a minute at least

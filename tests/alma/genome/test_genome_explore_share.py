@@ -25,9 +25,9 @@ SOLVER = {
 }
 
 
-def _climb(pool, embedder, monkeypatch, every: int, on_round=None) -> tuple[list, int]:
+def _climb(pool, embedder, monkeypatch, every: int, **kw) -> tuple[list, int, list[str]]:
     """A 24-candidate screening (one operator round, two climbing rounds) from ``SOLVER``; how many random
-    genomes the climbing rounds drew."""
+    genomes the climbing rounds drew; the screening's notes."""
     drawn = []
 
     def spy(*args, **kwargs):
@@ -39,7 +39,7 @@ def _climb(pool, embedder, monkeypatch, every: int, on_round=None) -> tuple[list
     monkeypatch.setattr(step, "random_genome", spy)
     env = get_env("graphworld", rooms=5)
     collection, deployment = make_tasks(env, episodes=2, seed=4, family=4, deployment_seeds=[10_011])
-    screened, _ = asyncio.run(
+    screened, notes = asyncio.run(
         step.evolve_candidates(
             "mutate",
             [(parse_genome(SOLVER), None, "")],
@@ -53,15 +53,15 @@ def _climb(pool, embedder, monkeypatch, every: int, on_round=None) -> tuple[list
             embedder=embedder,
             pool=pool,
             name="t",
-            on_round=on_round,
+            **kw,
         )
     )
-    return screened, len(drawn)
+    return screened, len(drawn), notes
 
 
 @pytest.mark.parametrize("every", [4, 0])
 def test_after_a_solve_one_child_in_explore_every_is_a_random_genome(pool, embedder, monkeypatch, every):
-    screened, drawn = _climb(pool, embedder, monkeypatch, every)
+    screened, drawn, _ = _climb(pool, embedder, monkeypatch, every)
     assert len(screened) == 24
     assert any(c.solved for c in screened[:8]), "the first round solved nothing: the test needs a solver"
     # two climbing rounds of 8 at least (a round whose children repeat earlier ones adds a partial round)
@@ -76,9 +76,18 @@ def test_a_screening_says_how_far_it_got_after_each_round_that_ends_a_while_afte
 ):
     lines: list[str] = []
     monkeypatch.setattr(step, "ROUND_LINE_S", 0.0)  # every round is "a while" after the last
-    screened, _ = _climb(pool, embedder, monkeypatch, 4, on_round=lines.append)
+    screened, _, _ = _climb(pool, embedder, monkeypatch, 4, on_round=lines.append)
     assert len(lines) >= 3  # the operator's round and two climbing rounds at least
     assert lines[0].startswith("screened  t: 8 of up to 24 candidates, best probe ")
     best = max(c.probe_score for c in screened if not c.error)
     assert f"best probe {best:.3f}" in lines[-1] and "24 of up to 24 candidates" in lines[-1]
     assert "solved a probe task" in lines[-1] and not lines[-1].endswith(" 0 solved a probe task")
+
+
+def test_a_screening_under_a_time_box_stops_after_its_first_round_once_the_box_is_spent(
+    pool, embedder, monkeypatch
+):
+    screened, _, notes = _climb(pool, embedder, monkeypatch, 4, time_box_s=0.0)
+    assert len(screened) == 8  # the first round is always screened; no other starts once the box is spent
+    assert notes and notes[-1].startswith("screening stopped after 8 of up to 24 candidates")
+    assert len(_climb(pool, embedder, monkeypatch, 4, time_box_s=3600.0)[0]) == 24  # a box not spent

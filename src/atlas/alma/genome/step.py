@@ -22,6 +22,7 @@ from atlas.alma.genome.compile import compile_genome, genome_design, genome_of
 from atlas.alma.genome.llm_edit import llm_edit
 from atlas.alma.genome.model import Genome, parse_genome
 from atlas.alma.genome.operators import crossover, env_observation_keys, mutate, random_genome
+from atlas.alma.genome.screening_report import screening_line
 from atlas.alma.state.archive import ArchiveEntry
 from atlas.errors import ConfigError, InvalidInputError
 from atlas.protocols.embed import Embedder
@@ -334,17 +335,6 @@ async def screen(
     return out
 
 
-def screening_line(name: str, screened: list[Candidate], budget: int) -> str:
-    """How far a generation's screening got: candidates screened, the best probe and steer so far."""
-    ok = [c for c in screened if not c.error]
-    best = max((c.probe_score for c in ok), default=0.0)
-    steered = max((c.steered for c in ok), default=0.0)
-    return (
-        f"screened  {name}: {len(screened)} of up to {budget} candidates, best probe {best:.3f}, "
-        f"steered {steered:.3f}, {sum(1 for c in ok if c.solved)} solved a probe task"
-    )
-
-
 def climb_parents(screened: list[Candidate]) -> list[Candidate]:
     """The ``PARENTS_PER_ROUND`` best-steered candidates without an error; ties go to the newest, so on
     a plateau the climb drifts over children as good as their parents (neutral drift) instead of
@@ -380,6 +370,7 @@ async def evolve_candidates(
     logged: Mapping[str, Sequence[str]] | None = None,
     anchors: Sequence[Genome] = (),
     on_round: Callable[[str], None] | None = None,
+    time_box_s: float | None = None,
 ) -> tuple[list[Candidate], list[str]]:
     """Up to ``budget`` candidates, screened with no LLM: a first round by ``operator``, then rounds of
     mutations of the best so far (by how far their advice steered the probe) — half of them random
@@ -388,7 +379,8 @@ async def evolve_candidates(
     best, ``GenomeStep``) stay sources of the climb whatever the screening says of them; each candidate
     made from one, directly or through the climb, names it (``Candidate.anchor``). ``on_round`` hears
     a line after a round that ends ``ROUND_LINE_S`` or more after the last (a screening takes seconds on
-    GraphWorld, many minutes on ScienceWorld)."""
+    GraphWorld, many minutes on ScienceWorld). ``time_box_s``: no new round starts after that many
+    seconds (the first round is always screened), and a note says where it stopped."""
     size = max(1, min(budget, ROUND_SIZE))
     lineage = {a.key: a.key for a in anchors}
     genomes, notes = await make_children(
@@ -397,7 +389,7 @@ async def evolve_candidates(
     screened = await screen(
         genomes, env, collection, probe_tasks, embedder=embedder, pool=pool, logged=logged
     )
-    last = time.monotonic()
+    last = started = time.monotonic()
 
     def say() -> None:
         nonlocal last
@@ -407,6 +399,12 @@ async def evolve_candidates(
 
     say()
     while len(screened) < budget and not (good_enough and any(good_enough(c) for c in screened)):
+        if time_box_s is not None and time.monotonic() - started >= time_box_s:
+            notes.append(
+                f"screening stopped after {len(screened)} of up to {budget} candidates: its "
+                f"{time_box_s / 60:.0f} minutes under --max-minutes were spent (budget.SCREEN_SHARE)"
+            )
+            break
         ranked = climb_parents(screened)
         if not ranked:
             break
@@ -455,5 +453,4 @@ __all__ = [
     "read_genome",
     "resolve_representation",
     "screen",
-    "screening_line",
 ]

@@ -87,6 +87,16 @@ def no_room(per_episode_s: float, cfg: AlmaConfig, deployment: int, elapsed_s: f
     )
 
 
+SCREEN_SHARE = 0.1  # of --max-minutes, the most one generation's screening may take (a minute at least)
+
+
+def screening_s(cfg: AlmaConfig) -> float | None:
+    """Seconds a generation's screening may run under ``--max-minutes`` (None: no cap, it screens
+    ``--genome-candidates``). The screening plays no model, but on a simulator such as ScienceWorld its
+    256 candidates' probes took longer than the rest of a generation, and the cap then left one or two."""
+    return max(60.0, SCREEN_SHARE * cfg.max_minutes * 60) if cfg.max_minutes else None
+
+
 def found(entry: ArchiveEntry) -> str | None:
     """Stop once a discovered design beats no memory with its paired 95% interval above 0."""
     v = entry.vs_no_memory or {}
@@ -142,4 +152,12 @@ class SpendCap:
             )
 
 
-__all__ = ["MAX_FAILED_ITERATIONS", "SpendCap", "over_cost", "over_time", "too_many_failures"]
+__all__ = [
+    "MAX_FAILED_ITERATIONS",
+    "SCREEN_SHARE",
+    "SpendCap",
+    "over_cost",
+    "over_time",
+    "screening_s",
+    "too_many_failures",
+]

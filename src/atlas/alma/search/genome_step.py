@@ -19,6 +19,7 @@ from atlas.alma.design import Design
 from atlas.alma.genome import Genome, ObsKeys
 from atlas.alma.genome.bandit import operator_stats, stats_table
 from atlas.alma.genome.compile import genome_design
+from atlas.alma.genome.screening_report import screening_record
 from atlas.alma.genome.step import (
     OWN_GAMES,
     Candidate,
@@ -29,11 +30,11 @@ from atlas.alma.genome.step import (
     read_genome,
 )
 from atlas.alma.sandbox.pool import WorkerPool
+from atlas.alma.search.budget import screening_s
 from atlas.alma.search.record import Recorder, beats
 from atlas.alma.search.seeds import NO_MEMORY_NAME
 from atlas.alma.state.archive import Archive, ArchiveEntry
 from atlas.alma.state.search_record import (
-    CandidateRow,
     CheckedRow,
     OperatorStatsRow,
     ProbeKind,
@@ -177,39 +178,6 @@ def probe_bar(archive: Archive, probes: dict[str, float]) -> float:
         e for e in archive.scored() if e.stage == best.stage and e.normalized_score == best.normalized_score
     ]
     return max(probes.get(e.id, 0.0) for e in ties)
-
-
-def screening_record(
-    screened: Sequence[Candidate], checked: Sequence[Candidate], notes: list[str]
-) -> SearchRecord:
-    """A generation's record of its screening: every candidate screened (by key), every genome the agent
-    check measured, and the operator's fallback notes."""
-    return SearchRecord(
-        candidates=[
-            CandidateRow(
-                key=c.genome.key,
-                probe_score=round(c.probe_score, 4),
-                steered=round(c.steered, 4),
-                solved=c.solved,
-                error=c.error,
-                agent_probe=None if c.agent_probe is None else round(c.agent_probe, 4),
-            )
-            for c in screened
-        ],
-        checked=[
-            CheckedRow(
-                genome=c.genome.model_dump(),
-                agent_probe=round(c.agent_probe, 4),
-                agent_steered=round(c.agent_steered, 4),
-                agent_solved=c.agent_solved,
-                screen_score=round(c.probe_score, 4),
-                anchor=c.anchor or None,
-            )
-            for c in checked
-            if c.agent_probe is not None
-        ],
-        operator_notes=notes,
-    )
 
 
 class GenomeStep:
@@ -413,6 +381,7 @@ class GenomeStep:
             logged=logged,
             anchors=anchors,
             on_round=rec.progress.line,
+            time_box_s=screening_s(cfg),
         )
         checked = (
             await self.agent_check(screened, child_id, name, anchors) if probing and cfg.agent_checks else []
@@ -495,6 +464,5 @@ __all__ = [
     "checked_anchors",
     "checked_likeness",
     "probe_bar",
-    "screening_record",
     "to_check",
 ]
