@@ -381,6 +381,7 @@ async def evolve_candidates(
     a line after a round that ends ``ROUND_LINE_S`` or more after the last (a screening takes seconds on
     GraphWorld, many minutes on ScienceWorld). ``time_box_s``: no new round starts after that many
     seconds (the first round is always screened), and a note says where it stopped."""
+    started = time.monotonic()  # the time box counts the operator (an LLM edit takes minutes) too
     size = max(1, min(budget, ROUND_SIZE))
     lineage = {a.key: a.key for a in anchors}
     genomes, notes = await make_children(
@@ -389,7 +390,7 @@ async def evolve_candidates(
     screened = await screen(
         genomes, env, collection, probe_tasks, embedder=embedder, pool=pool, logged=logged
     )
-    last = started = time.monotonic()
+    last = started
 
     def say() -> None:
         nonlocal last
