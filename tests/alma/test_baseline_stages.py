@@ -97,6 +97,7 @@ def test_a_design_that_plays_every_task_completes_the_baseline_as_if_played_whol
     )
     base, whole_base = _no_memory(archive), _no_memory(whole)
     assert "partial" not in archive.baseline and "staged" not in base.metadata
+    assert base.vs_no_memory["n"] == 4 == _no_memory(whole).vs_no_memory["n"]
     assert _scores(base) == _scores(whole_base) and len(_scores(base)) == 4
     assert archive.baseline["score"] == pytest.approx(whole.baseline["score"])
     assert [t.label for t in base.per_task if t.phase == "deployment"] == ["D1", "D2", "D3", "D4"]

@@ -19,6 +19,7 @@ from atlas.alma.search.baseline_cache import baseline_record
 from atlas.alma.state.archive import ArchiveEntry
 from atlas.alma.state.run_dir import atomic_write_text
 from atlas.alma.state.staging import Verdict
+from atlas.alma.state.stats import paired_difference
 from atlas.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -90,6 +91,7 @@ async def complete_baseline(rec: Recorder) -> None:
     del base["partial"]
     entry.per_task = [*entry.per_task, *ev.per_task()]
     entry.deployment_score = base["score"]
+    entry.vs_no_memory = paired_difference(scores, scores).to_dict()  # itself, now on every task
     entry.metadata.pop("staged", None)
     entry.metadata["later_s"] = ev.duration_s  # eval_duration_s stays the first play's (see played_s)
     entry.usage = add_usage(dict(entry.usage or {}), rec.meter.since(before))
