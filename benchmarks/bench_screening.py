@@ -10,6 +10,8 @@ ways, in one run:
 - ``--compare explore``: the same first generation, with one child in ``step.EXPLORE_EVERY`` of each
   climbing round a random genome after a candidate solved a probe task, and with none (the reference:
   the climb alone once anything solved).
+- ``--compare probe-first``: the same first generation, every candidate playing every probe task, and
+  the first two before the rest (``step.PROBE_FIRST``, the reference).
 - ``--compare workers``: the same first generation, a compiled genome's probe in shared sandbox workers
   (``step.SHARE_WORKERS``) and in a never-used worker per frozen recall (the reference); the same
   candidates and scores, so the ratio that matters is the time.
@@ -24,8 +26,8 @@ screening learns it (``LOGGED_COLLECTIONS``), when the run logged them.
     python benchmarks/bench_screening.py --compare workers --budget 64 --seeds 1
     ATLAS_PLUGINS=tests.envs.depot_env PYTHONPATH=. python benchmarks/bench_screening.py --env depot
 
-Prints, per seed and side, the candidates screened, how many solved at least one probe task, the best
-probe score and the time; then, per side, the seeds with a solving candidate and the mean best probe
+Prints, per seed and side, the candidates screened, how many solved at least one probe task, how many
+probed above 0 (a bar no played design has raised), the best probe score and the time; then, per side, the seeds with a solving candidate and the mean best probe
 score, the ratio of the two sides' means, and how many times faster the first side screened.
 """
 
@@ -66,6 +68,10 @@ SIDES = {
         ("random genomes kept", {"EXPLORE_EVERY": step.EXPLORE_EVERY}),
         ("climb only (reference)", {"EXPLORE_EVERY": 0}),
     ),
+    "probe-first": (
+        ("every probe task at once", {"PROBE_FIRST": 1000}),
+        ("two probe tasks first (reference)", {"PROBE_FIRST": 2}),
+    ),
     "workers": (
         ("shared workers", {"SHARE_WORKERS": True}),
         ("a worker per recall (reference)", {"SHARE_WORKERS": False}),
@@ -101,13 +107,13 @@ def no_memory_collection(run: Path) -> dict[str, list[str]] | None:
 
 async def screen_once(
     env_name: str, run: Path | None, budget: int, seed: int, compare: str, setting: dict[str, float]
-) -> tuple[int, int, float, float]:
+) -> tuple[int, int, int, float, float]:
     env, collection, probe_tasks, logged = screening_tasks(env_name, run)
     keys = env_observation_keys(env)
     for name, value in setting.items():
         setattr(operators if name == "NEW_PART_DEFAULTS" else step, name, value)
     operator, parents = "random", []
-    if compare in ("defaults", "explore", "workers"):
+    if compare in ("defaults", "explore", "probe-first", "workers"):
         operator, parents = "mutate", [(baseline_genome("trajectory_retrieval"), None, "")]
     pool = WorkerPool()
     started = time.perf_counter()
@@ -130,8 +136,9 @@ async def screen_once(
     finally:
         pool.close()
     solving = sum(1 for c in screened if c.solved)
+    scoring = sum(1 for c in screened if c.probe_score > 0)  # above a bar of 0: would be played
     best = max((c.probe_score for c in screened), default=0.0)
-    return len(screened), solving, best, time.perf_counter() - started
+    return len(screened), solving, scoring, best, time.perf_counter() - started
 
 
 def main() -> None:
@@ -149,16 +156,16 @@ def main() -> None:
     bests: dict[str, list[float]] = {side: [] for side, _ in sides}
     times: dict[str, float] = {side: 0.0 for side, _ in sides}
     seeds = [int(s) for s in args.seeds.split(",")]
-    print(f"{'seed':>4}  {'side':<24}{'screened':>9}{'solving':>9}{'best':>7}{'time s':>8}")
+    print(f"{'seed':>4}  {'side':<40}{'screened':>9}{'solving':>9}{'scoring':>9}{'best':>7}{'time s':>8}")
     for seed in seeds:
         for side, setting in sides:
-            n, solving, best, took = asyncio.run(
+            n, solving, scoring, best, took = asyncio.run(
                 screen_once(args.env, args.run, args.budget, seed, args.compare, setting)
             )
             found[side] += solving > 0
             bests[side].append(best)
             times[side] += took
-            print(f"{seed:>4}  {side:<24}{n:>9}{solving:>9}{best:>7.3f}{took:>8.0f}")
+            print(f"{seed:>4}  {side:<40}{n:>9}{solving:>9}{scoring:>9}{best:>7.3f}{took:>8.0f}")
     means = {side: sum(b) / len(b) for side, b in bests.items()}
     for side, _ in sides:
         print(
@@ -166,7 +173,9 @@ def main() -> None:
         )
     (new, _), (ref, _) = sides
     ratio = means[new] / means[ref] if means[ref] else float("inf")
-    print(f"mean best probe, {new} / {ref}: {ratio:.2f}x (env {args.env}, {args.budget} candidates a seed)")
+    print(
+        f"mean best probe, {new} / {ref}: {ratio:.2f}x (env {args.run or args.env}, {args.budget} candidates a seed)"
+    )
     print(
         f"screening time, {ref} / {new}: {times[ref] / max(times[new], 1e-9):.2f}x faster "
         f"({times[new]:.0f} s against {times[ref]:.0f} s)"

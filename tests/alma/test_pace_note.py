@@ -62,10 +62,15 @@ def _events(run: Path) -> list[dict]:
     return [json.loads(line) for line in (run / "trace.jsonl").read_text().splitlines()]
 
 
-@pytest.mark.parametrize(("minutes", "said"), [(1e-4, True), (600.0, False)])
+@pytest.mark.parametrize(
+    ("minutes", "said", "representation"),
+    [(1e-4, True, "code"), (600.0, False, "code"), (1e-4, True, "genome")],
+)
 def test_a_search_says_it_after_its_baseline_and_plays_only_what_fits(
-    tmp_path: Path, embedder, minutes, said
+    tmp_path: Path, embedder, minutes, said, representation
 ):
+    """A genome search looks at the hand-built designs twice (the ones that learn with the model later):
+    one left out is said once."""
     run = tmp_path / "run"
     with contextlib.suppress(SearchStopped):  # a tiny cap may stop the run after the note
         atlas.alma.run(
@@ -82,6 +87,7 @@ def test_a_search_says_it_after_its_baseline_and_plays_only_what_fits(
             iterations=0,
             baseline_cache=False,
             max_minutes=minutes,
+            representation=representation,
             llm=ScriptedLLM(task_policy),
             debug_llm=ScriptedLLM(debug_policy),
             embedder=embedder,
@@ -101,3 +107,50 @@ def test_a_generation_screens_for_a_tenth_of_the_cap_at_most_and_without_a_cap_f
     assert screening_s(_config()) is None
     assert screening_s(_config(max_minutes=120)) == pytest.approx(720.0)
     assert screening_s(_config(max_minutes=2)) == 60.0  # a minute at least
+
+
+def _timed(archive, name: str, seconds: float, episodes: int, **metadata) -> None:
+    from atlas.alma.state.archive import ArchiveEntry
+
+    rows = [
+        {"task_id": f"t{i}", "phase": "deployment", "success": False, "score": 0.0} for i in range(episodes)
+    ]
+    archive.add(
+        ArchiveEntry(
+            id=archive.next_id(),
+            name=name,
+            origin="baseline" if name == "no_memory" else "meta",
+            per_task=rows,
+            metadata={"eval_duration_s": seconds, **metadata},
+        )
+    )
+
+
+def test_the_pace_follows_the_latest_evaluations_not_the_first():
+    """A baseline played while the machine was busy (159 s an episode) would leave out hand-built
+    designs that fit once it is idle again: the pace is the median of the latest evaluations."""
+    from atlas.alma.search.seeds import PACE_OF, per_episode_s
+    from atlas.alma.state.archive import Archive
+
+    archive = Archive()
+    assert per_episode_s(archive) == 0.0
+    _timed(archive, "no_memory", 11 * 159.0, 11)
+    assert per_episode_s(archive) == pytest.approx(159.0)
+    _timed(archive, "a", 11 * 30.0, 11)
+    _timed(archive, "b", 11 * 34.0, 11)
+    assert PACE_OF == 3 and per_episode_s(archive) == pytest.approx(34.0)  # median of 159, 30, 34
+    _timed(archive, "c", 11 * 31.0, 11)
+    assert per_episode_s(archive) == pytest.approx(31.0)  # 159 is no longer among the latest three
+    _timed(archive, "broken", 0.0, 0)  # an evaluation that played nothing has no pace
+    assert per_episode_s(archive) == pytest.approx(31.0)
+
+
+def test_a_cached_baseline_sets_the_pace_only_until_this_run_plays_something():
+    from atlas.alma.search.seeds import per_episode_s
+    from atlas.alma.state.archive import Archive
+
+    archive = Archive()
+    _timed(archive, "no_memory", 27 * 5.0, 27, baseline_cached=True)  # played elsewhere, earlier
+    assert per_episode_s(archive) == pytest.approx(5.0)
+    _timed(archive, "a", 11 * 40.0, 11)
+    assert per_episode_s(archive) == pytest.approx(40.0)

@@ -353,3 +353,40 @@ def test_context_schema_example_is_a_real_explorer_episode(env):
     assert example["steps"] and 0.0 <= example["score"] <= 1.0
     assert all(s["action"]["tool"] == "act" for s in example["steps"])
     assert "score" in schema["observation"]["keys"]
+
+
+@pytest.mark.scienceworld
+@pytest.mark.skipif(MISSING is not None, reason=str(MISSING))
+def test_the_probe_credits_what_the_advice_reached_before_its_own_rule_lost_it(env):
+    """ScienceWorld scores a wrong ``focus on`` 0. Advice that walks to the animals and stops hands the
+    probe's rule a partial score, which the screening credits though the rule's focus then loses it;
+    advice that itself focuses wrongly keeps its final 0."""
+    from atlas.alma.author.advice_probe import follow_advice
+    from atlas.alma.genome.step import _credited
+
+    task = env._task_of("lifespan-longest-lived", 96)
+    gold = [line.split(". ", 1)[1] for line in env.oracle_advice(task, "full").splitlines()[1:]]
+    walk = gold[: next(i for i, a in enumerate(gold) if a.startswith("focus on"))]
+
+    def probe(advice: list[str]):
+        play = env.clone()
+        try:
+            return follow_advice(play, task, "\n".join(advice), unadvised="goal_words")
+        finally:
+            play.close()
+
+    handed = probe(walk)
+    assert handed.unadvised and 0 < handed.advised_score < 1
+    assert _credited(handed.to_dict()) >= handed.advised_score
+    if handed.score < handed.advised_score:  # the rule's focus lost it
+        assert _credited(handed.to_dict()) == handed.advised_score
+    play = env.clone()
+    obs = play.reset(task)
+    for action in walk:
+        obs = play.step(Action("act", {"command": action})).observation
+    labels = [a.args["command"] for a in play.candidate_actions(obs)]
+    play.close()
+    wrong = next(lb for lb in labels if lb.startswith("focus on") and lb != gold[len(walk)])
+    failed = probe([*walk, wrong])
+    assert not failed.success and failed.unadvised == 0
+    assert failed.advised_score == 0 and _credited(failed.to_dict()) == failed.score == 0

@@ -215,3 +215,11 @@ def test_later_generations_check_what_the_climb_made_from_the_best_checked_genom
         ]
     assert anchored, [c.search.checked for c in children]
     assert len(likeness) == len(set(likeness)) > 6
+
+
+def test_text_after_the_genome_object_is_ignored(tmp_path, embedder):
+    """A grammar-constrained local model can run on past the object it was held to ("Extra data")."""
+    archive = search(tmp_path, embedder, json.dumps(EDIT) + '\n{"encode": []}\nDone.', iterations=4)
+    child = next(c for c in evolved(archive) if c.search.operator == "llm_edit")
+    assert child.search.operator_notes == []
+    assert child.search.candidates[0].key == parse_genome({"name": "x", **EDIT}).key

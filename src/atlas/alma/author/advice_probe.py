@@ -45,6 +45,10 @@ class ProbeResult:
     stopped: str = ""
     actions: list[str] = field(default_factory=list)
     progress: float = 0.0  # see episode_progress
+    # the score the advice handed to the probe's own rule (above the score at reset; 0 if the rule never
+    # chose): what the advice alone did, kept where the rule then lost it (ScienceWorld scores a wrong
+    # "focus on" 0)
+    advised_score: float = 0.0
     unadvised: int = 0  # steps the advice named nothing for and the probe's own rule chose (``unadvised``)
 
     def to_dict(self) -> dict[str, Any]:
@@ -55,7 +59,16 @@ class ProbeResult:
         return cls(
             **{
                 k: d[k]
-                for k in ("success", "score", "steps", "stopped", "actions", "progress", "unadvised")
+                for k in (
+                    "success",
+                    "score",
+                    "steps",
+                    "stopped",
+                    "actions",
+                    "progress",
+                    "advised_score",
+                    "unadvised",
+                )
                 if k in d
             }
         )
@@ -188,6 +201,7 @@ def follow_advice(
         raise TypeError(f"{env.name} does not list its actions: the advice probe cannot play it")
     limit = max_steps if max_steps is not None else env.max_steps
     obs = env.reset(task)
+    start = float(env.score())
     seen = env.summarize_observation(obs)
     texts = [seen]
     goal = env.format_goal(task)
@@ -196,6 +210,7 @@ def follow_advice(
     done = False
     fallbacks = 0
     best = 0.0  # the best score the episode reached (partial progress, where the environment scores it)
+    handed = 0.0  # the score when the probe's own rule first chose a step (``advised_score``)
     while not done and len(chosen) < limit:
         actions: list[Action] = env.candidate_actions(obs)
         labels = ch.labels(actions)
@@ -209,6 +224,8 @@ def follow_advice(
         advised, lowered = _split(advice_now(advice, seen, open_ or labels, done=chosen, goal=goal)[0])
         if not advised and unadvised == "goal_words":
             advised = _goal_named(goal, [lb for lb in open_ or labels if lb not in lowered])
+            if advised and not fallbacks and (now := float(env.score())) > start:
+                handed = now
             fallbacks += bool(advised)
         if not advised:
             where = " ".join(seen.split())[:160]
@@ -220,6 +237,7 @@ def follow_advice(
                 f"sees ({where!r}; listed: {_listed(labels)})",
                 actions=chosen,
                 progress=episode_progress(goal, texts, best),
+                advised_score=handed,
                 unadvised=fallbacks,
             )
         label = max(advised, key=lambda lb: advised[lb])
@@ -242,6 +260,7 @@ def follow_advice(
         stopped=stopped,
         actions=chosen,
         progress=1.0 if success else episode_progress(goal, texts, best),
+        advised_score=handed,
         unadvised=fallbacks,
     )
 

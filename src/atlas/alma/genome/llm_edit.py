@@ -115,7 +115,8 @@ async def llm_edit(
     except AtlasError as exc:
         return None, f"the model failed: {exc}"
     try:
-        data = json.loads(completion.text)
+        # the grammar ends the object where the schema does; a local model may still run on after it
+        data, _ = json.JSONDecoder().raw_decode(completion.text.lstrip())
     except json.JSONDecodeError as exc:
         return None, f"reply is not JSON ({exc.msg}): {completion.text[:200]!r}"
     if not isinstance(data, dict):

@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from atlas.alma.sandbox.pool import WorkerPool
 
 GENOME_OPERATORS = ("mutate", "recombine", "random", "llm_edit")
-PROBE_FIRST = 2  # probe tasks every candidate plays; the rest only after it solved one of them
+PROBE_FIRST = 2  # probe tasks every candidate plays; the rest only after it solved or scored one
 ROUND_LINE_S = 60.0  # a screening says how far it got at most this often
 ROUND_SIZE = 8  # candidates per screening round: the operator's children first, then mutations of the best
 PARENTS_PER_ROUND = 4  # the best-steered candidates a round mutates
@@ -297,13 +297,20 @@ async def probe(
 
 def _scored(played: dict[str, Any]) -> bool:
     """A probe task the advice took somewhere: solved, or a partial score where the environment has one."""
-    return bool(played.get("success")) or float(played.get("score", 0.0)) > 0
+    return bool(played.get("success")) or _credited(played) > 0
 
 
 def _credited(played: dict[str, Any]) -> float:
-    """A probe task's score, ``UNADVISED_CREDIT`` of it when the probe's own rule chose a step."""
+    """A probe task's score, ``UNADVISED_CREDIT`` of it when the probe's own rule chose a step; at least
+    the score the advice handed to that rule (``advised_score``): where a wrong step drops the score
+    (ScienceWorld: 0 for a wrong ``focus on``), the rule's step would otherwise credit advice that took
+    the probe halfway the same as none. Advice that itself takes the wrong step keeps the final score.
+    Evidence: a hand-built ScienceWorld genome the task agent played at +0.073 [+0.021, +0.135] over no
+    memory (docs/results/eval-scienceworld-effects-route) probes 0.125 with memory from those games on all
+    8 probe tasks, 0.000 without this credit."""
     score = float(played.get("score", 0.0))
-    return score * UNADVISED_CREDIT if played.get("unadvised") else score
+    credited = score * UNADVISED_CREDIT if played.get("unadvised") else score
+    return max(credited, float(played.get("advised_score", 0.0)))
 
 
 async def screen(

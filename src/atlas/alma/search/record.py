@@ -70,6 +70,7 @@ class Recorder:
         self.progress = progress
         self.meter = meter
         self.emit = emit
+        self.seeds_skipped: set[str] = set()  # hand-built designs the cap left out, said once a process
         self.first_batch: FirstBatch | None = None  # the no-memory baseline while it has played only that
 
     # ---- evaluate ------------------------------------------------------------------------------

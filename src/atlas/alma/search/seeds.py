@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import statistics
 import time
 from pathlib import Path
 
@@ -137,13 +138,23 @@ async def play_baseline(rec: Recorder, *, cache: Path | None, key: str) -> None:
         rec.progress.line(note)
 
 
+# How many of the latest played evaluations the run's pace is the median of: the load on the machine
+# changes (a ScienceWorld baseline played while a test suite shared the cores took 159 s an episode,
+# the search's later probes about 31), and one slow evaluation should not decide alone.
+PACE_OF = 3
+
+
 def per_episode_s(archive: Archive) -> float:
-    """The run's pace: the seconds per episode of the no-memory baseline (0 before it was played)."""
-    base = next((e for e in archive if e.origin == "baseline" and e.name == NO_MEMORY_NAME), None)
-    seconds = played_s(base) if base else None
-    if seconds is None or not base or not base.per_task:
-        return 0.0
-    return seconds / len(base.per_task)
+    """The run's pace: the median seconds per episode of its latest ``PACE_OF`` evaluations played in
+    this run (a cached baseline's, played elsewhere, only while nothing else was); 0 before any."""
+    timed = [
+        (e, seconds / len(e.per_task))
+        for e in archive
+        if e.per_task and (seconds := played_s(e)) is not None and seconds > 0
+    ]
+    here = [per for e, per in timed if not e.metadata.get("baseline_cached")]
+    latest = (here or [per for _, per in timed])[-PACE_OF:]
+    return statistics.median(latest) if latest else 0.0
 
 
 def learns_with_model(design: Design) -> bool:
@@ -174,13 +185,14 @@ async def play_seeds(rec: Recorder, designs: list[Design], *, skip_costly: bool 
     ``skip_costly``: leave out the designs that call the model while they learn (host adapters,
     cheatsheet, reasoning_bank): a genome search plays them once it has a design to stage them
     against, so that one that cannot win stops after its first batch."""
-    per = per_episode_s(rec.archive)
     for design in designs:
         if any(e.generation == 0 and e.name == design.name for e in rec.archive):
             continue  # already evaluated (resume)
-        if skip_costly and learns_with_model(design):
+        if (skip_costly and learns_with_model(design)) or design.name in rec.seeds_skipped:
             continue
+        per = per_episode_s(rec.archive)  # the latest pace: each design played updates it
         if why := no_room(per, rec.config, len(rec.deployment_tasks), rec.archive.clock.run_time_s()):
+            rec.seeds_skipped.add(design.name)
             rec.emit("seed.skipped", name=design.name, reason=why)
             rec.progress.line(f"seed      {design.name:14s} {why}")
             continue
