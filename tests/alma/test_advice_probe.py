@@ -138,7 +138,7 @@ def test_an_environment_without_an_action_list_is_refused():
 
 
 def test_probe_result_round_trips_and_summarises():
-    r = ProbeResult(success=True, score=0.8, steps=3, actions=["a", "b", "c"])
+    r = ProbeResult(success=True, score=0.8, steps=3, actions=["a", "b", "c"], advised_score=0.5, unadvised=1)
     assert ProbeResult.from_dict({"label": "D1", **r.to_dict()}) == r
     assert r.line("D1") == "D1: solved in 3 steps (a, b, c)"
 

@@ -56,22 +56,7 @@ class ProbeResult:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> ProbeResult:
-        return cls(
-            **{
-                k: d[k]
-                for k in (
-                    "success",
-                    "score",
-                    "steps",
-                    "stopped",
-                    "actions",
-                    "progress",
-                    "advised_score",
-                    "unadvised",
-                )
-                if k in d
-            }
-        )
+        return cls(**{k: d[k] for k in cls.__dataclass_fields__ if k in d})
 
     def line(self, label: str) -> str:
         if self.success:

@@ -136,7 +136,7 @@ def genome_keys(env: Environment, seed: int) -> ObsKeys:
             f"the genome search cannot run on {env.name!r}: it screens each candidate memory with a probe "
             f"that plays the environment's listed actions, and {type(env).__name__} has no "
             "candidate_actions(observation). Add that method (the valid actions for an observation; see "
-            "'Add an environment' in docs/design.md), or search with --representation code and a meta "
+            "'Add an environment' in docs/environments.md), or search with --representation code and a meta "
             "model that writes code"
         )
     return env_observation_keys(env, seed)
