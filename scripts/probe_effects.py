@@ -34,6 +34,11 @@ def genomes(state_key: str, list_key: str) -> dict[str, dict]:
             "encode": [{"part": "effects"}],
             "retrieve": [{"part": "advances"}, {"part": "recipe"}],
         },
+        "roles": {"encode": [{"part": "roles"}], "retrieve": [{"part": "roles"}]},
+        "roles+effects": {
+            "encode": [{"part": "roles"}, {"part": "effects"}],
+            "retrieve": [{"part": "roles"}, {"part": "advances"}, {"part": "recipe"}],
+        },
         "effects+untried": {
             "encode": [{"part": "effects"}],
             "retrieve": [{"part": "advances"}, {"part": "recipe"}, {"part": "untried"}],

@@ -62,7 +62,7 @@ def searched(tmp_path_factory, embedder):
         iterations=2,
         trace=True,
         baseline_cache=False,
-        baselines=["trajectory_retrieval"],
+        baselines=["trajectory_retrieval", "spatial_graph"],  # the map's routes beat no memory: a gain to test
         env_seed=False,
         quiet=True,
         representation="genome",
@@ -153,8 +153,12 @@ def test_a_search_that_played_no_design_keeps_no_time_for_a_test_and_plays_none(
     assert reserve_s(archive, cfg, 4) == 0.0
     held, _ = held_out_tasks(cfg, GraphWorldEnv(), [])
     assert not {t.id for t in held} & set(log), "no memory was played on the test tasks for nothing"
-    played = archive.entries[0].model_copy(update={"id": "d-0002", "name": "played", "origin": "meta"})
-    archive.add(played)
+    tied = archive.entries[0].model_copy(update={"id": "d-0002", "name": "tied", "origin": "meta"})
+    archive.add(tied)
+    assert to_test(archive, 3) == [] and reserve_s(archive, cfg, 4) == 0.0, "a tie has no gain to confirm"
+    ahead = tied.model_copy(update={"id": "d-0003", "name": "ahead", "normalized_score": 0.1})
+    archive.add(ahead)
+    assert [e.name for e in to_test(archive, 3)] == ["ahead"]
     assert reserve_s(archive, cfg, 4) == pytest.approx(2 * archive.entries[0].metadata["eval_duration_s"])
 
 

@@ -37,7 +37,18 @@ def test_ci_rule_stops_a_design_that_is_clearly_worse_on_the_tasks_played():
     assert can_still_beat(played, BEST, 8, rule="bound").go_on
     verdict = can_still_beat(played, BEST, 8, rule="ci")
     assert not verdict.go_on and "95% CI" in verdict.reason
-    assert can_still_beat({f"t{i}": 0.6 for i in range(3)}, BEST, 8, rule="ci").go_on  # a tie goes on
+    assert can_still_beat({f"t{i}": 0.6 for i in range(3)}, BEST, 8, rule="ci").go_on  # too few to tell
+
+
+def test_ci_rule_stops_a_design_that_bettered_the_best_nowhere_it_could():
+    zeros = {f"t{i}": 0.0 for i in range(8)}
+    tied = can_still_beat({f"t{i}": 0.0 for i in range(4)}, zeros, 8, rule="ci")
+    assert not tied.go_on and "none of the 4" in tied.reason
+    assert can_still_beat({f"t{i}": 0.0 for i in range(4)}, zeros, 8, rule="bound").go_on
+    one_gain = {"t0": 0.25, "t1": 0.0, "t2": 0.0, "t3": 0.0}
+    assert can_still_beat(one_gain, zeros, 8, rule="ci").go_on
+    solved = {f"t{i}": 1.0 if i < 4 else 0.0 for i in range(8)}  # a tie where the best scored 1 says nothing
+    assert can_still_beat({f"t{i}": 1.0 for i in range(4)}, solved, 8, rule="ci").go_on
 
 
 def test_batches_cover_every_task_once():

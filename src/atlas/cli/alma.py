@@ -466,8 +466,8 @@ def register(app: typer.Typer) -> None:
             min=0,
             max=1000,
             help="The run's result: at the end, the pick, the next best and the best hand-built design play "
-            "beside no memory on EPISODES x TEST_SEEDS held-out test tasks no choice saw (or the test split). "
-            "Default: --deploy-seeds; 0: none.",
+            "beside no memory on EPISODES x TEST_SEEDS held-out test tasks no choice saw (or the test split), "
+            "when one scored above no memory on the deployment tasks. Default: --deploy-seeds; 0: none.",
         ),
         test_designs: int = typer.Option(
             default("test_designs"), "--test-designs", min=1, max=20, help="Designs played on the test tasks."

@@ -153,6 +153,12 @@ PARTS: tuple[Part, ...] = (
         "made each word",
     ),
     Part(
+        "roles",
+        "encode",
+        "what each action did to a thing the goal names, by how the goal describes the thing: how often it rose "
+        "the score, was undone later or failed, per word of the thing's description (the thing as a slot)",
+    ),
+    Part(
         "graph_edges",
         "encode",
         "edges between the state field and a list field in the graph store; per-state counts of an item field",
@@ -278,6 +284,17 @@ PARTS: tuple[Part, ...] = (
             Param("min_support", "int", 1, (1, 2), doc="episodes' worth a maker needs"),
         ),
         requires=("effects",),
+    ),
+    Part(
+        "roles",
+        "retrieve",
+        "a plan of the actions that rose the score for things described as the goal's things are, each on this "
+        "goal's thing, in the order they rose; and what to avoid: actions undone or failed on things so described",
+        (
+            Param("share", "float", 0.5, (0.3, 0.5, 0.6), doc="rises (or falls) per try, one try added, to advise"),
+            Param("max_steps", "int", 20, (8, 14, 20, 30)),
+        ),
+        requires=("roles",),
     ),
     Part(
         "untried",

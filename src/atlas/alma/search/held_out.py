@@ -90,15 +90,17 @@ def _vs(d: TestedDesign) -> str:
 
 
 def to_test(archive: Archive, n: int) -> list[ArchiveEntry]:
-    """The designs the test phase plays: the ``n`` best on the deployment tasks (fully played, no memory
-    left out; the first is the search's pick) and the best hand-built design when none of them is."""
+    """The designs the test phase plays: the ``n`` best on the deployment tasks that scored above no
+    memory there (fully played; the first is the search's pick) and the best hand-built design when
+    none of them is. None when no design scored above no memory: a test would confirm nothing, and its
+    time goes to the search."""
     ranked = sorted(
         (e for e in archive.scored() if e.stage == "full" and e.name != NO_MEMORY_NAME),
         key=lambda e: (e.normalized_score or 0.0, e.deployment_score or 0.0),
         reverse=True,
     )
-    picked = ranked[:n]
-    if not any(e.origin in HAND_BUILT for e in picked):
+    picked = [e for e in ranked[:n] if (e.normalized_score or 0.0) > 0]
+    if picked and not any(e.origin in HAND_BUILT for e in picked):
         picked += [e for e in ranked if e.origin in HAND_BUILT][:1]
     return picked
 
@@ -143,7 +145,8 @@ async def measure_held_out(rec: Recorder, env: Environment, seen: list[Task]) ->
         return HeldOut.model_validate(archive.held_out)
     if not to_test(archive, cfg.test_designs):
         rec.progress.line(
-            "held-out  no design was played in full: no memory alone has nothing to be compared with"
+            "held-out  no fully played design scored above no memory on the deployment tasks: "
+            "there is no gain to confirm on test tasks, and the time went to the search"
         )
         return None
     tasks, source = held_out_tasks(cfg, env, seen)

@@ -6,7 +6,10 @@ Two rules decide after each batch, both against the best fully-evaluated design 
 - ``bound`` (never drops a possible winner): the best mean the design could still reach, if every
   task it has not played scored the maximum, must exceed the best design's mean.
 - ``ci`` (``bound`` plus evidence): the design also stops once the paired difference with the best
-  design on the tasks played so far has its 95% interval entirely below 0 (it is worse there).
+  design on the tasks played so far has its 95% interval entirely below 0 (it is worse there), or
+  once it has played at least ``TIE_EVIDENCE`` tasks the best design did not score the maximum on
+  and did better on none of them (a tie everywhere, often 0 against 0 where memory is hard to find,
+  is no sign of a gain to come).
 
 A design stopped early is recorded with ``stage="minibatch"`` and the episodes it did not play; it
 is never claimed to beat anything (``Archive.best`` and the intervals skip it).
@@ -21,6 +24,7 @@ from typing import Literal
 from atlas.alma.state.stats import paired_difference
 
 MAX_SCORE = 1.0  # episode scores are in [0, 1]
+TIE_EVIDENCE = 4  # beatable tasks played, all without a gain, that stop a design under "ci"
 Rule = Literal["bound", "ci"]
 
 
@@ -64,6 +68,13 @@ def can_still_beat(
                 f"after {len(played)} of {total} tasks it is worse than the best design: "
                 f"paired difference {diff.mean:+.3f}, 95% CI [{diff.ci95[0]:+.3f}, {diff.ci95[1]:+.3f}]",
             )
+        beatable = [t for t in ids if best[t] < max_score]
+        if len(beatable) >= TIE_EVIDENCE and not any(played[t] > best[t] for t in beatable):
+            return Verdict(
+                False,
+                f"after {len(played)} of {total} tasks it did better than the best design on none of "
+                f"the {len(beatable)} it could have bettered",
+            )
     return Verdict(
         True,
         f"after {len(played)} of {total} tasks it can still beat the best design "
@@ -78,4 +89,4 @@ def batches(n: int, size: int) -> list[range]:
     return [range(i, min(i + size, n)) for i in range(0, n, size)]
 
 
-__all__ = ["MAX_SCORE", "Rule", "Verdict", "batches", "can_still_beat", "optimistic_mean"]
+__all__ = ["MAX_SCORE", "TIE_EVIDENCE", "Rule", "Verdict", "batches", "can_still_beat", "optimistic_mean"]

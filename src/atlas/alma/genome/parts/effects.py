@@ -257,8 +257,10 @@ def retrieve_advances(memory, task, tools, p):
     the agent's matcher lowers it) in ``p['avoid']`` situations or more (what the fields named before it;
     0: never), under this goal or under two goals or more: in fewer, it may only have come out of order;
     and for each action that, every time it was taken, ended its episode unsolved before the step limit
-    (a wrong answer, a fatal move) and never advanced a task: one such ending is enough. Forms need ``p['min_support']`` episodes'
-    worth of support (decayed with the store)."""
+    (a wrong answer, a fatal move) and never advanced a task: one such ending is enough. Actions that did
+    nothing are not avoided while no action ever advanced a task and they are most of those offered at
+    tasks' starts: then 'did nothing' cannot tell what to leave out (observing, waiting). Forms need
+    ``p['min_support']`` episodes' worth of support (decayed with the store)."""
     gw = goal_words(task.get("goal", ""))
     out = []
     for key, rec in sorted((memory.get("effect_forms") or {}).items(), key=lambda kv: -kv[1]["n"]):
@@ -274,12 +276,21 @@ def retrieve_advances(memory, task, tools, p):
                 out.append({"kind": "rule", "cond": [cond], "action": action.replace("{@}", place)})
     situations = p.get("avoid", 3)
     if situations:
+        fatal, idle = [], []
         for rec in (memory.get("effects") or {}).values():
             c = rec.get("counts") or {}
             tried = c.get("n", 0)
             varied = len(rec.get("idle_in", [])) >= situations and _idle_for(rec, gw)
-            if _fatal(rec) or (varied and c.get("nothing", 0) >= tried - 1e-6):
-                out.append({"kind": "avoid", "action": rec["eg"]})
+            if _fatal(rec):
+                fatal.append(rec["eg"])
+            elif varied and c.get("nothing", 0) >= tried - 1e-6:
+                idle.append(rec["eg"])
+        effects = (memory.get("effects") or {}).values()
+        listed = len(memory.get("effect_listed") or {})
+        advanced = any((rec.get("counts") or {}).get("up", 0) for rec in effects)
+        if not advanced and listed and len(idle) * 2 > listed:  # 'nothing' is all there is to see yet
+            idle = []
+        out += [{"kind": "avoid", "action": action} for action in fatal + idle]
         for head in _fatal_heads(memory.get("effects") or {}, p.get("fatal_kinds", 3)):
             out.append({"kind": "avoid", "action": head + " … unless advised"})
     return out
