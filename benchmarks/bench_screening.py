@@ -10,8 +10,9 @@ ways, in one run:
 - ``--compare explore``: the same first generation, with one child in ``step.EXPLORE_EVERY`` of each
   climbing round a random genome after a candidate solved a probe task, and with none (the reference:
   the climb alone once anything solved).
-- ``--compare probe-first``: the same first generation, every candidate playing every probe task, and
-  the first two before the rest (``step.PROBE_FIRST``, the reference).
+- ``--compare probe-first``: the same first generation, every candidate playing every probe task while
+  none has scored (``step.PROBE_ALL_WHILE_FLAT``, the default), and the first two before the rest
+  always (``step.PROBE_FIRST``, the reference).
 - ``--compare workers``: the same first generation, a compiled genome's probe in shared sandbox workers
   (``step.SHARE_WORKERS``) and in a never-used worker per frozen recall (the reference); the same
   candidates and scores, so the ratio that matters is the time.
@@ -69,8 +70,8 @@ SIDES = {
         ("climb only (reference)", {"EXPLORE_EVERY": 0}),
     ),
     "probe-first": (
-        ("every probe task at once", {"PROBE_FIRST": 1000}),
-        ("two probe tasks first (reference)", {"PROBE_FIRST": 2}),
+        ("every probe task until one scored", {"PROBE_FIRST": 2, "PROBE_ALL_WHILE_FLAT": True}),
+        ("two probe tasks first (reference)", {"PROBE_FIRST": 2, "PROBE_ALL_WHILE_FLAT": False}),
     ),
     "workers": (
         ("shared workers", {"SHARE_WORKERS": True}),

@@ -107,8 +107,9 @@ def test_a_near_copy_of_a_checked_genome_or_of_another_pick_is_not_checked():
 def test_the_climb_keeps_an_anchor_as_a_source_and_its_children_name_it(pool, embedder):
     env = get_env("graphworld", rooms=5)
     collection, deployment = make_tasks(env, episodes=2, seed=4, family=4, deployment_seeds=[10_011])
-    # the anchor is one of ~6 sources each climb draw picks from: some seeds never pick it in 32 draws
-    keys, rng = env_observation_keys(env, 4), random.Random(6)
+    # the anchor is one of ~6 sources each climb draw picks from, and while nothing scores half the draws
+    # are random genomes: about one seed in twenty never picks it in 32 draws (seed 6 of this catalog)
+    keys, rng = env_observation_keys(env, 4), random.Random(7)
     anchor = baseline_genome("spatial_graph")
     screened, _ = asyncio.run(
         evolve_candidates(

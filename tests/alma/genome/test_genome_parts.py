@@ -15,10 +15,10 @@ from atlas.alma.genome import compile_genome, genome_design, parse_genome, parts
 from atlas.alma.genome.operators import env_observation_keys
 from atlas.envs.base import action_label
 
-ENCODE = ["transitions", "goal_actions", "sightings", "sequences", "episode_log", "effects"]
+ENCODE = ["transitions", "goal_actions", "sightings", "sequences", "episode_log", "effects", "roles"]
 RETRIEVE = [
     "route", "explore", "goal_rules", "where_seen", "replay", "similar_episodes", "advances", "recipe",
-    "untried",
+    "untried", "roles",
 ]  # fmt: skip
 ENVS = ["graphworld", "alfworld", "textworld", "textworld-fetch"]
 
@@ -49,6 +49,7 @@ def all_parts_genome(state_key: str, list_key: str):
                 {"part": "sequences"},
                 {"part": "episode_log"},
                 {"part": "effects"},
+                {"part": "roles"},
             ],
             "retrieve": [{"part": name} for name in RETRIEVE],
         }
@@ -63,8 +64,9 @@ def test_every_generic_part_runs_on_real_episodes(env_name, make_env, smoke):
     genome = all_parts_genome(keys.scalar[0], keys.lists[0])
     source = compile_genome(genome)
     assert check_design(source) == []
-    for name in ENCODE + RETRIEVE:
-        assert f"def {'encode' if name in ENCODE else 'retrieve'}_{name}(" in source
+    for role, names in (("encode", ENCODE), ("retrieve", RETRIEVE)):
+        for name in names:
+            assert f"def {role}_{name}(" in source
     report = smoke(genome_design(genome), env)
     assert report.valid and report.ran_clean, report.to_feedback()
     failed = [(c.episode, c.phase, p) for c in report.calls for p in c.prints if " failed:" in p]

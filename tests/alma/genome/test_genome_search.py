@@ -180,11 +180,11 @@ def test_until_found_stops_after_the_first_found_design_and_resume_goes_on(tmp_p
     from atlas.alma.search import budget
 
     monkeypatch.setattr(budget, "found", lambda e: "found it" if e.status == "ok" else None)
-    archive = search(tmp_path, embedder, json.dumps(EDIT), iterations=4, until_found=True)
+    archive = search(tmp_path, embedder, json.dumps(EDIT), iterations=6, until_found=True)
     played = [e.generation for e in evolved(archive) if e.status == "ok"]
-    assert played and max(e.generation for e in evolved(archive)) == played[0] < 4
-    resumed = search(tmp_path, embedder, json.dumps(EDIT), iterations=4, resume=True)
-    assert max(e.generation for e in evolved(resumed)) == 4
+    assert played and max(e.generation for e in evolved(archive)) == played[0] < 6
+    resumed = search(tmp_path, embedder, json.dumps(EDIT), iterations=6, resume=True)
+    assert max(e.generation for e in evolved(resumed)) == 6
 
 
 def test_without_agent_checks_the_screenings_best_is_played_unchecked(tmp_path, embedder):

@@ -34,6 +34,12 @@ if TYPE_CHECKING:
 
 GENOME_OPERATORS = ("mutate", "recombine", "random", "llm_edit")
 PROBE_FIRST = 2  # probe tasks every candidate plays; the rest only after it solved or scored one
+# While no candidate of a screening has scored, every candidate plays every probe task: where memory
+# helps only tasks that start where its collection looked, two tasks see nothing. Evidence: on the
+# ScienceWorld run's tasks (docs/results/search-scienceworld-longest-0.5b), 32 mutations of
+# trajectory_retrieval, 8 probed above 0 playing every task and none two first (2.4x the time;
+# ``benchmarks/bench_screening.py --compare probe-first``).
+PROBE_ALL_WHILE_FLAT = True
 ROUND_LINE_S = 60.0  # a screening says how far it got at most this often
 ROUND_SIZE = 8  # candidates per screening round: the operator's children first, then mutations of the best
 PARENTS_PER_ROUND = 4  # the best-steered candidates a round mutates
@@ -231,6 +237,7 @@ async def probe(
     pool: WorkerPool,
     logged: Mapping[str, Sequence[str]] | None = None,
     collections: tuple[tuple[Any, ...], ...] | None = None,
+    first: int | None = None,
 ) -> dict[str, Any]:
     """A design's advice probe: memory from ``collection`` played by each of ``collections`` (default
     ``probe_collections(logged)``; each a walk, and how many episodes the explorer plays first;
@@ -249,9 +256,11 @@ async def probe(
     parts_only = SHARE_WORKERS and genome is not None and compile_genome(genome) == design.source
     collections = collections or probe_collections(logged)
     for walks, explorer_episodes, *seed in collections:
-        # Successive halving: the first PROBE_FIRST tasks, the rest only when the advice took one somewhere.
+        # Successive halving: the first ``first`` tasks (PROBE_FIRST), the rest only when the advice took one
+        # somewhere.
         played: list[dict[str, Any]] = []
-        for stage in (probe_tasks[:PROBE_FIRST], probe_tasks[PROBE_FIRST:]):
+        cut = PROBE_FIRST if first is None else first
+        for stage in (probe_tasks[:cut], probe_tasks[cut:]):
             if error or not stage or (played and not any(_scored(p) for p in played)):
                 break
             report = await asmoke_run(
@@ -322,12 +331,20 @@ async def screen(
     embedder: Embedder,
     pool: WorkerPool,
     logged: Mapping[str, Sequence[str]] | None = None,
+    first: int | None = None,
 ) -> list[Candidate]:
-    """Each genome's advice probe (see ``probe``)."""
+    """Each genome's advice probe (see ``probe``; ``first``: the probe tasks each plays before the rest)."""
     out = []
     for genome in candidates:
         r = await probe(
-            genome_design(genome), env, collection, probe_tasks, embedder=embedder, pool=pool, logged=logged
+            genome_design(genome),
+            env,
+            collection,
+            probe_tasks,
+            embedder=embedder,
+            pool=pool,
+            logged=logged,
+            first=first,
         )
         out.append(
             Candidate(
@@ -381,7 +398,8 @@ async def evolve_candidates(
 ) -> tuple[list[Candidate], list[str]]:
     """Up to ``budget`` candidates, screened with no LLM: a first round by ``operator``, then rounds of
     mutations of the best so far (by how far their advice steered the probe) — half of them random
-    genomes while no candidate has solved a probe task, one in ``EXPLORE_EVERY`` after — until one is
+    genomes while no candidate has solved a probe task, one in ``EXPLORE_EVERY`` after; each playing
+    every probe task while none has scored (``PROBE_ALL_WHILE_FLAT``) — until one is
     ``good_enough`` or the budget is spent. ``anchors`` (genomes the task agent's own collection rated
     best, ``GenomeStep``) stay sources of the climb whatever the screening says of them; each candidate
     made from one, directly or through the climb, names it (``Candidate.anchor``). ``on_round`` hears
@@ -394,8 +412,9 @@ async def evolve_candidates(
     genomes, notes = await make_children(
         operator, parents, keys, rng, count=size, seen=seen, meta_llm=meta_llm, name=name
     )
+    every = len(probe_tasks) if PROBE_ALL_WHILE_FLAT else None
     screened = await screen(
-        genomes, env, collection, probe_tasks, embedder=embedder, pool=pool, logged=logged
+        genomes, env, collection, probe_tasks, embedder=embedder, pool=pool, logged=logged, first=every
     )
     last = started
 
@@ -436,7 +455,14 @@ async def evolve_candidates(
         if not more:
             break
         screened += await screen(
-            more, env, collection, probe_tasks, embedder=embedder, pool=pool, logged=logged
+            more,
+            env,
+            collection,
+            probe_tasks,
+            embedder=embedder,
+            pool=pool,
+            logged=logged,
+            first=every if flat else None,
         )
         say()
     for c in screened:
