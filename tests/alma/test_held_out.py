@@ -62,7 +62,10 @@ def searched(tmp_path_factory, embedder):
         iterations=2,
         trace=True,
         baseline_cache=False,
-        baselines=["trajectory_retrieval", "spatial_graph"],  # the map's routes beat no memory: a gain to test
+        baselines=[
+            "trajectory_retrieval",
+            "spatial_graph",
+        ],  # the map's routes beat no memory: a gain to test
         env_seed=False,
         quiet=True,
         representation="genome",

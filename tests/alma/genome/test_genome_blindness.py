@@ -68,7 +68,15 @@ def test_the_scan_sees_the_words():
 
 
 def test_part_files_are_all_scanned():
-    assert {p.stem for p in PART_FILES} == {"common", "encode", "retrieve", "maps", "render", "effects", "roles"}
+    assert {p.stem for p in PART_FILES} == {
+        "common",
+        "encode",
+        "retrieve",
+        "maps",
+        "render",
+        "effects",
+        "roles",
+    }
 
 
 @pytest.mark.parametrize("path", PART_FILES, ids=lambda p: p.name)

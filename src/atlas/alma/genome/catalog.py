@@ -291,7 +291,13 @@ PARTS: tuple[Part, ...] = (
         "a plan of the actions that rose the score for things described as the goal's things are, each on this "
         "goal's thing, in the order they rose; and what to avoid: actions undone or failed on things so described",
         (
-            Param("share", "float", 0.5, (0.3, 0.5, 0.6), doc="rises (or falls) per try, one try added, to advise"),
+            Param(
+                "share",
+                "float",
+                0.5,
+                (0.3, 0.5, 0.6),
+                doc="rises (or falls) per try, one try added, to advise",
+            ),
             Param("max_steps", "int", 20, (8, 14, 20, 30)),
         ),
         requires=("roles",),
