@@ -26,7 +26,7 @@ pytestmark = pytest.mark.filterwarnings(
 )
 
 ROLES = parse_genome({"name": "roles", "encode": [{"part": "roles"}], "retrieve": [{"part": "roles"}]})
-BUILT_IN = ["graphworld", "alfworld", "textworld"]
+BUILT_IN = ["graphworld", "alfworld", "textworld", "textworld-fetch"]
 PLUG_INS = ["crafting", "workbench", "depot"]
 
 
