@@ -32,8 +32,9 @@ def _meta(reply: str) -> Any:
 
 @pytest.fixture(scope="session")
 def genome_run(tmp_path_factory: pytest.TempPathFactory, embedder) -> Path:
-    """A finished genome search: the no-memory and trajectory_retrieval baselines, then one child per
-    operator (mutate, recombine, random, llm_edit), each screened by the advice probe."""
+    """A finished genome search: no memory, the trajectory_retrieval and spatial_graph baselines, then one
+    child per operator (mutate, recombine, random, llm_edit), each screened by the advice probe; the map
+    beats no memory, so the run ends with its test phase."""
     from alma_doubles import debug_policy, task_policy
 
     import atlas.alma
@@ -54,7 +55,7 @@ def genome_run(tmp_path_factory: pytest.TempPathFactory, embedder) -> Path:
         rooms=5,
         deploy_seeds=1,
         seed=42,
-        baselines=["trajectory_retrieval"],
+        baselines=["trajectory_retrieval", "spatial_graph"],
         env_seed=False,
         quiet=True,
         representation="genome",
