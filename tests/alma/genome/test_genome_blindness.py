@@ -145,3 +145,17 @@ def test_compiled_module_of_a_generic_part_names_no_environment(spec):
     source = compile_genome(parse_genome({"name": "probe", **_alone(spec)}))
     assert f"def {spec.function}(" in source
     assert _hits(source) == []
+
+
+def test_no_two_part_files_define_the_same_name():
+    """A compiled design holds every part's code in one module, so a name two files define would have
+    the later file's version serve both."""
+    seen: dict[str, str] = {}
+    for path in PART_FILES:
+        for node in ast.parse(path.read_text(encoding="utf-8")).body:
+            if isinstance(node, ast.FunctionDef) or (
+                isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name)
+            ):
+                name = node.name if isinstance(node, ast.FunctionDef) else node.targets[0].id
+                assert name not in seen, f"{name} in {seen.get(name)} and {path.name}"
+                seen[name] = path.name

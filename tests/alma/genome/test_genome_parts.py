@@ -11,7 +11,8 @@ import re
 import pytest
 
 from atlas.alma.design import check_design
-from atlas.alma.genome import compile_genome, genome_design, parse_genome, parts
+from atlas.alma.genome import compile_genome, genome_design, parse_genome
+from atlas.alma.genome.catalog import parts
 from atlas.alma.genome.operators import env_observation_keys
 from atlas.envs.base import action_label
 

@@ -42,6 +42,8 @@ def _definitions() -> tuple[dict[str, str], dict[str, set[str]], list[str]]:
                 name = node.targets[0].id
             else:
                 continue  # docstrings, ``from common import ...``
+            if name in sources:  # a compiled design holds every part in one module: a second one would win
+                raise RuntimeError(f"parts/{stem}.py defines {name!r} again: part files share one namespace")
             sources[name] = ast.get_source_segment(text, node) or ""
             uses[name] = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
     return sources, uses, imports

@@ -23,6 +23,12 @@ def words(text):
     return WORD.findall(str(text))
 
 
+def first_word(text):
+    """The first word of ``text``, lower-case ('' for none): the kind of an action."""
+    said = words(text)
+    return said[0].lower() if said else ""
+
+
 def goal_words(goal):
     """The goal's content words in order (original case), each once."""
     out, seen = [], set()

@@ -21,6 +21,7 @@ from common import (
     decay,
     described,
     filled,
+    first_word,
     frame_of,
     framed_pairs,
     goal_key,
@@ -276,8 +277,9 @@ def retrieve_advances(memory, task, tools, p):
                 out.append({"kind": "rule", "cond": [cond], "action": action.replace("{@}", place)})
     situations = p.get("avoid", 3)
     if situations:
+        effects = memory.get("effects") or {}
         fatal, idle = [], []
-        for rec in (memory.get("effects") or {}).values():
+        for rec in effects.values():
             c = rec.get("counts") or {}
             tried = c.get("n", 0)
             varied = len(rec.get("idle_in", [])) >= situations and _idle_for(rec, gw)
@@ -285,13 +287,12 @@ def retrieve_advances(memory, task, tools, p):
                 fatal.append(rec["eg"])
             elif varied and c.get("nothing", 0) >= tried - 1e-6:
                 idle.append(rec["eg"])
-        effects = (memory.get("effects") or {}).values()
         listed = len(memory.get("effect_listed") or {})
-        advanced = any((rec.get("counts") or {}).get("up", 0) for rec in effects)
+        advanced = any((rec.get("counts") or {}).get("up", 0) for rec in effects.values())
         if not advanced and listed and len(idle) * 2 > listed:  # 'nothing' is all there is to see yet
             idle = []
         out += [{"kind": "avoid", "action": action} for action in fatal + idle]
-        for head in _fatal_heads(memory.get("effects") or {}, p.get("fatal_kinds", 3)):
+        for head in _fatal_heads(effects, p.get("fatal_kinds", 3)):
             out.append({"kind": "avoid", "action": head + " … unless advised"})
     return out
 
@@ -429,13 +430,13 @@ def retrieve_untried(memory, task, tools, p):
     (a shorter list is not read as a plan)."""
     this = goal_key(goal_words(task.get("goal", "")))
     effects = memory.get("effects") or {}
-    ending = {_head(rec.get("eg", "")) for rec in effects.values() if _fatal(rec)} - {""}
+    ending = {first_word(rec.get("eg", "")) for rec in effects.values() if _fatal(rec)} - {""}
     furthest = (memory.get("effect_reached") or {}).get(this, 0)
     advanced = set((memory.get("effect_goal_ups") or {}).get(this, []))
     ranked = []
     for i, (key, shown) in enumerate((memory.get("effect_listed") or {}).items()):
         rec = effects.get(key)
-        if key in advanced or _head(shown) in ending or (rec and _tried(rec, this, furthest)):
+        if key in advanced or first_word(shown) in ending or (rec and _tried(rec, this, furthest)):
             continue
         ranked.append(((rec or {}).get("counts", {}).get("n", 0), i, shown))
     steps = [shown for _, _, shown in sorted(ranked)][: p.get("max_steps", 12)]
@@ -450,9 +451,3 @@ def _tried(rec, goal, furthest):
     if at is None:
         return goal in rec.get("tried_goals", [goal])
     return goal in at and at[goal] >= furthest
-
-
-def _head(text):
-    """The first word of ``text``, lower-case ('' for none)."""
-    said = words(text)
-    return said[0].lower() if said else ""

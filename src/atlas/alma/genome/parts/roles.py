@@ -12,7 +12,7 @@ action with the thing as ``{X}``.
 
 import re
 
-from common import bump, capped_by, decay, scored_steps
+from common import bump, capped_by, decay, first_word, scored_steps
 
 TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]*")
 CLAUSE = re.compile(r"[.;:)\n]")  # the end of what the goal says about one thing
@@ -122,11 +122,6 @@ def encode_roles(memory, episode, tools, p, store):
     print("roles:", len(things), "things;", len(memory["roles"]), "actions on things")
 
 
-def _head(text):
-    found = _tokens(text)
-    return found[0] if found else ""
-
-
 def _share(rec, kind, features):
     """The best share of ``kind`` ('up' or 'down') among the tries on things with one of ``features``
     (or on any thing), counted as if one more try had not: one rise in one try is 0.5. 0 when things
@@ -151,13 +146,13 @@ def retrieve_roles(memory, task, tools, p):
     listed = {str(a).lower(): str(a) for a in task.get("actions") or []}
     things = _things(task.get("goal", ""), list(listed.values()))
     about = _descriptions(task.get("goal", ""), things)
-    offered = {_head(label) for label in listed.values()}
+    offered = {first_word(label) for label in listed.values()}
     least = p.get("share", 0.5)
     steps, out = [], []
     for form, rec in (memory.get("roles") or {}).items():
         for thing in things:
             label = listed.get(form.replace("{X}", thing).lower())
-            if not label and _head(form) in offered:  # its kind is offered, not on this thing so
+            if not label and first_word(form) in offered:  # its kind is offered, not on this thing so
                 continue
             label = label or form.replace("{X}", thing)  # a kind offered later ('check' once loaded)
             up = _share(rec, "up", about[thing.lower()])
