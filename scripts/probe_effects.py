@@ -122,6 +122,12 @@ def main() -> None:
         help="the observation field naming where the agent is (default: the likeliest)",
     )
     ap.add_argument("--dump", default="", help="write each genome's per-episode scores to this JSON file")
+    ap.add_argument(
+        "--against",
+        default="",
+        help="a --dump file of the same command run with other code (PYTHONPATH=OLD/src): each genome's "
+        "paired difference from its scores there, on the same probe episodes",
+    )
     args = ap.parse_args()
     if args.plugin:
         importlib.import_module(args.plugin)
@@ -170,13 +176,19 @@ def main() -> None:
     names = list(results)
     for measure, table in (("score", results), ("progress", reached)):
         for other in names[1:]:
-            d = [a - b for a, b in zip(table[names[0]], table[other], strict=True)]
-            m = statistics.mean(d)
-            half = 1.96 * statistics.stdev(d) / len(d) ** 0.5 if len(d) > 1 else 0.0
-            print(
-                f"  {names[0]} - {other} ({measure}): {m:+.3f} [{m - half:+.3f}, {m + half:+.3f}] "
-                f"(paired, {len(d)} probe episodes)"
-            )
+            _paired(f"{names[0]} - {other} ({measure})", table[names[0]], table[other])
+    if args.against:
+        before = json.loads(Path(args.against).read_text(encoding="utf-8"))
+        for measure, table in (("score", results), ("progress", reached)):
+            for name in [n for n in names if n in before[measure]]:
+                _paired(f"{name}: this code - {args.against} ({measure})", table[name], before[measure][name])
+
+
+def _paired(label: str, a: list[float], b: list[float]) -> None:
+    d = [x - y for x, y in zip(a, b, strict=True)]
+    m = statistics.mean(d)
+    half = 1.96 * statistics.stdev(d) / len(d) ** 0.5 if len(d) > 1 else 0.0
+    print(f"  {label}: {m:+.3f} [{m - half:+.3f}, {m + half:+.3f}] (paired, {len(d)} probe episodes)")
 
 
 if __name__ == "__main__":

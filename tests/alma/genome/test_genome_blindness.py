@@ -74,6 +74,7 @@ def test_part_files_are_all_scanned():
         "retrieve",
         "maps",
         "render",
+        "conditions",
         "effects",
         "roles",
     }

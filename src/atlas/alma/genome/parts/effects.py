@@ -38,6 +38,25 @@ from common import (
     value_words,
     words,
 )
+from conditions import (
+    ending_when,
+    ending_words,
+    ends_tasks,
+    fatal_heads,
+    field_losses,
+    here_words,
+    needs_of,
+    plain_replies,
+    primers_of,
+    reply_of,
+    says_nothing_new,
+)
+
+
+def _goal_of(gw):
+    """The goal as effects are filed under it: its words with instance numbers as '#' ('sample S-19' and
+    'sample S-55' are one goal; what raised the score for one is a step of the other)."""
+    return unnumbered(goal_key(gw))
 
 
 def _enough(count, p):
@@ -80,6 +99,7 @@ def _effect(step, names, goal):
             _fewer(step["obs_before"], step["obs_after"], acted) or {w for _, w in lost if w in acted} - made
         ),
         "swaps": sorted({f for f, w in lost if w not in acted and f in frames.values()}),
+        "drops": sorted(field_losses(step["obs_before"], step["obs_after"])),
         "moved": moved,
         "advanced": step["gain"] > 0 or bool(moved),
         "nothing": bool(step["error"]) or (still and not made and step["gain"] <= 0 and not moved),
@@ -126,15 +146,6 @@ def _field_gains(before, after):
     return out - STOP
 
 
-def _here(obs):
-    """The words of the observation's short text fields (where the agent is: 'shelf' of 'shelf 1')."""
-    out = set()
-    for value in obs.values() if isinstance(obs, dict) else []:
-        if isinstance(value, str) and 0 < len(words(value)) <= 3:
-            out |= {w.lower() for w in words(value) if not w.isdigit()}
-    return out - STOP
-
-
 def _goal_form(step, gw, names, moved):
     """An advancing step as a form any goal can fill: the goal words it moved (``_effect``) that the action
     names, as slots ('take {2} 2 from shelf 1'), a word naming where the agent is (a short text field) as
@@ -149,7 +160,7 @@ def _goal_form(step, gw, names, moved):
     first = pieces[slots[0]]
     for i in slots:
         pieces[i] = "{" + str(low.index(pieces[i].lower())) + "}"
-    here = _here(step["obs_before"])
+    here = here_words(step["obs_before"])
     pieces = ["{@}" if t.lower() in here and t.lower() not in low else t for t in pieces]
     told = [x for x in SENTENCE.split(str(step["before"])) if not set(low) <= {w.lower() for w in words(x)}]
     frame = frame_of(". ".join(told), first, names)
@@ -177,7 +188,7 @@ def encode_effects(memory, episode, tools, p, store):
     gw = goal_words((episode.get("task") or {}).get("goal", ""))
     goal = {w.lower() for w in gw}
     count_goal(memory, "effect_goals", gw)
-    this_goal = goal_key(gw)
+    this_goal = _goal_of(gw)
     names = observed_words(episode)
     steps = scored_steps(episode)
     names_of = described([s["before"] for s in steps] + [s["after"] for s in steps[-1:]])
@@ -187,8 +198,9 @@ def encode_effects(memory, episode, tools, p, store):
         shown = called(label, names_of)
         listed[unnumbered(shown)] = shown
     counted, stage = set(), 0  # stage: how many times the score rose before this step
+    quiet = []  # the actions that did nothing so far in this episode
     for i, step in enumerate(steps):
-        for w in sorted(_here(step["obs_before"])):
+        for w in sorted(here_words(step["obs_before"])):
             if w not in places:
                 places.append(w)
         eff = _effect(step, names, goal)
@@ -215,11 +227,27 @@ def encode_effects(memory, episode, tools, p, store):
         rec["uses"] = eff["uses"] or rec.get("uses", [])
         rec["eats"] = sorted(set(rec.get("eats", [])) | set(eff["eats"]))[:8]
         rec["swaps"] = sorted(set(rec.get("swaps", [])) | set(eff["swaps"]))[:8]
+        rec["drops"] = sorted(set(rec.get("drops", [])) | set(eff["drops"]))[:8]
         rec["made"] = capped(rec["made"], 5)
         if eff["nothing"]:  # the situations it did nothing in (what the fields named before it)
             seen = " ".join(sorted(value_words(step["obs_before"])))[:300]
             rec["idle_in"] = sorted(set(rec.get("idle_in", [])) | {seen})[:4]
             rec["idle_goals"] = sorted(set(rec.get("idle_goals", [])) | {this_goal})[:4]
+            bump(rec.setdefault("replies", {}), reply_of(step))
+            rec["replies"] = capped(rec["replies"], 3)
+        here = sorted(
+            here_words(step["obs_before"])
+        )  # the situation: where it ended a task, where it did not
+        key_in = "end_in" if fatal else "safe_in"
+        rec[key_in] = [*[x for x in rec.get(key_in, []) if x != here], here][-6:]
+        if eff["advanced"]:  # the situation it advanced in: with those it did nothing in, its conditions
+            seen = sorted(value_words(step["obs_before"]))
+            rec["up_in"] = [*[x for x in rec.get("up_in", []) if x != seen], seen][-4:]
+        after = "up_after" if eff["advanced"] else "fail_after" if eff["nothing"] or fatal else ""
+        if after:  # what had quietly been done before it: with its failures, what it needs first
+            rec[after] = [*rec.get(after, [])[-3:], sorted(set(quiet) - {key})]
+        if eff["nothing"] and not fatal and key not in quiet:
+            quiet.append(key)
         if step["gain"] > 0:  # what raised the score for this very goal, in order (a sub-goal reached)
             stage += 1
             ups = memory.setdefault("effect_goal_ups", {}).setdefault(this_goal, [])
@@ -279,12 +307,19 @@ def retrieve_advances(memory, task, tools, p):
     if situations:
         effects = memory.get("effects") or {}
         fatal, idle = [], []
+        plain = plain_replies(effects)
         for rec in effects.values():
             c = rec.get("counts") or {}
             tried = c.get("n", 0)
-            varied = len(rec.get("idle_in", [])) >= situations and _idle_for(rec, gw)
-            if _fatal(rec):
+            varied = (
+                len(rec.get("idle_in", [])) >= situations
+                and _idle_for(rec, gw)
+                and says_nothing_new(rec, plain)
+            )
+            if ends_tasks(rec):
                 fatal.append(rec["eg"])
+            elif when := ending_when(rec):
+                fatal.append(rec["eg"] + " when " + " ".join(when))
             elif varied and c.get("nothing", 0) >= tried - 1e-6:
                 idle.append(rec["eg"])
         listed = len(memory.get("effect_listed") or {})
@@ -292,7 +327,7 @@ def retrieve_advances(memory, task, tools, p):
         if not advanced and listed and len(idle) * 2 > listed:  # 'nothing' is all there is to see yet
             idle = []
         out += [{"kind": "avoid", "action": action} for action in fatal + idle]
-        for head in _fatal_heads(effects, p.get("fatal_kinds", 3)):
+        for head in fatal_heads(effects, p.get("fatal_kinds", 3)):
             out.append({"kind": "avoid", "action": head + " … unless advised"})
     return out
 
@@ -302,43 +337,7 @@ def _idle_for(rec, gw):
     very goal, or under two goals or more. Under one other goal it may only have been out of that goal's
     order (a step another goal needs first), and avoiding it would stop the walks that find its use."""
     goals = rec.get("idle_goals")
-    return not goals or goal_key(gw) in goals or len(goals) >= 2
-
-
-def _fatal(rec):
-    """Every time it was taken, it ended its episode unsolved (and it never advanced a task)."""
-    c = rec.get("counts") or {}
-    return c.get("fatal", 0) > 0 and c["fatal"] >= c.get("n", 0) - 1e-6 and not c.get("up", 0)
-
-
-def _fatal_heads(effects, least):
-    """The leading words of actions that end a task: ``least`` or more actions beginning with the same word
-    each ended every episode it was taken in, unsolved, and every other one so begun advanced a task
-    ('focus on' when focusing on a drain, a bed and an orange each failed a task, and only focusing on the
-    right thing ever helped). Their longest common beginning, without the thing: the next such action is
-    likely fatal too, unless advice names it. 0: never."""
-    if not least:
-        return []
-    begun = {}  # first word -> [(words, fatal, advanced)]
-    for rec in effects.values():
-        said = [w.lower() for w in words(rec.get("eg", ""))]
-        if said:
-            up = bool((rec.get("counts") or {}).get("up", 0))
-            begun.setdefault(said[0], []).append((said, _fatal(rec), up))
-    out = []
-    for _, recs in sorted(begun.items()):
-        ended = [said for said, fatal, _ in recs if fatal]
-        if len(ended) < least or any(not fatal and not up for _, fatal, up in recs):
-            continue
-        head = ended[0]
-        for said in ended[1:]:
-            n = 0
-            while n < min(len(head), len(said)) and head[n] == said[n]:
-                n += 1
-            head = head[:n]
-        if 0 < len(head) < min(len(said) for said in ended):  # a beginning, not a whole action
-            out.append(" ".join(head))
-    return out
+    return not goals or _goal_of(gw) in goals or len(goals) >= 2
 
 
 def _maker(memory, word, stack, p):
@@ -355,12 +354,13 @@ def _maker(memory, word, stack, p):
 
 
 def _apply(rec, have, made_by):
-    """``have`` after an action: what it made added, what it used up removed, and where it replaced a
-    word in a frame (a new place), everything made in that frame before."""
+    """``have`` after an action: what it made added, what it used up or a field lost removed, and where it
+    replaced a word in a frame (a new place), everything made in that frame before."""
     for frame in rec.get("swaps", []):
         for w in [w for w in have if made_by.get(w) == frame]:
             have.discard(w)
     have.difference_update(rec.get("eats", []))
+    have.difference_update(w for w in rec.get("drops", []) if w not in rec.get("made", {}))
     for w in rec.get("made", {}):
         have.add(w)
         made_by[w] = rec.get("frames", {}).get(w, "")
@@ -376,7 +376,7 @@ def _make(memory, word, have, made_by, plan, stack, p):
         return
     rec = memory["effects"][key]
     for _ in range(2):  # again for an input a later one's making used up
-        for w in rec.get("uses", []):
+        for w in [*rec.get("uses", []), *needs_of(rec)]:
             _make(memory, w, have, made_by, plan, [*stack, key], p)
     if not plan or plan[-1] != rec["eg"]:
         plan.append(rec["eg"])
@@ -402,14 +402,16 @@ def retrieve_recipe(memory, task, tools, p):
             wanted.append((c.get("pos", 0.0) / max(c.get("n", 1), 1e-9), w))
     frames = {f for rec in effects.values() for f in (rec.get("frames") or {}).values() if f}
     first = framed_pairs(task.get("observation_text") or "", value_words(task.get("observation") or {}))
-    have = {w for f, w in first if f in frames and w != f}
+    have = {w for f, w in first if f in frames and w != f} | here_words(task.get("observation") or {})
     made_by, plan = {}, []
-    for key in (memory.get("effect_goal_ups") or {}).get(goal_key(gw), []):  # sub-goals of this goal
+    for key in (memory.get("effect_goal_ups") or {}).get(_goal_of(gw), []):  # sub-goals of this goal
         rec = effects.get(key)
-        if rec and rec["eg"] not in plan:
-            for w in rec.get("uses", []):
+        if rec:
+            for w in [*rec.get("uses", []), *needs_of(rec)]:
                 _make(memory, w, have, made_by, plan, [key], p)
-            plan.append(rec["eg"])
+            plan += [eg for eg in primers_of(rec, effects) if eg not in plan]
+            if not plan or plan[-1] != rec["eg"]:
+                plan.append(rec["eg"])
             _apply(rec, have, made_by)
     for _, w in sorted(wanted):
         _make(memory, w, have, made_by, plan, [], p)
@@ -421,16 +423,15 @@ def retrieve_untried(memory, task, tools, p):
     """From ``effects``: the actions the agent was shown at the start of earlier tasks and never took under
     this goal at the furthest stage its games reached (a stage: the score rose once more), and that never
     raised its score; fewest tries (under any goal) first, then in the order they were listed. None that begins
-    with the first word of an action that ended every episode it was taken in, unsolved: what ends a task
-    is not explored ('focus on' once focusing on a drain failed one). A plan the agent's matcher reads
+    with the first word of actions that end a task (``ending_words``): what ends a task is not explored. A plan the agent's matcher reads
     after every other plan: where nothing learned names a step, the next action not yet tried, not the
     first listed (a small model's habit). Collection that follows it covers what the listing offers; a
     deployment task whose goal no collection reached starts where earlier tasks did not look. Needs an
     environment that lists its actions (the task view's ``actions``); three or more actions, or nothing
     (a shorter list is not read as a plan)."""
-    this = goal_key(goal_words(task.get("goal", "")))
+    this = _goal_of(goal_words(task.get("goal", "")))
     effects = memory.get("effects") or {}
-    ending = {first_word(rec.get("eg", "")) for rec in effects.values() if _fatal(rec)} - {""}
+    ending = ending_words(effects)
     furthest = (memory.get("effect_reached") or {}).get(this, 0)
     advanced = set((memory.get("effect_goal_ups") or {}).get(this, []))
     ranked = []

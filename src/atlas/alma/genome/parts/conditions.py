@@ -1,0 +1,141 @@
+"""When an action works: what the observation's short fields held when it advanced a task, did nothing or
+ended one, what was quietly done before it, what its answer said when nothing happened, and which actions
+end tasks. The memory of effects (``effects.py``) keeps these per action; the functions here read them.
+
+Design code (the sandbox's rules apply); no environment's words.
+"""
+
+from common import STOP, bump, first_word, value_words, words
+
+
+def here_words(obs):
+    """The words of the observation's short text fields (where the agent is: 'shelf' of 'shelf 1')."""
+    out = set()
+    for value in obs.values() if isinstance(obs, dict) else []:
+        if isinstance(value, str) and 0 < len(words(value)) <= 3:
+            out |= {w.lower() for w in words(value) if not w.isdigit()}
+    return out - STOP
+
+
+def reply_of(step):
+    """What the result text said, without the action's own words, the observation's values and numbers:
+    'dissolves nothing happens' for 'The tannin dissolves. Nothing happens.' (the same for every reagent
+    that does nothing), 'sinks bottom undissolved nothing else happens' for one that did not take."""
+    own = {w.lower() for w in words(step["action"])} | value_words(step["obs_after"])
+    said = [w.lower() for w in words(step["after"])]
+    return " ".join(w for w in said if w not in own and w not in STOP and not w.isdigit())[:200]
+
+
+def field_losses(before, after):
+    """Words that left a short field of the observation (``here_words``): the state an action ended ('chilled'
+    when heating made a chilled sample mild)."""
+    return here_words(before) - here_words(after)
+
+
+def needs_of(rec):
+    """The conditions of an action: words the observation's fields held every time it advanced a task and
+    did not hold in some situation where it did nothing ('warm' for a reagent that sank undissolved while
+    the sample was cold and turned it blue when warm)."""
+    ups = [set(x) for x in rec.get("up_in", [])]
+    idle_in = [set(x.split()) for x in rec.get("idle_in", [])]
+    if not ups or not idle_in:
+        return []
+    held = set.intersection(*ups)
+    return sorted(w for w in held if any(w not in x for x in idle_in))
+
+
+def ending_when(rec):
+    """For an action that ended some episodes unsolved and not others: the words of the short fields that
+    held each time it ended one and never when it did not ('warm' for heating that boiled a warm sample
+    over and warmed a cold one). Empty when no word tells them apart."""
+    ended, safe = rec.get("end_in") or [], rec.get("safe_in") or []
+    if not ended or not safe:
+        return []
+    held = set.intersection(*[set(x) for x in ended])
+    return sorted(held - {w for x in safe for w in x})
+
+
+def plain_replies(effects):
+    """Per first word of an action, the reply its kind most often gave when it did nothing: what doing
+    nothing sounds like ('dissolves nothing happens')."""
+    said = {}
+    for rec in effects.values():
+        for reply, n in (rec.get("replies") or {}).items():
+            bump(said.setdefault(first_word(rec.get("eg", "")), {}), reply, n)
+    return {head: max(replies, key=replies.get) for head, replies in said.items()}
+
+
+def says_nothing_new(rec, plain):
+    """Whether an action that did nothing said what its kind says when nothing happens. One that answered
+    otherwise reacted to something ('sinks to the bottom undissolved'): it may work in another situation,
+    and is not avoided."""
+    replies = rec.get("replies") or {}
+    return not replies or max(replies, key=replies.get) == plain.get(first_word(rec.get("eg", "")))
+
+
+def primers_of(rec, effects):
+    """Actions that changed nothing to be seen yet came before the action every time it advanced a task, and
+    not before some time it failed: a condition no field shows ('the catalyst mixes in without any visible
+    change', and only after it does the next reagent take). Their example forms; none when more than two
+    fit (the episodes have not told them apart)."""
+    ups = [set(x) for x in rec.get("up_after", [])]
+    fails = [set(x) for x in rec.get("fail_after", [])]
+    if not ups or not fails:
+        return []
+    held = set.intersection(*ups)
+    found = [effects[k]["eg"] for k in sorted(held) if k in effects and any(k not in x for x in fails)]
+    return found if len(found) <= 2 else []
+
+
+def ends_tasks(rec):
+    """Every time it was taken, it ended its episode unsolved (and it never advanced a task)."""
+    c = rec.get("counts") or {}
+    return c.get("fatal", 0) > 0 and c["fatal"] >= c.get("n", 0) - 1e-6 and not c.get("up", 0)
+
+
+def fatal_heads(effects, least):
+    """The leading words of actions that end a task: ``least`` or more actions beginning with the same word
+    each ended every episode it was taken in, unsolved, and every other one so begun advanced a task
+    ('focus on' when focusing on a drain, a bed and an orange each failed a task, and only focusing on the
+    right thing ever helped). Their longest common beginning, without the thing: the next such action is
+    likely fatal too, unless advice names it. 0: never."""
+    if not least:
+        return []
+    begun = {}  # first word -> [(words, fatal, advanced)]
+    for rec in effects.values():
+        said = [w.lower() for w in words(rec.get("eg", ""))]
+        if said:
+            up = bool((rec.get("counts") or {}).get("up", 0))
+            begun.setdefault(said[0], []).append((said, ends_tasks(rec), up))
+    out = []
+    for _, recs in sorted(begun.items()):
+        ended = [said for said, fatal, _ in recs if fatal]
+        if len(ended) < least or any(not fatal and not up for _, fatal, up in recs):
+            continue
+        head = ended[0]
+        for said in ended[1:]:
+            n = 0
+            while n < min(len(head), len(said)) and head[n] == said[n]:
+                n += 1
+            head = head[:n]
+        if 0 < len(head) < min(len(said) for said in ended):  # a beginning, not a whole action
+            out.append(" ".join(head))
+    return out
+
+
+def ending_words(effects):
+    """First words of actions that end a task: one so begun ended every episode it was taken in, unsolved,
+    and every other one so begun did that too or advanced a task ('focus on' once focusing on a drain failed
+    one, and only focusing on the right thing helped). A first word some action did nothing under is not one
+    ('add' when adding one reagent ruined a sample and adding another did nothing)."""
+    begun = {}
+    for rec in effects.values():
+        head = first_word(rec.get("eg", ""))
+        if head:
+            begun.setdefault(head, []).append(rec)
+    return {
+        head
+        for head, recs in begun.items()
+        if any(ends_tasks(r) for r in recs)
+        and all(ends_tasks(r) or (r.get("counts") or {}).get("up", 0) for r in recs)
+    }

@@ -1,0 +1,195 @@
+"""What the memory of effects learns about *when* an action works (``parts/effects.py``): the conditions an
+action advanced under, what a field held when an action ended a task, which answers mean 'nothing
+happened', and goals that differ only in an instance number. Recorded episodes of a bench on which a
+sample is treated (written as the episode view writes them, with the observation's fields), the compiled
+genome's real ``update`` / ``recall``, and the real advice matcher."""
+
+from __future__ import annotations
+
+import pytest
+
+from atlas.agent.advice_match import match_advice
+from atlas.alma.genome import compile_genome, parse_genome
+
+GENOME = parse_genome(
+    {
+        "name": "effects-untried",
+        "encode": [{"part": "effects"}],
+        "retrieve": [{"part": "advances"}, {"part": "recipe"}, {"part": "untried"}],
+    }
+)
+SHELF = ["tincture", "tannin", "urea", "glycine", "cobalt"]
+LISTED = [f"add {r}" for r in SHELF] + ["heat", "cool", "wait"]
+
+
+def _design() -> dict:
+    namespace: dict = {}
+    exec(compile(compile_genome(GENOME), "design", "exec"), namespace)
+    return namespace
+
+
+def _fields(temp: str, color: str = "colorless") -> dict:
+    return {"text": f"The sample is {temp} and {color}.", "temperature": temp, "color": color, "shelf": SHELF}
+
+
+def _episode(sample: str, start: str, steps: list[tuple[str, str, str, float, bool]]) -> dict:
+    """``steps``: (action, the result sentence, the temperature after, the score after, ended here)."""
+    goal = f"Bring sample S-{sample} to a stable green reading."
+    color, out = "colorless", []
+    for action, said, temp, score, ended in steps:
+        color = "blue" if score > 0 else color
+        obs = {**_fields(temp, color), "text": f"{said} The sample is {temp} and {color}."}
+        out.append(
+            {
+                "action": {"tool": "act", "args": {"command": action}, "text": action},
+                "observation": obs,
+                "observation_text": obs["text"],
+                "error": None,
+                "score": score,
+                "ended": ended,
+            }
+        )
+    first = _fields(start)
+    task = {"goal": goal, "observation": first, "observation_text": first["text"], "actions": LISTED}
+    final = out[-1]["score"] if out else 0.0
+    return {"task": task, "steps": out, "success": False, "score": final, "steps_taken": len(out)}
+
+
+def _recall(memory: dict, design: dict, sample: str, temp: str) -> str:
+    first = _fields(temp)
+    task = {
+        "goal": f"Bring sample S-{sample} to a stable green reading.",
+        "observation": first,
+        "observation_text": first["text"],
+        "actions": LISTED,
+    }
+    return design["recall"](memory, task, None)
+
+
+def _learn(episodes: list[dict]) -> tuple[dict, dict]:
+    design, memory = _design(), {}
+    for episode in episodes:
+        design["update"](memory, episode, None)
+    return memory, design
+
+
+SANK = "The tincture sinks to the bottom undissolved. Nothing else happens."
+TURNED = "The solution turns blue."
+
+
+def _plan(advice: str) -> list[str]:
+    line = next((x for x in advice.splitlines() if x.startswith("Steps in order: ")), "")
+    return [s.strip() for s in line.removeprefix("Steps in order: ").rstrip(".").split(",") if s.strip()]
+
+
+def test_what_raised_the_score_for_one_sample_is_a_step_for_the_next_sample():
+    """Goals that differ only in an instance number ('S-19', 'S-55') are one goal to what raised the
+    score: the step that turned one sample blue is planned for the next."""
+    memory, design = _learn([_episode("19", "warm", [("add tincture", TURNED, "warm", 0.25, False)])])
+    assert _plan(_recall(memory, design, "55", "warm")) == ["add tincture"]
+
+
+@pytest.mark.parametrize("start, plan", [("cold", ["heat", "add tincture"]), ("warm", ["add tincture"])])
+def test_a_condition_the_action_worked_under_is_made_first(start, plan):
+    """The tincture sank while the sample was cold and turned it blue once it was warm; heating made it
+    warm. A cold sample is heated first; a warm one is not."""
+    memory, design = _learn(
+        [
+            _episode(
+                "19",
+                "cold",
+                [
+                    ("add tincture", SANK, "cold", 0.0, False),
+                    ("heat", "The sample is now warm.", "warm", 0.0, False),
+                    ("add tincture", TURNED, "warm", 0.25, False),
+                ],
+            )
+        ]
+    )
+    assert _plan(_recall(memory, design, "55", start)) == plan
+
+
+def _idle_everywhere(reagent: str, said: str) -> list[dict]:
+    temps = ["cold", "cool", "mild"]  # three situations: enough to call an action useless
+    return [_episode(str(20 + i), t, [(f"add {reagent}", said, t, 0.0, False)]) for i, t in enumerate(temps)]
+
+
+def test_an_action_that_answered_otherwise_than_doing_nothing_is_not_avoided():
+    """Tannin and urea 'dissolve, nothing happens' in three situations each: what doing nothing sounds
+    like, so they are avoided. The tincture sank undissolved each time: it reacted to something, and may
+    work in a situation not yet seen (it is not avoided)."""
+    nothing = "The {} dissolves. Nothing happens."
+    memory, design = _learn(
+        [
+            *_idle_everywhere("tannin", nothing.format("tannin")),
+            *_idle_everywhere("urea", nothing.format("urea")),
+            *_idle_everywhere("tincture", SANK),
+            _episode("40", "cold", [("add glycine", TURNED, "cold", 0.25, False)]),
+        ]
+    )
+    lines = _recall(memory, design, "55", "cold").splitlines()
+    assert {"Avoid: add tannin.", "Avoid: add urea."} <= set(lines)
+    assert not any(x.startswith("Avoid: add tincture") for x in lines)
+
+
+def test_an_action_that_ended_a_task_only_in_one_situation_is_avoided_only_there():
+    """Heating a cold sample warmed it; heating a warm one boiled it over and ended the task. The advice
+    avoids heating when warm, and the matcher lowers it where the sample is warm, not where it is cold."""
+    memory, design = _learn(
+        [
+            _episode("19", "cold", [("heat", "The sample is now warm.", "warm", 0.0, False)]),
+            _episode("20", "warm", [("heat", "The sample boils over. It is ruined.", "warm", 0.0, True)]),
+        ]
+    )
+    advice = _recall(memory, design, "55", "cold")
+    assert "Avoid: heat when warm." in advice.splitlines()
+    listed = ["heat", "cool", "add tannin"]
+    assert match_advice(advice, "The sample is warm and colorless.", listed).actions.get("heat", 0) < 0
+    assert match_advice(advice, "The sample is cold and colorless.", listed).actions.get("heat", 0) >= 0
+
+
+def test_one_reagent_that_ruined_a_sample_does_not_stop_the_others_being_tried():
+    """Adding cobalt ruined a sample; adding tannin did nothing. 'add' is not a kind that ends tasks (a
+    kind is when every action of it ended one or advanced): the reagents not yet added are still offered
+    as untried, cobalt is avoided."""
+    memory, design = _learn(
+        [
+            _episode(
+                "19",
+                "cold",
+                [("add cobalt", "The cobalt curdles the sample. It is ruined.", "cold", 0.0, True)],
+            ),
+            _episode(
+                "20", "cold", [("add tannin", "The tannin dissolves. Nothing happens.", "cold", 0.0, False)]
+            ),
+        ]
+    )
+    advice = _recall(memory, design, "55", "cold")
+    untried = next(x for x in advice.splitlines() if x.startswith("Not tried yet: "))
+    assert {"add tincture", "add urea", "add glycine"} <= {s.strip(" .") for s in untried[15:].split(",")}
+    assert "Avoid: add cobalt." in advice.splitlines()
+
+
+def test_a_quiet_step_that_came_before_every_success_is_planned_before_it():
+    """The catalyst mixed in with no visible change; the tincture took only after it (it did nothing in the
+    episode without it): the plan adds the catalyst first. Waiting, done before both, tells nothing."""
+    quiet = "The catalyst mixes in without any visible change."
+    memory, design = _learn(
+        [
+            _episode(
+                "19",
+                "warm",
+                [("wait", "Time passes.", "warm", 0.0, False), ("add tincture", SANK, "warm", 0.0, False)],
+            ),
+            _episode(
+                "20",
+                "warm",
+                [
+                    ("wait", "Time passes.", "warm", 0.0, False),
+                    ("add glycine", quiet, "warm", 0.0, False),
+                    ("add tincture", TURNED, "warm", 0.25, False),
+                ],
+            ),
+        ]
+    )
+    assert _plan(_recall(memory, design, "55", "warm")) == ["add glycine", "add tincture"]
