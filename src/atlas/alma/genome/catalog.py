@@ -149,8 +149,8 @@ PARTS: tuple[Part, ...] = (
         "effects",
         "encode",
         "what each action did, read from the result text and the score alone: what it made, used, used up and "
-        "replaced, whether it did nothing or advanced the task (instance numbers abstracted), and which actions "
-        "made each word",
+        "replaced, whether it did nothing or advanced the task (instance numbers abstracted), which actions "
+        "made each word, and when it works: what the fields held when it advanced, did nothing or ended a task",
     ),
     Part(
         "roles",
@@ -246,7 +246,8 @@ PARTS: tuple[Part, ...] = (
         "retrieve",
         "rules: in a situation like the one it was taken in, the action that advanced the task (the score rose or "
         "a goal word was newly shown), filled with this goal's words; and what to avoid: actions that never did "
-        "anything",
+        "anything (answering as their kind does when nothing happens) or ended their episodes, and actions that "
+        "ended episodes only where a field held some word ('Avoid: heat when warm')",
         (
             Param(
                 "min_support",
@@ -277,7 +278,8 @@ PARTS: tuple[Part, ...] = (
         "recipe",
         "retrieve",
         "a plan that makes what the goal names: for each goal word an action made, the actions that make its "
-        "inputs first (recursively), then that action",
+        "inputs first (recursively), then that action; before the steps that raised this goal's score, what "
+        "makes their conditions (a field word each worked under) and the quiet steps that came before each success",
         (
             Param("depth", "int", 6, (1, 2, 4, 6), doc="levels of inputs planned for"),
             Param("max_steps", "int", 20, (8, 14, 20, 30)),

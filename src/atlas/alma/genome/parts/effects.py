@@ -241,11 +241,11 @@ def encode_effects(memory, episode, tools, p, store):
         key_in = "end_in" if fatal else "safe_in"
         rec[key_in] = [*[x for x in rec.get(key_in, []) if x != here], here][-6:]
         if eff["advanced"]:  # the situation it advanced in: with those it did nothing in, its conditions
-            seen = sorted(value_words(step["obs_before"]))
+            seen = sorted(value_words(step["obs_before"]))[:80]
             rec["up_in"] = [*[x for x in rec.get("up_in", []) if x != seen], seen][-4:]
         after = "up_after" if eff["advanced"] else "fail_after" if eff["nothing"] or fatal else ""
         if after:  # what had quietly been done before it: with its failures, what it needs first
-            rec[after] = [*rec.get(after, [])[-3:], sorted(set(quiet) - {key})]
+            rec[after] = [*rec.get(after, [])[-3:], sorted(set(quiet[-12:]) - {key})]
         if eff["nothing"] and not fatal and key not in quiet:
             quiet.append(key)
         if step["gain"] > 0:  # what raised the score for this very goal, in order (a sub-goal reached)
