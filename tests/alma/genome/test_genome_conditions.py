@@ -193,3 +193,23 @@ def test_a_quiet_step_that_came_before_every_success_is_planned_before_it():
         ]
     )
     assert _plan(_recall(memory, design, "55", "warm")) == ["add glycine", "add tincture"]
+
+
+def test_an_action_that_reacted_without_advancing_is_tried_again_after_the_others():
+    """Every reagent was added once: tannin and urea dissolved, nothing happened; the tincture sank. The
+    untried plan offers the tincture again after what was never tried (a condition may be met by then),
+    not the reagents that did nothing."""
+    nothing = "The {} dissolves. Nothing happens."
+    memory, design = _learn(
+        [
+            _episode("19", "cold", [("add tannin", nothing.format("tannin"), "cold", 0.0, False)]),
+            _episode("20", "cold", [("add urea", nothing.format("urea"), "cold", 0.0, False)]),
+            _episode("21", "cold", [("add tincture", SANK, "cold", 0.0, False)]),
+        ]
+    )
+    untried = next(
+        x for x in _recall(memory, design, "55", "cold").splitlines() if x.startswith("Not tried yet: ")
+    )
+    steps = [s.strip(" .") for s in untried.removeprefix("Not tried yet: ").split(",")]
+    assert steps[-1] == "add tincture" and {"add glycine", "heat"} <= set(steps[:-1])
+    assert "add tannin" not in steps and "add urea" not in steps

@@ -423,8 +423,10 @@ def retrieve_untried(memory, task, tools, p):
     """From ``effects``: the actions the agent was shown at the start of earlier tasks and never took under
     this goal at the furthest stage its games reached (a stage: the score rose once more), and that never
     raised its score; fewest tries (under any goal) first, then in the order they were listed. None that begins
-    with the first word of actions that end a task (``ending_words``): what ends a task is not explored. A plan the agent's matcher reads
-    after every other plan: where nothing learned names a step, the next action not yet tried, not the
+    with the first word of actions that end a task (``ending_words``): what ends a task is not explored.
+    After them, up to three actions tried before that never advanced a task and answered otherwise than
+    their kind does when nothing happens (they reacted to something: a condition met by then may let
+    them work). A plan the agent's matcher reads after every other plan: where nothing learned names a step, the next action not yet tried, not the
     first listed (a small model's habit). Collection that follows it covers what the listing offers; a
     deployment task whose goal no collection reached starts where earlier tasks did not look. Needs an
     environment that lists its actions (the task view's ``actions``); three or more actions, or nothing
@@ -441,6 +443,16 @@ def retrieve_untried(memory, task, tools, p):
             continue
         ranked.append(((rec or {}).get("counts", {}).get("n", 0), i, shown))
     steps = [shown for _, _, shown in sorted(ranked)][: p.get("max_steps", 12)]
+    plain = plain_replies(effects)
+    retry = [  # what answered otherwise than doing nothing: again, after the others (a condition met since)
+        rec["eg"]
+        for key, rec in effects.items()
+        if key in (memory.get("effect_listed") or {})
+        and key not in advanced
+        and not ends_tasks(rec)
+        and not says_nothing_new(rec, plain)
+    ][:3]
+    steps += [eg for eg in retry if eg not in steps]
     return [{"kind": "untried", "title": "Not tried yet", "steps": steps}] if len(steps) >= 3 else []
 
 
