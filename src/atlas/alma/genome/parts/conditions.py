@@ -55,13 +55,24 @@ def ending_when(rec):
     return sorted(held - {w for x in safe for w in x})
 
 
+def by_kind(effects):
+    """The records of ``effects`` per first word of their action (its kind), those without one left out."""
+    kinds = {}
+    for rec in effects.values():
+        head = first_word(rec.get("eg", ""))
+        if head:
+            kinds.setdefault(head, []).append(rec)
+    return kinds
+
+
 def plain_replies(effects):
     """Per first word of an action, the reply its kind most often gave when it did nothing: what doing
     nothing sounds like ('dissolves nothing happens')."""
     said = {}
-    for rec in effects.values():
-        for reply, n in (rec.get("replies") or {}).items():
-            bump(said.setdefault(first_word(rec.get("eg", "")), {}), reply, n)
+    for head, recs in by_kind(effects).items():
+        for rec in recs:
+            for reply, n in (rec.get("replies") or {}).items():
+                bump(said.setdefault(head, {}), reply, n)
     return {head: max(replies, key=replies.get) for head, replies in said.items()}
 
 
@@ -101,14 +112,12 @@ def fatal_heads(effects, least):
     likely fatal too, unless advice names it. 0: never."""
     if not least:
         return []
-    begun = {}  # first word -> [(words, fatal, advanced)]
-    for rec in effects.values():
-        said = [w.lower() for w in words(rec.get("eg", ""))]
-        if said:
-            up = bool((rec.get("counts") or {}).get("up", 0))
-            begun.setdefault(said[0], []).append((said, ends_tasks(rec), up))
     out = []
-    for _, recs in sorted(begun.items()):
+    for _, kind in sorted(by_kind(effects).items()):
+        recs = [  # (words, fatal, advanced)
+            ([w.lower() for w in words(r["eg"])], ends_tasks(r), bool((r.get("counts") or {}).get("up", 0)))
+            for r in kind
+        ]
         ended = [said for said, fatal, _ in recs if fatal]
         if len(ended) < least or any(not fatal and not up for _, fatal, up in recs):
             continue
@@ -128,14 +137,9 @@ def ending_words(effects):
     and every other one so begun did that too or advanced a task ('focus on' once focusing on a drain failed
     one, and only focusing on the right thing helped). A first word some action did nothing under is not one
     ('add' when adding one reagent ruined a sample and adding another did nothing)."""
-    begun = {}
-    for rec in effects.values():
-        head = first_word(rec.get("eg", ""))
-        if head:
-            begun.setdefault(head, []).append(rec)
     return {
         head
-        for head, recs in begun.items()
+        for head, recs in by_kind(effects).items()
         if any(ends_tasks(r) for r in recs)
         and all(ends_tasks(r) or (r.get("counts") or {}).get("up", 0) for r in recs)
     }

@@ -200,7 +200,8 @@ def encode_effects(memory, episode, tools, p, store):
     counted, stage = set(), 0  # stage: how many times the score rose before this step
     quiet = []  # the actions that did nothing so far in this episode
     for i, step in enumerate(steps):
-        for w in sorted(here_words(step["obs_before"])):
+        here = sorted(here_words(step["obs_before"]))  # the situation it was taken in
+        for w in here:
             if w not in places:
                 places.append(w)
         eff = _effect(step, names, goal)
@@ -235,10 +236,7 @@ def encode_effects(memory, episode, tools, p, store):
             rec["idle_goals"] = sorted(set(rec.get("idle_goals", [])) | {this_goal})[:4]
             bump(rec.setdefault("replies", {}), reply_of(step))
             rec["replies"] = capped(rec["replies"], 3)
-        here = sorted(
-            here_words(step["obs_before"])
-        )  # the situation: where it ended a task, where it did not
-        key_in = "end_in" if fatal else "safe_in"
+        key_in = "end_in" if fatal else "safe_in"  # the situations it ended a task in, and did not
         rec[key_in] = [*[x for x in rec.get(key_in, []) if x != here], here][-6:]
         if eff["advanced"]:  # the situation it advanced in: with those it did nothing in, its conditions
             seen = sorted(value_words(step["obs_before"]))[:80]
@@ -426,8 +424,8 @@ def retrieve_untried(memory, task, tools, p):
     with the first word of actions that end a task (``ending_words``): what ends a task is not explored.
     After them, up to three actions tried before that never advanced a task and answered otherwise than
     their kind does when nothing happens (they reacted to something: a condition met by then may let
-    them work). A plan the agent's matcher reads after every other plan: where nothing learned names a step, the next action not yet tried, not the
-    first listed (a small model's habit). Collection that follows it covers what the listing offers; a
+    them work). A plan the agent's matcher reads after every other plan: where nothing learned names a
+    step, the next action not yet tried, not the first listed (a small model's habit). Collection that follows it covers what the listing offers; a
     deployment task whose goal no collection reached starts where earlier tasks did not look. Needs an
     environment that lists its actions (the task view's ``actions``); three or more actions, or nothing
     (a shorter list is not read as a plan)."""
@@ -436,8 +434,9 @@ def retrieve_untried(memory, task, tools, p):
     ending = ending_words(effects)
     furthest = (memory.get("effect_reached") or {}).get(this, 0)
     advanced = set((memory.get("effect_goal_ups") or {}).get(this, []))
+    listed = memory.get("effect_listed") or {}
     ranked = []
-    for i, (key, shown) in enumerate((memory.get("effect_listed") or {}).items()):
+    for i, (key, shown) in enumerate(listed.items()):
         rec = effects.get(key)
         if key in advanced or first_word(shown) in ending or (rec and _tried(rec, this, furthest)):
             continue
@@ -447,10 +446,7 @@ def retrieve_untried(memory, task, tools, p):
     retry = [  # what answered otherwise than doing nothing: again, after the others (a condition met since)
         rec["eg"]
         for key, rec in effects.items()
-        if key in (memory.get("effect_listed") or {})
-        and key not in advanced
-        and not ends_tasks(rec)
-        and not says_nothing_new(rec, plain)
+        if key in listed and key not in advanced and not ends_tasks(rec) and not says_nothing_new(rec, plain)
     ][:3]
     steps += [eg for eg in retry if eg not in steps]
     return [{"kind": "untried", "title": "Not tried yet", "steps": steps}] if len(steps) >= 3 else []
