@@ -5,9 +5,11 @@ from __future__ import annotations
 import pytest
 
 from atlas.agent import TaskAgent
-from atlas.agent.loops import loop_nudge
+from atlas.agent.loops import changed_nothing, loop_nudge
+from atlas.core.types import Task
 from atlas.envs.graphworld import GraphWorldEnv
 from atlas.infra.llm import ScriptedLLM
+from atlas.protocols.env import Action, StepResult
 
 
 def ToolsAgent(llm, **kwargs):
@@ -95,3 +97,85 @@ async def test_the_guard_can_be_turned_off(env_and_task):
     llm = ScriptedLLM(default=_call("look"))
     traj = await ToolsAgent(llm, max_turns=4, loop_guard=False).run(env.clone(), task)
     assert len(llm.history) == 4 and traj.metadata["loop_nudges"] == 0
+
+
+def test_a_step_that_changed_nothing_is_told_apart_from_one_that_did():
+    env = GraphWorldEnv(rooms=5)
+    task = env.generate_tasks(1, seed=3)[0]
+    before = env.reset(task)
+    looked = env.step(Action("look", {})).observation
+    assert changed_nothing(before, looked)  # only the reply and the step counters moved
+    room = looked["adjacent_rooms"][0]
+    moved = env.step(Action("move_to", {"room": room})).observation
+    assert not changed_nothing(looked, moved)
+
+
+@pytest.mark.parametrize(
+    ("before", "after", "idle"),
+    [
+        ({"text": "A long reply about the room."}, {"text": "Another long reply, entirely."}, False),
+        ({"heat": "warm", "steps": 3}, {"heat": "warm", "steps": 4}, True),
+        ({"heat": "warm", "score": 0.2}, {"heat": "warm", "score": 0.45}, False),
+        ({"heat": "warm", "held": ["key"]}, {"heat": "warm", "held": []}, False),
+        ({"heat": "warm"}, {"heat": "hot"}, False),
+        ({"heat": "warm"}, {"heat": "warm", "new": "field"}, False),
+    ],
+)
+def test_changed_nothing_reads_short_fields_lists_and_numbers(before, after, idle):
+    assert changed_nothing(before, after) is idle
+
+
+class _Lamp:
+    """A lamp to switch on: ``wait`` changes nothing, ``press switch`` lights it. The observation holds
+    the lamp's state as a short field, beside the reply."""
+
+    name, max_steps = "lamp", 6
+
+    def reset(self, task):
+        self.lit, self.said, self.steps = False, "The lamp is dark.", 0
+        return self.observe()
+
+    def observe(self):
+        return {"lamp": "lit" if self.lit else "dark", "reply": self.said, "steps_left": 6 - self.steps}
+
+    def candidate_actions(self, observation):
+        return [Action("wait", {}), Action("press", {"object": "switch"})]
+
+    def step(self, action):
+        self.steps += 1
+        self.lit = self.lit or action.tool == "press"
+        self.said = "The lamp lights up." if action.tool == "press" else "Time passes. Nothing changes."
+        return StepResult(self.observe(), done=self.lit, success=self.lit)
+
+    def success(self):
+        return self.lit
+
+    def score(self):
+        return float(self.lit)
+
+    def steps_taken(self):
+        return self.steps
+
+    def format_goal(self, task):
+        return task.description
+
+    def summarize_observation(self, observation):
+        return f"{observation['reply']} The lamp is {observation['lamp']}."
+
+
+async def test_the_choice_agent_does_not_repeat_a_step_that_changed_nothing():
+    """A model that always waits when it may: the second ``wait`` in a row, which could only repeat
+    the first, is taken off the choices, so it presses the switch on its second turn."""
+    llm = ScriptedLLM(lambda messages, **kw: "wait" if "wait" in kw["choices"] else kw["choices"][0])
+    task = Task(id="lamp-0", description="Light the lamp.", domain="lamp")
+    traj = await TaskAgent(llm).run(_Lamp(), task)
+    assert [s.action for s in traj.steps] == ["wait()", 'press(object="switch")']
+    assert traj.success
+
+
+async def test_a_repeat_that_changed_nothing_is_asked_again_with_a_note(env_and_task):
+    env, task = env_and_task
+    llm = ScriptedLLM([_call("look"), _call("look"), _call("wait_here"), _call("look")])
+    traj = await ToolsAgent(llm, max_turns=2).run(env.clone(), task)
+    assert traj.steps[0].action == "look()"
+    assert "changed nothing" in llm.history[2].messages[-1]["content"]

@@ -3,21 +3,59 @@ actions forever, and with greedy decoding the same prompt gives the same mistake
 
 ``loop_nudge`` looks at the actions taken so far and the one just proposed, and returns a short
 note for the model when the proposal would continue a loop (None otherwise). It knows nothing of
-any environment: it compares canonical action texts and whether each one failed.
+any environment: it compares canonical action texts and whether each one worked. A step did not
+work when the environment refused it (an error) or when it changed nothing (``changed_nothing``): a
+small model otherwise waits, stirs or looks twice in a row where the second try can only repeat the
+first.
 """
 
 from __future__ import annotations
 
-Past = list[tuple[str, bool]]  # (canonical action text, whether it failed)
+from typing import Any
+
+Past = list[tuple[str, bool]]  # (canonical action text, whether it did not work)
+_ENDS = (".", "!", "?")
+
+
+def state_of(observation: Any) -> dict[str, Any]:
+    """What an observation says of the world apart from the step's reply: its short text fields (three
+    words at most, not a sentence: a place, a temperature, a colour) and its lists (what is carried,
+    what is here). Numbers are kept too; sentences (the reply, a description) are not."""
+    if not isinstance(observation, dict):
+        return {}
+    return {
+        key: value
+        for key, value in observation.items()
+        if isinstance(value, list | tuple | int | float)
+        or (isinstance(value, str) and 0 < len(value.split()) <= 3 and not value.rstrip().endswith(_ENDS))
+    }
+
+
+def changed_nothing(before: Any, after: Any) -> bool:
+    """Whether a step left every short field and list of the observation as it was, and moved no number
+    by more than a step counter does (one). False when the observation has no such field: then only
+    the reply could tell, and replies differ in every environment."""
+    old, new = state_of(before), state_of(after)
+    if not any(isinstance(v, str | list | tuple) for v in new.values()) or old.keys() != new.keys():
+        return False
+    for key, value in new.items():
+        was = old[key]
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            if value != was:
+                return False
+        elif not isinstance(was, int | float) or abs(value - was) not in (0, 1):
+            return False
+    return True
 
 
 def loop_nudge(proposed: str, past: Past, *, repeats: int = 3, window: int = 6) -> str | None:
-    """A note when ``proposed`` repeats a failure, alternates between two actions, repeats the
+    """A note when ``proposed`` repeats a step that did not work, alternates between two actions, repeats the
     same action ``repeats`` times in a row, or would be taken a third time within ``window`` turns
     (a longer cycle: room D, B, D, C, D, ...; 0 turns that check off)."""
     if past and past[-1] == (proposed, True):
         return (
-            f"Your last action {proposed} failed; doing it again will fail again. Choose a different action."
+            f"Your last action {proposed} failed or changed nothing; doing it again will not work either. "
+            "Choose a different action."
         )
     if len(past) >= 3 and proposed == past[-2][0] and past[-1][0] == past[-3][0] and proposed != past[-1][0]:
         return (
@@ -35,4 +73,4 @@ def loop_nudge(proposed: str, past: Past, *, repeats: int = 3, window: int = 6) 
     return None
 
 
-__all__ = ["Past", "loop_nudge"]
+__all__ = ["Past", "changed_nothing", "loop_nudge", "state_of"]
