@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from atlas.agent import choice as ch
+from atlas.agent.loops import changed_nothing
 from atlas.alma.evaluate.harness import run_tasks
 from atlas.alma.state.config import AlmaConfig
 from atlas.alma.state.run_dir import read_jsonl
@@ -27,7 +28,9 @@ class Turn:
     labels: list[str]
     taken: str  # the label the agent chose
     chosen: list[str]  # the labels taken before this turn
-    past: list[tuple[str, bool]]  # (action text, whether it failed) before this turn: the loop guard's input
+    past: list[
+        tuple[str, bool]
+    ]  # (action text, whether it did not work) before this turn: the loop guard's input
 
 
 def run_environment(run: Path) -> tuple[Environment, dict[str, Any]]:
@@ -65,7 +68,12 @@ def replay(env: Environment, task: Any, row: dict[str, Any]) -> Iterator[Turn]:
         action = listed[labels.index(taken)]
         result = env.step(action)
         chosen.append(taken)
-        past.append((action_text(action.tool, action.args), bool(result.error)))
+        past.append(
+            (
+                action_text(action.tool, action.args),
+                bool(result.error) or changed_nothing(obs, result.observation),
+            )
+        )
         obs = result.observation
         seen = env.summarize_observation(obs)
         if result.error:
