@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from atlas.agent import choice as ch
-from atlas.agent.loops import changed_nothing
+from atlas.agent.loops import outcome
 from atlas.alma.evaluate.harness import run_tasks
 from atlas.alma.state.config import AlmaConfig
 from atlas.alma.state.run_dir import read_jsonl
@@ -68,12 +68,7 @@ def replay(env: Environment, task: Any, row: dict[str, Any]) -> Iterator[Turn]:
         action = listed[labels.index(taken)]
         result = env.step(action)
         chosen.append(taken)
-        past.append(
-            (
-                action_text(action.tool, action.args),
-                bool(result.error) or changed_nothing(obs, result.observation),
-            )
-        )
+        past.append(outcome(action_text(action.tool, action.args), obs, result))
         obs = result.observation
         seen = env.summarize_observation(obs)
         if result.error:

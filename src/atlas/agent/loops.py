@@ -48,6 +48,12 @@ def changed_nothing(before: Any, after: Any) -> bool:
     return True
 
 
+def outcome(action: str, before: Any, result: Any) -> tuple[str, bool]:
+    """One step as ``Past`` records it: the action's text and whether it did not work (the environment
+    refused it, or it changed nothing). ``result`` is the step's ``StepResult``."""
+    return action, bool(result.error) or changed_nothing(before, result.observation)
+
+
 def loop_nudge(proposed: str, past: Past, *, repeats: int = 3, window: int = 6) -> str | None:
     """A note when ``proposed`` repeats a step that did not work, alternates between two actions, repeats the
     same action ``repeats`` times in a row, or would be taken a third time within ``window`` turns
@@ -73,4 +79,4 @@ def loop_nudge(proposed: str, past: Past, *, repeats: int = 3, window: int = 6) 
     return None
 
 
-__all__ = ["Past", "changed_nothing", "loop_nudge", "state_of"]
+__all__ = ["Past", "changed_nothing", "loop_nudge", "outcome", "state_of"]

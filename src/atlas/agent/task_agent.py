@@ -22,7 +22,7 @@ from typing import Any, Literal
 from atlas.agent import choice as ch
 from atlas.agent.actions import InvalidAction, action_schema, parse_completion
 from atlas.agent.advice_match import advice_now, match_advice
-from atlas.agent.loops import Past, changed_nothing, loop_nudge
+from atlas.agent.loops import Past, loop_nudge, outcome
 from atlas.agent.prompts import system_prompt, turn_prompt
 from atlas.core.types import Task, Trajectory
 from atlas.envs.base import EpisodeRecorder, action_text, without_commands
@@ -236,8 +236,7 @@ class TaskAgent:
             chosen.append(reply)
             result = await asyncio.to_thread(env.step, action) if threaded else env.step(action)
             rec.record(action.tool, action.args, result)
-            idle = changed_nothing(obs, result.observation)
-            past.append((action_text(action.tool, action.args), bool(result.error) or idle))
+            past.append(outcome(action_text(action.tool, action.args), obs, result))
             obs = result.observation
             if result.error:
                 rejected += 1
@@ -323,8 +322,7 @@ class TaskAgent:
             action = Action(parsed.tool, parsed.args)
             result = await asyncio.to_thread(env.step, action) if threaded else env.step(action)
             rec.record(parsed.tool, parsed.args, result, thought=parsed.thought)
-            idle = changed_nothing(obs, result.observation)
-            past.append((action_text(parsed.tool, parsed.args), bool(result.error) or idle))
+            past.append(outcome(action_text(parsed.tool, parsed.args), obs, result))
             obs = result.observation
             if result.error:
                 rejected += 1

@@ -19,7 +19,7 @@ from typing import Any
 
 from atlas.agent import choice as ch
 from atlas.agent.advice_match import advice_now
-from atlas.agent.loops import Past, changed_nothing, loop_nudge
+from atlas.agent.loops import Past, loop_nudge, outcome
 from atlas.core.types import Task, Trajectory
 from atlas.envs.base import action_text, without_commands, words
 from atlas.envs.policies import goal_words, play_policy
@@ -229,8 +229,7 @@ def follow_advice(
         action = actions[labels.index(label)]
         result = env.step(action)
         chosen.append(label)
-        idle = changed_nothing(obs, result.observation)
-        past.append((action_text(action.tool, action.args), bool(result.error) or idle))
+        past.append(outcome(action_text(action.tool, action.args), obs, result))
         obs, done = result.observation, result.done
         best = max(best, float(env.score()))
         seen = env.summarize_observation(obs)
