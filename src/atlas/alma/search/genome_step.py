@@ -168,7 +168,7 @@ def probe_bar(archive: Archive, probes: dict[str, float]) -> float:
     """The probe a candidate must beat to be played: that of the best design played so far
     (``Archive.best``; the highest probe among designs tied with it). A played design that probed higher
     but scored lower shows the probe overrated it, so it sets no bar. A bar of every played design's probe
-    rises with each overrated one: in docs/results/discovery-depot-played-bar-0.5b, which ran under that bar, the
+    rises with each overrated one: in docs/results/history/discovery-depot-played-bar-0.5b.tar.xz, which ran under that bar, the
     last eight generations were screened out below a probe of 0.484 whose design scored +0.095, while the
     best design, +0.156, probed 0.391."""
     best = archive.best()
