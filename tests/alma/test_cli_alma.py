@@ -281,6 +281,21 @@ def test_eval_json_pairs_the_design_with_no_memory(tmp_path, scripted_models):
     assert gc["sgc"]["successes"] == int(gc["tgc"]["successes"] == 4)
     assert gc["tgc"]["ci95"][0] <= gc["tgc"]["rate"] <= gc["tgc"]["ci95"][1]
     assert out["goal_completion"]["no_memory"]["tgc"]["n"] == 4
+    # how far episodes got: GraphWorld scores a task only when it ends, so the highest is the final score
+    reached = out["highest_reached"]
+    assert reached["difference"]["n"] == 4
+    assert reached["deployment"] == pytest.approx(sum(out["scores"].values()) / 4, abs=1e-6)
+    assert reached["no_memory"] == pytest.approx(sum(out["no_memory_scores"].values()) / 4, abs=1e-6)
+
+
+def test_eval_text_says_how_far_episodes_got_beside_the_final_score(tmp_path, scripted_models):
+    args = ["eval", "no_memory", "--episodes", "1", "--rooms", "4", "--deploy-seeds", "1", "--no-embed"]
+    res = runner.invoke(app, [*args, "--quiet", "--run-dir", str(tmp_path / "e"), *scripted_models])
+    _no_traceback(res)
+    assert res.exit_code == 0, res.output
+    lines = {line.split()[0]: line for line in res.output.splitlines() if line.strip()}
+    assert {"deployment", "baseline", "normalized", "completion", "reached"} <= set(lines)
+    assert "at most on the way, no memory" in lines["reached"] and "95% CI" in lines["reached"]
 
 
 def test_headroom_json(scripted_models):

@@ -28,6 +28,7 @@ from atlas.cli.output import (
     held_out_lines,
     make_console,
     nothing_solved_hint,
+    reached_text,
     results_table,
     usage_line,
 )
@@ -642,6 +643,8 @@ def register(app: typer.Typer) -> None:
         console.print(f"baseline    {fmt(base.get('score'))}{'  (cached)' if base.get('cached') else ''}")
         console.print(f"normalized  {fmt(entry.normalized_score, True)}{ci_text(entry.vs_no_memory)}")
         console.print(f"completion  {deployment_completion(entry).text()}")
+        if (reached := reached_text(entry, archive)) is not None:
+            console.print(reached)
         if entry.errors:
             console.print("errors: " + "; ".join(entry.errors))
         console.print(f"logs: {(archive.path.parent if archive.path else Path()) / (entry.logs_dir or '')}")

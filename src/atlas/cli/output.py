@@ -85,6 +85,7 @@ def ci_text(diff: dict[str, Any] | None) -> str:
 def eval_json(entry: Any, archive: Archive) -> dict[str, Any]:
     """What `atlas eval --json` prints."""
     from atlas.alma.state.goal_completion import goal_completion
+    from atlas.alma.state.highest import highest_reached
 
     base = archive.baseline or {}
     diff = entry.vs_no_memory or {}
@@ -112,8 +113,22 @@ def eval_json(entry: Any, archive: Archive) -> dict[str, Any]:
             "deployment": deployment_completion(entry).to_dict(),
             "no_memory": goal_completion(base.get("per_task") or []).to_dict(),
         },
+        "highest_reached": highest_reached(entry.per_task, base.get("per_task") or []),
         "settings": settings,
     }
+
+
+def reached_text(entry: Any, archive: Archive) -> str | None:
+    """The ``atlas eval`` line on how far episodes got (``atlas.alma.state.highest``); None unrecorded."""
+    from atlas.alma.state.highest import highest_reached
+
+    reached = highest_reached(entry.per_task, (archive.baseline or {}).get("per_task") or [])
+    if reached is None:
+        return None
+    return (
+        f"reached     {reached['deployment']:.3f} at most on the way, no memory {reached['no_memory']:.3f}"
+        f"{ci_text(reached['difference'])}"
+    )
 
 
 def deployment_completion(entry: Any) -> Any:

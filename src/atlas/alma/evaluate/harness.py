@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from atlas.alma.state.archive import TaskResult, empty_usage
 from atlas.alma.state.goal_completion import scenario_of
+from atlas.alma.state.highest import highest_score
 from atlas.alma.state.staging import Verdict, batches
 from atlas.core.types import Task, Trajectory
 from atlas.envs.views import episode_view, step_action, task_view
@@ -69,6 +70,7 @@ class EpisodeRecord:
     usage: dict[str, Any] = field(default_factory=empty_usage)
     duration_s: float = 0.0
     scenario: str | None = None  # from the task's metadata (never shown to the design)
+    highest: float | None = None  # the highest score reached after any step (``highest_score``)
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
@@ -84,6 +86,7 @@ class EpisodeRecord:
             steps=self.steps,
             label=self.label,
             scenario=self.scenario,
+            highest=self.highest,
         )
 
 
@@ -295,6 +298,7 @@ class Harness:
             usage=add_usage(empty_usage(), meta.get("usage")),
             duration_s=round(time.perf_counter() - t0, 4),
             scenario=scenario_of(task.metadata),
+            highest=highest_score(traj),
         )
         if self.on_episode is not None:
             self.on_episode(rec)

@@ -52,6 +52,7 @@ def baseline_row(e: Any) -> dict[str, Any]:
         "steps": e.steps,
         "label": e.label,
         "scenario": e.scenario,
+        "highest": e.highest,
     }
 
 

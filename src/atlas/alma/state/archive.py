@@ -74,6 +74,9 @@ class TaskResult(BaseModel):
     steps: int = 0
     label: str | None = None  # C1 / D3: the episode's tag in the runtime logs
     scenario: str | None = None  # the task's scenario (family): see atlas.alma.state.goal_completion
+    # the highest score the episode reached on its way (a task advanced, then ruined, ends lower); None
+    # where it was not recorded
+    highest: float | None = None
 
 
 class ArchiveEntry(BaseModel):
