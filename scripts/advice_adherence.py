@@ -55,7 +55,7 @@ def tally(env: Environment, task: Any, row: dict[str, Any]) -> Tally:
             for label, a in zip(turn.labels, turn.listed, strict=True)
             if loop_nudge(action_text(a.tool, a.args), turn.past) is None
         ] or turn.labels
-        matched = match_advice(advice, turn.seen, options, done=turn.chosen, goal=goal).actions
+        matched = match_advice(advice, turn.seen, options, turn.chosen, goal, turn.advanced).actions
         named = {label: v for label, v in matched.items() if v > 0}  # avoid lines lower, never advise
         if named:
             t.advised += 1

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from atlas.agent import choice as ch
-from atlas.agent.loops import outcome
+from atlas.agent.loops import Advances, outcome
 from atlas.alma.evaluate.harness import run_tasks
 from atlas.alma.state.config import AlmaConfig
 from atlas.alma.state.run_dir import read_jsonl
@@ -31,6 +31,7 @@ class Turn:
     past: list[
         tuple[str, bool]
     ]  # (action text, whether it did not work) before this turn: the loop guard's input
+    advanced: list[str]  # the labels taken before this turn whose step raised the score
 
 
 def run_environment(run: Path) -> tuple[Environment, dict[str, Any]]:
@@ -58,17 +59,19 @@ def replay(env: Environment, task: Any, row: dict[str, Any]) -> Iterator[Turn]:
     seen = env.summarize_observation(obs)
     chosen: list[str] = []
     past: list[tuple[str, bool]] = []
+    advances = Advances(float(env.score()))
     for step in row.get("actions") or []:
         listed = env.candidate_actions(obs)
         labels = ch.labels(listed)
         taken = str(step.get("text"))
-        yield Turn(seen, listed, labels, taken, list(chosen), list(past))
+        yield Turn(seen, listed, labels, taken, list(chosen), list(past), list(advances.actions))
         if taken not in labels:
             return
         action = listed[labels.index(taken)]
         result = env.step(action)
         chosen.append(taken)
         past.append(outcome(action_text(action.tool, action.args), obs, result))
+        advances.after(taken, float(env.score()))
         obs = result.observation
         seen = env.summarize_observation(obs)
         if result.error:

@@ -348,3 +348,17 @@ def test_an_avoid_line_with_an_ellipsis_lowers_every_action_so_begun_unless_advi
     advice = "Avoid: focus on ... unless advised.\nWhen you see a tortoise: focus on tortoise."
     both = match_advice(advice, "You see a tortoise.", labels).actions
     assert both["focus on tortoise"] > 0 and both["focus on drain"] == -1.0  # the advised one keeps its match
+
+
+def test_a_try_that_raised_the_score_is_not_advised_again():
+    """'Not tried yet' lists tries: once one raised the score, taking it again is no longer a try (a second
+    dose of a reagent that reacted ruins the sample) and it is lowered; one that did not may be tried
+    again; other plans are walked as before."""
+    labels = ["add acid", "add salt", "add dye", "stir"]
+    seen = "The solution turns blue. Tube: blue."
+    tries = "Not tried yet: add acid, add salt, stir."
+    done = ["add acid", "add salt", "stir"]
+    assert advised_actions(tries, seen, labels, done) == {}  # walked to its end: nothing said
+    assert advised_actions(tries, seen, labels, done, advanced=["add acid"]) == {"add acid": -1.0}
+    recipe = "Steps in order: add acid, add salt, add dye."
+    assert advised_actions(recipe, seen, labels, ["add acid"], advanced=["add acid"]) == {"add salt": 1.0}

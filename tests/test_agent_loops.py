@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from atlas.agent import TaskAgent
-from atlas.agent.loops import changed_nothing, loop_nudge
+from atlas.agent.loops import Advances, changed_nothing, loop_nudge
 from atlas.core.types import Task
 from atlas.envs.graphworld import GraphWorldEnv
 from atlas.infra.llm import ScriptedLLM
@@ -179,3 +179,87 @@ async def test_a_repeat_that_changed_nothing_is_asked_again_with_a_note(env_and_
     traj = await ToolsAgent(llm, max_turns=2).run(env.clone(), task)
     assert traj.steps[0].action == "look()"
     assert "changed nothing" in llm.history[2].messages[-1]["content"]
+
+
+def test_advances_are_the_actions_whose_step_raised_the_score():
+    advances = Advances(0.0)
+    for action, score in [
+        ("look", 0.0),
+        ("add acid", 0.25),
+        ("add salt", None),
+        ("stir", 0.25),
+        ("add dye", 0.5),
+    ]:
+        advances.after(action, score)
+    assert advances.actions == ["add acid", "add dye"] and advances.score == 0.5
+
+
+class _Tube:
+    """A sample to turn green: ``add acid`` turns it blue and a second dose ruins it; ``add dye`` turns a
+    blue sample green (the goal); ``add salt`` does nothing."""
+
+    name, max_steps = "tube", 6
+
+    def reset(self, task):
+        self.color, self.said, self.steps, self.acid = "colorless", "A clear sample.", 0, 0
+        return self.observe()
+
+    def observe(self):
+        return {"tube": self.color, "reply": self.said, "steps_left": 6 - self.steps}
+
+    def candidate_actions(self, observation):
+        return [Action("add", {"reagent": r}) for r in ("acid", "salt", "dye")]
+
+    def step(self, action):
+        self.steps += 1
+        reagent = action.args["reagent"]
+        self.acid += reagent == "acid"
+        if self.acid > 1:
+            self.color, self.said = "ruined", "It foams over and turns black. It is ruined."
+        elif reagent == "acid":
+            self.color, self.said = "blue", "The solution turns blue."
+        elif reagent == "dye" and self.color == "blue":
+            self.color, self.said = "green", "The solution turns green."
+        else:
+            self.said = f"The {reagent} dissolves. Nothing happens."
+        return StepResult(
+            self.observe(), done=self.color in ("green", "ruined"), success=self.color == "green"
+        )
+
+    def success(self):
+        return self.color == "green"
+
+    def score(self):
+        return {"blue": 0.5, "green": 1.0}.get(self.color, 0.0)
+
+    def steps_taken(self):
+        return self.steps
+
+    def format_goal(self, task):
+        return task.description
+
+    def summarize_observation(self, observation):
+        return f"{observation['reply']} Tube: {observation['tube']}."
+
+
+async def test_the_choice_agent_does_not_take_again_a_try_that_changed_something():
+    """A model that copies its notes: it follows what the advice ranks first, and where nothing is ranked
+    first it takes the first listed try it is not told to avoid, else what is lowered least. Once the tries
+    are walked, the acid that turned the sample blue (the score rose) is lowered: a second dose would ruin
+    it, so it adds the dye."""
+
+    def copies_notes(messages, **kw):
+        bias = kw.get("choice_bias") or {}
+        if bias and max(bias.values()) > 0:
+            return max(bias, key=bias.get)
+        tries = [c for c in ("add acid", "add salt") if c in kw["choices"] and bias.get(c, 0) >= 0]
+        return tries[0] if tries else max(kw["choices"], key=lambda c: bias.get(c, 0))
+
+    task = Task(id="tube-0", description="Turn the sample green.", domain="tube")
+    traj = await TaskAgent(ScriptedLLM(copies_notes)).run(_Tube(), task, "Not tried yet: add acid, add salt.")
+    assert [s.action for s in traj.steps] == [
+        'add(reagent="acid")',
+        'add(reagent="salt")',
+        'add(reagent="dye")',
+    ]
+    assert traj.success

@@ -21,6 +21,7 @@ import functools
 import itertools
 import math
 import re
+from collections.abc import Collection
 from pathlib import Path
 from typing import NamedTuple
 
@@ -96,6 +97,11 @@ _WHEN = re.compile(r"\bwhen\b", re.IGNORECASE)
 _ANY = re.compile(r"…|\.\.\.")
 # A plan by its title, read as one from its first step ("Steps in order: gather ore, combine coal ore.").
 ORDERED = "steps in order"
+# A list of actions to try ("Not tried yet: add tannin, add urea, heat."): each is a try. One whose try
+# raised the score has done what it does, and taking it again is no longer a try: where that is a reagent
+# that already reacted, the second dose ruined the sample (a small model copies the list again once it has
+# walked it). A move that only changed where the agent is raises no score, so it may be taken again.
+TRY_ONCE = "not tried yet"
 _NUMBER = re.compile(r"(?<![a-z0-9_])\d+(?![a-z0-9_])")
 
 
@@ -273,15 +279,25 @@ class Match(NamedTuple):
 
 
 def advice_now(
-    advice: str, observation: str, labels: list[str], done: list[str] | None = None, goal: str = ""
+    advice: str,
+    observation: str,
+    labels: list[str],
+    done: list[str] | None = None,
+    goal: str = "",
+    advanced: Collection[str] = (),
 ) -> tuple[dict[str, float], list[str]]:
     """``({label: match}, lines)``: see ``match_advice``."""
-    match = match_advice(advice, observation, labels, done, goal)
+    match = match_advice(advice, observation, labels, done, goal, advanced)
     return match.actions, match.lines
 
 
 def match_advice(
-    advice: str, observation: str, labels: list[str], done: list[str] | None = None, goal: str = ""
+    advice: str,
+    observation: str,
+    labels: list[str],
+    done: list[str] | None = None,
+    goal: str = "",
+    advanced: Collection[str] = (),
 ) -> Match:
     """The listed actions named by the advice lines whose condition best
     matches ``observation`` (match in [MIN_MATCH, 1]; only the best-matching lines count, ties all do),
@@ -291,7 +307,9 @@ def match_advice(
     away from what its goal names: the match says it ``yielded``, and the agent chooses there as it
     would without advice). Empty when the advice names no listed action. Avoid lines ("Avoid: <action>.",
     "Do not <action> when <situation>.") add a negative value for the actions they name where they hold
-    (``_avoid``), whatever else applies; an agent adds the values to its own scores."""
+    (``_avoid``), whatever else applies; so do the steps of a ``TRY_ONCE`` list that are among the actions
+    done whose step raised the score (``advanced``; ``_tried_once``). An agent adds the values to its own
+    scores."""
     if not advice.strip() or not labels:
         return Match({}, [])
     seen = _content(_tokens(observation))
@@ -324,6 +342,7 @@ def match_advice(
             _avoid(
                 line, phrases, weight, unadvised if _ANY.search(line) else avoided, avoid_lines, observation
             )
+    _tried_once(advice, phrases, advanced, avoided, observation)
     best = max((m for _, _, m in rules), default=0.0)
     if best < MIN_MATCH:
         step = _plan_step(advice, done or [], labels, observation)
@@ -382,6 +401,22 @@ def _avoid(
         out[label] = min(out.get(label, 0.0), -match)
 
 
+def _tried_once(
+    advice: str, phrases: dict[str, str], advanced: Collection[str], out: dict[str, float], observation: str
+) -> None:
+    """Lower by 1 (in ``out``) each listed action that a ``TRY_ONCE`` line names and that is in ``advanced``."""
+    if not advanced:
+        return
+    for line in advice_lines(advice):
+        if not line.lower().startswith(TRY_ONCE):
+            continue
+        for step in re.split(r"[;,]", line.partition(":")[2]):
+            hits, _ = _named(step.strip(" ."), phrases, observation=observation)
+            for label in hits:
+                if label in advanced:
+                    out[label] = min(out.get(label, 0.0), -1.0)
+
+
 def _with(
     avoided: dict[str, float], advised: dict[str, float], unadvised: dict[str, float] | None = None
 ) -> dict[str, float]:
@@ -397,15 +432,21 @@ def _with(
 
 
 def advised_actions(
-    advice: str, observation: str, labels: list[str], done: list[str] | None = None, goal: str = ""
+    advice: str,
+    observation: str,
+    labels: list[str],
+    done: list[str] | None = None,
+    goal: str = "",
+    advanced: Collection[str] = (),
 ) -> dict[str, float]:
     """The actions part of ``advice_now``."""
-    return advice_now(advice, observation, labels, done, goal)[0]
+    return advice_now(advice, observation, labels, done, goal, advanced)[0]
 
 
 __all__ = [
     "MIN_MATCH",
     "ORDERED",
+    "TRY_ONCE",
     "Match",
     "advice_lines",
     "advice_now",

@@ -54,6 +54,23 @@ def outcome(action: str, before: Any, result: Any) -> tuple[str, bool]:
     return action, bool(result.error) or changed_nothing(before, result.observation)
 
 
+class Advances:
+    """The actions whose step raised the environment's score, in the order taken: tries that did their
+    work (``TRY_ONCE`` in ``atlas.agent.advice_match``). ``after`` is told each step's action and the score
+    after it (None where the environment gave none)."""
+
+    def __init__(self, start: float) -> None:
+        self.score = start
+        self.actions: list[str] = []
+
+    def after(self, action: str, score: float | None) -> None:
+        if score is None:
+            return
+        if score > self.score + 1e-9:
+            self.actions.append(action)
+        self.score = score
+
+
 def loop_nudge(proposed: str, past: Past, *, repeats: int = 3, window: int = 6) -> str | None:
     """A note when ``proposed`` repeats a step that did not work, alternates between two actions, repeats the
     same action ``repeats`` times in a row, or would be taken a third time within ``window`` turns
@@ -79,4 +96,4 @@ def loop_nudge(proposed: str, past: Past, *, repeats: int = 3, window: int = 6) 
     return None
 
 
-__all__ = ["Past", "changed_nothing", "loop_nudge", "outcome", "state_of"]
+__all__ = ["Advances", "Past", "changed_nothing", "loop_nudge", "outcome", "state_of"]

@@ -22,7 +22,7 @@ from typing import Any, Literal
 from atlas.agent import choice as ch
 from atlas.agent.actions import InvalidAction, action_schema, parse_completion
 from atlas.agent.advice_match import advice_now, match_advice
-from atlas.agent.loops import Past, loop_nudge, outcome
+from atlas.agent.loops import Advances, Past, loop_nudge, outcome
 from atlas.agent.prompts import system_prompt, turn_prompt
 from atlas.core.types import Task, Trajectory
 from atlas.envs.base import EpisodeRecorder, action_text, without_commands
@@ -176,13 +176,16 @@ class TaskAgent:
         plain: list[Any] = [system, ch.first_message(goal, first, actions, "", self.advice_chars)]
         past: Past = []
         chosen: list[str] = []  # the labels of the actions taken, in order
+        advances = Advances(float(env.score()))
 
         def notes(observation: str, now: list[Action]) -> str:
             if not advice or self.turn_advice == "none":
                 return ""
             if self.turn_advice == "all":
                 return advice[: self.advice_chars]
-            return "\n".join(advice_now(advice, observation, ch.labels(now), chosen, goal)[1])
+            return "\n".join(
+                advice_now(advice, observation, ch.labels(now), chosen, goal, advances.actions)[1]
+            )
 
         nudges = 0
         while not done and turns < limit and actions:
@@ -204,7 +207,7 @@ class TaskAgent:
             )
             asked = messages
             if advice and self.advice_weight:
-                match = match_advice(advice, seen, options, done=chosen, goal=goal)
+                match = match_advice(advice, seen, options, done=chosen, goal=goal, advanced=advances.actions)
                 if match.actions:
                     extra["choice_bias"] = {
                         label: self.advice_weight * m for label, m in match.actions.items()
@@ -235,7 +238,7 @@ class TaskAgent:
             action = actions[labels.index(reply)]
             chosen.append(reply)
             result = await asyncio.to_thread(env.step, action) if threaded else env.step(action)
-            rec.record(action.tool, action.args, result)
+            advances.after(reply, rec.record(action.tool, action.args, result).score)
             past.append(outcome(action_text(action.tool, action.args), obs, result))
             obs = result.observation
             if result.error:

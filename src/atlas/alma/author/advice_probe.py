@@ -19,7 +19,7 @@ from typing import Any
 
 from atlas.agent import choice as ch
 from atlas.agent.advice_match import advice_now
-from atlas.agent.loops import Past, loop_nudge, outcome
+from atlas.agent.loops import Advances, Past, loop_nudge, outcome
 from atlas.core.types import Task, Trajectory
 from atlas.envs.base import action_text, without_commands, words
 from atlas.envs.policies import goal_words, play_policy
@@ -192,6 +192,7 @@ def follow_advice(
     goal = env.format_goal(task)
     chosen: list[str] = []
     past: Past = []
+    advances = Advances(start)
     done = False
     fallbacks = 0
     best = 0.0  # the best score the episode reached (partial progress, where the environment scores it)
@@ -206,7 +207,9 @@ def follow_advice(
             for lb, a in zip(labels, actions, strict=True)
             if loop_nudge(action_text(a.tool, a.args), past) is None
         ]
-        advised, lowered = _split(advice_now(advice, seen, open_ or labels, done=chosen, goal=goal)[0])
+        advised, lowered = _split(
+            advice_now(advice, seen, open_ or labels, chosen, goal, advances.actions)[0]
+        )
         if not advised and unadvised == "goal_words":
             advised = _goal_named(goal, [lb for lb in open_ or labels if lb not in lowered])
             if advised and not fallbacks and (now := float(env.score())) > start:
@@ -231,7 +234,8 @@ def follow_advice(
         chosen.append(label)
         past.append(outcome(action_text(action.tool, action.args), obs, result))
         obs, done = result.observation, result.done
-        best = max(best, float(env.score()))
+        advances.after(label, float(env.score()))
+        best = max(best, advances.score)
         seen = env.summarize_observation(obs)
         texts.append(seen)
         if result.error:
