@@ -75,8 +75,8 @@ class TaskResult(BaseModel):
     label: str | None = None  # C1 / D3: the episode's tag in the runtime logs
     scenario: str | None = None  # the task's scenario (family): see atlas.alma.state.goal_completion
     # the highest score the episode reached on its way (a task advanced, then ruined, ends lower); None
-    # where it was not recorded
-    highest: float | None = None
+    # where it was not recorded, and then left out when written (an older archive reads and writes as it was)
+    highest: float | None = Field(default=None, exclude_if=lambda v: v is None)
 
 
 class ArchiveEntry(BaseModel):
