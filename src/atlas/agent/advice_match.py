@@ -208,9 +208,7 @@ def _plans(advice: str) -> list[tuple[list[str], str]]:
     out = []
     for before, line in zip(["", *lines], lines, strict=False):
         if line.lower().startswith(ORDERED):
-            steps = [
-                part.strip(" .") for part in re.split(r"[;,]", line.partition(":")[2]) if part.strip(" .")
-            ]
+            steps = _titled_steps(line)
             if steps:
                 out.append((steps, line))
             continue
@@ -222,6 +220,11 @@ def _plans(advice: str) -> list[tuple[list[str], str]]:
     if not out and _is_plan(lines):
         return [(lines, "")]
     return out
+
+
+def _titled_steps(line: str) -> list[str]:
+    """The steps of a titled list ("Steps in order: a, b; c."): what follows the title, cut at commas."""
+    return [part.strip(" .") for part in re.split(r"[;,]", line.partition(":")[2]) if part.strip(" .")]
 
 
 def _plan_step(
@@ -410,8 +413,8 @@ def _tried_once(
     for line in advice_lines(advice):
         if not line.lower().startswith(TRY_ONCE):
             continue
-        for step in re.split(r"[;,]", line.partition(":")[2]):
-            hits, _ = _named(step.strip(" ."), phrases, observation=observation)
+        for step in _titled_steps(line):
+            hits, _ = _named(step, phrases, observation=observation)
             for label in hits:
                 if label in advanced:
                     out[label] = min(out.get(label, 0.0), -1.0)
