@@ -362,3 +362,17 @@ def test_a_try_that_raised_the_score_is_not_advised_again():
     assert advised_actions(tries, seen, labels, done, advanced=["add acid"]) == {"add acid": -1.0}
     recipe = "Steps in order: add acid, add salt, add dye."
     assert advised_actions(recipe, seen, labels, ["add acid"], advanced=["add acid"]) == {"add salt": 1.0}
+
+
+def test_a_try_the_advice_also_avoids_here_is_passed_over_for_the_next():
+    """A 'Not tried yet' list is tries in any order: a try that an avoid line lowers where the agent is
+    gives way to the next try (the matcher advises the salt, and still lowers the dye). Where the avoid
+    line's situation does not hold, the dye is the next try. An ordered plan keeps its order: its next
+    step stays the step, lowered."""
+    labels = ["add dye", "add salt", "stir"]
+    tries = "Not tried yet: add dye, add salt, stir.\nAvoid: add dye when cloudy."
+    cloudy = advised_actions(tries, "The sample is cloudy.", labels, [])
+    assert cloudy["add salt"] == 1.0 and cloudy["add dye"] < 0 and "stir" not in cloudy
+    assert advised_actions(tries, "The sample is clear.", labels, []) == {"add dye": 1.0}
+    ordered = "Steps in order: add dye, add salt, stir.\nAvoid: add dye when cloudy."
+    assert set(advised_actions(ordered, "The sample is cloudy.", labels, [])) == {"add dye"}

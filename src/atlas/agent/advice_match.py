@@ -228,15 +228,17 @@ def _titled_steps(line: str) -> list[str]:
 
 
 def _plan_step(
-    advice: str, done: list[str], labels: list[str], observation: str = ""
+    advice: str, done: list[str], labels: list[str], observation: str = "", avoided: Collection[str] = ()
 ) -> tuple[str, str] | None:
     """The next step of the advice's plan (an ordered list of actions, e.g. a walkthrough) and its text: the
     first listed action named after the last step already done, found by walking the done actions through
     the plan (a step done with other instance numbers counts where no step names it exactly: the one
-    describing the same thing, else the first that fits)."""
+    describing the same thing, else the first that fits). A ``TRY_ONCE`` list's steps are tries in any
+    order: one that an avoid line lowers now (``avoided``) is passed over for the next."""
     phrases = {label: _phrase(label) for label in labels if _tokens(label)}
     called = _called(observation) if observation else {}
-    for steps, _line in _plans(advice):
+    for steps, line in _plans(advice):
+        tries = line.lower().startswith(TRY_ONCE)
         at = 0
         for action in done:
             phrase = _phrase(action)
@@ -250,7 +252,9 @@ def _plan_step(
         for step in steps[at:]:
             named, _ = _named(step, phrases, observation=observation)
             if named:  # the longest: 'take key 2' names 'take key' too
-                return max(named, key=lambda label: len(_tokens(label))), step
+                label = max(named, key=lambda label: len(_tokens(label)))
+                if not (tries and label in avoided):
+                    return label, step
     return None
 
 
@@ -348,7 +352,8 @@ def match_advice(
     _tried_once(advice, phrases, advanced, avoided, observation)
     best = max((m for _, _, m in rules), default=0.0)
     if best < MIN_MATCH:
-        step = _plan_step(advice, done or [], labels, observation)
+        lowered_now = [label for label, value in avoided.items() if value < 0]
+        step = _plan_step(advice, done or [], labels, observation, lowered_now)
         if step is None:
             return Match(_with(avoided, {}, unadvised), avoid_lines)
         if goal and _search_yields(advice, goal, labels):

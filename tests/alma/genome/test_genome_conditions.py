@@ -142,10 +142,18 @@ def test_an_action_that_ended_a_task_only_in_one_situation_is_avoided_only_there
         ]
     )
     advice = _recall(memory, design, "55", "cold")
-    assert "Avoid: heat when warm." in advice.splitlines()
-    listed = ["heat", "cool", "add tannin"]
-    assert match_advice(advice, "The sample is warm and colorless.", listed).actions.get("heat", 0) < 0
-    assert match_advice(advice, "The sample is cold and colorless.", listed).actions.get("heat", 0) >= 0
+    _avoided_only_where(advice, "Avoid: heat when warm.", "The sample is warm and colorless.", "cold")
+
+
+def _avoided_only_where(advice: str, line: str, held: str, other: str) -> None:
+    """``line`` is in the advice, and the matcher lowers its action where the agent sees ``held`` and
+    not where ``held``'s situation word is replaced by ``other``."""
+    assert line in advice.splitlines()
+    action = line.removeprefix("Avoid: ").split(" when ")[0]
+    listed = [action, "cool", "add tannin"]
+    situation = line.rstrip(".").split(" when ")[1]
+    assert match_advice(advice, held, listed).actions.get(action, 0) < 0
+    assert match_advice(advice, held.replace(situation, other), listed).actions.get(action, 0) >= 0
 
 
 def test_one_reagent_that_ruined_a_sample_does_not_stop_the_others_being_tried():
@@ -213,3 +221,73 @@ def test_an_action_that_reacted_without_advancing_is_tried_again_after_the_other
     steps = [s.strip(" .") for s in untried.removeprefix("Not tried yet: ").split(",")]
     assert steps[-1] == "add tincture" and {"add glycine", "heat"} <= set(steps[:-1])
     assert "add tannin" not in steps and "add urea" not in steps
+
+
+def _clarity(episode: dict, clarity: str) -> dict:
+    """``episode`` with a sample that stays ``clarity`` throughout (a field of its own)."""
+    for obs in [episode["task"]["observation"], *(s["observation"] for s in episode["steps"])]:
+        obs["clarity"] = clarity
+    episode["task"]["actions"] = [*LISTED, "filter"]
+    return episode
+
+
+def _filtered_only_clear_samples() -> tuple[dict, dict]:
+    """Filtering did nothing on three clear samples (each at another temperature); tannin did nothing on
+    a cloudy one. Nothing was ever filtered while cloudy."""
+    said = "Nothing is caught in the filter."
+    clear = [
+        _clarity(_episode(str(20 + i), t, [("filter", said, t, 0.0, False)]), "clear")
+        for i, t in enumerate(["cold", "cool", "mild"])
+    ]
+    cloudy = _clarity(
+        _episode("30", "cold", [("add tannin", "The tannin dissolves.", "cold", 0.0, False)]), "cloudy"
+    )
+    return _learn([*clear, cloudy])
+
+
+def _recall_with(memory: dict, design: dict, temp: str, clarity: str) -> str:
+    first = {**_fields(temp), "clarity": clarity}
+    task = {
+        "goal": "Bring sample S-55 to a stable green reading.",
+        "observation": first,
+        "observation_text": first["text"],
+        "actions": [*LISTED, "filter"],
+    }
+    return design["recall"](memory, task, None)
+
+
+def test_an_action_that_did_nothing_only_where_a_field_held_a_word_is_avoided_only_there():
+    """Filtering did nothing on every sample it was tried on, each of them clear: the advice avoids it when
+    clear, and the matcher lowers it on a clear sample, not on a cloudy one (where it was never tried)."""
+    memory, design = _filtered_only_clear_samples()
+    advice = _recall_with(memory, design, "cold", "clear")
+    _avoided_only_where(
+        advice, "Avoid: filter when clear.", "The sample is cold, clear and colorless.", "cloudy"
+    )
+
+
+def test_an_action_that_did_nothing_only_in_other_situations_is_untried_here():
+    """On a cloudy sample the untried plan offers the filter with what was never tried (it was tried only
+    on clear samples: untried in a situation like this); on a clear sample it does not offer it."""
+    memory, design = _filtered_only_clear_samples()
+
+    def untried(clarity: str) -> list[str]:
+        advice = _recall_with(memory, design, "cold", clarity)
+        line = next(x for x in advice.splitlines() if x.startswith("Not tried yet: "))
+        return [s.strip(" .") for s in line.removeprefix("Not tried yet: ").split(",")]
+
+    assert "filter" in untried("cloudy")
+    assert "filter" not in untried("clear")
+
+
+def test_an_action_that_did_nothing_in_every_kind_of_situation_is_avoided_anywhere():
+    """Tannin did nothing on clear and cloudy samples alike: its situations share no telling word, so it is
+    avoided without a condition."""
+    said = "The tannin dissolves."
+    memory, design = _learn(
+        [
+            _clarity(_episode(str(20 + i), t, [("add tannin", said, t, 0.0, False)]), c)
+            for i, (t, c) in enumerate([("cold", "clear"), ("cool", "cloudy"), ("mild", "clear")])
+        ]
+    )
+    assert "Avoid: add tannin." in _recall_with(memory, design, "cold", "cloudy").splitlines()

@@ -246,8 +246,9 @@ PARTS: tuple[Part, ...] = (
         "retrieve",
         "rules: in a situation like the one it was taken in, the action that advanced the task (the score rose or "
         "a goal word was newly shown), filled with this goal's words; and what to avoid: actions that never did "
-        "anything (answering as their kind does when nothing happens) or ended their episodes, and actions that "
-        "ended episodes only where a field held some word ('Avoid: heat when warm')",
+        "anything (answering as their kind does when nothing happens), where the fields held what they held each "
+        "time ('Avoid: filter when clear'), or ended their episodes, and actions that ended episodes only where "
+        "a field held some word ('Avoid: heat when warm')",
         (
             Param(
                 "min_support",
@@ -308,8 +309,8 @@ PARTS: tuple[Part, ...] = (
         "untried",
         "retrieve",
         "a plan after every other: the actions listed at earlier tasks' start that were never taken under this "
-        "goal, fewest tries first; where nothing learned names a step, the agent tries what it has not instead "
-        "of the first listed",
+        "goal (or only ever did nothing where the fields held what they do not hold now), fewest tries first; "
+        "where nothing learned names a step, the agent tries what it has not instead of the first listed",
         (Param("max_steps", "int", 12, (6, 12, 20)),),
         requires=("effects",),
     ),

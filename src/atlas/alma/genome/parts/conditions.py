@@ -55,6 +55,39 @@ def ending_when(rec):
     return sorted(held - {w for x in safe for w in x})
 
 
+def idle_when(rec, everywhere):
+    """For an action that never did anything: the words of the short fields that held each time it did
+    nothing, less those that held in every situation the memory has seen (``everywhere``): where it did
+    nothing ('clear' for a filter tried only on clear samples, which may clear a cloudy one). Empty when
+    its situations share nothing telling: then it did nothing anywhere it was tried."""
+    held = [set(x) for x in rec.get("idle_here") or []]
+    return sorted(set.intersection(*held) - everywhere) if held else []
+
+
+def idle_elsewhere(rec, everywhere, now, situations=3):
+    """Whether an action did nothing only in situations unlike ``now`` (the short-field words that hold
+    now): each try did nothing, in ``situations`` or more, none ended a task, and the fields held words
+    each time (``idle_when``) that do not all hold now. A filter tried only on clear samples is untried
+    on a cloudy one; what was tried once is not (one situation's words hold almost nowhere else)."""
+    c = rec.get("counts") or {}
+    where = idle_when(rec, everywhere)
+    quiet = c.get("nothing", 0) >= c.get("n", 0) - 1e-6 and not c.get("fatal", 0)
+    varied = len(rec.get("idle_here") or []) >= situations
+    return bool(where) and quiet and varied and not set(where) <= now
+
+
+def seen_everywhere(effects):
+    """The short-field words that held in every situation any action was taken in (the sample's name,
+    a fixed label): they tell no situation from another."""
+    seen = [
+        set(x)
+        for rec in effects.values()
+        for k in ("idle_here", "safe_in", "end_in")
+        for x in rec.get(k) or []
+    ]
+    return set.intersection(*seen) if seen else set()
+
+
 def by_kind(effects):
     """The records of ``effects`` per first word of their action (its kind), those without one left out."""
     kinds = {}

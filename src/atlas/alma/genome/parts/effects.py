@@ -45,11 +45,14 @@ from conditions import (
     fatal_heads,
     field_losses,
     here_words,
+    idle_elsewhere,
+    idle_when,
     needs_of,
     plain_replies,
     primers_of,
     reply_of,
     says_nothing_new,
+    seen_everywhere,
 )
 
 
@@ -234,6 +237,7 @@ def encode_effects(memory, episode, tools, p, store):
             seen = " ".join(sorted(value_words(step["obs_before"])))[:300]
             rec["idle_in"] = sorted(set(rec.get("idle_in", [])) | {seen})[:4]
             rec["idle_goals"] = sorted(set(rec.get("idle_goals", [])) | {this_goal})[:4]
+            rec["idle_here"] = [*[x for x in rec.get("idle_here", []) if x != here], here][-6:]
             bump(rec.setdefault("replies", {}), reply_of(step))
             rec["replies"] = capped(rec["replies"], 3)
         key_in = "end_in" if fatal else "safe_in"  # the situations it ended a task in, and did not
@@ -282,8 +286,9 @@ def retrieve_advances(memory, task, tools, p):
     raised the score or newly showed a goal word, filled with this goal's words: 'See egg: take egg 2
     from shelf 1.'), and 'Avoid: A.' for each action that never did anything (failed, or changed nothing;
     the agent's matcher lowers it) in ``p['avoid']`` situations or more (what the fields named before it;
-    0: never), under this goal or under two goals or more: in fewer, it may only have come out of order;
-    and for each action that, every time it was taken, ended its episode unsolved before the step limit
+    0: never), under this goal or under two goals or more: in fewer, it may only have come out of order
+    ('Avoid: A when W.' where the short fields held W each time it did nothing and not in every situation
+    seen: 'Avoid: filter when clear' leaves a cloudy sample's filter to be tried); and for each action that, every time it was taken, ended its episode unsolved before the step limit
     (a wrong answer, a fatal move) and never advanced a task: one such ending is enough. Actions that did
     nothing are not avoided while no action ever advanced a task and they are most of those offered at
     tasks' starts: then 'did nothing' cannot tell what to leave out (observing, waiting). Forms need
@@ -306,6 +311,7 @@ def retrieve_advances(memory, task, tools, p):
         effects = memory.get("effects") or {}
         fatal, idle = [], []
         plain = plain_replies(effects)
+        everywhere = seen_everywhere(effects)
         for rec in effects.values():
             c = rec.get("counts") or {}
             tried = c.get("n", 0)
@@ -319,7 +325,8 @@ def retrieve_advances(memory, task, tools, p):
             elif when := ending_when(rec):
                 fatal.append(rec["eg"] + " when " + " ".join(when))
             elif varied and c.get("nothing", 0) >= tried - 1e-6:
-                idle.append(rec["eg"])
+                where = idle_when(rec, everywhere)
+                idle.append(rec["eg"] + (" when " + " ".join(where) if where else ""))
         listed = len(memory.get("effect_listed") or {})
         advanced = any((rec.get("counts") or {}).get("up", 0) for rec in effects.values())
         if not advanced and listed and len(idle) * 2 > listed:  # 'nothing' is all there is to see yet
@@ -420,7 +427,9 @@ def retrieve_recipe(memory, task, tools, p):
 def retrieve_untried(memory, task, tools, p):
     """From ``effects``: the actions the agent was shown at the start of earlier tasks and never took under
     this goal at the furthest stage its games reached (a stage: the score rose once more), and that never
-    raised its score; fewest tries (under any goal) first, then in the order they were listed. None that begins
+    raised its score, or only ever did nothing in situations unlike this task's start (``idle_elsewhere``:
+    untried here); fewest tries (under any goal; none for those untried here) first, then in the order
+    they were listed. None that begins
     with the first word of actions that end a task (``ending_words``): what ends a task is not explored.
     After them, up to three actions tried before that never advanced a task and answered otherwise than
     their kind does when nothing happens (they reacted to something: a condition met by then may let
@@ -435,12 +444,18 @@ def retrieve_untried(memory, task, tools, p):
     furthest = (memory.get("effect_reached") or {}).get(this, 0)
     advanced = set((memory.get("effect_goal_ups") or {}).get(this, []))
     listed = memory.get("effect_listed") or {}
+    everywhere, now = seen_everywhere(effects), here_words(task.get("observation") or {})
     ranked = []
     for i, (key, shown) in enumerate(listed.items()):
         rec = effects.get(key)
-        if key in advanced or first_word(shown) in ending or (rec and _tried(rec, this, furthest)):
+        elsewhere = bool(rec) and idle_elsewhere(rec, everywhere, now)  # untried in a situation like this
+        if (
+            key in advanced
+            or first_word(shown) in ending
+            or (rec and not elsewhere and _tried(rec, this, furthest))
+        ):
             continue
-        ranked.append(((rec or {}).get("counts", {}).get("n", 0), i, shown))
+        ranked.append((0 if elsewhere else (rec or {}).get("counts", {}).get("n", 0), i, shown))
     steps = [shown for _, _, shown in sorted(ranked)][: p.get("max_steps", 12)]
     plain = plain_replies(effects)
     retry = [  # what answered otherwise than doing nothing: again, after the others (a condition met since)
