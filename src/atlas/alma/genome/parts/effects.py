@@ -288,8 +288,9 @@ def retrieve_advances(memory, task, tools, p):
     the agent's matcher lowers it) in ``p['avoid']`` situations or more (what the fields named before it;
     0: never), under this goal or under two goals or more: in fewer, it may only have come out of order
     ('Avoid: A when W.' where the short fields held W each time it did nothing and not in every situation
-    seen: 'Avoid: filter when clear' leaves a cloudy sample's filter to be tried); and for each action that, every time it was taken, ended its episode unsolved before the step limit
-    (a wrong answer, a fatal move) and never advanced a task: one such ending is enough. Actions that did
+    seen: 'Avoid: filter when clear' leaves a cloudy sample's filter to be tried); and for each action
+    that, every time it was taken, ended its episode unsolved before the step limit (a wrong answer, a
+    fatal move) and never advanced a task: one such ending is enough. Actions that did
     nothing are not avoided while no action ever advanced a task and they are most of those offered at
     tasks' starts: then 'did nothing' cannot tell what to leave out (observing, waiting). Forms need
     ``p['min_support']`` episodes' worth of support (decayed with the store)."""
@@ -429,8 +430,8 @@ def retrieve_untried(memory, task, tools, p):
     this goal at the furthest stage its games reached (a stage: the score rose once more), and that never
     raised its score, or only ever did nothing in situations unlike this task's start (``idle_elsewhere``:
     untried here); fewest tries (under any goal; none for those untried here) first, then in the order
-    they were listed. None that begins
-    with the first word of actions that end a task (``ending_words``): what ends a task is not explored.
+    they were listed. None that begins with the first word of actions that end a task (``ending_words``):
+    what ends a task is not explored.
     After them, up to three actions tried before that never advanced a task and answered otherwise than
     their kind does when nothing happens (they reacted to something: a condition met by then may let
     them work). A plan the agent's matcher reads after every other plan: where nothing learned names a
