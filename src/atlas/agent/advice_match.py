@@ -352,8 +352,7 @@ def match_advice(
     _tried_once(advice, phrases, advanced, avoided, observation)
     best = max((m for _, _, m in rules), default=0.0)
     if best < MIN_MATCH:
-        lowered_now = [label for label, value in avoided.items() if value < 0]
-        step = _plan_step(advice, done or [], labels, observation, lowered_now)
+        step = _plan_step(advice, done or [], labels, observation, avoided)
         if step is None:
             return Match(_with(avoided, {}, unadvised), avoid_lines)
         if goal and _search_yields(advice, goal, labels):
