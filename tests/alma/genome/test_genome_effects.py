@@ -399,12 +399,20 @@ def test_an_action_that_ended_its_task_unsolved_is_avoided_and_so_is_its_kind():
     )
 
 
-def test_a_kind_is_not_avoided_when_one_of_it_did_no_harm_nor_at_the_step_limit():
-    quiet = {"observation": {"text": "The lamp stays dark."}, "observation_text": "The lamp stays dark."}
-    lamp = _ending("focus on lamp")
-    harmless = {**lamp, "steps": [{**lamp["steps"][0], **quiet, "ended": False}]}
+def _harmless(action: str) -> dict:
+    quiet = {"observation": {"text": "Nothing happens."}, "observation_text": "Nothing happens."}
+    ending = _ending(action)
+    return {**ending, "steps": [{**ending["steps"][0], **quiet, "ended": False}]}
+
+
+def test_a_kind_is_avoided_while_most_of_it_ended_tasks_and_not_once_half_did_no_harm_nor_at_the_limit():
+    """Real ScienceWorld collections focus on an ambiguous name ('focus on bee 0') that changes nothing
+    beside the wrong focuses that end tasks: one harmless action does not clear the kind, as many as
+    ended tasks do."""
     few = [_ending("focus on drain"), _ending("focus on bed"), _ending("focus on orange")]
-    assert "focus on … unless advised" not in _advice_after([*few, harmless])
+    assert "Avoid: focus on … unless advised." in _advice_after([*few, _harmless("focus on lamp")]).splitlines()
+    as_many = [_harmless(f"focus on {thing}") for thing in ("lamp", "chair", "sofa")]
+    assert "focus on … unless advised" not in _advice_after([*few, *as_many])
     at_the_limit = [_ending(a, ended=False) for a in ("focus on drain", "focus on bed", "focus on orange")]
     assert "Avoid" not in _advice_after(at_the_limit)
 

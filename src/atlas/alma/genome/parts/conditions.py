@@ -139,10 +139,11 @@ def ends_tasks(rec):
 
 def fatal_heads(effects, least):
     """The leading words of actions that end a task: ``least`` or more actions beginning with the same word
-    each ended every episode it was taken in, unsolved, and every other one so begun advanced a task
-    ('focus on' when focusing on a drain, a bed and an orange each failed a task, and only focusing on the
-    right thing ever helped). Their longest common beginning, without the thing: the next such action is
-    likely fatal too, unless advice names it. 0: never."""
+    each ended every episode it was taken in, unsolved, and more of them than of the others so begun that
+    never advanced a task ('focus on' when focusing on a drain, a bed and an orange each failed a task,
+    focusing on an ambiguous name did nothing, and only focusing on the right thing ever helped). Their
+    longest common beginning, without the thing: the next such action is likely fatal too, unless advice
+    names it. 0: never."""
     if not least:
         return []
     out = []
@@ -152,7 +153,8 @@ def fatal_heads(effects, least):
             for r in kind
         ]
         ended = [said for said, fatal, _ in recs if fatal]
-        if len(ended) < least or any(not fatal and not up for _, fatal, up in recs):
+        idle = sum(1 for _, fatal, up in recs if not fatal and not up)
+        if len(ended) < least or idle >= len(ended):
             continue
         head = ended[0]
         for said in ended[1:]:
