@@ -410,7 +410,9 @@ def test_a_kind_is_avoided_while_most_of_it_ended_tasks_and_not_once_half_did_no
     beside the wrong focuses that end tasks: one harmless action does not clear the kind, as many as
     ended tasks do."""
     few = [_ending("focus on drain"), _ending("focus on bed"), _ending("focus on orange")]
-    assert "Avoid: focus on … unless advised." in _advice_after([*few, _harmless("focus on lamp")]).splitlines()
+    assert (
+        "Avoid: focus on … unless advised." in _advice_after([*few, _harmless("focus on lamp")]).splitlines()
+    )
     as_many = [_harmless(f"focus on {thing}") for thing in ("lamp", "chair", "sofa")]
     assert "focus on … unless advised" not in _advice_after([*few, *as_many])
     at_the_limit = [_ending(a, ended=False) for a in ("focus on drain", "focus on bed", "focus on orange")]
