@@ -270,7 +270,7 @@ PARTS: tuple[Part, ...] = (
                 3,
                 (0, 2, 3, 5),
                 doc="'Avoid: <first words> … unless advised' once this many actions so begun each ended "
-                "their episodes unsolved, and no other so begun was harmless (0: never)",
+                "their episodes unsolved, more than the others so begun that never advanced a task (0: never)",
             ),
         ),
         requires=("effects",),
