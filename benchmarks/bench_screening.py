@@ -50,7 +50,7 @@ from atlas.alma.genome import operators, step
 from atlas.alma.genome.baselines import baseline_genome
 from atlas.alma.genome.operators import env_observation_keys
 from atlas.alma.sandbox.pool import WorkerPool
-from atlas.alma.search.genome_step import actions_by_task
+from atlas.alma.search.agent_check import actions_by_task
 from atlas.alma.state.config import AlmaConfig
 from atlas.envs.registry import get_env
 from atlas.infra.embeddings import make_embedder

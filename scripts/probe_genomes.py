@@ -25,7 +25,7 @@ from atlas.alma.evaluate.harness import run_tasks
 from atlas.alma.genome import genome_design, parse_genome, step
 from atlas.alma.genome.step import probe
 from atlas.alma.sandbox.pool import WorkerPool
-from atlas.alma.search.genome_step import actions_by_task
+from atlas.alma.search.agent_check import actions_by_task
 from atlas.alma.state.config import AlmaConfig
 from atlas.alma.state.run_dir import read_jsonl
 from atlas.envs.registry import get_env

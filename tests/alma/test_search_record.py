@@ -16,7 +16,7 @@ from alma_doubles import debug_policy, task_policy
 from typer.testing import CliRunner
 
 import atlas.alma
-from atlas.alma.search.genome_step import OWN_KIND, checked_anchors
+from atlas.alma.search.agent_check import OWN_KIND, checked_anchors
 from atlas.alma.state.archive import Archive, ArchiveEntry
 from atlas.alma.state.search_record import LEGACY_KEYS, SearchRecord, migrate_entry
 from atlas.cli import app

@@ -15,7 +15,8 @@ from viewer_helpers import OLD_RUN, edit_archive
 
 from atlas.alma.genome import parse_genome
 from atlas.alma.genome.bandit import operator_stats
-from atlas.alma.genome.step import GENOME_OPERATORS, entry_genome
+from atlas.alma.genome.representation import GENOME_OPERATORS
+from atlas.alma.genome.step import entry_genome
 from atlas.alma.state.archive import Archive
 from atlas.viewer.report import NO_OPERATORS, write_report
 from atlas.viewer.run_reader import read_run

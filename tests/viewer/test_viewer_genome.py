@@ -17,7 +17,7 @@ from viewer_helpers import EDIT, OLD_RUN, REPO, edit_archive
 
 from atlas.alma.genome import parse_genome
 from atlas.alma.genome.bandit import operator_stats
-from atlas.alma.genome.step import GENOME_OPERATORS
+from atlas.alma.genome.representation import GENOME_OPERATORS
 from atlas.alma.state.archive import Archive
 from atlas.viewer.report import write_report
 from atlas.viewer.run_reader import read_run

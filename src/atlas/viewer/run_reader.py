@@ -26,7 +26,7 @@ from atlas.alma.author.debug_log import episode_block
 from atlas.alma.evaluate.runlog import CallLog
 from atlas.alma.genome.bandit import operator_stats, stats_table
 from atlas.alma.genome.model import parse_genome
-from atlas.alma.genome.step import CODE_OPERATORS, GENOME_OPERATORS
+from atlas.alma.genome.representation import CODE_OPERATORS, GENOME_OPERATORS
 from atlas.alma.state.search_record import SearchRecord, raw_search
 from atlas.core import jsonsafe
 from atlas.core.safetext import safe_data, safe_text

@@ -11,7 +11,7 @@ from atlas.alma.evaluate.harness import make_tasks
 from atlas.alma.genome import baseline_genome
 from atlas.alma.genome.operators import env_observation_keys, random_genome
 from atlas.alma.genome.step import Candidate, evolve_candidates
-from atlas.alma.search.genome_step import ANCHORS, OWN_KIND, checked_anchors, checked_likeness, to_check
+from atlas.alma.search.agent_check import ANCHORS, OWN_KIND, checked_anchors, checked_likeness, to_check
 from atlas.alma.state.archive import ArchiveEntry
 from atlas.alma.state.search_record import CheckedRow, SearchRecord
 from atlas.envs.registry import get_env

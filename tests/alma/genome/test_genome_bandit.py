@@ -4,7 +4,7 @@ then the best rate plus exploration wins."""
 from __future__ import annotations
 
 from atlas.alma.genome.bandit import choose_operator, operator_stats, stats_table
-from atlas.alma.genome.step import operators_for, resolve_representation
+from atlas.alma.genome.representation import operators_for, resolve_representation
 from atlas.alma.state.search_record import SearchRecord
 
 

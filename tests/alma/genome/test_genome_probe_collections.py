@@ -163,7 +163,8 @@ def test_goal_averse_walks_pick_up_other_things_never_the_goals(fetch):
 
 def test_a_logged_collection_replays_the_games_the_agent_played(fetch, pool, embedder, monkeypatch):
     """Inside a search the probe learns from the no-memory agent's logged collection games: replayed
-    step for step, they give the memory (and the probe) those games give."""
+    step for step, they give the memory (and the probe) those games give; games the agent played with a
+    design's advice (``checked``) are one more collection in the mean."""
     from atlas.envs.base import action_label
     from atlas.envs.policies import GoalAversePolicy, LoggedWalk, form_words
 
@@ -191,5 +192,18 @@ def test_a_logged_collection_replays_the_games_the_agent_played(fetch, pool, emb
         step.probe(design, env, collection, probe_tasks, embedder=embedder, pool=pool, logged=logged)
     )
     assert replayed == walked and walked["solved"] > 0
+    # games of the agent's under some design's advice (``checked``): one more collection, in the mean
+    idle = {t.id: [] for t in collection}  # games that did nothing teach nothing
+    unhelped = asyncio.run(
+        step.probe(design, env, collection, probe_tasks, embedder=embedder, pool=pool, logged=idle)
+    )
+    both = asyncio.run(
+        step.probe(
+            design, env, collection, probe_tasks, embedder=embedder, pool=pool, logged=idle, checked=logged
+        )
+    )
+    assert both["probe_score"] == pytest.approx((unhelped["probe_score"] + walked["probe_score"]) / 2)
+    assert (both["solved"], both["played"]) == (walked["solved"], unhelped["played"] + walked["played"])
+    assert unhelped["solved"] == 0
     with pytest.raises(ValueError, match="logged"):
         asyncio.run(asmoke_run(design, env, tasks=(collection, probe_tasks), walks="logged"))

@@ -12,7 +12,8 @@ from alma_doubles import debug_policy, task_policy
 
 import atlas.alma
 from atlas.alma.genome import parse_genome
-from atlas.alma.genome.step import GENOME_OPERATORS, entry_genome
+from atlas.alma.genome.representation import GENOME_OPERATORS
+from atlas.alma.genome.step import entry_genome
 from atlas.alma.state.search_record import LEGACY_KEYS
 from atlas.infra.llm import ScriptedLLM
 
@@ -75,8 +76,13 @@ def evolved(archive):
 
 
 @pytest.fixture(scope="module")
-def straight(tmp_path_factory, embedder):
-    return search(tmp_path_factory.mktemp("straight"), embedder, json.dumps(EDIT), iterations=4)
+def straight_dir(tmp_path_factory):
+    return tmp_path_factory.mktemp("straight")
+
+
+@pytest.fixture(scope="module")
+def straight(straight_dir, embedder):
+    return search(straight_dir, embedder, json.dumps(EDIT), iterations=4)
 
 
 def test_each_operator_is_tried_and_every_child_was_screened_first(straight):
@@ -99,6 +105,29 @@ def test_each_operator_is_tried_and_every_child_was_screened_first(straight):
         else:
             assert c.errors[0].startswith("screened out by the advice probe")
     assert all(it["operator"] in GENOME_OPERATORS for it in straight.iterations)
+
+
+def test_the_agent_checks_collection_games_are_kept_in_the_run_folder(straight, straight_dir):
+    """Each checked genome's collection games with the task agent: every collection task played, with the
+    advice each recall gave, readable as a played design's logs are."""
+    rows = [r for c in evolved(straight) for r in c.search.checked]
+    assert rows
+    for r in rows:
+        logs = straight_dir / "run" / r.logs
+        episodes = [json.loads(line) for line in (logs / "episodes.jsonl").read_text().splitlines()]
+        assert [e["phase"] for e in episodes] == ["collection"] * 2, r.logs
+        calls = [json.loads(line) for line in (logs / "calls.jsonl").read_text().splitlines()]
+        assert {c["phase"] for c in calls} >= {"update", "recall"}
+        assert "agent check" in (logs / "debug_log.txt").read_text()
+    # the games that scored most with a design's advice are what the screening learns from besides the
+    # baseline's (``CHECKED_GAMES``)
+    from atlas.alma.search.agent_check import scored_games
+
+    scores = [(r.collection_score, r.logs) for r in rows]
+    scores += [(e.collection_score, e.logs_dir) for e in straight if e.name != "no_memory"]
+    best = max(s or 0.0 for s, d in scores if d)
+    assert best > 0 and dict((d, s) for s, d in scores if d)[scored_games(straight)] == best
+    assert scored_games([e for e in straight if e.name == "no_memory"]) is None
 
 
 def test_the_llm_edit_is_the_first_candidate_of_its_generation(straight):
@@ -202,7 +231,7 @@ def test_later_generations_check_what_the_climb_made_from_the_best_checked_genom
     """The climb learns from the agent check: a generation's anchored checks descend from the genomes
     earlier generations' checks rated best (``checked_anchors``), and there are some; no genome is
     checked twice in the run, near copies included (the same retrieve parts screening the same)."""
-    from atlas.alma.search.genome_step import checked_anchors
+    from atlas.alma.search.agent_check import checked_anchors
 
     children = evolved(search(tmp_path, embedder, json.dumps(EDIT), iterations=3, genome_candidates=24))
     anchored, likeness = [], []

@@ -48,6 +48,8 @@ def screening_record(
                 agent_solved=c.agent_solved,
                 screen_score=round(c.probe_score, 4),
                 anchor=c.anchor or None,
+                logs=c.logs or None,
+                collection_score=c.collection_score,
             )
             for c in checked
             if c.agent_probe is not None

@@ -21,18 +21,17 @@ from atlas.alma.genome.catalog import ObsKeys
 from atlas.alma.genome.compile import compile_genome, genome_design, genome_of
 from atlas.alma.genome.llm_edit import llm_edit
 from atlas.alma.genome.model import Genome, parse_genome
-from atlas.alma.genome.operators import crossover, env_observation_keys, mutate, random_genome
+from atlas.alma.genome.operators import crossover, mutate, random_genome
 from atlas.alma.genome.screening_report import screening_line
 from atlas.alma.state.archive import ArchiveEntry
-from atlas.errors import ConfigError, InvalidInputError
+from atlas.errors import InvalidInputError
 from atlas.protocols.embed import Embedder
-from atlas.protocols.env import EnumeratesActions, Environment
+from atlas.protocols.env import Environment
 from atlas.protocols.llm import LLM
 
 if TYPE_CHECKING:
     from atlas.alma.sandbox.pool import WorkerPool
 
-GENOME_OPERATORS = ("mutate", "recombine", "random", "llm_edit")
 PROBE_FIRST = 2  # probe tasks every candidate plays; the rest only after it solved or scored one
 # While no candidate of a screening has scored, every candidate plays every probe task: where memory
 # helps only tasks that start where its collection looked, two tasks see nothing. Evidence: on the
@@ -92,6 +91,15 @@ LOGGED_COLLECTIONS: tuple[tuple[Any, ...], ...] = (
 # A design's own collection games as the task agent played them with it, alone (the agent check, and
 # what a played design's probe is measured with): the walks only model those games.
 OWN_GAMES: tuple[tuple[Any, ...], ...] = (("logged", 0),)
+# Inside a search the screening also learns each candidate's memory from the collection games of the task
+# agent's that scored most so far with a design's advice (``GenomeStep.checked_games``: an agent check's,
+# a played design's), replayed alone as one more collection: the baseline's games show what a small agent
+# does unadvised, and advice changes that (on ScienceWorld, after 'Avoid: focus on orange.' the 0.5B left
+# the room it started in and raised the score to 0.25). Evidence: on the ScienceWorld run's tasks
+# (docs/results/search-scienceworld-own-collection) memory from such games probed a genome with a route
+# 0.125 where an advances-only genome probed 0.000, while the baseline's games ranked them the other
+# way round (0.047 and 0.070), so the screening handed the agent check only the latter kind.
+CHECKED_GAMES: tuple[tuple[Any, ...], ...] = (("logged", 0),)
 
 
 def probe_collections(logged: Mapping[str, Sequence[str]] | None) -> tuple[tuple[Any, ...], ...]:
@@ -117,44 +125,6 @@ UNADVISED_CREDIT = 0.5
 # A genome compiled as is shares sandbox workers in the probe (see ``probe``); False: a fresh worker per
 # frozen recall as for any design (the reference of ``benchmarks/bench_screening.py --compare workers``).
 SHARE_WORKERS = True
-CODE_OPERATORS = ("write", "edit", "crossover")
-
-
-def resolve_representation(setting: str, meta_model: str | None) -> tuple[str, str]:
-    """``(representation, reason)``. ``auto``: genome search with a local (or no) meta model, whose code
-    was measured unusable (0/4 designs that steer the probe, ``benchmarks/bench_meta_model.py``); genomes
-    and code with a hosted one; code with a scripted model (it replays code replies)."""
-    if setting != "auto":
-        return setting, f"--representation {setting}"
-    name = meta_model or ""
-    if name.startswith("scripted"):
-        return "code", f"meta model {name} replays scripted code replies"
-    if not name or name.startswith("local:"):
-        return "genome", f"meta model {name or '(none)'} is local: genome search over the parts space"
-    return "both", f"meta model {name} is hosted: genome search and code-writing operators"
-
-
-def genome_keys(env: Environment, seed: int) -> ObsKeys:
-    """The observation fields genome parameters may name (``env_observation_keys``), once ``env`` is
-    known to list its actions: the screening's probe plays only listed actions (``ConfigError`` else)."""
-    if not isinstance(env, EnumeratesActions):
-        raise ConfigError(
-            f"the genome search cannot run on {env.name!r}: it screens each candidate memory with a probe "
-            f"that plays the environment's listed actions, and {type(env).__name__} has no "
-            "candidate_actions(observation). Add that method (the valid actions for an observation; see "
-            "'Add an environment' in docs/environments.md), or search with --representation code and a meta "
-            "model that writes code"
-        )
-    return env_observation_keys(env, seed)
-
-
-def operators_for(representation: str, has_meta_llm: bool) -> list[str]:
-    ops: list[str] = []
-    if representation in ("genome", "both"):
-        ops += ["mutate", "recombine", "random"] + (["llm_edit"] if has_meta_llm else [])
-    if representation in ("code", "both"):
-        ops += list(CODE_OPERATORS)
-    return ops
 
 
 def entry_genome(entry: ArchiveEntry) -> Genome | None:
@@ -186,6 +156,8 @@ class Candidate:
     agent_steered: float = 0.0
     agent_solved: int = 0
     anchor: str = ""  # the key of the checked genome (``anchors``) the climb made this one from, if any
+    logs: str = ""  # the run folder's logs of the agent check's collection games with it, when checked
+    collection_score: float | None = None  # those games' mean score
 
 
 async def make_children(
@@ -238,10 +210,13 @@ async def probe(
     logged: Mapping[str, Sequence[str]] | None = None,
     collections: tuple[tuple[Any, ...], ...] | None = None,
     first: int | None = None,
+    checked: Mapping[str, Sequence[str]] | None = None,
 ) -> dict[str, Any]:
     """A design's advice probe: memory from ``collection`` played by each of ``collections`` (default
     ``probe_collections(logged)``; each a walk, and how many episodes the explorer plays first;
-    ``logged``: the task agent's actions per collection task, for the ``logged`` walk), then ``probe_tasks`` played doing what its recall says (no LLM anywhere; see ``PROBE_UNADVISED``). Returns
+    ``logged``: the task agent's actions per collection task, for the ``logged`` walk; ``checked``: other
+    games of the task agent's, one more collection replayed alone, see ``CHECKED_GAMES``), then
+    ``probe_tasks`` played doing what its recall says (no LLM anywhere; see ``PROBE_UNADVISED``). Returns
     ``{probe_score, steered, solved, played, error}``, means over the collections; ``steered`` gives
     unsolved tasks partial credit for how far the advice took them (see ``STEER_CREDIT``). A design that
     is a genome compiled as is (the parts' own code) shares sandbox workers across its runs and recalls
@@ -254,8 +229,9 @@ async def probe(
     error = ""
     genome = genome_of(design)
     parts_only = SHARE_WORKERS and genome is not None and compile_genome(genome) == design.source
-    collections = collections or probe_collections(logged)
-    for walks, explorer_episodes, *seed in collections:
+    sources = [(c, logged) for c in collections or probe_collections(logged)]
+    sources += [(c, checked) for c in CHECKED_GAMES] if checked else []
+    for (walks, explorer_episodes, *seed), games in sources:
         # Successive halving: the first ``first`` tasks (PROBE_FIRST), the rest only when the advice took one
         # somewhere.
         played: list[dict[str, Any]] = []
@@ -273,14 +249,14 @@ async def probe(
                 walks=walks,
                 unadvised=PROBE_UNADVISED,
                 seed=seed[0] if seed else 0,
-                logged=logged,
+                logged=games,
                 isolated=not parts_only,
             )
             played += report.probes
             if report.problems or report.errors:
                 error = str(report.problems[0] if report.problems else report.errors[0].error)[:200]
         probes += played
-    total = max(1, len(probe_tasks) * len(collections))
+    total = max(1, len(probe_tasks) * len(sources))
     limit = max(1, int(getattr(env, "max_steps", 20) or 20))
     return {
         "probe_score": sum(_credited(p) for p in probes) / total,
@@ -332,6 +308,7 @@ async def screen(
     pool: WorkerPool,
     logged: Mapping[str, Sequence[str]] | None = None,
     first: int | None = None,
+    checked: Mapping[str, Sequence[str]] | None = None,
 ) -> list[Candidate]:
     """Each genome's advice probe (see ``probe``; ``first``: the probe tasks each plays before the rest)."""
     out = []
@@ -345,6 +322,7 @@ async def screen(
             pool=pool,
             logged=logged,
             first=first,
+            checked=checked,
         )
         out.append(
             Candidate(
@@ -392,6 +370,7 @@ async def evolve_candidates(
     name: str,
     good_enough: Callable[[Candidate], bool] | None = None,
     logged: Mapping[str, Sequence[str]] | None = None,
+    checked: Mapping[str, Sequence[str]] | None = None,
     anchors: Sequence[Genome] = (),
     on_round: Callable[[str], None] | None = None,
     time_box_s: float | None = None,
@@ -414,7 +393,15 @@ async def evolve_candidates(
     )
     every = len(probe_tasks) if PROBE_ALL_WHILE_FLAT else None
     screened = await screen(
-        genomes, env, collection, probe_tasks, embedder=embedder, pool=pool, logged=logged, first=every
+        genomes,
+        env,
+        collection,
+        probe_tasks,
+        embedder=embedder,
+        pool=pool,
+        logged=logged,
+        first=every,
+        checked=checked,
     )
     last = started
 
@@ -463,6 +450,7 @@ async def evolve_candidates(
             pool=pool,
             logged=logged,
             first=every if flat else None,
+            checked=checked,
         )
         say()
     for c in screened:
@@ -471,8 +459,7 @@ async def evolve_candidates(
 
 
 __all__ = [
-    "CODE_OPERATORS",
-    "GENOME_OPERATORS",
+    "CHECKED_GAMES",
     "LOGGED_COLLECTIONS",
     "OWN_GAMES",
     "PROBE_COLLECTIONS",
@@ -480,11 +467,8 @@ __all__ = [
     "climb_child",
     "climb_parents",
     "entry_genome",
-    "genome_keys",
     "make_children",
-    "operators_for",
     "probe_collections",
     "read_genome",
-    "resolve_representation",
     "screen",
 ]

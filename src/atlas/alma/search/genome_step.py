@@ -7,7 +7,7 @@ goes into its entry's search record (``atlas.alma.state.search_record``)."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from random import Random
 from typing import Any
 
@@ -27,141 +27,31 @@ from atlas.alma.genome.step import (
     evolve_candidates,
     probe,
     probe_collections,
-    read_genome,
 )
 from atlas.alma.sandbox.pool import WorkerPool
+from atlas.alma.search.agent_check import (
+    OWN_KIND,
+    actions_by_task,
+    checked_anchors,
+    checked_likeness,
+    checked_rank,
+    scored_games,
+    screening_rank,
+    to_check,
+)
 from atlas.alma.search.budget import screening_s
 from atlas.alma.search.record import Recorder, beats
 from atlas.alma.search.seeds import NO_MEMORY_NAME
 from atlas.alma.state.archive import Archive, ArchiveEntry
 from atlas.alma.state.search_record import (
-    CheckedRow,
     OperatorStatsRow,
     ProbeKind,
     SearchRecord,
 )
+from atlas.errors import ArchiveError
 from atlas.protocols.embed import Embedder
 from atlas.protocols.env import Environment
 from atlas.protocols.llm import LLM
-
-# The agent check (``AlmaConfig.agent_checks``): the screening's best few candidates have their
-# collection games played by the task agent (two at once) before one is chosen, and are probed again with
-# memory from those games alone. The screening learns a candidate's memory from the baseline's games and
-# from walks; a candidate whose advice changes how the agent collects learns something else. Evidence:
-# the played genomes of the runs in docs/results/ (discovery-fetch-0.5b, discovery-fetch-0.5b-2,
-# discovery-graphworld-0.5b, demo-0.5b, discovery-depot-0.5b), probed with memory from the baseline's
-# games and then from their own (``scripts/probe_genomes.py RUN G.json=DESIGN_ID``): with their own games
-# the genomes that beat no memory probe above those that did harm, which the baseline's games rank the
-# wrong way round on TextWorld fetch.
-OWN_KIND: ProbeKind = "own games"  # ``probe_kind`` of a probe with memory from a design's own games
-# The genomes that probed best with the agent's own collection in earlier generations (played or not;
-# ``checked_anchors``) stay sources of the screening's climb, and the best-screened candidate made from
-# each takes one of the check's slots (at most half of them): the search climbs on the score the agent's
-# games give, and the screening only filters each one's neighbours.
-ANCHORS = 2
-
-
-def actions_by_task(rows: Iterable[dict[str, Any]]) -> dict[str, list[str]]:
-    """``{task id: [action, ...]}`` of logged episodes (``EpisodeRecord.to_dict()`` rows)."""
-    out: dict[str, list[str]] = {}
-    for row in rows:
-        if row.get("task_id"):
-            steps = row.get("actions") or []
-            out[str(row["task_id"])] = [str(a.get("text") or "") for a in steps if isinstance(a, dict)]
-    return out
-
-
-def _checked_rows(entries: Iterable[ArchiveEntry]) -> list[CheckedRow]:
-    """Every genome measured with the task agent's own collection games: the agent check's rows of each
-    generation (played or not), and each played genome whose probe was measured so (``probe_of``)."""
-    rows: list[CheckedRow] = []
-    for e in entries:
-        r = e.search
-        if r is None:
-            continue
-        rows += r.checked
-        own = e.status == "ok" and r.probe_kind == OWN_KIND  # a played design measured by ``probe_of``
-        if own and r.genome is not None and r.probe_score is not None:
-            rows.append(
-                CheckedRow(genome=r.genome, agent_probe=r.probe_score, agent_steered=r.steered or 0.0)
-            )
-    return rows
-
-
-def checked_anchors(entries: Iterable[ArchiveEntry], n: int = ANCHORS) -> list[Genome]:
-    """The ``n`` genomes whose probe with the task agent's own collection games was best (``_checked_rows``),
-    best first; none that probed 0, each once."""
-    best: dict[str, tuple[float, float, Genome]] = {}
-    for row in _checked_rows(entries):
-        g = read_genome(row.genome)
-        score, steered = row.agent_probe, row.agent_steered
-        if g is not None and score > 0 and (score, steered) > best.get(g.key, (0.0, 0.0, g))[:2]:
-            best[g.key] = (score, steered, g)
-    ranked = sorted(best.values(), key=lambda t: (t[0], t[1]), reverse=True)
-    return [g for _, _, g in ranked[:n]]
-
-
-def _rank(c: Candidate) -> tuple[float, float, int]:
-    """The screening's order: probe score, then how far the advice steered, then fewer retrieve parts."""
-    return (c.probe_score, c.steered, -len(c.genome.retrieve))
-
-
-def _checked_rank(c: Candidate) -> tuple[float, float, float, float]:
-    """After the agent check: the probe with the agent's own collection first, then the screening's."""
-    return (c.agent_probe or 0.0, c.agent_steered, c.probe_score, c.steered)
-
-
-def _likeness(genome: Genome, screen_score: float) -> tuple[tuple[str, ...], float]:
-    """What a near copy shares with its original: the retrieve parts and the screening's score (a copy
-    with its parts reordered, or a parameter changed that the memory never reaches, screens the same)."""
-    return tuple(sorted({r.part for r in genome.retrieve})), round(round(screen_score, 4), 3)  # rows keep 4
-
-
-def checked_likeness(entries: Iterable[ArchiveEntry]) -> set[tuple[tuple[str, ...], float]]:
-    """``_likeness`` of every genome the agent check measured in earlier generations."""
-    out = set()
-    for row in _checked_rows(entries):
-        g = read_genome(row.genome)
-        if g is not None and row.screen_score is not None:
-            out.add(_likeness(g, row.screen_score))
-    return out
-
-
-def to_check(
-    screened: list[Candidate],
-    anchors: Sequence[Genome],
-    limit: int,
-    checked: Iterable[tuple[tuple[str, ...], float]] = (),
-) -> list[Candidate]:
-    """Up to ``limit`` candidates for the agent check, of those whose probe scored (a solved task or a
-    partial score): first, for each
-    of ``anchors`` (at most half of ``limit``), the best-screened candidate the climb made from it; then
-    the screening's best, each the best of its set of retrieve parts (a family of near copies is
-    checked once). None is a near copy (``_likeness``) of another pick or of a genome ``checked`` before:
-    such a copy spends the agent's games to measure what is known (without this rule, generation 4 of
-    docs/results/discovery-fetch-checked-0.5b spent all six checks on its two anchors, parts reordered)."""
-    ranked = sorted((c for c in screened if not c.error and c.probe_score > 0), key=_rank, reverse=True)
-    known = set(checked)
-    picked: list[Candidate] = []
-
-    def take(c: Candidate) -> None:
-        known.add(_likeness(c.genome, c.probe_score))
-        picked.append(c)
-
-    def new(c: Candidate) -> bool:
-        return _likeness(c.genome, c.probe_score) not in known and all(c is not p for p in picked)
-
-    for a in anchors[: limit // 2]:
-        near = next((c for c in ranked if c.anchor == a.key and new(c)), None)
-        if near is not None:
-            take(near)
-    kinds: set[tuple[str, ...]] = set()
-    for c in ranked:
-        kind = _likeness(c.genome, 0.0)[0]
-        if kind not in kinds and new(c) and len(picked) < limit:
-            kinds.add(kind)
-            take(c)
-    return picked
 
 
 def probe_bar(archive: Archive, probes: dict[str, float]) -> float:
@@ -220,6 +110,17 @@ class GenomeStep:
             base = self._no_memory()
             self._logged = self.collection_of(base) if base else {}
         return self._logged
+
+    def checked_games(self) -> dict[str, list[str]]:
+        """The games of ``scored_games``, per collection task: the screening learns memory from them too."""
+        logs_dir = scored_games(self.rec.archive)
+        try:  # a logs path that leaves the run folder (ArchiveError): the screening goes without it
+            logs = (
+                DesignLogs.from_dir(self.rec.run_dir.entry_logs(logs_dir, logs_dir), {}) if logs_dir else None
+            )
+        except ArchiveError:
+            logs = None
+        return actions_by_task(r for r in logs.episodes if r.get("phase") == "collection") if logs else {}
 
     def _no_memory(self) -> ArchiveEntry | None:
         return next(
@@ -293,6 +194,17 @@ class GenomeStep:
             design = genome_design(c.genome, name=f"{name}-check{i}", id=child_id, origin="meta")
             async with slots:
                 ev = await self.rec.executor.evaluate(design, self.rec.collection_tasks, [])
+            c.collection_score = ev.collection_score
+            c.logs = self.rec.write_evaluation_logs(
+                f"{child_id}-check{i}",
+                {
+                    "id": f"{child_id}-check{i}",
+                    "name": design.name,
+                    "origin": "agent check",
+                    "collection_score": ev.collection_score,
+                },
+                ev,
+            )
             if ev.status != "ok":
                 c.error = f"its collection with the task agent failed: {'; '.join(ev.errors)}"[:200]
                 return
@@ -349,8 +261,10 @@ class GenomeStep:
         bar = await self.probe_bar(archive)
         probing = can_probe(self.env)
         logged = self.logged_collection()
+        games = self.checked_games() if logged else {}
         anchors = checked_anchors(archive) if probing and cfg.agent_checks else []
-        every = len(rec.deployment_tasks[: cfg.probe_tasks]) * len(probe_collections(logged))  # all solved
+        sources = len(probe_collections(logged)) + bool(games)
+        every = len(rec.deployment_tasks[: cfg.probe_tasks]) * sources  # all solved
 
         def good_enough(c: Candidate) -> bool:
             if c.error or not probing:
@@ -379,6 +293,7 @@ class GenomeStep:
             name=name,
             good_enough=perfect,
             logged=logged,
+            checked=games or None,
             anchors=anchors,
             on_round=rec.progress.line,
             time_box_s=screening_s(cfg),
@@ -387,7 +302,7 @@ class GenomeStep:
             await self.agent_check(screened, child_id, name, anchors) if probing and cfg.agent_checks else []
         )
         ok = [c for c in (checked or screened) if not c.error]
-        best: Candidate | None = max(ok, key=_checked_rank if checked else _rank, default=None)
+        best: Candidate | None = max(ok, key=checked_rank if checked else screening_rank, default=None)
         record = screening_record(screened, checked, notes)
         record.operator, record.representation = operator, self.representation
         record.probe_bar, record.probe_kind = bar, self.probe_kind()
@@ -456,13 +371,4 @@ class GenomeStep:
         return entry, source
 
 
-__all__ = [
-    "ANCHORS",
-    "OWN_KIND",
-    "GenomeStep",
-    "actions_by_task",
-    "checked_anchors",
-    "checked_likeness",
-    "probe_bar",
-    "to_check",
-]
+__all__ = ["GenomeStep", "probe_bar"]

@@ -21,8 +21,8 @@ from atlas.alma.baselines import make_host_design
 from atlas.alma.design import Design
 from atlas.alma.evaluate.executor import Executor
 from atlas.alma.evaluate.harness import Harness, run_tasks
+from atlas.alma.genome import representation as rep
 from atlas.alma.genome.bandit import choose_operator, operator_stats
-from atlas.alma.genome.step import GENOME_OPERATORS, genome_keys, operators_for, resolve_representation
 from atlas.alma.sandbox.pool import SandboxLimits, WorkerPool
 from atlas.alma.search import budget
 from atlas.alma.search import usage as run_usage
@@ -183,7 +183,7 @@ class Search:
             limits=self.limits, replay_dir=replay, on_retry=lambda r: self.emit("executor.retry", **r),
         )  # fmt: skip
         self.meter.add(self.executor)
-        self.representation, self.representation_reason = resolve_representation(
+        self.representation, self.representation_reason = rep.resolve_representation(
             cfg.representation, getattr(self.meta_llm, "model", None)
         )
         if cfg.iterations is None:
@@ -192,11 +192,11 @@ class Search:
             )
         self.operators = [
             op
-            for op in operators_for(self.representation, self.meta_llm is not None)
-            if op in GENOME_OPERATORS or op in cfg.meta_operators
+            for op in rep.operators_for(self.representation, self.meta_llm is not None)
+            if op in rep.GENOME_OPERATORS or op in cfg.meta_operators
         ]
         self.obs_keys = (
-            None if self.representation == "code" or evaluation else genome_keys(self.env, cfg.seed)
+            None if self.representation == "code" or evaluation else rep.genome_keys(self.env, cfg.seed)
         )
         if resume:
             self.run_dir.remove_stale_tmp()
@@ -308,7 +308,7 @@ class Search:
             operator = cfg.meta_operators[(generation - 1) % len(cfg.meta_operators)]
         else:
             operator = choose_operator(operator_stats((e.search for e in self.archive), self.operators))
-        if operator in GENOME_OPERATORS:
+        if operator in rep.GENOME_OPERATORS:
             assert self._genome_step is not None
             entry, source = await self._genome_step.child(generation, parents, operator, rng)
             skipped = True

@@ -178,13 +178,15 @@ class Recorder:
         return entry
 
     def write_logs(self, entry: ArchiveEntry, ev: Evaluation) -> None:
+        entry.logs_dir = self.write_evaluation_logs(entry.id, entry.model_dump(mode="json"), ev)
+
+    def write_evaluation_logs(self, logs_id: str, entry: dict[str, Any], ev: Evaluation) -> str:
+        """``ev``'s episodes, calls and DebugLog text under ``logs/<logs_id>/``; returns that folder."""
         episodes = [e.to_dict() for e in ev.episodes]
         calls = ev.calls()
-        text = render_design(
-            DesignLogs(entry=entry.model_dump(mode="json"), episodes=episodes, calls=calls, stores=ev.stores)
-        )
-        entry.logs_dir = self.run_dir.write_logs(
-            entry.id,
+        text = render_design(DesignLogs(entry=entry, episodes=episodes, calls=calls, stores=ev.stores))
+        return self.run_dir.write_logs(
+            logs_id,
             calls=calls,
             episodes=episodes,
             debug_log=text,

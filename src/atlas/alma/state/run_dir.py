@@ -6,6 +6,7 @@ runs/<name>/trace.jsonl        telemetry events
 runs/<name>/run_clock.json     the run's time, ticked while it runs (a killed run resumes with it)
 runs/<name>/designs/<id>.py    each design's source
 runs/<name>/logs/<id>/         debug_log.txt, calls.jsonl, episodes.jsonl
+runs/<name>/logs/<id>-check<n>/  the same for a genome the agent check measured: its collection games
 """
 
 from __future__ import annotations

@@ -75,6 +75,8 @@ class CheckedRow(_Record):
     agent_solved: int = 0
     screen_score: float | None = None
     anchor: str | None = None  # the key of the checked genome the climb made it from
+    logs: str | None = None  # logs/<id>-check<n>: the task agent's collection games with it
+    collection_score: float | None = None  # those games' mean score
 
 
 class OperatorStatsRow(_Record):
