@@ -97,8 +97,8 @@ OWN_GAMES: tuple[tuple[Any, ...], ...] = (("logged", 0),)
 # does unadvised, and advice changes that (on ScienceWorld, after 'Avoid: focus on orange.' the 0.5B left
 # the room it started in and raised the score to 0.25). Evidence: on the ScienceWorld run's tasks
 # (docs/results/search-scienceworld-own-collection) memory from such games probed a genome with a route
-# 0.125 where an advances-only genome probed 0.000, while the baseline's games ranked them the other
-# way round (0.047 and 0.070), so the screening handed the agent check only the latter kind.
+# 0.125 (advances, a route to where the score rose) and an advances-only genome 0.000, which the
+# baseline's games rank the other way round (0.047 and 0.070).
 CHECKED_GAMES: tuple[tuple[Any, ...], ...] = (("logged", 0),)
 
 
