@@ -90,6 +90,23 @@ def test_a_screened_out_child_and_a_baseline_show_their_genomes(genome_run: Path
     assert d["genome_lines"] and d["operator"] is None
 
 
+def test_the_agent_checks_games_are_listed_and_served_as_logs(genome_run: Path, genome_url: str):
+    """Each genome the agent check measured is listed with its generation, and the task agent's
+    collection games with it are served like a design's logs; an id no check names is not."""
+    child = next(e for e in Archive.load(genome_run).entries if e.search and e.search.checked)
+    _, d = get(genome_url + f"api/design/{child.id}")
+    rows = child.search.checked
+    assert [(c["agent_probe"], c["collection_score"]) for c in d["checked"]] == [
+        (r.agent_probe, r.collection_score) for r in rows
+    ]
+    assert [c["logs_id"] for c in d["checked"]] == [r.logs.removeprefix("logs/") for r in rows]
+    assert d["checked"][0]["parts"] == [u["part"] for u in rows[0].genome["retrieve"]]
+    status, logs = get(genome_url + f"api/design/{d['checked'][0]['logs_id']}/logs")
+    assert status == 200 and [e["label"] for e in logs["episodes"]] == ["C1", "C2"]
+    assert any("recall" in line for line in logs["episodes"][1]["lines"])
+    assert get(genome_url + f"api/design/{child.id}-check99/logs")[0] == 404
+
+
 def test_run_summary_has_the_operator_table_of_the_report(genome_run: Path, genome_url: str, tmp_path: Path):
     status, run = get(genome_url + "api/run")
     assert status == 200
@@ -225,6 +242,23 @@ def test_the_genome_block_and_operator_table_are_visible(page, genome_run: Path,
     page.click('#lineage-chart .node[data-id="d-0001"]')
     expect_text(page, "#design-title", "d-0001")
     assert page.locator("#design-genome").is_hidden()
+
+
+@needs_chromium
+@pytest.mark.browser
+def test_an_agent_checks_games_open_in_the_logs_tab(page, genome_run: Path, genome_url: str):
+    child = next(e for e in Archive.load(genome_run).entries if e.search and e.search.checked)
+    logs_id = child.search.checked[0].logs.removeprefix("logs/")
+    open_run(page, genome_url)
+    page.click(f'#lineage-chart .node[data-id="{child.id}"]')
+    expect_text(page, "#design-title", child.id)
+    page.wait_for_selector("#genome-checks:not([hidden])")
+    assert page.locator("#genome-checks tbody tr").count() == len(child.search.checked)
+    page.click(f'#genome-checks tr[data-check="{logs_id}"] button')
+    page.wait_for_selector('.tabpanel[data-panel="logs"]:not([hidden])')
+    expect_text(page, "#logs", "EPISODE C1")
+    assert page.locator("#log-episode").input_value() == "all"
+    shot(page, "viewer_agent_check_games")
 
 
 @needs_chromium

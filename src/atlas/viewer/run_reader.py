@@ -45,7 +45,7 @@ MAX_READ_BYTES = 512_000_000  # one run file the viewer reads (the archive's own
 #: A run with no ``run.stop`` and no trace event for this long is shown as stalled (killed?).
 STALL_AFTER_S = 15 * 60
 #: Entry fields only the design panel shows (``/api/design/<id>``), left out of ``/api/run``.
-_DETAIL_ONLY = frozenset({"per_task", "genome", "genome_lines", "candidates"})
+_DETAIL_ONLY = frozenset({"per_task", "genome", "genome_lines", "candidates", "checked"})
 
 
 @dataclass
@@ -495,8 +495,33 @@ def _normalize_entry(raw: dict[str, Any], root: Path, warnings: list[str]) -> di
         "operator_notes": [safe_text(n) for n in notes if isinstance(n, str)]
         if isinstance(notes, list)
         else [],
+        "checked": _checked_view(search.get("checked")),
         **_genome_view(search.get("genome")),
     }
+
+
+def _checked_view(rows: Any) -> list[dict[str, Any]]:
+    """The genomes the agent check measured, as the design panel lists them: their retrieve parts, the
+    screening's probe, the probe with memory from the agent's own games, what those games scored, and
+    the id their logs are served under (``logs/<id>-check<n>``; None when the row names none)."""
+    out = []
+    for row in rows if isinstance(rows, list) else []:
+        if not isinstance(row, dict):
+            continue
+        genome = row.get("genome") if isinstance(row.get("genome"), dict) else {}
+        parts = [u.get("part") for u in genome.get("retrieve") or [] if isinstance(u, dict)]
+        logs = row.get("logs") if isinstance(row.get("logs"), str) else ""
+        logs_id = logs.removeprefix("logs/") if logs.startswith("logs/") else ""
+        out.append(
+            {
+                "parts": [safe_text(p) for p in parts if isinstance(p, str)],
+                "screen_score": _num(row.get("screen_score")),
+                "agent_probe": _num(row.get("agent_probe")),
+                "collection_score": _num(row.get("collection_score")),
+                "logs_id": logs_id if _ID_RE.fullmatch(logs_id) else None,
+            }
+        )
+    return out
 
 
 def _genome_view(data: Any) -> dict[str, Any]:
@@ -619,7 +644,7 @@ def read_logs(run: RunSnapshot, design_id: str) -> dict[str, Any] | None:
     """A design's runtime logs: one block of lines per episode (``episodes.jsonl`` for outcomes and
     actions, ``calls.jsonl`` for the design's calls, in episode order) and the DebugLog text
     (``debug_log.txt``). None if no such design; empty lists while nothing is written yet."""
-    entry = run.entry(design_id)
+    entry = run.entry(design_id) or _check_of(run, design_id)
     if entry is None:
         return None
     files = _log_files(run, entry)
@@ -662,6 +687,12 @@ def read_logs(run: RunSnapshot, design_id: str) -> dict[str, Any] | None:
         "truncated": truncated,
         "warnings": warnings,
     }
+
+
+def _check_of(run: RunSnapshot, logs_id: str) -> dict[str, Any] | None:
+    """The logs folder of a genome the agent check measured (``logs/<id>-check<n>``), as an entry's."""
+    named = any(c["logs_id"] == logs_id for e in run.entries for c in e.get("checked") or [])
+    return {"logs_dir": f"logs/{logs_id}"} if named else None
 
 
 def valid_design_id(design_id: str) -> bool:

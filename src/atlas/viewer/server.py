@@ -11,7 +11,8 @@ API (all GET, JSON):
                                   genome search's operators: the report's "Operators" numbers)
   /api/design/<id>[?parent=<id>]  one design: source, diff against a parent, critique, per-task;
                                   its genome (JSON and describe() lines), operator and probe score
-  /api/design/<id>/logs           its runtime logs, per episode, and its DebugLog text
+  /api/design/<id>/logs           its runtime logs, per episode, and its DebugLog text (<id> may also
+                                  name an agent check's collection games: <id>-check<n>)
 An unreadable run answers ``{"error": ...}`` with status 503 (404 for an unknown design), never
 a traceback.
 """

@@ -596,6 +596,41 @@ function renderGenome(d) {
   notes.replaceChildren(...d.operator_notes.map((n) => el("li", { text: n })));
   $("genome-json").textContent = JSON.stringify(d.genome, null, 2);
   $("genome-json-box").open = !d.genome_lines;
+  renderChecks(d.checked || []);
+}
+
+// The genomes the agent check measured in this generation, each with a button that shows the task
+// agent's collection games with it in the Logs tab.
+function renderChecks(rows) {
+  const box = $("genome-checks");
+  box.hidden = !rows.length;
+  if (!rows.length) return box.replaceChildren();
+  const head = ["agent check", "retrieve parts", "screening", "with the agent's games", "its games scored", ""];
+  const row = (c) => el("tr", { "data-check": c.logs_id || "" },
+    el("td", { class: "mono", text: c.logs_id || "—" }),
+    el("td", { text: c.parts.join(" + ") }),
+    el("td", { class: "num", text: fmt(c.screen_score, 3) }),
+    el("td", { class: "num", text: fmt(c.agent_probe, 3) }),
+    el("td", { class: "num", text: fmt(c.collection_score, 3) }),
+    el("td", {}, c.logs_id ? el("button", { type: "button", class: "check-logs", text: "games", onclick: () => showCheckLogs(c.logs_id) }) : ""));
+  box.replaceChildren(
+    el("h4", { text: "Checked with the task agent's own collection games" }),
+    el("table", { class: "checks" }, el("thead", {}, el("tr", {}, head.map((h) => el("th", { text: h })))), el("tbody", {}, rows.map(row))),
+  );
+}
+
+async function showCheckLogs(logsId) {
+  try {
+    state.logs = await getJSON(`/api/design/${encodeURIComponent(logsId)}/logs`);
+    const opts = [el("option", { value: "all", text: `${logsId}: all games` })];
+    for (const ep of state.logs.episodes) opts.push(el("option", { value: "ep:" + ep.label, text: `${logsId} ${ep.label} (${ep.lines.length})` }));
+    $("log-episode").replaceChildren(...opts);
+    $("log-episode").value = "all";
+    renderLogs();
+    showTab("logs");
+  } catch (e) {
+    showError(e.message);
+  }
 }
 
 function renderCritique(text) {
