@@ -154,6 +154,15 @@ def test_a_damaged_genome_and_metadata_are_shown_not_fatal(genome_run: Path, tmp
                 e["search"]["genome"]["render"] = {"part": "lines", "params": {"no_such": 1}}
                 e["search"]["probe_score"] = "high"
                 e["search"]["candidates"] = [1, {"key": "\ud800x"}]
+                e["search"]["checked"] = [  # a logs path out of the run folder is not served
+                    "x",
+                    {"genome": "?", "logs": "logs/../../outside", "agent_probe": "?"},
+                    {
+                        "genome": {"retrieve": [{"part": "route"}, 3]},
+                        "logs": "logs/x-check1",
+                        "agent_probe": 0.5,
+                    },
+                ]
             elif (e["search"] or {}).get("operator") == "mutate":
                 e["search"] = e["metadata"] = "not a dict"
 
@@ -164,10 +173,15 @@ def test_a_damaged_genome_and_metadata_are_shown_not_fatal(genome_run: Path, tmp
         rows = {r["operator"]: r for r in run["operators"]["rows"]}
         assert rows["mutate"]["tries"] == 0 and rows["llm_edit"]["candidates"] == 1
         status, d = get(url + f"api/design/{child.id}")
+        assert get(url + "api/design/x-check1/logs")[0] == 200  # named, nothing written: no lines
     assert status == 200
     assert d["genome_lines"] is None and "no_such" in d["genome_error"]
     assert d["genome"]["render"]["params"] == {"no_such": 1}
     assert d["probe_score"] is None and d["candidates"] == [{"key": "\ufffdx"}]
+    assert [(c["parts"], c["agent_probe"], c["logs_id"]) for c in d["checked"]] == [
+        ([], None, None),
+        (["route"], 0.5, "x-check1"),
+    ]
 
 
 # ---------------------------------------------------------------------- browser

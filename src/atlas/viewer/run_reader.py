@@ -508,10 +508,10 @@ def _checked_view(rows: Any) -> list[dict[str, Any]]:
     for row in rows if isinstance(rows, list) else []:
         if not isinstance(row, dict):
             continue
-        genome = row.get("genome") if isinstance(row.get("genome"), dict) else {}
-        parts = [u.get("part") for u in genome.get("retrieve") or [] if isinstance(u, dict)]
-        logs = row.get("logs") if isinstance(row.get("logs"), str) else ""
-        logs_id = logs.removeprefix("logs/") if logs.startswith("logs/") else ""
+        genome, logs = row.get("genome"), row.get("logs")
+        retrieve = genome.get("retrieve") if isinstance(genome, dict) else None
+        parts = [u.get("part") for u in retrieve if isinstance(u, dict)] if isinstance(retrieve, list) else []
+        logs_id = logs.removeprefix("logs/") if isinstance(logs, str) and logs.startswith("logs/") else ""
         out.append(
             {
                 "parts": [safe_text(p) for p in parts if isinstance(p, str)],
