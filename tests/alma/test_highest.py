@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from atlas.alma.state.archive import TaskResult
-from atlas.alma.state.highest import highest_reached, highest_score
+from atlas.alma.state.highest import collection_reached, highest_reached, highest_score
 from atlas.core.types import Step, Task, Trajectory
 
 
@@ -40,3 +40,13 @@ def test_highest_reached_pairs_the_tasks_both_recorded():
     lo, hi = out["difference"]["ci95"]
     assert lo <= 0.25 <= hi
     assert highest_reached([TaskResult(task_id="a", score=0.0)], base) is None
+
+
+def test_collection_reached_is_the_mean_highest_of_collection_games_only():
+    games = [
+        TaskResult(task_id="a", phase="collection", score=0.0, highest=0.2),  # advanced, then undone
+        TaskResult(task_id="b", phase="collection", score=0.1),  # no step recorded a score: the final one
+        TaskResult(task_id="c", phase="deployment", score=1.0, highest=1.0),
+    ]
+    assert collection_reached(games) == pytest.approx(0.15)
+    assert collection_reached(games[2:]) is None

@@ -96,8 +96,8 @@ def test_the_agent_checks_games_are_listed_and_served_as_logs(genome_run: Path, 
     child = next(e for e in Archive.load(genome_run).entries if e.search and e.search.checked)
     _, d = get(genome_url + f"api/design/{child.id}")
     rows = child.search.checked
-    assert [(c["agent_probe"], c["collection_score"]) for c in d["checked"]] == [
-        (r.agent_probe, r.collection_score) for r in rows
+    assert [(c["agent_probe"], c["collection_reached"]) for c in d["checked"]] == [
+        (r.agent_probe, r.collection_reached) for r in rows
     ]
     assert [c["logs_id"] for c in d["checked"]] == [r.logs.removeprefix("logs/") for r in rows]
     assert d["checked"][0]["parts"] == [u["part"] for u in rows[0].genome["retrieve"]]

@@ -502,7 +502,7 @@ def _normalize_entry(raw: dict[str, Any], root: Path, warnings: list[str]) -> di
 
 def _checked_view(rows: Any) -> list[dict[str, Any]]:
     """The genomes the agent check measured, as the design panel lists them: their retrieve parts, the
-    screening's probe, the probe with memory from the agent's own games, what those games scored, and
+    screening's probe, the probe with memory from the agent's own games, how far those games got, and
     the id their logs are served under (``logs/<id>-check<n>``; None when the row names none)."""
     out = []
     for row in rows if isinstance(rows, list) else []:
@@ -517,7 +517,7 @@ def _checked_view(rows: Any) -> list[dict[str, Any]]:
                 "parts": [safe_text(p) for p in parts if isinstance(p, str)],
                 "screen_score": _num(row.get("screen_score")),
                 "agent_probe": _num(row.get("agent_probe")),
-                "collection_score": _num(row.get("collection_score")),
+                "collection_reached": _num(row.get("collection_reached")),
                 "logs_id": logs_id if _ID_RE.fullmatch(logs_id) else None,
             }
         )

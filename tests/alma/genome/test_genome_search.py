@@ -116,15 +116,18 @@ def test_the_agent_checks_collection_games_are_kept_in_the_run_folder(straight, 
         logs = straight_dir / "run" / r.logs
         episodes = [json.loads(line) for line in (logs / "episodes.jsonl").read_text().splitlines()]
         assert [e["phase"] for e in episodes] == ["collection"] * 2, r.logs
+        reached = [e["score"] if e.get("highest") is None else e["highest"] for e in episodes]
+        assert r.collection_reached == pytest.approx(sum(reached) / 2)
         calls = [json.loads(line) for line in (logs / "calls.jsonl").read_text().splitlines()]
         assert {c["phase"] for c in calls} >= {"update", "recall"}
         assert "agent check" in (logs / "debug_log.txt").read_text()
-    # the games that scored most with a design's advice are what the screening learns from besides the
-    # baseline's (``CHECKED_GAMES``)
+    # the games that reached furthest with a design's advice are what the screening learns from besides
+    # the baseline's (``CHECKED_GAMES``)
     from atlas.alma.search.agent_check import scored_games
+    from atlas.alma.state.highest import collection_reached
 
-    scores = [(r.collection_score, r.logs) for r in rows]
-    scores += [(e.collection_score, e.logs_dir) for e in straight if e.name != "no_memory"]
+    scores = [(r.collection_reached, r.logs) for r in rows]
+    scores += [(collection_reached(e.per_task), e.logs_dir) for e in straight if e.name != "no_memory"]
     best = max(s or 0.0 for s, d in scores if d)
     assert best > 0 and dict((d, s) for s, d in scores if d)[scored_games(straight)] == best
     assert scored_games([e for e in straight if e.name == "no_memory"]) is None

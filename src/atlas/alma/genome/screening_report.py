@@ -49,7 +49,7 @@ def screening_record(
                 screen_score=round(c.probe_score, 4),
                 anchor=c.anchor or None,
                 logs=c.logs or None,
-                collection_score=c.collection_score,
+                collection_reached=c.collection_reached,
             )
             for c in checked
             if c.agent_probe is not None

@@ -92,7 +92,7 @@ LOGGED_COLLECTIONS: tuple[tuple[Any, ...], ...] = (
 # what a played design's probe is measured with): the walks only model those games.
 OWN_GAMES: tuple[tuple[Any, ...], ...] = (("logged", 0),)
 # Inside a search the screening also learns each candidate's memory from the collection games of the task
-# agent's that scored most so far with a design's advice (``GenomeStep.checked_games``: an agent check's,
+# agent's that reached furthest so far with a design's advice (``scored_games``: an agent check's,
 # a played design's), replayed alone as one more collection: the baseline's games show what a small agent
 # does unadvised, and advice changes that (on ScienceWorld, after 'Avoid: focus on orange.' the 0.5B left
 # the room it started in and raised the score to 0.25). Evidence: on the ScienceWorld run's tasks
@@ -157,7 +157,7 @@ class Candidate:
     agent_solved: int = 0
     anchor: str = ""  # the key of the checked genome (``anchors``) the climb made this one from, if any
     logs: str = ""  # the run folder's logs of the agent check's collection games with it, when checked
-    collection_score: float | None = None  # those games' mean score
+    collection_reached: float | None = None  # those games' mean highest score (``collection_reached``)
 
 
 async def make_children(

@@ -1,7 +1,7 @@
 """What the agent check measured, read back from the archive: every genome probed with memory from the
 task agent's own collection games (``_checked_rows``), the best of them as sources of the climb
 (``checked_anchors``), near copies passed over (``checked_likeness``, ``to_check``), and the agent's
-games that scored most with a design's advice (``scored_games``)."""
+games that reached furthest with a design's advice (``scored_games``)."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from atlas.alma.genome import Genome
 from atlas.alma.genome.step import Candidate, read_genome
 from atlas.alma.search.seeds import NO_MEMORY_NAME
 from atlas.alma.state.archive import ArchiveEntry
+from atlas.alma.state.highest import collection_reached
 from atlas.alma.state.search_record import CheckedRow, ProbeKind
 
 # The agent check (``AlmaConfig.agent_checks``): the screening's best few candidates have their
@@ -59,11 +60,16 @@ def _checked_rows(entries: Iterable[ArchiveEntry]) -> list[CheckedRow]:
 
 
 def scored_games(entries: Iterable[ArchiveEntry]) -> str | None:
-    """The logs folder of the task agent's collection games that scored most (above 0) with a design's
-    advice, an agent check's or a played design's (``CHECKED_GAMES``); None while none scored."""
+    """The logs folder of the task agent's collection games that reached the highest scores (their mean
+    ``collection_reached``, above 0) with a design's advice, an agent check's or a played design's
+    (``CHECKED_GAMES``); None while none reached any."""
     entries = list(entries)
-    rows = [(r.collection_score, r.logs) for r in _checked_rows(entries)]
-    rows += [(e.collection_score, e.logs_dir) for e in entries if e.name != NO_MEMORY_NAME]
+    rows = [(r.collection_reached, r.logs) for r in _checked_rows(entries)]
+    rows += [
+        (collection_reached(e.per_task), e.logs_dir or f"logs/{e.id}")
+        for e in entries
+        if e.name != NO_MEMORY_NAME
+    ]
     best = max(((s, str(d)) for s, d in rows if s and s > 0 and d), default=None, key=lambda t: t[0])
     return best[1] if best else None
 

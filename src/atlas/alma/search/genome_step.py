@@ -43,6 +43,7 @@ from atlas.alma.search.budget import screening_s
 from atlas.alma.search.record import Recorder, beats
 from atlas.alma.search.seeds import NO_MEMORY_NAME
 from atlas.alma.state.archive import Archive, ArchiveEntry
+from atlas.alma.state.highest import collection_reached
 from atlas.alma.state.search_record import (
     OperatorStatsRow,
     ProbeKind,
@@ -194,7 +195,7 @@ class GenomeStep:
             design = genome_design(c.genome, name=f"{name}-check{i}", id=child_id, origin="meta")
             async with slots:
                 ev = await self.rec.executor.evaluate(design, self.rec.collection_tasks, [])
-            c.collection_score = ev.collection_score
+            c.collection_reached = collection_reached(ev.collection)
             c.logs = self.rec.write_evaluation_logs(
                 f"{child_id}-check{i}",
                 {

@@ -20,6 +20,15 @@ def highest_score(traj: Trajectory) -> float | None:
     return round(max([*scores, float(traj.score)]), 6) if scores else None
 
 
+def collection_reached(results: Iterable[Any]) -> float | None:
+    """The mean over collection episodes (``TaskResult``s or ``EpisodeRecord``s) of the highest score
+    each reached (its final score where none was recorded); None without collection episodes."""
+    reached = [
+        float(r.highest if r.highest is not None else r.score) for r in results if r.phase == "collection"
+    ]
+    return round(sum(reached) / len(reached), 6) if reached else None
+
+
 def highest_reached(design: Iterable[Any], no_memory: Iterable[Mapping[str, Any]]) -> dict[str, Any] | None:
     """The mean highest score of a design's deployment episodes (``TaskResult``) and of no memory's
     (the baseline's rows), and their paired difference, over the tasks both recorded it for; None when
@@ -38,4 +47,4 @@ def highest_reached(design: Iterable[Any], no_memory: Iterable[Mapping[str, Any]
     }
 
 
-__all__ = ["highest_reached", "highest_score"]
+__all__ = ["collection_reached", "highest_reached", "highest_score"]

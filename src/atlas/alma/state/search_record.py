@@ -76,7 +76,7 @@ class CheckedRow(_Record):
     screen_score: float | None = None
     anchor: str | None = None  # the key of the checked genome the climb made it from
     logs: str | None = None  # logs/<id>-check<n>: the task agent's collection games with it
-    collection_score: float | None = None  # those games' mean score
+    collection_reached: float | None = None  # the mean highest score those games reached
 
 
 class OperatorStatsRow(_Record):

@@ -605,13 +605,13 @@ function renderChecks(rows) {
   const box = $("genome-checks");
   box.hidden = !rows.length;
   if (!rows.length) return box.replaceChildren();
-  const head = ["agent check", "retrieve parts", "screening", "with the agent's games", "its games scored", ""];
+  const head = ["agent check", "retrieve parts", "screening", "with the agent's games", "its games reached", ""];
   const row = (c) => el("tr", { "data-check": c.logs_id || "" },
     el("td", { class: "mono", text: c.logs_id || "—" }),
     el("td", { text: c.parts.join(" + ") }),
     el("td", { class: "num", text: fmt(c.screen_score, 3) }),
     el("td", { class: "num", text: fmt(c.agent_probe, 3) }),
-    el("td", { class: "num", text: fmt(c.collection_score, 3) }),
+    el("td", { class: "num", text: fmt(c.collection_reached, 3) }),
     el("td", {}, c.logs_id ? el("button", { type: "button", class: "check-logs", text: "games", onclick: () => showCheckLogs(c.logs_id) }) : ""));
   box.replaceChildren(
     el("h4", { text: "Checked with the task agent's own collection games" }),
