@@ -392,17 +392,13 @@ async def evolve_candidates(
         operator, parents, keys, rng, count=size, seen=seen, meta_llm=meta_llm, name=name
     )
     every = len(probe_tasks) if PROBE_ALL_WHILE_FLAT else None
-    screened = await screen(
-        genomes,
-        env,
-        collection,
-        probe_tasks,
-        embedder=embedder,
-        pool=pool,
-        logged=logged,
-        first=every,
-        checked=checked,
-    )
+
+    same: dict[str, Any] = {"embedder": embedder, "pool": pool, "logged": logged, "checked": checked}
+
+    async def probed(genomes: list[Genome], first: int | None) -> list[Candidate]:
+        return await screen(genomes, env, collection, probe_tasks, first=first, **same)
+
+    screened = await probed(genomes, every)
     last = started
 
     def say() -> None:
@@ -441,17 +437,7 @@ async def evolve_candidates(
                     lineage[child.key] = anchor
         if not more:
             break
-        screened += await screen(
-            more,
-            env,
-            collection,
-            probe_tasks,
-            embedder=embedder,
-            pool=pool,
-            logged=logged,
-            first=every if flat else None,
-            checked=checked,
-        )
+        screened += await probed(more, every if flat else None)
         say()
     for c in screened:
         c.anchor = lineage.get(c.genome.key, "")
