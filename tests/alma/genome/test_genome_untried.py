@@ -238,3 +238,21 @@ def test_what_was_tried_only_before_a_later_stage_is_offered_again():
     design["update"](memory, episode, None)
     recalled = _untried_steps(design["recall"](memory, {**task, "observation_text": room}, None))
     assert recalled == ["flip white switch", "flip black switch", "flip blue switch"]
+
+
+def test_an_action_that_ended_a_task_is_not_offered_under_another_goal():
+    """A switch that overloaded the panel, ending its task unsolved, is not offered as untried to the next
+    task, whose goal differs (it is avoided), though other switches of its kind did something there."""
+    room = "A panel with a red, a blue, a green, a white, a black and a yellow switch."
+    listed = [f"flip {c} switch" for c in ("red", "blue", "green", "white", "black", "yellow")]
+    first = {"goal": "Tune the receiver to the ferry station.", "observation": {"text": room}}
+    steps = [
+        _step("flip red switch", "The valves warm up.", 0.1),
+        _step("flip green switch", "The dial lamp lights.", 0.1),  # did nothing: not every flip ends a task
+        _step("flip blue switch", "A red lamp lights: overload! The panel resets.", 0.0, ended=True),
+    ]
+    design, memory = _design(), {}
+    design["update"](memory, _episode(first, room, listed, steps, 0.0), None)
+    task = {"goal": "Tune the receiver to the harbour station.", "observation": {"text": room}}
+    recalled = _untried_steps(design["recall"](memory, {**task, "observation_text": room}, None))
+    assert "flip blue switch" not in recalled and "flip white switch" in recalled, recalled

@@ -430,8 +430,8 @@ def retrieve_untried(memory, task, tools, p):
     this goal at the furthest stage its games reached (a stage: the score rose once more), and that never
     raised its score, or only ever did nothing in situations unlike this task's start (``idle_elsewhere``:
     untried here); fewest tries (under any goal; none for those untried here) first, then in the order
-    they were listed. None that begins with the first word of actions that end a task (``ending_words``):
-    what ends a task is not explored.
+    they were listed. None that ended a task, nor one that begins with the first word of actions that end a
+    task (``ending_words``): what ends a task is not explored.
     After them, up to three actions tried before that never advanced a task and answered otherwise than
     their kind does when nothing happens (they reacted to something: a condition met by then may let
     them work). A plan the agent's matcher reads after every other plan: where nothing learned names a
@@ -453,6 +453,7 @@ def retrieve_untried(memory, task, tools, p):
         if (
             key in advanced
             or first_word(shown) in ending
+            or (rec and ends_tasks(rec))  # avoided (``advances``) under any goal: never offered
             or (rec and not elsewhere and _tried(rec, this, furthest))
         ):
             continue
