@@ -309,7 +309,8 @@ PARTS: tuple[Part, ...] = (
         "untried",
         "retrieve",
         "a plan after every other: the actions listed at earlier tasks' start that were never taken under this "
-        "goal (or only ever did nothing where the fields held what they do not hold now), fewest tries first; "
+        "goal (or only ever did nothing where the fields held what they do not hold now), none that ended a task, "
+        "fewest tries first; "
         "where nothing learned names a step, the agent tries what it has not instead of the first listed",
         (Param("max_steps", "int", 12, (6, 12, 20)),),
         requires=("effects",),
