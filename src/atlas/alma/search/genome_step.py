@@ -98,9 +98,12 @@ class GenomeStep:
 
     def collection_of(self, entry: ArchiveEntry) -> dict[str, list[str]]:
         """The task agent's actions in each collection task as ``entry``'s logs hold them ({} if none)."""
-        logs = DesignLogs.from_dir(
-            self.rec.run_dir.entry_logs(entry.logs_dir, entry.id), entry.model_dump(mode="json")
-        )
+        return self._collection_in(entry.logs_dir, entry.id, entry.model_dump(mode="json"))
+
+    def _collection_in(
+        self, logs_dir: str | None, design_id: str, entry: dict[str, Any]
+    ) -> dict[str, list[str]]:
+        logs = DesignLogs.from_dir(self.rec.run_dir.entry_logs(logs_dir, design_id), entry)
         return actions_by_task(r for r in logs.episodes if r.get("phase") == "collection")
 
     def logged_collection(self) -> dict[str, list[str]]:
@@ -116,12 +119,9 @@ class GenomeStep:
         """The games of ``scored_games``, per collection task: the screening learns memory from them too."""
         logs_dir = scored_games(self.rec.archive)
         try:  # a logs path that leaves the run folder (ArchiveError): the screening goes without it
-            logs = (
-                DesignLogs.from_dir(self.rec.run_dir.entry_logs(logs_dir, logs_dir), {}) if logs_dir else None
-            )
+            return self._collection_in(logs_dir, logs_dir, {}) if logs_dir else {}
         except ArchiveError:
-            logs = None
-        return actions_by_task(r for r in logs.episodes if r.get("phase") == "collection") if logs else {}
+            return {}
 
     def _no_memory(self) -> ArchiveEntry | None:
         return next(
