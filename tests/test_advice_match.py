@@ -376,3 +376,14 @@ def test_a_try_the_advice_also_avoids_here_is_passed_over_for_the_next():
     assert advised_actions(tries, "The sample is clear.", labels, []) == {"add dye": 1.0}
     ordered = "Steps in order: add dye, add salt, stir.\nAvoid: add dye when cloudy."
     assert set(advised_actions(ordered, "The sample is cloudy.", labels, [])) == {"add dye"}
+
+
+def test_a_try_passed_over_until_its_first_step_is_taken_once_that_step_is_done():
+    """'Avoid: add dye before add salt.' lowers the dye until the salt is among the actions done; the try
+    list then comes back to the dye, passed over before, instead of going on after the salt."""
+    labels = ["add dye", "add salt", "stir"]
+    tries = "Not tried yet: add dye, add salt, stir.\nAvoid: add dye before add salt."
+    first = advised_actions(tries, "The sample is clear.", labels, [])
+    assert first["add salt"] == 1.0 and first["add dye"] < 0
+    assert advised_actions(tries, "The sample is clear.", labels, ["add salt"]) == {"add dye": 1.0}
+    assert advised_actions(tries, "The sample is clear.", labels, ["add salt", "add dye"]) == {"stir": 1.0}

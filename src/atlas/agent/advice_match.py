@@ -92,6 +92,8 @@ _FAILED = frozenset({"fail", "failed", "failure", "avoid"})
 # listed action is lowered by how well the situation matches (1 when there is none).
 _AVOID = re.compile(r"^\W*(?:avoid|do not|don't|dont)\b\W*", re.IGNORECASE)
 _WHEN = re.compile(r"\bwhen\b", re.IGNORECASE)
+# "Avoid: <action> before <other>.": lowered until an action done is the other (it may need that first).
+_BEFORE = re.compile(r"\s\bbefore\b\s", re.IGNORECASE)
 # "Avoid: focus on … unless advised.": the actions that begin with the words before the ellipsis (an advised
 # one keeps its match: the penalty and the match add up).
 _ANY = re.compile(r"…|\.\.\.")
@@ -234,7 +236,8 @@ def _plan_step(
     first listed action named after the last step already done, found by walking the done actions through
     the plan (a step done with other instance numbers counts where no step names it exactly: the one
     describing the same thing, else the first that fits). A ``TRY_ONCE`` list's steps are tries in any
-    order: one that an avoid line lowers now (``avoided``) is passed over for the next."""
+    order: the first not yet taken, one that an avoid line lowers now (``avoided``) passed over for the
+    next and taken once it is no longer lowered."""
     phrases = {label: _phrase(label) for label in labels if _tokens(label)}
     called = _called(observation) if observation else {}
     for steps, line in _plans(advice):
@@ -249,7 +252,10 @@ def _plan_step(
                 (j + 1 for j in range(at, len(steps)) if phrase in _phrase(steps[j]) and not alike), None
             )
             at = exact if exact is not None else next(iter(alike or fits), at)
-        for step in steps[at:]:
+        taken = [_phrase(action) for action in done]
+        # a try list's steps in any order: each not yet taken (one passed over while avoided comes back)
+        untaken = [s for s in steps if not any(t in _phrase(s) for t in taken)]
+        for step in untaken if tries else steps[at:]:
             named, _ = _named(step, phrases, observation=observation)
             if named:  # the longest: 'take key 2' names 'take key' too
                 label = max(named, key=lambda label: len(_tokens(label)))
@@ -347,7 +353,13 @@ def match_advice(
     for line in advice_lines(advice):
         if _is_avoid(line):
             _avoid(
-                line, phrases, weight, unadvised if _ANY.search(line) else avoided, avoid_lines, observation
+                line,
+                phrases,
+                weight,
+                unadvised if _ANY.search(line) else avoided,
+                avoid_lines,
+                observation,
+                done or [],
             )
     _tried_once(advice, phrases, advanced, avoided, observation)
     best = max((m for _, _, m in rules), default=0.0)
@@ -382,14 +394,19 @@ def _avoid(
     out: dict[str, float],
     lines: list[str],
     observation: str = "",
+    done: list[str] | None = None,
 ) -> None:
     """Lower (in ``out``) each listed action an avoid line names: by 1 without a situation, else by how well
-    its situation ('when ...') matches, where it holds by ``MIN_MATCH``. An action named with other instance
-    numbers is lowered in every instance listed (what did nothing on one did nothing on its like); a line
-    whose action ends in an ellipsis names every listed action that begins with the words before it."""
+    its situation ('when ...') matches, where it holds by ``MIN_MATCH``; one named 'before' another action
+    only until an action ``done`` is that other. An action named with other instance numbers is lowered in
+    every instance listed (what did nothing on one did nothing on its like); a line whose action ends in an
+    ellipsis names every listed action that begins with the words before it."""
     body = _AVOID.sub("", line)
     parts = _WHEN.split(body, maxsplit=1)
     action, situation = parts[0], parts[1] if len(parts) > 1 else ""
+    action, *first = _BEFORE.split(action.strip(" ."), maxsplit=1)
+    if first and _blind(_phrase(first[0])) in {_blind(_phrase(d)) for d in done or []}:
+        return
     if _ANY.search(action):  # 'Avoid: focus on … unless advised': every listed action that begins so
         head = _phrase(_ANY.split(action, maxsplit=1)[0])
         hits = (

@@ -51,9 +51,11 @@ def test_anchors_are_the_best_own_games_probes_each_once_never_0_and_unloadable_
 
 
 def test_an_anchors_best_screened_child_is_checked_first_then_the_screenings_best_of_each_kind():
-    rng = random.Random(3)
+    rng = random.Random(4)
     keys = env_observation_keys(get_env("graphworld"), 0)
     a, b, *near = [random_genome(rng, keys) for _ in range(5)]
+    kinds = [tuple(sorted(u.part for u in g.retrieve)) for g in (G[0], G[1], near[0], near[1])]
+    assert len(set(kinds)) == 4, "the premise: each candidate below retrieves with other parts"
 
     def cand(g, score, anchor=None, solved=1, error=""):
         key = anchor.key if anchor is not None else ""

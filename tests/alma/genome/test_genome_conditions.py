@@ -291,3 +291,62 @@ def test_an_action_that_did_nothing_in_every_kind_of_situation_is_avoided_anywhe
         ]
     )
     assert "Avoid: add tannin." in _recall_with(memory, design, "cold", "cloudy").splitlines()
+
+
+RUINED = "The cobalt curdles the sample. It is ruined."
+
+
+def test_an_action_that_ended_a_task_before_the_first_rise_is_avoided_only_until_that_step():
+    """Cobalt ruined a sample added first; in another episode the tincture turned a sample blue (the first
+    rise). Cobalt may need the tincture first: 'Avoid: add cobalt before add tincture.' lowers it until the
+    tincture is among the actions done, and the untried plan offers it. Once cobalt also ruined a sample
+    after the tincture, it is avoided whatever came first."""
+    ruined_first = _episode("19", "cold", [("add cobalt", RUINED, "cold", 0.0, True)])
+    rose = _episode("20", "warm", [("add tincture", TURNED, "warm", 0.25, False)])
+    memory, design = _learn([ruined_first, rose])
+    advice = _recall(memory, design, "55", "warm")
+    assert "Avoid: add cobalt before add tincture." in advice.splitlines()
+    untried = next(x for x in advice.splitlines() if x.startswith("Not tried yet: "))
+    assert "add cobalt" in [s.strip(" .") for s in untried.removeprefix("Not tried yet: ").split(",")]
+    listed = ["add cobalt", "add urea", "heat"]
+    assert match_advice(advice, "The sample is warm.", listed, done=[]).actions.get("add cobalt", 0) < 0
+    after = match_advice(advice, "The sample is blue.", listed, done=["add tincture"]).actions
+    assert after.get("add cobalt", 0) >= 0
+
+    ruined_after = _episode(
+        "21",
+        "warm",
+        [("add tincture", TURNED, "warm", 0.25, False), ("add cobalt", RUINED, "warm", 0.25, True)],
+    )
+    memory, design = _learn([ruined_first, rose, ruined_after])
+    lines = _recall(memory, design, "55", "warm").splitlines()
+    assert "Avoid: add cobalt." in lines
+    assert not any("before" in x for x in lines)
+    assert all("add cobalt" not in x for x in lines if x.startswith("Not tried yet: "))
+
+
+def test_without_before_an_action_that_ended_a_task_is_avoided_outright():
+    """``before`` off: the same memory gives the plain 'Avoid: add cobalt.'."""
+    genome = parse_genome(
+        {
+            "name": "effects-plain-avoid",
+            "encode": [{"part": "effects"}],
+            "retrieve": [{"part": "advances", "params": {"before": False}}],
+        }
+    )
+    namespace: dict = {}
+    exec(compile(compile_genome(genome), "design", "exec"), namespace)
+    memory: dict = {}
+    for episode in (
+        _episode("19", "cold", [("add cobalt", RUINED, "cold", 0.0, True)]),
+        _episode("20", "warm", [("add tincture", TURNED, "warm", 0.25, False)]),
+    ):
+        namespace["update"](memory, episode, None)
+    first = _fields("warm")
+    task = {
+        "goal": "Bring sample S-55 to a stable green reading.",
+        "observation": first,
+        "observation_text": first["text"],
+        "actions": LISTED,
+    }
+    assert "Avoid: add cobalt." in namespace["recall"](memory, task, None).splitlines()

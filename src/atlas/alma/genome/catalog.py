@@ -247,8 +247,9 @@ PARTS: tuple[Part, ...] = (
         "rules: in a situation like the one it was taken in, the action that advanced the task (the score rose or "
         "a goal word was newly shown), filled with this goal's words; and what to avoid: actions that never did "
         "anything (answering as their kind does when nothing happens), where the fields held what they held each "
-        "time ('Avoid: filter when clear'), or ended their episodes, and actions that ended episodes only where "
-        "a field held some word ('Avoid: heat when warm')",
+        "time ('Avoid: filter when clear'), or ended their episodes (until what may have to come first is done: "
+        "'Avoid: A before B'), and actions that ended episodes only where a field held some word ('Avoid: heat "
+        "when warm')",
         (
             Param(
                 "min_support",
@@ -271,6 +272,13 @@ PARTS: tuple[Part, ...] = (
                 (0, 2, 3, 5),
                 doc="'Avoid: <first words> … unless advised' once this many actions so begun each ended "
                 "their episodes unsolved, more than the others so begun that never advanced a task (0: never)",
+            ),
+            Param(
+                "before",
+                "bool",
+                True,
+                doc="'Avoid: A before B' for an action that ended its episodes each time before B, the earliest "
+                "action that raised the score, had been done (it may need B first); else 'Avoid: A'",
             ),
         ),
         requires=("effects",),
@@ -309,8 +317,8 @@ PARTS: tuple[Part, ...] = (
         "untried",
         "retrieve",
         "a plan after every other: the actions listed at earlier tasks' start that were never taken under this "
-        "goal (or only ever did nothing where the fields held what they do not hold now), none that ended a task, "
-        "fewest tries first; "
+        "goal (or only ever did nothing where the fields held what they do not hold now), none that ended a task "
+        "unless it may need another action first (then after it), fewest tries first; "
         "where nothing learned names a step, the agent tries what it has not instead of the first listed",
         (Param("max_steps", "int", 12, (6, 12, 20)),),
         requires=("effects",),

@@ -137,6 +137,39 @@ def ends_tasks(rec):
     return c.get("fatal", 0) > 0 and c["fatal"] >= c.get("n", 0) - 1e-6 and not c.get("up", 0)
 
 
+def needs_first(rec, effects):
+    """For an action that ended every episode it was taken in: the action of its kind (first word) that may
+    have to come first, the one that raised the score earliest in its games (fewest rises before it) and
+    had not raised it before any of those endings (a switch that overloaded the panel, flipped before the
+    switch that warms it). Its example form; '' when every such action had, or none raised the score (then
+    the action ends tasks whatever came first). Of its kind only: an action of another kind that must come
+    first leaves it doing nothing, not ending the task (``primers_of``). And only while it is the one action
+    of its kind that ended tasks before B: several that did are a choice among things of which one is
+    right ('focus on' the drain, the bed, the orange, when only the tortoise raised the score), not an
+    order."""
+    if not ends_tasks(rec) or "end_after" not in rec:
+        return ""
+    head = first_word(rec.get("eg", ""))
+    kind = {key: r for key, r in effects.items() if first_word(r.get("eg", "")) == head}
+
+    def ended_before(r):  # the actions that had raised the score before each time r ended a task
+        return set().union(*[set(x) for x in r["end_after"]]) if ends_tasks(r) and "end_after" in r else None
+
+    before = ended_before(rec)
+    risers = [
+        (r["first_rise"], -(r.get("counts") or {}).get("up", 0), key)
+        for key, r in kind.items()
+        if r is not rec and "first_rise" in r and key not in before
+    ]
+    if not risers:
+        return ""
+    first = min(risers)[2]
+    others = [
+        b for r in kind.values() if r is not rec and (b := ended_before(r)) is not None and first not in b
+    ]
+    return "" if others else effects[first]["eg"]
+
+
 def fatal_heads(effects, least):
     """The leading words of actions that end a task: ``least`` or more actions beginning with the same word
     each ended every episode it was taken in, unsolved, and more of them than of the others so begun that
@@ -171,10 +204,11 @@ def ending_words(effects):
     """First words of actions that end a task: one so begun ended every episode it was taken in, unsolved,
     and every other one so begun did that too or advanced a task ('focus on' once focusing on a drain failed
     one, and only focusing on the right thing helped). A first word some action did nothing under is not one
-    ('add' when adding one reagent ruined a sample and adding another did nothing)."""
+    ('add' when adding one reagent ruined a sample and adding another did nothing), nor one whose only
+    endings may have needed another action first (``needs_first``)."""
     return {
         head
         for head, recs in by_kind(effects).items()
-        if any(ends_tasks(r) for r in recs)
+        if any(ends_tasks(r) and not needs_first(r, effects) for r in recs)
         and all(ends_tasks(r) or (r.get("counts") or {}).get("up", 0) for r in recs)
     }

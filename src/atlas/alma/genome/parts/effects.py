@@ -47,6 +47,7 @@ from conditions import (
     here_words,
     idle_elsewhere,
     idle_when,
+    needs_first,
     needs_of,
     plain_replies,
     primers_of,
@@ -202,6 +203,7 @@ def encode_effects(memory, episode, tools, p, store):
         listed[unnumbered(shown)] = shown
     counted, stage = set(), 0  # stage: how many times the score rose before this step
     quiet = []  # the actions that did nothing so far in this episode
+    risen = set()  # the actions that raised the score so far in this episode
     for i, step in enumerate(steps):
         here = sorted(here_words(step["obs_before"]))  # the situation it was taken in
         for w in here:
@@ -241,6 +243,8 @@ def encode_effects(memory, episode, tools, p, store):
             bump(rec.setdefault("replies", {}), reply_of(step))
             rec["replies"] = capped(rec["replies"], 3)
         key_in = "end_in" if fatal else "safe_in"  # the situations it ended a task in, and did not
+        if fatal:  # what had raised the score before it ended one: with what else did, what it may need first
+            rec["end_after"] = [*rec.get("end_after", [])[-3:], sorted(risen - {key})]
         rec[key_in] = [*[x for x in rec.get(key_in, []) if x != here], here][-6:]
         if eff["advanced"]:  # the situation it advanced in: with those it did nothing in, its conditions
             seen = sorted(value_words(step["obs_before"]))[:80]
@@ -251,6 +255,8 @@ def encode_effects(memory, episode, tools, p, store):
         if eff["nothing"] and not fatal and key not in quiet:
             quiet.append(key)
         if step["gain"] > 0:  # what raised the score for this very goal, in order (a sub-goal reached)
+            rec["first_rise"] = min(rec.get("first_rise", stage), stage)
+            risen.add(key)
             stage += 1
             ups = memory.setdefault("effect_goal_ups", {}).setdefault(this_goal, [])
             if key not in ups:
@@ -290,7 +296,9 @@ def retrieve_advances(memory, task, tools, p):
     ('Avoid: A when W.' where the short fields held W each time it did nothing and not in every situation
     seen: 'Avoid: filter when clear' leaves a cloudy sample's filter to be tried); and for each action
     that, every time it was taken, ended its episode unsolved before the step limit (a wrong answer, a
-    fatal move) and never advanced a task: one such ending is enough. Actions that did
+    fatal move) and never advanced a task: one such ending is enough; 'Avoid: A before B.' while some action B
+    that raised the score had not come before any of its endings (``needs_first``; ``p['before']``): it may
+    need B first, and is tried after it. Actions that did
     nothing are not avoided while no action ever advanced a task and they are most of those offered at
     tasks' starts: then 'did nothing' cannot tell what to leave out (observing, waiting). Forms need
     ``p['min_support']`` episodes' worth of support (decayed with the store)."""
@@ -322,7 +330,8 @@ def retrieve_advances(memory, task, tools, p):
                 and says_nothing_new(rec, plain)
             )
             if ends_tasks(rec):
-                fatal.append(rec["eg"])
+                first = needs_first(rec, effects) if p.get("before", True) else ""
+                fatal.append(rec["eg"] + (" before " + first if first else ""))
             elif when := ending_when(rec):
                 fatal.append(rec["eg"] + " when " + " ".join(when))
             elif varied and c.get("nothing", 0) >= tried - 1e-6:
@@ -431,7 +440,9 @@ def retrieve_untried(memory, task, tools, p):
     raised its score, or only ever did nothing in situations unlike this task's start (``idle_elsewhere``:
     untried here); fewest tries (under any goal; none for those untried here) first, then in the order
     they were listed. None that ended a task, nor one that begins with the first word of actions that end a
-    task (``ending_words``): what ends a task is not explored.
+    task (``ending_words``): what ends a task is not explored, unless it may only need another action first
+    (``needs_first``): then it is offered first, with 'Avoid: A before B.', which passes it over until B is
+    done (the next try once B is).
     After them, up to three actions tried before that never advanced a task and answered otherwise than
     their kind does when nothing happens (they reacted to something: a condition met by then may let
     them work). A plan the agent's matcher reads after every other plan: where nothing learned names a
@@ -446,18 +457,20 @@ def retrieve_untried(memory, task, tools, p):
     advanced = set((memory.get("effect_goal_ups") or {}).get(this, []))
     listed = memory.get("effect_listed") or {}
     everywhere, now = seen_everywhere(effects), here_words(task.get("observation") or {})
-    ranked = []
+    ranked, first = [], {}  # first: what an action that ended tasks may need first
     for i, (key, shown) in enumerate(listed.items()):
         rec = effects.get(key)
+        first[shown] = needs_first(rec, effects) if rec else ""
         elsewhere = bool(rec) and idle_elsewhere(rec, everywhere, now)  # untried in a situation like this
         if (
             key in advanced
             or first_word(shown) in ending
-            or (rec and ends_tasks(rec))  # avoided (``advances``) under any goal: never offered
+            or (rec and ends_tasks(rec) and not first[shown])  # avoided (``advances``) under any goal
             or (rec and not elsewhere and _tried(rec, this, furthest))
         ):
             continue
-        ranked.append((0 if elsewhere else (rec or {}).get("counts", {}).get("n", 0), i, shown))
+        tries = 0 if elsewhere else (rec or {}).get("counts", {}).get("n", 0)
+        ranked.append((-1 if first[shown] else tries, i, shown))  # the next try once its first step is done
     steps = [shown for _, _, shown in sorted(ranked)][: p.get("max_steps", 12)]
     plain = plain_replies(effects)
     retry = [  # what answered otherwise than doing nothing: again, after the others (a condition met since)
@@ -466,7 +479,11 @@ def retrieve_untried(memory, task, tools, p):
         if key in listed and key not in advanced and not ends_tasks(rec) and not says_nothing_new(rec, plain)
     ][:3]
     steps += [eg for eg in retry if eg not in steps]
-    return [{"kind": "untried", "title": "Not tried yet", "steps": steps}] if len(steps) >= 3 else []
+    if len(steps) < 3:
+        return []
+    return [{"kind": "untried", "title": "Not tried yet", "steps": steps}] + [
+        {"kind": "avoid", "action": shown + " before " + first[shown]} for shown in steps if first.get(shown)
+    ]
 
 
 def _tried(rec, goal, furthest):
