@@ -11,7 +11,7 @@ from alma_doubles import debug_policy, task_policy
 
 import atlas.alma
 from atlas.alma.evaluate.harness import held_out_tasks, run_tasks
-from atlas.alma.search.held_out import HeldOut, reserve_s, to_test
+from atlas.alma.search.held_out import HeldOut, estimate_s, reserve_s, to_test
 from atlas.alma.state.archive import Archive
 from atlas.alma.state.config import AlmaConfig
 from atlas.core.types import Task
@@ -163,6 +163,12 @@ def test_a_search_that_played_no_design_keeps_no_time_for_a_test_and_plays_none(
     archive.add(ahead)
     assert [e.name for e in to_test(archive, 3)] == ["ahead"]
     assert reserve_s(archive, cfg, 4) == pytest.approx(2 * archive.entries[0].metadata["eval_duration_s"])
+    first = archive.entries[0].metadata["eval_duration_s"]
+    slower = ahead.model_copy(
+        update={"id": "d-0004", "name": "slower", "metadata": {"eval_duration_s": 3 * first}}
+    )
+    archive.add(slower)  # the latest evaluation took three times as long (a busier machine): its pace counts
+    assert estimate_s(archive, 1, 4, 4) == pytest.approx(2 * 3 * first)
 
 
 def test_held_out_tasks_never_overlap_what_the_run_saw():

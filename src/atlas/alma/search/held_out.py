@@ -112,8 +112,9 @@ def design_of(entry: ArchiveEntry) -> Design:
 
 def estimate_s(archive: Archive, n_designs: int, test: int, deployment: int) -> float:
     """Seconds the test phase may take: each design's evaluation time as the run measured it (the median
-    over full evaluations), scaled from its deployment tasks to the test tasks, for the designs and no
-    memory. 0 before anything was measured."""
+    over full evaluations, or the latest where it was slower: a machine that got busier since the first),
+    scaled from its deployment tasks to the test tasks, for the designs and no memory. 0 before anything
+    was measured."""
     times = [
         seconds
         for e in archive.scored()
@@ -123,7 +124,7 @@ def estimate_s(archive: Archive, n_designs: int, test: int, deployment: int) -> 
     ]
     if not times or deployment <= 0:
         return 0.0
-    return statistics.median(times) * (n_designs + 1) * test / deployment
+    return max(statistics.median(times), times[-1]) * (n_designs + 1) * test / deployment
 
 
 def reserve_s(archive: Archive, cfg: AlmaConfig, deployment: int) -> float:
