@@ -350,3 +350,20 @@ def test_without_before_an_action_that_ended_a_task_is_avoided_outright():
         "actions": LISTED,
     }
     assert "Avoid: add cobalt." in namespace["recall"](memory, task, None).splitlines()
+
+
+def test_a_rise_undone_before_an_ending_does_not_count_as_come_first():
+    """The tincture turned the sample blue, cooling undid it (the score fell), then cobalt ruined the
+    sample: the tincture's rise no longer held when cobalt ended the task, so cobalt may still need it
+    first ('Avoid: add cobalt before add tincture.'), not be avoided outright."""
+    undone = _episode(
+        "19",
+        "warm",
+        [
+            ("add tincture", TURNED, "warm", 0.25, False),
+            ("cool", "The sample is now cold. The blue fades.", "cold", 0.0, False),
+            ("add cobalt", RUINED, "cold", 0.0, True),
+        ],
+    )
+    memory, design = _learn([undone])
+    assert "Avoid: add cobalt before add tincture." in _recall(memory, design, "55", "warm").splitlines()

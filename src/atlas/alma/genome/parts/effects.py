@@ -203,7 +203,7 @@ def encode_effects(memory, episode, tools, p, store):
         listed[unnumbered(shown)] = shown
     counted, stage = set(), 0  # stage: how many times the score rose before this step
     quiet = []  # the actions that did nothing so far in this episode
-    risen = set()  # the actions that raised the score so far in this episode
+    risen = []  # the actions whose rise of the score still holds in this episode
     for i, step in enumerate(steps):
         here = sorted(here_words(step["obs_before"]))  # the situation it was taken in
         for w in here:
@@ -244,7 +244,7 @@ def encode_effects(memory, episode, tools, p, store):
             rec["replies"] = capped(rec["replies"], 3)
         key_in = "end_in" if fatal else "safe_in"  # the situations it ended a task in, and did not
         if fatal:  # what had raised the score before it ended one: with what else did, what it may need first
-            rec["end_after"] = [*rec.get("end_after", [])[-3:], sorted(risen - {key})]
+            rec["end_after"] = [*rec.get("end_after", [])[-3:], sorted(set(risen) - {key})]
         rec[key_in] = [*[x for x in rec.get(key_in, []) if x != here], here][-6:]
         if eff["advanced"]:  # the situation it advanced in: with those it did nothing in, its conditions
             seen = sorted(value_words(step["obs_before"]))[:80]
@@ -254,9 +254,11 @@ def encode_effects(memory, episode, tools, p, store):
             rec[after] = [*rec.get(after, [])[-3:], sorted(set(quiet[-12:]) - {key})]
         if eff["nothing"] and not fatal and key not in quiet:
             quiet.append(key)
+        if step["gain"] < 0 and risen:  # a rise undone: this action's own (a switch flipped back), else the last
+            risen.remove(key if key in risen else risen[-1])
         if step["gain"] > 0:  # what raised the score for this very goal, in order (a sub-goal reached)
             rec["first_rise"] = min(rec.get("first_rise", stage), stage)
-            risen.add(key)
+            risen = [k for k in risen if k != key] + [key]
             stage += 1
             ups = memory.setdefault("effect_goal_ups", {}).setdefault(this_goal, [])
             if key not in ups:
