@@ -254,7 +254,7 @@ def encode_effects(memory, episode, tools, p, store):
             rec[after] = [*rec.get(after, [])[-3:], sorted(set(quiet[-12:]) - {key})]
         if eff["nothing"] and not fatal and key not in quiet:
             quiet.append(key)
-        if step["gain"] < 0 and risen:  # a rise undone: this action's own (a switch flipped back), else the last
+        if step["gain"] < 0 and risen:  # a rise undone: its own (a switch flipped back), else the last
             risen.remove(key if key in risen else risen[-1])
         if step["gain"] > 0:  # what raised the score for this very goal, in order (a sub-goal reached)
             rec["first_rise"] = min(rec.get("first_rise", stage), stage)
