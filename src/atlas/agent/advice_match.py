@@ -252,10 +252,12 @@ def _plan_step(
                 (j + 1 for j in range(at, len(steps)) if phrase in _phrase(steps[j]) and not alike), None
             )
             at = exact if exact is not None else next(iter(alike or fits), at)
-        taken = [_phrase(action) for action in done]
-        # a try list's steps in any order: each not yet taken (one passed over while avoided comes back)
-        untaken = [s for s in steps if not any(t in _phrase(s) for t in taken)]
-        for step in untaken if tries else steps[at:]:
+        if (
+            tries
+        ):  # a try list's steps in any order: each not yet taken (one passed over while avoided comes back)
+            taken = [_phrase(action) for action in done]
+            steps, at = [s for s in steps if not any(t in _phrase(s) for t in taken)], 0
+        for step in steps[at:]:
             named, _ = _named(step, phrases, observation=observation)
             if named:  # the longest: 'take key 2' names 'take key' too
                 label = max(named, key=lambda label: len(_tokens(label)))
