@@ -277,8 +277,9 @@ PARTS: tuple[Part, ...] = (
                 "before",
                 "bool",
                 True,
-                doc="'Avoid: A before B' for an action that ended its episodes each time before B, the earliest "
-                "action that raised the score, had been done (it may need B first); else 'Avoid: A'",
+                doc="'Avoid: A before B' for an action that ended tasks while B, its kind's earliest action to "
+                "raise the score, was not done (it may need B first), and 'Avoid: S before A' for what else came "
+                "before an ending after B (S may have spoiled A); else 'Avoid: A'",
             ),
         ),
         requires=("effects",),

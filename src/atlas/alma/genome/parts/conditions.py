@@ -137,17 +137,108 @@ def ends_tasks(rec):
     return c.get("fatal", 0) > 0 and c["fatal"] >= c.get("n", 0) - 1e-6 and not c.get("up", 0)
 
 
+def leaves(obs, path=""):
+    """An observation's short values by where they sit ('switches green': 'on'), mappings walked into."""
+    out = {}
+    for key, value in obs.items() if isinstance(obs, dict) else []:
+        if isinstance(value, dict):
+            out.update(leaves(value, f"{path}{key} "))
+        elif isinstance(value, str | int | float | bool) and len(words(str(value))) <= 3:
+            out[path + str(key)] = value
+    return out
+
+
+def volatile(steps):
+    """The short values (``leaves``) that changed at more than half of an episode's steps, and at least twice:
+    a reply, a count of steps left; not a state that an action set."""
+    changed = {}
+    for step in steps:
+        before, after = leaves(step["obs_before"]), leaves(step["obs_after"])
+        for k in set(before) | set(after):
+            bump(changed, k, before.get(k) != after.get(k))
+    return {k for k, n in changed.items() if n >= 2 and n > len(steps) / 2}
+
+
+def note_done(rec, key, done, step, moving):
+    """Add a step's action to ``done`` with the short values it changed, less the ``volatile`` ones
+    (``moving``): a switch's 'on'. Mark its record ``sets`` once it changed one (it leaves a state)."""
+    before, after = leaves(step["obs_before"]), leaves(step["obs_after"])
+    change = {k: (before.get(k), v) for k, v in after.items() if before.get(k) != v and k not in moving}
+    done.append((key, change))
+    rec["sets"] = bool(rec.get("sets") or change)
+
+
+def note_order(rec, key, risen, done, obs, ended, rose):
+    """Keep, for a step that ended its episode unsolved (``ended``) or raised the score (``rose``), what had
+    come before it in the episode: the actions whose rises of the score still held (``end_after`` /
+    ``up_with``) and the other actions done (``end_prior`` / ``up_prior``), for the last four such steps.
+    ``done``: (action, what it changed) so far (``note_done``); one whose changes are all back where they were before it
+    was first taken (a switch flipped on and off again) counts as undone. ``needs_first`` and
+    ``spoilers_of`` read them."""
+    now, was = leaves(obs), {}
+    for k, change in done[-12:]:
+        for path, (old, _) in change.items():
+            was.setdefault(k, {}).setdefault(path, old)
+    kept = {
+        k
+        for k, _ in done[-12:]
+        if any(now.get(p) != old for p, old in was.get(k, {}).items()) or k not in was
+    }
+    for hit, held, prior in ((ended, "end_after", "end_prior"), (rose, "up_with", "up_prior")):
+        if hit:
+            rec[held] = [*rec.get(held, [])[-3:], sorted(set(risen) - {key})]
+            rec[prior] = [*rec.get(prior, [])[-3:], sorted(kept - set(risen) - {key})]
+
+
 def needs_first(rec, effects):
     """For an action that ended every episode it was taken in: the action of its kind (first word) that may
     have to come first, the one that raised the score earliest in its games (fewest rises before it) and
-    had not raised it before any of those endings (a switch that overloaded the panel, flipped before the
-    switch that warms it). Its example form; '' when every such action had, or none raised the score (then
-    the action ends tasks whatever came first). Of its kind only: an action of another kind that must come
-    first leaves it doing nothing, not ending the task (``primers_of``). And only while it is the one action
-    of its kind that ended tasks before B: several that did are a choice among things of which one is
-    right ('focus on' the drain, the bed, the orange, when only the tortoise raised the score), not an
-    order."""
-    if not ends_tasks(rec) or "end_after" not in rec:
+    whose rise did not hold at some of those endings (a switch that overloaded the panel, flipped before the
+    switch that warms it). Its example form; '' when none fits, or none raised the score (then the action
+    ends tasks whatever came first). It ended a task after B at most once, and then with other actions done
+    before it that may have spoiled it (``spoilers_of``); a second time, or with nothing else done, refutes
+    the order. Of its kind only: an action of another kind that must come first leaves it doing nothing,
+    not ending the task (``primers_of``). And only while it is the one action of its kind that ended tasks
+    before B: several that did are a choice among things of which one is right ('focus on' the drain, the
+    bed, the orange, when only the tortoise raised the score), not an order. An action that also advanced
+    a task: B is a riser whose rise held every time it advanced one and not some time it ended one (the
+    mains switch that brought a warm panel live and cracked cold valves)."""
+    first = _first_key(rec, effects)
+    return effects[first]["eg"] if first else ""
+
+
+def spoilers_of(rec, effects):
+    """For an action that may need a riser B first (``needs_first``) and yet ended a task after B: the other
+    actions done before each such ending and never before it advanced a task, none of which ever raised the
+    score (a test contact flipped while the panel was dark, which overloads it when the mains switch brings
+    it live), as (example form, whether it ``sets`` a state): one of them may have spoiled the action. One
+    that left a state still so at the ending may spoil it whichever comes first; another, only before it."""
+    first = _first_key(rec, effects)
+    spoiled = [prior for held, prior in _endings(rec) if first and first in held]
+    if not spoiled:
+        return []
+    safe = set().union(*[set(x) for x in rec.get("up_prior") or []])
+    found = sorted(set.intersection(*spoiled) - safe - _risers(effects))
+    return [(effects[k]["eg"], bool(effects[k].get("sets"))) for k in found]
+
+
+def _endings(rec):
+    """(rises that held, other actions done) before each of the last times the action ended a task."""
+    held, prior = (
+        rec.get("end_after", [])[::-1],
+        rec.get("end_prior", [])[::-1],
+    )  # older memories kept fewer priors
+    return [(set(h), set(p)) for h, p in zip(held[: len(prior)], prior, strict=True)]
+
+
+def _risers(effects):
+    return {key for key, r in effects.items() if (r.get("counts") or {}).get("up", 0)}
+
+
+def _first_key(rec, effects):
+    """``needs_first``'s action, as its key in ``effects``; '' when there is none."""
+    advanced = (rec.get("counts") or {}).get("up", 0)
+    if "end_after" not in rec or not (ends_tasks(rec) or (advanced and "up_with" in rec and _fatal(rec))):
         return ""
     head = first_word(rec.get("eg", ""))
     kind = {key: r for key, r in effects.items() if first_word(r.get("eg", "")) == head}
@@ -155,7 +246,8 @@ def needs_first(rec, effects):
     def ended_before(r):  # the actions that had raised the score before each time r ended a task
         return set().union(*[set(x) for x in r["end_after"]]) if ends_tasks(r) and "end_after" in r else None
 
-    before = ended_before(rec)
+    held = set.intersection(*[set(x) for x in rec["up_with"]]) if advanced else set(effects)
+    before = held & set.intersection(*[set(x) for x in rec["end_after"]]) | (set(effects) - held)
     risers = [
         (r["first_rise"], -(r.get("counts") or {}).get("up", 0), key)
         for key, r in kind.items()
@@ -164,10 +256,17 @@ def needs_first(rec, effects):
     if not risers:
         return ""
     first = min(risers)[2]
+    times = sum(first in set(x) for x in rec["end_after"])  # it ended a task after B anyway
+    suspects = [prior - _risers(effects) for held_then, prior in _endings(rec) if first in held_then]
+    refuted = not advanced and (times > 1 or len([s for s in suspects if s]) < times)
     others = [
         b for r in kind.values() if r is not rec and (b := ended_before(r)) is not None and first not in b
     ]
-    return "" if others else effects[first]["eg"]
+    return "" if others or refuted else first
+
+
+def _fatal(rec):
+    return bool((rec.get("counts") or {}).get("fatal"))
 
 
 def fatal_heads(effects, least):

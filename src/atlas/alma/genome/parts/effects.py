@@ -49,11 +49,15 @@ from conditions import (
     idle_when,
     needs_first,
     needs_of,
+    note_done,
+    note_order,
     plain_replies,
     primers_of,
     reply_of,
     says_nothing_new,
     seen_everywhere,
+    spoilers_of,
+    volatile,
 )
 
 
@@ -201,14 +205,11 @@ def encode_effects(memory, episode, tools, p, store):
     for label in (episode.get("task") or {}).get("actions") or []:
         shown = called(label, names_of)
         listed[unnumbered(shown)] = shown
-    counted, stage = set(), 0  # stage: how many times the score rose before this step
-    quiet = []  # the actions that did nothing so far in this episode
-    risen = []  # the actions whose rise of the score still holds in this episode
+    counted, stage, moving = set(), 0, volatile(steps)  # stage: how often the score rose before a step
+    quiet, done, risen = [], [], []  # in this episode: what did nothing; all taken; whose rise still holds
     for i, step in enumerate(steps):
         here = sorted(here_words(step["obs_before"]))  # the situation it was taken in
-        for w in here:
-            if w not in places:
-                places.append(w)
+        places += [w for w in here if w not in places]
         eff = _effect(step, names, goal)
         fatal = step["ended"] and not episode.get("success")  # it ended the episode, unsolved, early
         if fatal:  # then what it showed made nothing: 'You focus on the drain' ends a task, however worded
@@ -243,8 +244,8 @@ def encode_effects(memory, episode, tools, p, store):
             bump(rec.setdefault("replies", {}), reply_of(step))
             rec["replies"] = capped(rec["replies"], 3)
         key_in = "end_in" if fatal else "safe_in"  # the situations it ended a task in, and did not
-        if fatal:  # what had raised the score before it ended one: with what else did, what it may need first
-            rec["end_after"] = [*rec.get("end_after", [])[-3:], sorted(set(risen) - {key})]
+        note_order(rec, key, risen, done, step["obs_before"], fatal, step["gain"] > 0)  # what came before it
+        note_done(rec, key, done, step, moving)
         rec[key_in] = [*[x for x in rec.get(key_in, []) if x != here], here][-6:]
         if eff["advanced"]:  # the situation it advanced in: with those it did nothing in, its conditions
             seen = sorted(value_words(step["obs_before"]))[:80]
@@ -298,20 +299,19 @@ def retrieve_advances(memory, task, tools, p):
     ('Avoid: A when W.' where the short fields held W each time it did nothing and not in every situation
     seen: 'Avoid: filter when clear' leaves a cloudy sample's filter to be tried); and for each action
     that, every time it was taken, ended its episode unsolved before the step limit (a wrong answer, a
-    fatal move) and never advanced a task: one such ending is enough; 'Avoid: A before B.' while some action B
-    that raised the score had not come before any of its endings (``needs_first``; ``p['before']``): it may
-    need B first, and is tried after it. Actions that did
-    nothing are not avoided while no action ever advanced a task and they are most of those offered at
-    tasks' starts: then 'did nothing' cannot tell what to leave out (observing, waiting). Forms need
-    ``p['min_support']`` episodes' worth of support (decayed with the store)."""
+    fatal move) and never advanced a task: one such ending is enough; 'Avoid: A before B.' while it may need
+    a riser B first (``needs_first``; ``p['before']``), also where A advanced other tasks, and for each S
+    that may have spoiled it after B (``spoilers_of``) 'Avoid: S.' (a state S left) or 'Avoid: S before
+    A.'. Actions that did nothing are not avoided while no action ever advanced a task and they are most of
+    those offered at tasks' starts: then 'did nothing' cannot tell what to leave out (observing, waiting).
+    Forms need ``p['min_support']`` episodes' worth of support (decayed with the store)."""
     gw = goal_words(task.get("goal", ""))
     out = []
     for key, rec in sorted((memory.get("effect_forms") or {}).items(), key=lambda kv: -kv[1]["n"]):
         kind, _, cond = json.loads(key)
         if not same_kind(kind, gw):
             continue
-        cond = filled(cond, gw)
-        action = filled(rec["eg"], gw)
+        cond, action = filled(cond, gw), filled(rec["eg"], gw)
         named = [gw[i] for i in slots_in(rec["eg"]) if i < len(gw)]
         form_only = all(in_every_goal(memory, "effect_goals", w) for w in named)  # the task's form
         if _enough(rec["n"], p) and cond and action and named and not form_only:
@@ -331,9 +331,11 @@ def retrieve_advances(memory, task, tools, p):
                 and _idle_for(rec, gw)
                 and says_nothing_new(rec, plain)
             )
-            if ends_tasks(rec):
-                first = needs_first(rec, effects) if p.get("before", True) else ""
+            first = needs_first(rec, effects) if p.get("before", True) else ""
+            if ends_tasks(rec) or (first and not ending_when(rec)):
                 fatal.append(rec["eg"] + (" before " + first if first else ""))
+                spoiled = spoilers_of(rec, effects) if first else []  # a state it left: avoided outright
+                fatal += [s + ("" if sets else " before " + rec["eg"]) for s, sets in spoiled]
             elif when := ending_when(rec):
                 fatal.append(rec["eg"] + " when " + " ".join(when))
             elif varied and c.get("nothing", 0) >= tried - 1e-6:
