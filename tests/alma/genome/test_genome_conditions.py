@@ -414,7 +414,10 @@ def test_what_was_done_before_an_action_ended_a_task_after_its_first_step_is_tri
         _episode(
             "21",
             "warm",
-            [("add tincture", TURNED, "warm", 0.25, False), ("add cobalt", "It deepens.", "warm", 0.5, False)],
+            [
+                ("add tincture", TURNED, "warm", 0.25, False),
+                ("add cobalt", "It deepens.", "warm", 0.5, False),
+            ],
         ),
     ]
     for episode in episodes:
@@ -455,7 +458,9 @@ def test_an_action_that_ended_a_task_after_its_first_step_gets_one_more_try_only
     assert "Avoid: add glycine before add cobalt." in lines
 
     again = _episode(
-        "22", "warm", [("add tincture", TURNED, "warm", 0.25, False), ("add cobalt", RUINED, "warm", 0.25, True)]
+        "22",
+        "warm",
+        [("add tincture", TURNED, "warm", 0.25, False), ("add cobalt", RUINED, "warm", 0.25, True)],
     )
     memory, design = _learn([ruined_first, rose, between, again])
     lines = _recall(memory, design, "55", "warm").splitlines()
