@@ -73,6 +73,13 @@ def _learn(episodes: list[dict]) -> tuple[dict, dict]:
     return memory, design
 
 
+def _colorless(episode: dict) -> dict:
+    """The episode with every observation colourless: no field tells a sample that advanced from one that did not."""
+    for obs in [episode["task"]["observation"], *(s["observation"] for s in episode["steps"])]:
+        obs["color"] = "colorless"
+    return episode
+
+
 SANK = "The tincture sinks to the bottom undissolved. Nothing else happens."
 TURNED = "The solution turns blue."
 
@@ -385,10 +392,7 @@ def test_an_action_that_advanced_after_a_step_and_ended_tasks_without_it_needs_t
             ],
         ),
     ]
-    for episode in episodes:
-        for obs in [episode["task"]["observation"], *(s["observation"] for s in episode["steps"])]:
-            obs["color"] = "colorless"
-    memory, design = _learn(episodes)
+    memory, design = _learn([_colorless(e) for e in episodes])
     assert "Avoid: add cobalt before add tincture." in _recall(memory, design, "55", "warm").splitlines()
 
 
@@ -420,10 +424,7 @@ def test_what_was_done_before_an_action_ended_a_task_after_its_first_step_is_tri
             ],
         ),
     ]
-    for episode in episodes:
-        for obs in [episode["task"]["observation"], *(s["observation"] for s in episode["steps"])]:
-            obs["color"] = "colorless"
-    memory, design = _learn(episodes)
+    memory, design = _learn([_colorless(e) for e in episodes])
     lines = _recall(memory, design, "55", "warm").splitlines()
     assert "Avoid: add cobalt before add tincture." in lines
     assert "Avoid: add glycine before add cobalt." in lines

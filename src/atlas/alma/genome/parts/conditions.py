@@ -172,9 +172,9 @@ def note_order(rec, key, risen, done, obs, ended, rose):
     """Keep, for a step that ended its episode unsolved (``ended``) or raised the score (``rose``), what had
     come before it in the episode: the actions whose rises of the score still held (``end_after`` /
     ``up_with``) and the other actions done (``end_prior`` / ``up_prior``), for the last four such steps.
-    ``done``: (action, what it changed) so far (``note_done``); one whose changes are all back where they were before it
-    was first taken (a switch flipped on and off again) counts as undone. ``needs_first`` and
-    ``spoilers_of`` read them."""
+    ``done``: (action, what it changed) so far (``note_done``); one whose changes are all back where they
+    were before it was first taken (a switch flipped on and off again) counts as undone. ``needs_first``
+    and ``spoilers_of`` read them."""
     now, was = leaves(obs), {}
     for k, change in done[-12:]:
         for path, (old, _) in change.items():
@@ -224,10 +224,7 @@ def spoilers_of(rec, effects):
 
 def _endings(rec):
     """(rises that held, other actions done) before each of the last times the action ended a task."""
-    held, prior = (
-        rec.get("end_after", [])[::-1],
-        rec.get("end_prior", [])[::-1],
-    )  # older memories kept fewer priors
+    held, prior = rec.get("end_after", [])[::-1], rec.get("end_prior", [])[::-1]  # older ones: fewer priors
     return [(set(h), set(p)) for h, p in zip(held[: len(prior)], prior, strict=True)]
 
 
