@@ -163,6 +163,27 @@ def _avoided_only_where(advice: str, line: str, held: str, other: str) -> None:
     assert match_advice(advice, held.replace(situation, other), listed).actions.get(action, 0) >= 0
 
 
+def test_an_action_that_ended_one_task_is_avoided_where_the_broadest_word_of_that_situation_holds():
+    """Heating ended one task while the sample was warm and hazy, and was safe on cold, clear samples. One
+    ending holds every word of its situation; 'warm' was also seen where tannin did nothing on another
+    sample, 'hazy' nowhere else. The advice avoids heating when warm, so the matcher lowers it on a warm,
+    clear sample too (both words as one condition would fit it by a third)."""
+    safe = "The sample is now warm."
+    memory, design = _learn(
+        [
+            _clarity(_episode("19", "cold", [("heat", safe, "warm", 0.0, False)]), "clear"),
+            _clarity(_episode("21", "cold", [("heat", safe, "warm", 0.0, False)]), "clear"),
+            _clarity(_episode("20", "warm", [("heat", "The sample boils over.", "warm", 0.0, True)]), "hazy"),
+            _clarity(
+                _episode("22", "warm", [("add tannin", "Nothing happens.", "warm", 0.0, False)]), "clear"
+            ),
+        ]
+    )
+    advice = _recall_with(memory, design, "cold", "clear")
+    assert "Avoid: heat when hazy." not in advice.splitlines()
+    _avoided_only_where(advice, "Avoid: heat when warm.", "The sample is warm, clear and colorless.", "cold")
+
+
 def test_one_reagent_that_ruined_a_sample_does_not_stop_the_others_being_tried():
     """Adding cobalt ruined a sample; adding tannin did nothing. 'add' is not a kind that ends tasks (a
     kind is when every action of it ended one or advanced): the reagents not yet added are still offered

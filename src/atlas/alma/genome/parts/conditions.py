@@ -44,15 +44,18 @@ def needs_of(rec):
     return sorted(w for w in held if any(w not in x for x in idle_in))
 
 
-def ending_when(rec):
+def ending_when(rec, effects=None):
     """For an action that ended some episodes unsolved and not others: the words of the short fields that
     held each time it ended one and never when it did not ('warm' for heating that boiled a warm sample
-    over and warmed a cold one). Empty when no word tells them apart."""
+    over and warmed a cold one). Empty when no word tells them apart. Of those, with ``effects``, the ones
+    seen in the most situations any action was taken in: one ending holds every word of its situation
+    ('live', and the band and hum of that one task), and the condition is the broadest of them."""
     ended, safe = rec.get("end_in") or [], rec.get("safe_in") or []
     if not ended or not safe:
         return []
-    held = set.intersection(*[set(x) for x in ended])
-    return sorted(held - {w for x in safe for w in x})
+    held = set.intersection(*[set(x) for x in ended]) - {w for x in safe for w in x}
+    seen = {w: sum(w in x for x in situations(effects)) for w in held} if effects else {}
+    return sorted(w for w in held if not seen or seen[w] == max(seen.values()))
 
 
 def idle_when(rec, everywhere):
@@ -76,15 +79,20 @@ def idle_elsewhere(rec, everywhere, now, situations=3):
     return bool(where) and quiet and varied and not set(where) <= now
 
 
-def seen_everywhere(effects):
-    """The short-field words that held in every situation any action was taken in (the sample's name,
-    a fixed label): they tell no situation from another."""
-    seen = [
+def situations(effects):
+    """The short-field words of each situation an action was taken in (as the memory keeps them)."""
+    return [
         set(x)
         for rec in effects.values()
         for k in ("idle_here", "safe_in", "end_in")
         for x in rec.get(k) or []
     ]
+
+
+def seen_everywhere(effects):
+    """The short-field words that held in every situation any action was taken in (the sample's name,
+    a fixed label): they tell no situation from another."""
+    seen = situations(effects)
     return set.intersection(*seen) if seen else set()
 
 

@@ -332,12 +332,12 @@ def retrieve_advances(memory, task, tools, p):
                 and says_nothing_new(rec, plain)
             )
             first = needs_first(rec, effects) if p.get("before", True) else ""
-            if ends_tasks(rec) or (first and not ending_when(rec)):
+            if ends_tasks(rec) or (first and not ending_when(rec, effects)):
                 fatal.append(rec["eg"] + (" before " + first if first else ""))
                 spoiled = spoilers_of(rec, effects) if first else []  # a state it left: avoided outright
                 fatal += [s + ("" if sets else " before " + rec["eg"]) for s, sets in spoiled]
-            elif when := ending_when(rec):
-                fatal.append(rec["eg"] + " when " + " ".join(when))
+            elif when := ending_when(rec, effects):
+                fatal += [rec["eg"] + " when " + w for w in when]  # each word alone: any of them ends it
             elif varied and c.get("nothing", 0) >= tried - 1e-6:
                 where = idle_when(rec, everywhere)
                 idle.append(rec["eg"] + (" when " + " ".join(where) if where else ""))
