@@ -44,18 +44,19 @@ def needs_of(rec):
     return sorted(w for w in held if any(w not in x for x in idle_in))
 
 
-def ending_when(rec, effects=None):
+def ending_when(rec, effects):
     """For an action that ended some episodes unsolved and not others: the words of the short fields that
     held each time it ended one and never when it did not ('warm' for heating that boiled a warm sample
-    over and warmed a cold one). Empty when no word tells them apart. Of those, with ``effects``, the ones
-    seen in the most situations any action was taken in: one ending holds every word of its situation
+    over and warmed a cold one). Empty when no word tells them apart. Of those, the ones seen in the most
+    situations any action was taken in (``effects``): one ending holds every word of its situation
     ('live', and the band and hum of that one task), and the condition is the broadest of them."""
     ended, safe = rec.get("end_in") or [], rec.get("safe_in") or []
     if not ended or not safe:
         return []
     held = set.intersection(*[set(x) for x in ended]) - {w for x in safe for w in x}
-    seen = {w: sum(w in x for x in situations(effects)) for w in held} if effects else {}
-    return sorted(w for w in held if not seen or seen[w] == max(seen.values()))
+    everywhere = situations(effects)
+    seen = {w: sum(w in x for x in everywhere) for w in held}
+    return sorted(w for w in held if seen[w] == max(seen.values()))
 
 
 def idle_when(rec, everywhere):
