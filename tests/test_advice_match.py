@@ -1,6 +1,6 @@
 """The advice matcher: which listed actions the advice recommends in the current situation."""
 
-from atlas.agent.advice_match import advice_lines, advice_now, advised_actions
+from atlas.agent.advice_match import SPENT, advice_lines, advice_now, advised_actions
 
 OBS_EMPTY_HANDED = (
     "You are in room_B. Adjacent rooms: room_D, room_E (goal room), room_G, room_H. "
@@ -359,9 +359,23 @@ def test_a_try_that_raised_the_score_is_not_advised_again():
     tries = "Not tried yet: add acid, add salt, stir."
     done = ["add acid", "add salt", "stir"]
     assert advised_actions(tries, seen, labels, done) == {}  # walked to its end: nothing said
-    assert advised_actions(tries, seen, labels, done, advanced=["add acid"]) == {"add acid": -1.0}
+    assert advised_actions(tries, seen, labels, done, advanced=["add acid"]) == {"add acid": -SPENT}
     recipe = "Steps in order: add acid, add salt, add dye."
     assert advised_actions(recipe, seen, labels, ["add acid"], advanced=["add acid"]) == {"add salt": 1.0}
+
+
+def test_a_once_only_kind_is_passed_over_once_its_step_raised_the_score_and_is_never_a_step():
+    """'Once only: flip ….' (a memory saw a switch flipped back undo its rise): a listed action of that kind
+    that raised the score in this episode is lowered as a spent try, one that did not is left alone, and the
+    line is neither a rule nor a plan (three kinds in one line are no walkthrough)."""
+    labels = ["flip red", "flip blue", "flip", "flipper on", "turn dial 2"]
+    seen = "The panel hums. Switches: red on, blue off."
+    once = "Once only: flip …."
+    assert advised_actions(once, seen, labels, ["flip red"], advanced=["flip red"]) == {"flip red": -SPENT}
+    assert advised_actions(once, seen, labels, ["flip red"]) == {}
+    three = "Once only: flip …, turn dial …, press …."
+    assert advised_actions(three, seen, labels, [], advanced=["turn dial 2"]) == {"turn dial 2": -SPENT}
+    assert advised_actions(three, seen, labels, []) == {}
 
 
 def test_a_try_the_advice_also_avoids_here_is_passed_over_for_the_next():

@@ -194,6 +194,18 @@ def test_advances_are_the_actions_whose_step_raised_the_score():
     assert advances.actions == ["add acid", "add dye"] and advances.score == 0.5
 
 
+def test_a_fall_undoes_the_rise_of_the_action_taken_again_else_the_last_one():
+    """A switch flipped back off undoes its own rise (it may be flipped on again); a fall after another
+    action undoes the last rise."""
+    advances = Advances(0.0)
+    for action, score in [("flip heater", 0.1), ("flip mains", 0.2), ("flip heater", 0.1)]:
+        advances.after(action, score)
+    assert advances.actions == ["flip mains"]
+    for action, score in [("flip heater", 0.2), ("turn gain 6", 0.1)]:
+        advances.after(action, score)
+    assert advances.actions == ["flip mains"] and advances.score == 0.1
+
+
 class _Tube:
     """A sample to turn green: ``add acid`` turns it blue and a second dose ruins it; ``add dye`` turns a
     blue sample green (the goal); ``add salt`` does nothing."""

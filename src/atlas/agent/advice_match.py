@@ -104,11 +104,21 @@ ORDERED = "steps in order"
 # that already reacted, the second dose ruined the sample (a small model copies the list again once it has
 # walked it). A move that only changed where the agent is raises no score, so it may be taken again.
 TRY_ONCE = "not tried yet"
+# "Once only: flip …." (a memory that saw a switch flipped back undo what it did): each listed action so begun
+# is passed over, like a try, once its step raised the score.
+ONCE = "once only"
+# What a spent try is lowered by: far below any match, so it is taken only where nothing else is listed. One
+# (3 nats for the agent) left the 0.5B model flipping a mains switch back off on most tasks of a wiring.
+SPENT = 10.0
 _NUMBER = re.compile(r"(?<![a-z0-9_])\d+(?![a-z0-9_])")
 
 
 def _is_avoid(line: str) -> bool:
     return bool(_AVOID.match(line))
+
+
+def _is_once(line: str) -> bool:
+    return line.lower().startswith(ONCE)
 
 
 def _blind(phrase: str) -> str:
@@ -206,7 +216,7 @@ def _plans(advice: str) -> list[tuple[list[str], str]]:
     walkthrough, one command per line). A line that is a plan itself is never one step of another: short
     rules above a search plan ("candle: take candle.") made the advice look like a plan whose last step
     named every move of the search at once. What to avoid is never a step."""
-    lines = [line for line in advice_lines(advice) if not _is_avoid(line)]
+    lines = [line for line in advice_lines(advice) if not _is_avoid(line) and not _is_once(line)]
     out = []
     for before, line in zip(["", *lines], lines, strict=False):
         if line.lower().startswith(ORDERED):
@@ -341,7 +351,7 @@ def match_advice(
     ] = {}  # lowered unless the advice names them ('Avoid: focus on … unless advised')
     avoid_lines: list[str] = []
     for line in advice_lines(advice):
-        if _is_avoid(line):
+        if _is_avoid(line) or _is_once(line):
             continue
         hits, rebound = _named(line, phrases, observation=observation)
         if not hits:
@@ -430,17 +440,22 @@ def _avoid(
 def _tried_once(
     advice: str, phrases: dict[str, str], advanced: Collection[str], out: dict[str, float], observation: str
 ) -> None:
-    """Lower by 1 (in ``out``) each listed action that a ``TRY_ONCE`` line names and that is in ``advanced``."""
+    """Lower by ``SPENT`` (in ``out``) each listed action in ``advanced`` that a ``TRY_ONCE`` line names, or
+    that a ``ONCE`` line names or names the kind of ('flip …': every listed action that begins so)."""
     if not advanced:
         return
     for line in advice_lines(advice):
-        if not line.lower().startswith(TRY_ONCE):
+        if not line.lower().startswith(TRY_ONCE) and not _is_once(line):
             continue
         for step in _titled_steps(line):
-            hits, _ = _named(step, phrases, observation=observation)
+            if _ANY.search(step):
+                head = _phrase(_ANY.split(step, maxsplit=1)[0])
+                hits = [label for label, p in phrases.items() if head.strip() and p.startswith(head)]
+            else:
+                hits, _ = _named(step, phrases, observation=observation)
             for label in hits:
                 if label in advanced:
-                    out[label] = min(out.get(label, 0.0), -1.0)
+                    out[label] = min(out.get(label, 0.0), -SPENT)
 
 
 def _with(
@@ -471,7 +486,9 @@ def advised_actions(
 
 __all__ = [
     "MIN_MATCH",
+    "ONCE",
     "ORDERED",
+    "SPENT",
     "TRY_ONCE",
     "Match",
     "advice_lines",

@@ -55,9 +55,10 @@ def outcome(action: str, before: Any, result: Any) -> tuple[str, bool]:
 
 
 class Advances:
-    """The actions whose step raised the environment's score, in the order taken: tries that did their
-    work (``TRY_ONCE`` in ``atlas.agent.advice_match``). ``after`` is told each step's action and the score
-    after it (None where the environment gave none)."""
+    """The actions whose step raised the environment's score and whose rise still holds, in the order
+    taken: tries that did their work (``TRY_ONCE`` in ``atlas.agent.advice_match``). A fall undoes the
+    rise of the action taken again, else the last one's (which may then be taken again to redo it).
+    ``after`` is told each step's action and the score after it (None where the environment gave none)."""
 
     def __init__(self, start: float) -> None:
         self.score = start
@@ -68,6 +69,10 @@ class Advances:
             return
         if score > self.score + 1e-9:
             self.actions.append(action)
+        elif (
+            score < self.score - 1e-9 and self.actions
+        ):  # a rise undone: its own (a switch back), else the last
+            self.actions.remove(action if action in self.actions else self.actions[-1])
         self.score = score
 
 

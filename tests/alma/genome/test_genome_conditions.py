@@ -532,3 +532,33 @@ def test_an_action_whose_change_was_undone_before_a_success_may_still_have_spoil
     assert "Avoid: add cobalt before add tincture." in lines
     assert "Avoid: add glycine." in lines
     assert not any(x.startswith("Avoid: rinse") for x in lines)
+
+
+def test_a_kind_of_action_whose_retake_undid_its_own_rise_is_taken_once_only():
+    """Heating raised the score, then heating again (the burner off) lowered it: 'heat' is a kind of action
+    that undoes its own rise, so the advice says 'Once only: heat …' and the matcher passes over heating once
+    it raised the score in the next task. A fall after another action (cobalt spoiling the sample) is not
+    the riser's doing: nothing is once only."""
+    cooled = "The burner goes out."
+    undone = _episode(
+        "19",
+        "cold",
+        [
+            ("heat", TURNED, "warm", 0.25, False),
+            ("add tannin", "Nothing happens.", "warm", 0.25, False),
+            ("heat", cooled, "cold", 0.0, False),
+        ],
+    )
+    memory, design = _learn([undone])
+    advice = _recall(memory, design, "20", "cold")
+    assert "Once only: heat …." in advice.splitlines()
+    warm = "The solution turns blue. The sample is warm and blue."
+    labels = [*LISTED]
+    assert match_advice(advice, warm, labels, ["heat"], advanced=["heat"]).actions["heat"] <= -10
+    spoiled = _episode(
+        "21",
+        "cold",
+        [("heat", TURNED, "warm", 0.25, False), ("add cobalt", "The cobalt curdles it.", "warm", 0.0, False)],
+    )
+    memory, design = _learn([spoiled])
+    assert not any(x.startswith("Once only") for x in _recall(memory, design, "22", "cold").splitlines())

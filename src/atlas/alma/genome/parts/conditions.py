@@ -317,3 +317,22 @@ def ending_words(effects):
         if any(ends_tasks(r) and not needs_first(r, effects) for r in recs)
         and all(ends_tasks(r) or (r.get("counts") or {}).get("up", 0) for r in recs)
     }
+
+
+def tried_as_far(rec, goal, furthest):
+    """Whether an action was tried under ``goal`` as far on as that goal's games ever got: one tried only
+    before a stage its goal reached later may be the next stage's step (a switch that refused before its
+    turn). Kept before stages were: tried under the goal at all; before goals were: tried."""
+    at = rec.get("tried_at")
+    if at is None:
+        return goal in rec.get("tried_goals", [goal])
+    return goal in at and at[goal] >= furthest
+
+
+def undoers(effects):
+    """'K …' for each kind K (first word) of action whose own retake undid the score it raised (a switch
+    flipped back off): the agent's matcher passes over an action of that kind once it raised the score."""
+    kinds = {
+        first_word(rec["eg"]) for rec in effects.values() if (rec.get("counts") or {}).get("undid", 0) > 0
+    }
+    return [kind + " …" for kind in sorted(kinds) if kind]

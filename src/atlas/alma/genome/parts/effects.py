@@ -57,6 +57,8 @@ from conditions import (
     says_nothing_new,
     seen_everywhere,
     spoilers_of,
+    tried_as_far,
+    undoers,
     volatile,
 )
 
@@ -256,6 +258,7 @@ def encode_effects(memory, episode, tools, p, store):
         if eff["nothing"] and not fatal and key not in quiet:
             quiet.append(key)
         if step["gain"] < 0 and risen:  # a rise undone: its own (a switch flipped back), else the last
+            bump(c, "undid", int(key in risen))
             risen.remove(key if key in risen else risen[-1])
         if step["gain"] > 0:  # what raised the score for this very goal, in order (a sub-goal reached)
             rec["first_rise"] = min(rec.get("first_rise", stage), stage)
@@ -297,12 +300,13 @@ def retrieve_advances(memory, task, tools, p):
     the agent's matcher lowers it) in ``p['avoid']`` situations or more (what the fields named before it;
     0: never), under this goal or under two goals or more: in fewer, it may only have come out of order
     ('Avoid: A when W.' where the short fields held W each time it did nothing and not in every situation
-    seen: 'Avoid: filter when clear' leaves a cloudy sample's filter to be tried); and for each action
-    that, every time it was taken, ended its episode unsolved before the step limit (a wrong answer, a
-    fatal move) and never advanced a task: one such ending is enough; 'Avoid: A before B.' while it may need
-    a riser B first (``needs_first``; ``p['before']``), also where A advanced other tasks, and for each S
-    that may have spoiled it after B (``spoilers_of``) 'Avoid: S.' (a state S left) or 'Avoid: S before
-    A.'. Actions that did nothing are not avoided while no action ever advanced a task and they are most of
+    seen: 'Avoid: filter when clear' leaves a cloudy sample's filter to be tried); for each action that,
+    every time it was taken, ended its episode unsolved before the step limit (a wrong answer, a fatal
+    move) and never advanced a task: one such ending is enough; 'Avoid: A before B.' while it may need a
+    riser B first (``needs_first``; ``p['before']``), also where A advanced other tasks, and for each S that
+    may have spoiled it after B (``spoilers_of``) 'Avoid: S.' (a state S left) or 'Avoid: S before A.'.
+    'Once only: K ….' for each kind K of action whose own retake undid the score it raised (``undoers``).
+    Actions that did nothing are not avoided while no action ever advanced a task and they are most of
     those offered at tasks' starts: then 'did nothing' cannot tell what to leave out (observing, waiting).
     Forms need ``p['min_support']`` episodes' worth of support (decayed with the store)."""
     gw = goal_words(task.get("goal", ""))
@@ -348,6 +352,9 @@ def retrieve_advances(memory, task, tools, p):
         out += [{"kind": "avoid", "action": action} for action in fatal + idle]
         for head in fatal_heads(effects, p.get("fatal_kinds", 3)):
             out.append({"kind": "avoid", "action": head + " … unless advised"})
+        out += [
+            {"kind": "untried", "title": "Once only", "steps": once} for once in [undoers(effects)] if once
+        ]
     return out
 
 
@@ -470,7 +477,7 @@ def retrieve_untried(memory, task, tools, p):
             key in advanced
             or first_word(shown) in ending
             or (rec and ends_tasks(rec) and not first[shown])  # avoided (``advances``) under any goal
-            or (rec and not elsewhere and _tried(rec, this, furthest))
+            or (rec and not elsewhere and tried_as_far(rec, this, furthest))
         ):
             continue
         tries = 0 if elsewhere else (rec or {}).get("counts", {}).get("n", 0)
@@ -488,13 +495,3 @@ def retrieve_untried(memory, task, tools, p):
     return [{"kind": "untried", "title": "Not tried yet", "steps": steps}] + [
         {"kind": "avoid", "action": shown + " before " + first[shown]} for shown in steps if first.get(shown)
     ]
-
-
-def _tried(rec, goal, furthest):
-    """Whether an action was tried under ``goal`` as far on as that goal's games ever got: one tried only
-    before a stage its goal reached later may be the next stage's step (a switch that refused before its
-    turn). Kept before stages were: tried under the goal at all; before goals were: tried."""
-    at = rec.get("tried_at")
-    if at is None:
-        return goal in rec.get("tried_goals", [goal])
-    return goal in at and at[goal] >= furthest
