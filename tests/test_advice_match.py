@@ -376,6 +376,8 @@ def test_a_once_only_kind_is_passed_over_once_its_step_raised_the_score_and_is_n
     three = "Once only: flip …, turn dial …, press …."
     assert advised_actions(three, seen, labels, [], advanced=["turn dial 2"]) == {"turn dial 2": -SPENT}
     assert advised_actions(three, seen, labels, []) == {}
+    dots = "Once only: flip ...."
+    assert advised_actions(dots, seen, labels, [], advanced=["flip blue"]) == {"flip blue": -SPENT}
 
 
 def test_a_try_the_advice_also_avoids_here_is_passed_over_for_the_next():

@@ -420,12 +420,7 @@ def _avoid(
     if first and _blind(_phrase(first[0])) in {_blind(_phrase(d)) for d in done or []}:
         return
     if _ANY.search(action):  # 'Avoid: focus on … unless advised': every listed action that begins so
-        head = _phrase(_ANY.split(action, maxsplit=1)[0])
-        hits = (
-            [label for label, p in phrases.items() if p.startswith(head) and p != head]
-            if head.strip()
-            else []
-        )
+        hits = _so_begun(action, phrases)
     else:
         hits, _ = _named(action, phrases, unique=False, observation=observation)
     condition = _features(situation) if situation.strip() else set()
@@ -437,23 +432,26 @@ def _avoid(
         out[label] = min(out.get(label, 0.0), -match)
 
 
+def _so_begun(text: str, phrases: dict[str, str]) -> list[str]:
+    """The listed actions that begin with the words before the ellipsis of ``text`` ('focus on …'), longer."""
+    head = _phrase(_ANY.split(text, maxsplit=1)[0])
+    return [label for label, p in phrases.items() if p.startswith(head) and p != head] if head.strip() else []
+
+
 def _tried_once(
     advice: str, phrases: dict[str, str], advanced: Collection[str], out: dict[str, float], observation: str
 ) -> None:
     """Lower by ``SPENT`` (in ``out``) each listed action in ``advanced`` that a ``TRY_ONCE`` line names, or
-    that a ``ONCE`` line names or names the kind of ('flip …': every listed action that begins so)."""
+    that a ``ONCE`` line names or names the kind of ('flip …' or 'flip ...': every listed action that
+    begins so)."""
     if not advanced:
         return
     for line in advice_lines(advice):
         if not line.lower().startswith(TRY_ONCE) and not _is_once(line):
             continue
         for step in _titled_steps(line):
-            if _ANY.search(step):
-                head = _phrase(_ANY.split(step, maxsplit=1)[0])
-                hits = [label for label, p in phrases.items() if head.strip() and p.startswith(head)]
-            else:
-                hits, _ = _named(step, phrases, observation=observation)
-            for label in hits:
+            hits = _named(step, phrases, observation=observation)[0]
+            for label in hits + (_so_begun(step + " …", phrases) if _is_once(line) else []):
                 if label in advanced:
                     out[label] = min(out.get(label, 0.0), -SPENT)
 
