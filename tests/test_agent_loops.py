@@ -206,6 +206,19 @@ def test_a_fall_undoes_the_rise_of_the_action_taken_again_else_the_last_one():
     assert advances.actions == ["flip mains"] and advances.score == 0.1
 
 
+def test_a_fall_after_acting_on_the_same_thing_elsewhere_undoes_that_things_rise():
+    """A knob turned on from the position that raised the score gives back the knob's rise, not the
+    switch's that came after it: the switch has done its work and is not taken again."""
+    advances = Advances(0.0)
+    for action, score in [("turn steel 4", 0.2), ("flip mains", 0.3), ("turn steel 2", 0.1)]:
+        advances.after(action, score)
+    assert advances.actions == ["flip mains"]
+    advances.after("turn brass 3", 0.3)
+    advances.after("turn steel 1", 0.3)
+    advances.after("flip mains", 0.1)
+    assert advances.actions == ["turn brass 3"]
+
+
 class _Tube:
     """A sample to turn green: ``add acid`` turns it blue and a second dose ruins it; ``add dye`` turns a
     blue sample green (the goal); ``add salt`` does nothing."""

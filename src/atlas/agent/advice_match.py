@@ -126,6 +126,11 @@ def _blind(phrase: str) -> str:
     return _NUMBER.sub("#", phrase)
 
 
+def blind_action(action: str) -> str:
+    """An action's words with its numbers as '#': 'turn steel 4' and 'turn steel 2' act on the same thing."""
+    return _blind(_phrase(action)).strip()
+
+
 # What a thing is called besides its number, as a memory writes it after the action: 'open valve 3 (coolant)'.
 _DESCRIBED = re.compile(r"\(([^()]*)\)[\s.,;!]*$")
 _MENTION = re.compile(r"([a-z_][a-z0-9_]*)\s+(\d+)(?![a-z0-9_])")
@@ -492,6 +497,7 @@ __all__ = [
     "advice_lines",
     "advice_now",
     "advised_actions",
+    "blind_action",
     "match_advice",
     "next_planned",
     "shared_stop_words",

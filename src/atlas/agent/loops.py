@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from atlas.agent.advice_match import blind_action
+
 Past = list[tuple[str, bool]]  # (canonical action text, whether it did not work)
 _ENDS = (".", "!", "?")
 
@@ -57,7 +59,8 @@ def outcome(action: str, before: Any, result: Any) -> tuple[str, bool]:
 class Advances:
     """The actions whose step raised the environment's score and whose rise still holds, in the order
     taken: tries that did their work (``TRY_ONCE`` in ``atlas.agent.advice_match``). A fall undoes the
-    rise of the action taken again, else the last one's (which may then be taken again to redo it).
+    rise of the action taken again, else of the latest one on the same thing (its numbers aside: a knob
+    turned elsewhere), else the last one's (which may then be taken again to redo it).
     ``after`` is told each step's action and the score after it (None where the environment gave none)."""
 
     def __init__(self, start: float) -> None:
@@ -69,11 +72,15 @@ class Advances:
             return
         if score > self.score + 1e-9:
             self.actions.append(action)
-        elif (
-            score < self.score - 1e-9 and self.actions
-        ):  # a rise undone: its own (a switch back), else the last
-            self.actions.remove(action if action in self.actions else self.actions[-1])
+        elif score < self.score - 1e-9 and self.actions:
+            self.actions.remove(self._undone_by(action))
         self.score = score
+
+    def _undone_by(self, action: str) -> str:
+        if action in self.actions:
+            return action
+        same = [a for a in self.actions if blind_action(a) == blind_action(action)]
+        return same[-1] if same else self.actions[-1]
 
 
 def loop_nudge(proposed: str, past: Past, *, repeats: int = 3, window: int = 6) -> str | None:
