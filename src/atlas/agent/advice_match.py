@@ -208,10 +208,22 @@ def _named(
     return (loose, True) if len(loose) == 1 or (loose and not unique) else ([], False)
 
 
+def _label_pattern(label: str, rebound: bool) -> str:
+    """A regex of the label's words (any instance numbers where it was ``rebound``)."""
+    pieces = [r"\d+" if rebound and t.isdigit() else re.escape(t) for t in _tokens(label)]
+    return r"(?<![\w])" + r"\W+".join(pieces) + r"(?![\w])"
+
+
 def _without(text: str, label: str, rebound: bool) -> str:
     """``text`` without the label's words (any instance numbers where it was ``rebound``)."""
-    pieces = [r"\d+" if rebound and t.isdigit() else re.escape(t) for t in _tokens(label)]
-    return re.sub(r"(?<![\w])" + r"\W+".join(pieces) + r"(?![\w])", " ", text, flags=re.IGNORECASE)
+    return re.sub(_label_pattern(label, rebound), " ", text, flags=re.IGNORECASE)
+
+
+def _a_choice(line: str, hits: list[str]) -> bool:
+    """Whether ``line`` names its actions as a choice: two or more of one kind on other numbers ('band: turn
+    dial 2, turn dial 5'), some of them maybe not listed now."""
+    kinds = {blind_action(h) for h in hits}
+    return len(kinds) == 1 and len(re.findall(_label_pattern(hits[0], True), line, flags=re.IGNORECASE)) >= 2
 
 
 def _plans(advice: str) -> list[tuple[list[str], str]]:
@@ -359,11 +371,12 @@ def match_advice(
         if _is_avoid(line) or _is_once(line):
             continue
         hits, rebound = _named(line, phrases, observation=observation)
-        if not hits:
+        if not hits or _chosen(line, hits, advanced, observation):
             continue
         condition_text = line
-        for label in hits:  # the condition is the line without the actions it names
-            condition_text = _without(condition_text, label, rebound)
+        choice = _a_choice(line, hits)
+        for label in hits:  # the condition is the line without the actions it names (a choice's unlisted too)
+            condition_text = _without(condition_text, label, rebound or choice)
         condition = _features(condition_text)
         if condition:
             rules.append((line, hits, _fit(condition, weight)))
@@ -396,6 +409,15 @@ def match_advice(
             for label in hits:
                 named[label] = match
     return Match(_with(avoided, named, unadvised), lines + avoid_lines)
+
+
+def _chosen(line: str, hits: list[str], advanced: Collection[str], observation: str) -> bool:
+    """Whether ``line`` offers a choice among one kind of action on other numbers ('band: turn dial 2, turn
+    dial 5') and one of them raised the score in this episode, its rise still holding: the choice is made."""
+    if not advanced:
+        return False
+    made = _named(line, {a: _phrase(a) for a in advanced}, observation=observation)[0]
+    return _a_choice(line, hits) and any(blind_action(a) == blind_action(hits[0]) for a in made)
 
 
 def _fit(condition: set[object], weight: dict[object, float]) -> float:

@@ -16,10 +16,19 @@ from atlas.alma.genome.catalog import parts
 from atlas.alma.genome.operators import env_observation_keys
 from atlas.envs.base import action_label
 
-ENCODE = ["transitions", "goal_actions", "sightings", "sequences", "episode_log", "effects", "roles"]
+ENCODE = [
+    "transitions",
+    "goal_actions",
+    "sightings",
+    "sequences",
+    "episode_log",
+    "effects",
+    "roles",
+    "setters",
+]
 RETRIEVE = [
     "route", "explore", "goal_rules", "where_seen", "replay", "similar_episodes", "advances", "recipe",
-    "untried", "roles",
+    "untried", "roles", "setters",
 ]  # fmt: skip
 ENVS = ["graphworld", "alfworld", "textworld", "textworld-fetch"]
 
@@ -51,6 +60,7 @@ def all_parts_genome(state_key: str, list_key: str):
                 {"part": "episode_log"},
                 {"part": "effects"},
                 {"part": "roles"},
+                {"part": "setters"},
             ],
             "retrieve": [{"part": name} for name in RETRIEVE],
         }
@@ -77,7 +87,9 @@ def test_every_generic_part_runs_on_real_episodes(env_name, make_env, smoke):
     for c in updates:
         assert c.prints, f"{c.episode}: update printed nothing"
         shown = " | ".join(c.prints)
-        assert "transitions:" in shown and "sightings:" in shown and "effects:" in shown, shown
+        assert (
+            "transitions:" in shown and "sightings:" in shown and "effects:" in shown and "setters:" in shown
+        ), shown
     assert report.advice_ok, report.to_feedback()
     if env_name == "graphworld":
         assert keys.scalar[0] == "location" and keys.lists[0] == "adjacent_rooms"

@@ -153,6 +153,12 @@ PARTS: tuple[Part, ...] = (
         "made each word, and when it works: what the fields held when it advanced, did nothing or ended a task",
     ),
     Part(
+        "setters",
+        "encode",
+        "which kind of action sets which field of the observation: per field, the kinds whose step changed it, "
+        "the value each action left it at, and whether that value was the action's own number",
+    ),
+    Part(
         "roles",
         "encode",
         "what each action did to a thing the goal names, by how the goal describes the thing: how often it rose "
@@ -313,6 +319,15 @@ PARTS: tuple[Part, ...] = (
             Param("max_steps", "int", 20, (8, 14, 20, 30)),
         ),
         requires=("roles",),
+    ),
+    Part(
+        "setters",
+        "retrieve",
+        "rules for a goal that names a field of the observation: the action seen to leave it at the value the goal "
+        "names, the setting kind on the goal's number where it sets its own number, else the listed actions of "
+        "that kind not yet seen to leave it elsewhere; each applies while the observation shows the field",
+        (Param("min_sets", "int", 1, (1, 2), doc="times a kind of action must have set the field"),),
+        requires=("setters",),
     ),
     Part(
         "untried",

@@ -19,7 +19,7 @@ from atlas.alma.design import Design
 from atlas.alma.genome.model import Genome
 
 PARTS_DIR = Path(__file__).parent / "parts"
-_FILES = ("common", "encode", "retrieve", "maps", "render", "conditions", "effects", "roles")
+_FILES = ("common", "encode", "retrieve", "maps", "render", "conditions", "effects", "roles", "setters")
 
 
 @cache

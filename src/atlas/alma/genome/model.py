@@ -53,7 +53,7 @@ class Genome(BaseModel):
     name: str = Field("genome", max_length=80)
     encode: list[PartUse] = Field(default_factory=list, max_length=8)
     store: Store = Field(default_factory=Store)
-    retrieve: list[PartUse] = Field(default_factory=list, max_length=10)
+    retrieve: list[PartUse] = Field(default_factory=list, max_length=12)
     render: PartUse = Field(default_factory=lambda: PartUse(part="lines"))
 
     @model_validator(mode="after")

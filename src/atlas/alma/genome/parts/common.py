@@ -251,6 +251,12 @@ def bump(counts, key, by=1):
     counts[key] = counts.get(key, 0) + by
 
 
+def store_factor(store):
+    """What the store policy multiplies counts by before an episode adds its own: ``decay``, and for
+    ``recent`` N an extra 1 - 1/N (a window of about N episodes)."""
+    return store.get("decay", 1.0) * (1 - 1 / store["recent"] if store.get("recent", 0) > 0 else 1.0)
+
+
 def capped(counts, cap):
     """The ``cap`` largest entries of a count dict (ties: first inserted)."""
     if cap <= 0 or len(counts) <= cap:

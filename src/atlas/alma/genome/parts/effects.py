@@ -34,6 +34,7 @@ from common import (
     same_kind,
     scored_steps,
     slots_in,
+    store_factor,
     unnumbered,
     value_words,
     words,
@@ -188,7 +189,7 @@ def encode_effects(memory, episode, tools, p, store):
     m = memory.setdefault("effects", {})
     makers = memory.setdefault("effect_makers", {})
     forms = memory.setdefault("effect_forms", {})
-    factor = store.get("decay", 1.0) * (1 - 1 / store["recent"] if store.get("recent", 0) > 0 else 1.0)
+    factor = store_factor(store)
     for rec in m.values():
         rec["counts"], rec["made"] = decay(rec["counts"], factor), decay(rec["made"], factor)
     for w in list(makers):

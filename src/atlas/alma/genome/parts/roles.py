@@ -12,7 +12,7 @@ action with the thing as ``{X}``.
 
 import re
 
-from common import bump, capped_by, decay, first_word, scored_steps
+from common import bump, capped_by, decay, first_word, scored_steps, store_factor
 
 TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]*")
 CLAUSE = re.compile(r"[.;:)\n]")  # the end of what the goal says about one thing
@@ -96,7 +96,7 @@ def encode_roles(memory, episode, tools, p, store):
     the thing before it rose (its stage: the order of a plan). Counts decay with the store (``recent`` N: an extra 1 - 1/N per episode) and the
     least tried actions go first past the store's cap."""
     table = memory.setdefault("roles", {})
-    factor = store.get("decay", 1.0) * (1 - 1 / store["recent"] if store.get("recent", 0) > 0 else 1.0)
+    factor = store_factor(store)
     for rec in table.values():
         for name in ("tried", "ups", "downs"):
             rec[name] = decay(rec[name], factor)

@@ -1,0 +1,92 @@
+"""The memory of what sets what: which kind of action sets which field of the observation, and to what.
+
+``encode_setters`` keeps, per observation field (a short value: a dial's reading, a floor, a mode), the
+kinds of action (instance numbers as '#') whose step changed it, the value each concrete action left
+it at, and how often that value was the action's own number ('turn dial 4' left the dial at 4).
+``retrieve_setters`` turns it into rules for a goal that names the field: the action that left it at
+the value the goal names, the kind with the goal's number where the kind sets its own number, else the
+listed actions of that kind not yet seen to leave it elsewhere.
+
+Design code (the sandbox's rules apply); no environment's words: a field is a key of the observation,
+its value and the goal's words are compared as words.
+"""
+
+from common import NUMBER, capped_by, scored_steps, store_factor, unnumbered, words
+from conditions import leaves, volatile
+
+
+def encode_setters(memory, episode, tools, p, store):
+    """Per field of the observation (``leaves``, less the ``volatile`` ones that change at most steps: a
+    reply, the steps left), each kind of action whose step changed it: how often (``n``), how often the
+    value it left was its own number (``own``), and the value each concrete action last left it at
+    (``values``). Counts decay with the store; the fields changed most often are kept, up to its cap."""
+    table = memory.setdefault("setters", {})
+    factor = store_factor(store)
+    for kinds in table.values():
+        for rec in kinds.values():
+            rec["n"], rec["own"] = round(rec["n"] * factor, 4), round(rec["own"] * factor, 4)
+    steps = scored_steps(episode)
+    moving = volatile(steps)
+    for step in steps:
+        before, after = leaves(step["obs_before"]), leaves(step["obs_after"])
+        changed = [k for k in after if k in before and k not in moving and str(before[k]) != str(after[k])]
+        numbers = NUMBER.findall(step["action"])
+        for field in changed:
+            kind = table.setdefault(field, {}).setdefault(
+                unnumbered(step["action"]), {"n": 0, "own": 0, "values": {}}
+            )
+            kind["n"] += 1
+            kind["own"] += len(numbers) == 1 and numbers[0] == str(after[field])
+            kind["values"][step["action"]] = str(after[field])
+            kind["values"] = dict(list(kind["values"].items())[-12:])
+    kept = {f: {k: r for k, r in kinds.items() if r["n"] >= 0.05} for f, kinds in table.items()}
+    memory["setters"] = capped_by(
+        {f: k for f, k in kept.items() if k}, store.get("cap", 200), lambda k: sum(r["n"] for r in k.values())
+    )
+    print("setters:", len(memory["setters"]), "fields set by an action")
+
+
+def _setter(kinds, least):
+    """The kind of action that set the field most often (and at least ``least`` times), or None."""
+    kind, rec = max(kinds.items(), key=lambda kv: kv[1]["n"], default=(None, None))
+    return (kind, rec) if rec and rec["n"] >= least - 1e-9 else (None, None)
+
+
+def _goal_number(goal, name):
+    """The number the goal gives after the field's name ('channel 5' -> '5'), or ''."""
+    said = [w.lower() for w in words(goal)]
+    return next((said[i + 1] for i, w in enumerate(said[:-1]) if w == name and said[i + 1].isdigit()), "")
+
+
+def _wanted(kind, rec, goal, name, listed):
+    """The actions that set the field to what ``goal`` wants: the one seen to leave the value the goal
+    names; the kind on the goal's number where every set left the action's own number; else the listed
+    actions of the kind that were never seen to leave the field at another value."""
+    said = {w.lower() for w in words(goal)}
+    number = _goal_number(goal, name)
+    if number and rec["own"] >= rec["n"] - 1e-9 and kind.count("#") == 1:
+        return [kind.replace("#", number)]
+    named = [a for a, v in rec["values"].items() if words(v) and {w.lower() for w in words(v)} <= said]
+    if named:
+        return named[-1:]
+    return [a for a in listed if unnumbered(a) == kind and a not in rec["values"]]
+
+
+def retrieve_setters(memory, task, tools, p):
+    """For each field whose name the goal says ('band', 'floor'), a rule of the actions that set it to what
+    the goal wants (``_wanted``), under the field's name: it applies while the observation shows the
+    field (a reading shown only where it can be set). Fields set fewer than ``p['min_sets']`` times
+    give nothing."""
+    goal = task.get("goal", "")
+    said = {w.lower() for w in words(goal)}
+    listed = [str(a) for a in task.get("actions") or []]
+    out = []
+    for field, kinds in (memory.get("setters") or {}).items():
+        name = field.split()[-1].lower()
+        kind, rec = _setter(kinds, p.get("min_sets", 1))
+        if kind is None or name not in said:
+            continue
+        actions = _wanted(kind, rec, goal, name, listed)
+        if actions:
+            out.append({"kind": "rule", "cond": [name], "action": ", ".join(actions)})
+    return out

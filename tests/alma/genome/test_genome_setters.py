@@ -1,0 +1,111 @@
+"""What sets what (``parts/setters.py``): which kind of action sets which field of the observation and to
+what, learned from random games of the ``console`` plug-in in ``tests/envs/`` (a hidden wiring of levers
+to readings), through the compiled genome's real update and recall and the real advice matcher."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parents[2] / "envs"))
+
+import console_env
+
+from atlas.agent.advice_match import match_advice
+from atlas.alma.genome import compile_genome, parse_genome
+from atlas.envs.base import action_label
+from atlas.envs.policies import WALKS
+from atlas.envs.registry import get_env
+from atlas.envs.views import episode_view, task_view
+
+SETTERS = parse_genome(
+    {"name": "setters", "encode": [{"part": "setters"}], "retrieve": [{"part": "setters"}]}
+)
+FAMILY = 3
+
+
+def _design() -> dict:
+    namespace: dict = {}
+    exec(compile(compile_genome(SETTERS), "design", "exec"), namespace)
+    return namespace
+
+
+def _learned(games: int = 12):
+    env = get_env("console")
+    design, memory = _design(), {}
+    for i, task in enumerate(env.generate_family_tasks(games, FAMILY, 0)):
+        design["update"](memory, episode_view(env, WALKS["random"](i).run(env, task)), None)
+    return env, design, memory
+
+
+def _advice(env, design, memory, task) -> str:
+    probe = env.clone()
+    return design["recall"](memory, task_view(probe, task, probe.reset(task)), None)
+
+
+def _named(lines: list[str], field: str) -> list[str]:
+    """The actions of the rule written under ``field`` ('In level: pull pine 4.')."""
+    line = next((x for x in lines if x.removeprefix("In ").startswith(f"{field}: ")), "")
+    return line.removeprefix("In ").removeprefix(f"{field}: ").rstrip(".").split(", ")
+
+
+def test_the_kind_of_action_that_sets_a_field_is_learned_with_what_each_action_left():
+    _, _, memory = _learned()
+    colour_lever, level_lever, colours = console_env.wiring(FAMILY)
+    level = memory["setters"]["level"]
+    assert max(level, key=lambda k: level[k]["n"]) == f"pull {level_lever} #"
+    assert level[f"pull {level_lever} #"]["own"] == level[f"pull {level_lever} #"]["n"] > 0
+    colour = memory["setters"]["colour"][f"pull {colour_lever} #"]
+    assert colour["values"] and colour["own"] == 0
+    for action, value in colour["values"].items():  # each pull left the colour its notch shows
+        assert value == colours[int(action.split()[-1]) - 1], (action, value)
+    assert "steps_left" not in memory["setters"] and "message" not in memory["setters"]
+
+
+def test_the_advice_sets_each_field_the_goal_names_to_the_goals_value():
+    """The level lever on the goal's level (it left every level at its own notch); the colour lever on the
+    notch seen to show the goal's colour, else on every listed notch not seen to show another."""
+    env, design, memory = _learned()
+    colour_lever, level_lever, colours = console_env.wiring(FAMILY)
+    seen = memory["setters"]["colour"][f"pull {colour_lever} #"]["values"]
+    for task in env.generate_family_tasks(8, FAMILY, 500):
+        lines = _advice(env, design, memory, task).splitlines()
+        want = task.metadata
+        assert _named(lines, "level") == [f"pull {level_lever} {want['level']}"], lines
+        start = env.clone()
+        listed = [action_label(a.tool, a.args) for a in start.candidate_actions(start.reset(task))]
+        if want["colour"] in seen.values():
+            expected = [f"pull {colour_lever} {colours.index(want['colour']) + 1}"]
+        else:
+            expected = [a for a in listed if a.startswith(f"pull {colour_lever} ") and a not in seen]
+        assert (_named(lines, "colour") if expected else []) == expected, (lines, want)
+        assert expected or not any("colour:" in line for line in lines), lines
+
+
+def test_a_setter_rule_applies_only_while_the_observation_shows_its_field():
+    """Beside a plan (as the other retrieve parts write one), the dark console follows the plan; once the
+    level is shown, the rule that sets it."""
+    env, design, memory = _learned()
+    _, level_lever, _ = console_env.wiring(FAMILY)
+    task = next(t for t in env.generate_family_tasks(9, FAMILY, 900) if t.metadata["level"] != 1)
+    advice = _advice(env, design, memory, task) + "\nNot tried yet: press, confirm, pull oak 3."
+    play = env.clone()
+    dark = play.reset(task)
+    labels = [action_label(a.tool, a.args) for a in play.candidate_actions(dark)]
+    want = f"pull {level_lever} {task.metadata['level']}"
+    assert match_advice(advice, play.summarize_observation(dark), labels).actions == {"press": 1.0}
+    lit = play.step(play.candidate_actions(dark)[0]).observation  # press: the power comes on
+    labels = [action_label(a.tool, a.args) for a in play.candidate_actions(lit)]
+    match = match_advice(advice, play.summarize_observation(lit), labels)
+    assert match.lines and all(":" in line and "Not tried" not in line for line in match.lines), match
+    assert match.actions and min(match.actions.values()) >= 0.5, match
+    level = match_advice(advice.replace("colour", "dye"), play.summarize_observation(lit), labels)
+    assert level.actions == {want: level.actions[want]} and level.actions[want] >= 0.5, level
+
+
+def test_a_goal_that_names_no_field_gets_no_setter_advice():
+    env, design, memory = _learned()
+    task = env.generate_family_tasks(1, FAMILY, 900)[0]
+    probe = env.clone()
+    view = {**task_view(probe, task, probe.reset(task)), "goal": "Confirm the reading."}
+    assert design["recall"](memory, view, None).strip() == ""
