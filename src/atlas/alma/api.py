@@ -78,7 +78,8 @@ async def arun(
     if resume is not None:
         rd = RunDir.open(resume)
         config = AlmaConfig.load(rd.config_path)
-        updates = {k: v for k, v in settings.items() if k in RUNTIME_FIELDS}
+        # stopping at the first found design is for one invocation, as ``atlas run --resume`` has it
+        updates = {"until_found": False, **{k: v for k, v in settings.items() if k in RUNTIME_FIELDS}}
         if iterations is not None:
             updates["iterations"] = iterations
         config = AlmaConfig.build("--resume", **{**config.model_dump(), **updates})

@@ -45,6 +45,7 @@ WORDS = (
     "combine",
     "mount",
     "gadget",
+    "lever",
 )
 # letters around a word make another word (broom, roomy); digits, "_" and punctuation do not (room_A)
 ENV_WORD = re.compile(r"(?<![A-Za-z])(" + "|".join(WORDS) + r")(?![A-Za-z])", re.IGNORECASE)
@@ -77,6 +78,7 @@ def test_part_files_are_all_scanned():
         "conditions",
         "effects",
         "roles",
+        "setters",
     }
 
 

@@ -236,7 +236,7 @@ def test_later_generations_check_what_the_climb_made_from_the_best_checked_genom
     checked twice in the run, near copies included (the same retrieve parts screening the same)."""
     from atlas.alma.search.agent_check import checked_anchors
 
-    children = evolved(search(tmp_path, embedder, json.dumps(EDIT), iterations=3, genome_candidates=24))
+    children = evolved(search(tmp_path, embedder, json.dumps(EDIT), iterations=3, genome_candidates=48))
     anchored, likeness = [], []
     for i, c in enumerate(children):
         rows = c.search.checked

@@ -37,6 +37,7 @@ def encode_setters(memory, episode, tools, p, store):
             )
             kind["n"] += 1
             kind["own"] += len(numbers) == 1 and numbers[0] == str(after[field])
+            kind["values"].pop(step["action"], None)  # the latest last
             kind["values"][step["action"]] = str(after[field])
             kind["values"] = dict(list(kind["values"].items())[-12:])
     kept = {f: {k: r for k, r in kinds.items() if r["n"] >= 0.05} for f, kinds in table.items()}
