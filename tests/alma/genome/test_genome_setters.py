@@ -13,10 +13,11 @@ import console_env
 
 from atlas.agent.advice_match import match_advice
 from atlas.alma.genome import compile_genome, parse_genome
-from atlas.envs.base import action_label
+from atlas.envs.base import EpisodeRecorder, action_label
 from atlas.envs.policies import WALKS
 from atlas.envs.registry import get_env
 from atlas.envs.views import episode_view, task_view
+from atlas.protocols.env import Action
 
 SETTERS = parse_genome(
     {"name": "setters", "encode": [{"part": "setters"}], "retrieve": [{"part": "setters"}]}
@@ -109,3 +110,22 @@ def test_a_goal_that_names_no_field_gets_no_setter_advice():
     probe = env.clone()
     view = {**task_view(probe, task, probe.reset(task)), "goal": "Confirm the reading."}
     assert design["recall"](memory, view, None).strip() == ""
+
+
+def test_a_reading_shown_only_while_lit_is_learned_from_one_short_game():
+    """Power on (the readings appear), one pull, power off (they go): the pull set the colour. A reading
+    that appears and goes has not changed at every step; only one that does, by every kind of action (the
+    steps left), is passed over."""
+    env = get_env("console")
+    task = env.generate_family_tasks(1, FAMILY, 0)[0]
+    colour_lever, _, colours = console_env.wiring(FAMILY)
+    obs = env.reset(task)
+    rec = EpisodeRecorder(env, task, obs)
+    for action in (Action("press"), Action("pull", {"lever": colour_lever, "position": 3}), Action("press")):
+        rec.record(action.tool, action.args, env.step(action))
+    design, memory = _design(), {}
+    design["update"](memory, episode_view(env, rec.finish(policy="scripted", turns=3)), None)
+    assert memory["setters"]["colour"] == {
+        f"pull {colour_lever} #": {"n": 1, "own": 0, "values": {f"pull {colour_lever} 3": colours[2]}}
+    }
+    assert "steps_left" not in memory["setters"]

@@ -12,12 +12,26 @@ its value and the goal's words are compared as words.
 """
 
 from common import NUMBER, capped_by, scored_steps, store_factor, unnumbered, words
-from conditions import leaves, volatile
+from conditions import leaves
+
+
+def _ticking(steps):
+    """The short values (``leaves``) that changed at every step that showed them before and after, two or
+    more, taken by two kinds of action or more: a count of steps left, a clock. A reading that appears or
+    goes (a panel lit, an episode ended) has not changed by that."""
+    shown, changed, kinds = {}, {}, {}
+    for step in steps:
+        before, after = leaves(step["obs_before"]), leaves(step["obs_after"])
+        for k in set(before) & set(after):
+            shown[k] = shown.get(k, 0) + 1
+            changed[k] = changed.get(k, 0) + (str(before[k]) != str(after[k]))
+            kinds.setdefault(k, set()).add(unnumbered(step["action"]))
+    return {k for k, n in shown.items() if n >= 2 and changed[k] == n and len(kinds[k]) >= 2}
 
 
 def encode_setters(memory, episode, tools, p, store):
-    """Per field of the observation (``leaves``, less the ``volatile`` ones that change at most steps: a
-    reply, the steps left), each kind of action whose step changed it: how often (``n``), how often the
+    """Per field of the observation (``leaves``, less the ``_ticking`` ones that change at every step: the
+    steps left), each kind of action whose step changed it: how often (``n``), how often the
     value it left was its own number (``own``), and the value each concrete action last left it at
     (``values``). Counts decay with the store; the fields changed most often are kept, up to its cap."""
     table = memory.setdefault("setters", {})
@@ -26,7 +40,7 @@ def encode_setters(memory, episode, tools, p, store):
         for rec in kinds.values():
             rec["n"], rec["own"] = round(rec["n"] * factor, 4), round(rec["own"] * factor, 4)
     steps = scored_steps(episode)
-    moving = volatile(steps)
+    moving = _ticking(steps)
     for step in steps:
         before, after = leaves(step["obs_before"]), leaves(step["obs_after"])
         changed = [k for k in after if k in before and k not in moving and str(before[k]) != str(after[k])]
