@@ -47,7 +47,7 @@ def _advice(env, design, memory, task) -> str:
 def _named(lines: list[str], field: str) -> list[str]:
     """The actions of the rule written under ``field`` ('In level: pull pine 4.')."""
     line = next((x for x in lines if x.removeprefix("In ").startswith(f"{field}: ")), "")
-    return line.removeprefix("In ").removeprefix(f"{field}: ").rstrip(".").split(", ")
+    return line.removeprefix("In ").removeprefix(f"{field}: ").rstrip(".").split(" or ")
 
 
 def test_the_kind_of_action_that_sets_a_field_is_learned_with_what_each_action_left():
@@ -102,6 +102,25 @@ def test_a_setter_rule_applies_only_while_the_observation_shows_its_field():
     assert match.actions and min(match.actions.values()) >= 0.5, match
     level = match_advice(advice.replace("colour", "dye"), play.summarize_observation(lit), labels)
     assert level.actions == {want: level.actions[want]} and level.actions[want] >= 0.5, level
+
+
+def test_a_choice_of_setters_is_no_plan_while_the_field_is_not_shown():
+    """The colour rule offering several notches names no action on the dark console: it is a choice for
+    when the colour shows, not steps to walk before (a plan of them turned locked levers in the dark). Three
+    games leave most colours unseen."""
+    env, design, memory = _learned(games=3)
+    colour_lever, _, _ = console_env.wiring(FAMILY)
+    for task in env.generate_family_tasks(12, FAMILY, 700):
+        advice = _advice(env, design, memory, task)
+        if len(_named(advice.splitlines(), "colour")) < 3:
+            continue
+        play = env.clone()
+        dark = play.reset(task)
+        labels = [action_label(a.tool, a.args) for a in play.candidate_actions(dark)]
+        match = match_advice(advice, play.summarize_observation(dark), labels)
+        assert not any(a.startswith(f"pull {colour_lever} ") for a in match.actions), (advice, match)
+        return
+    raise AssertionError("no task's advice offered a choice of three notches")
 
 
 def test_a_goal_that_names_no_field_gets_no_setter_advice():

@@ -103,5 +103,6 @@ def retrieve_setters(memory, task, tools, p):
             continue
         actions = _wanted(kind, rec, goal, name, listed)
         if actions:
-            out.append({"kind": "rule", "cond": [name], "action": ", ".join(actions)})
+            # " or ": a choice, never read as a plan of steps to walk while the field is not shown
+            out.append({"kind": "rule", "cond": [name], "action": " or ".join(actions)})
     return out
