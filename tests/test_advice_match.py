@@ -407,7 +407,8 @@ def test_a_try_passed_over_until_its_first_step_is_taken_once_that_step_is_done(
 
 def test_a_rule_offering_a_choice_among_one_kind_of_action_is_spent_once_one_raised_the_score():
     """'band: turn dial 2, turn dial 3, turn dial 5' offers notches to try; once one raised the score (and
-    the rise holds), the choice is made and the next rule applies. A rule of one action is no choice."""
+    the rise holds), the choice is made: the next rule applies, and every listed action of its kind is
+    lowered like a spent try (it would set the band again). A rule of one action is no choice."""
     advice = "band: turn dial 2, turn dial 3, turn dial 5.\nchannel: turn knob 4."
     seen = "Band: marine. Channel: 1."
     labels = ["turn dial 1", "turn dial 2", "turn dial 5", "turn knob 2", "turn knob 4"]
@@ -417,6 +418,11 @@ def test_a_rule_offering_a_choice_among_one_kind_of_action_is_spent_once_one_rai
     )  # the others' words are no condition
     assert one_left.actions == {"turn dial 5": 1.0}
     chosen = match_advice(advice, seen, labels, advanced=["turn dial 3"])
-    assert set(chosen.actions) == {"turn knob 4"} and chosen.lines == ["channel: turn knob 4."]
+    assert chosen.lines == ["channel: turn knob 4."] and chosen.actions["turn knob 4"] > 0
+    assert {a: v for a, v in chosen.actions.items() if v < 0} == dict.fromkeys(labels[:3], -SPENT)
+    said = match_advice(
+        advice.replace(", turn dial", " or turn dial"), seen, labels, advanced=["turn dial 3"]
+    )
+    assert said == chosen
     alone = match_advice("band: turn dial 2.", seen, labels, advanced=["turn dial 2"])
     assert set(alone.actions) == {"turn dial 2"}

@@ -350,8 +350,9 @@ def match_advice(
     would without advice). Empty when the advice names no listed action. Avoid lines ("Avoid: <action>.",
     "Do not <action> when <situation>.") add a negative value for the actions they name where they hold
     (``_avoid``), whatever else applies; so do the steps of a ``TRY_ONCE`` list that are among the actions
-    done whose step raised the score (``advanced``; ``_tried_once``). An agent adds the values to its own
-    scores."""
+    done whose step raised the score (``advanced``; ``_tried_once``), and the listed actions of the kind of
+    a choice already made (``_chosen``: one of them raised the score and its rise holds; another would
+    set the same thing again). An agent adds the values to its own scores."""
     if not advice.strip() or not labels:
         return Match({}, [])
     seen = _content(_tokens(observation))
@@ -371,7 +372,12 @@ def match_advice(
         if _is_avoid(line) or _is_once(line):
             continue
         hits, rebound = _named(line, phrases, observation=observation)
-        if not hits or _chosen(line, hits, advanced, observation):
+        if not hits:
+            continue
+        if _chosen(line, hits, advanced, observation):  # made: another of its kind would take it back
+            for label in phrases:
+                if label not in advanced and blind_action(label) == blind_action(hits[0]):
+                    avoided[label] = min(avoided.get(label, 0.0), -SPENT)
             continue
         condition_text = line
         choice = _a_choice(line, hits)
