@@ -1,12 +1,13 @@
 """One design of a run against every other scored design, paired on the deployment tasks both played.
 
-    python scripts/paired_vs.py RUN_DIR DESIGN_ID [--against OTHER_RUN_DIR]
+    python scripts/paired_vs.py RUN_DIR DESIGN_ID [--against OTHER_RUN_DIR] [--reached]
 
 Prints, per design, the mean of (DESIGN_ID − it) over the common deployment tasks with its bootstrap
 95% interval (``atlas.alma.state.stats.paired_difference``): the tables behind docs/results/README.md's claims that a
 discovered design beats the hand-built ones. A design stopped early by staged evaluation is compared
 on the tasks it played. ``--against`` compares with the designs of another run folder instead (an
 ``atlas eval`` of a baseline with the run's task settings and seed plays the same task ids).
+``--reached`` pairs the highest score each task reached on the way instead of its final score.
 """
 
 from __future__ import annotations
@@ -19,14 +20,15 @@ from atlas.alma.state.run_dir import read_jsonl
 from atlas.alma.state.stats import paired_difference
 
 
-def deployment_scores(run: Path, design_id: str) -> dict[str, float]:
-    """Per-task deployment scores from the archive's ``per_task`` (the logs when it has none)."""
+def deployment_scores(run: Path, design_id: str, key: str = "score") -> dict[str, float]:
+    """Per-task deployment scores (``key``: ``score``, or ``highest`` on the way) from the archive's
+    ``per_task`` (the logs when it has none)."""
     archive = json.loads((run / "archive.json").read_text(encoding="utf-8"))
     entry = next((e for e in archive["entries"] if e["id"] == design_id), None)
     if entry is None:
         raise SystemExit(f"no design {design_id!r} in {run / 'archive.json'}")
     rows = entry.get("per_task") or read_jsonl(run / "logs" / design_id / "episodes.jsonl")
-    return {str(r["task_id"]): float(r["score"]) for r in rows if r.get("phase") == "deployment"}
+    return {str(r["task_id"]): float(r[key]) for r in rows if r.get("phase") == "deployment"}
 
 
 def main() -> None:
@@ -36,14 +38,18 @@ def main() -> None:
     parser.add_argument(
         "--against", type=Path, help="compare with this run folder's designs (e.g. an atlas eval)"
     )
+    parser.add_argument(
+        "--reached", action="store_true", help="pair the highest score reached on the way, not the final one"
+    )
     args = parser.parse_args()
+    key = "highest" if args.reached else "score"
     others = args.against or args.run
     archive = json.loads((others / "archive.json").read_text(encoding="utf-8"))
-    best = deployment_scores(args.run, args.design)
+    best = deployment_scores(args.run, args.design, key)
     for entry in archive["entries"]:
         if (entry["id"] == args.design and others == args.run) or entry.get("status") != "ok":
             continue
-        other = deployment_scores(others, entry["id"])
+        other = deployment_scores(others, entry["id"], key)
         common = sorted(set(best) & set(other))
         if not common:
             print(f"{args.design} − {entry['name']:24s} no deployment task in common")
