@@ -375,8 +375,9 @@ def match_advice(
         if not hits:
             continue
         if _chosen(line, hits, advanced, observation):  # made: another of its kind would take it back
+            kind = blind_action(hits[0])
             for label in phrases:
-                if label not in advanced and blind_action(label) == blind_action(hits[0]):
+                if label not in advanced and blind_action(label) == kind:
                     avoided[label] = min(avoided.get(label, 0.0), -SPENT)
             continue
         condition_text = line
