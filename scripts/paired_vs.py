@@ -28,7 +28,12 @@ def deployment_scores(run: Path, design_id: str, key: str = "score") -> dict[str
     if entry is None:
         raise SystemExit(f"no design {design_id!r} in {run / 'archive.json'}")
     rows = entry.get("per_task") or read_jsonl(run / "logs" / design_id / "episodes.jsonl")
-    return {str(r["task_id"]): float(r[key]) for r in rows if r.get("phase") == "deployment"}
+    rows = [r for r in rows if r.get("phase") == "deployment"]
+    if any(key not in r for r in rows):
+        raise SystemExit(
+            f"{design_id} in {run} records no per-task {key!r}: it was scored before that was kept"
+        )
+    return {str(r["task_id"]): float(r[key]) for r in rows}
 
 
 def main() -> None:
