@@ -28,7 +28,7 @@ ENCODE = [
 ]
 RETRIEVE = [
     "route", "explore", "goal_rules", "where_seen", "replay", "similar_episodes", "advances", "recipe",
-    "untried", "roles", "setters",
+    "untried", "roles", "setters", "kinds",
 ]  # fmt: skip
 ENVS = ["graphworld", "alfworld", "textworld", "textworld-fetch"]
 

@@ -340,6 +340,15 @@ PARTS: tuple[Part, ...] = (
         requires=("effects",),
     ),
     Part(
+        "kinds",
+        "retrieve",
+        "rules for what no game showed yet: each kind of listed action on a thing (the thing as a slot: "
+        "'take {}'), on the goal's things the text frames as it frames that kind's things, or that no text "
+        "framed yet ('lying here lamp: take lamp'); none of a kind that ends tasks",
+        (Param("max_rules", "int", 8, (4, 8, 16)),),
+        requires=("effects",),
+    ),
+    Part(
         "similar_episodes",
         "retrieve",
         "notes: the most similar past episodes by goal (vector search above a floor)",

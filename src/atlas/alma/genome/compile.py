@@ -19,7 +19,18 @@ from atlas.alma.design import Design
 from atlas.alma.genome.model import Genome
 
 PARTS_DIR = Path(__file__).parent / "parts"
-_FILES = ("common", "encode", "retrieve", "maps", "render", "conditions", "effects", "roles", "setters")
+_FILES = (
+    "common",
+    "encode",
+    "retrieve",
+    "maps",
+    "render",
+    "conditions",
+    "effects",
+    "roles",
+    "setters",
+    "kinds",
+)
 
 
 @cache

@@ -181,7 +181,7 @@ def frame_of(text, word, names):
             continue
         lead = tokens[: tokens.index(low)]
         numbered = {
-            w for w, nxt in zip(lead, [*lead[1:], low], strict=True) if nxt.isdigit()
+            w for w, nxt in zip(lead, [*lead[1:], low][: len(lead)], strict=True) if nxt.isdigit()
         }  # 'lamp 1': a name
         kept = [w for w in lead if w not in STOP | names | numbered and not w.isdigit()]
         return " ".join(kept[:2])
