@@ -4,7 +4,6 @@ file runs in well under a few minutes."""
 
 from __future__ import annotations
 
-import gc
 import importlib.util
 import json
 import shutil
@@ -156,10 +155,6 @@ def env():
     e = get_env("scienceworld", task_type=",".join(catalog.SUPPORTED), max_steps=200)
     yield e
     e.close()
-    # Clones a test dropped give their simulator back when collected; a clone kept alive by a reference
-    # cycle is collected only by the cyclic collector, whose timing depends on the load. Collect first,
-    # so that every simulator is back in the pool when it closes.
-    gc.collect()
     SIMULATORS.close()
     assert live_pids() == []
 

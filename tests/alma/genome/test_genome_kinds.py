@@ -47,7 +47,10 @@ def _design() -> dict:
 
 def _view(env, task) -> dict:
     probe = env.clone()
-    return task_view(probe, task, probe.reset(task))
+    try:
+        return task_view(probe, task, probe.reset(task))
+    finally:
+        getattr(probe, "close", lambda: None)()  # a simulator-backed environment gives its process back
 
 
 def _rules(advice: str) -> list[tuple[str, str]]:
@@ -66,8 +69,12 @@ def test_kinds_run_clean_and_fill_listed_kinds_with_the_goals_words_only(env_nam
     assert not failed, failed
     tasks = env.generate_tasks(5, seed=3)
     design, memory = _design(), {}
-    for i, t in enumerate(tasks[:4]):
-        design["update"](memory, episode_view(env, WALKS["random"](i).run(env, t)), None)
+    play = env.clone()
+    try:
+        for i, t in enumerate(tasks[:4]):
+            design["update"](memory, episode_view(play, WALKS["random"](i).run(play, t)), None)
+    finally:
+        getattr(play, "close", lambda: None)()
     view = _view(env, tasks[4])
     goal = {w.lower() for w in view["goal"].replace(".", " ").split()}
     kinds = {
