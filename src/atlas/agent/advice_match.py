@@ -342,7 +342,8 @@ def match_advice(
     advanced: Collection[str] = (),
 ) -> Match:
     """The listed actions named by the advice lines whose condition best
-    matches ``observation`` (match in [MIN_MATCH, 1]; only the best-matching lines count, ties all do),
+    matches ``observation`` (match in [MIN_MATCH, 1]; only the best-matching lines count, ties all do;
+    a line whose condition quotes a phrase the observation does not show word for word does not apply),
     and those lines. When no line's condition holds by at least ``MIN_MATCH``, the advice is read as a
     plan: the next planned step after the actions ``done`` so far — unless the plan is a search (none of
     its steps names a word of ``goal``) and a listed action names one (a search does not pull the agent
@@ -384,7 +385,7 @@ def match_advice(
         choice = _a_choice(line, hits)
         for label in hits:  # the condition is the line without the actions it names (a choice's unlisted too)
             condition_text = _without(condition_text, label, rebound or choice)
-        condition = _features(condition_text)
+        condition = _condition(condition_text, observation)
         if condition:
             rules.append((line, hits, _fit(condition, weight)))
     for line in advice_lines(advice):
@@ -427,6 +428,20 @@ def _chosen(line: str, hits: list[str], advanced: Collection[str], observation: 
     return _a_choice(line, hits) and any(blind_action(a) == blind_action(hits[0]) for a in made)
 
 
+# A quoted phrase in a condition ('carry coin "you are in room_F": put_down coin.') must be shown word for word.
+_QUOTED = re.compile(r'["\u201c]([^"\u201c\u201d]+)["\u201d]')
+
+
+def _condition(text: str, observation: str) -> set[object] | None:
+    """The features of a condition (``_features``), scored by how many the observation shows; None when
+    a phrase it quotes is not in the observation word for word (then the line does not apply). The
+    quoted words are features only where the condition has no others."""
+    quoted = [_phrase(q) for q in _QUOTED.findall(text) if _tokens(q)]
+    if quoted and not all(q in _phrase(observation) for q in quoted):
+        return None
+    return _features(_QUOTED.sub(" ", text)) or _features(" ".join(quoted))
+
+
 def _fit(condition: set[object], weight: dict[object, float]) -> float:
     # fsum: exactly rounded, so the order of the set (which changes per process with string hashing)
     # cannot change the last digits, which go into the model call's cache key
@@ -457,8 +472,8 @@ def _avoid(
         hits = _so_begun(action, phrases)
     else:
         hits, _ = _named(action, phrases, unique=False, observation=observation)
-    condition = _features(situation) if situation.strip() else set()
-    match = _fit(condition, weight) if condition else 1.0
+    condition = _condition(situation, observation) if situation.strip() else set()
+    match = _fit(condition, weight) if condition else 1.0 if condition is not None else 0.0
     if not hits or match < MIN_MATCH:
         return
     lines.append(line)

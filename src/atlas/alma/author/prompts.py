@@ -38,7 +38,8 @@ Rules (checked before anything runs; a design that breaks one is rejected):
 - The agent acts on advice written as one line per situation: the situation in the words its observations use,
   then the action exactly as the agent's action list writes it (e.g. "At the gate when you hold the ticket:
   open gate."). Lines whose situation matches what the agent sees push it to that action; prose does not.
-  Where no such line applies, a line listing actions in order, separated by commas ("Plan: go north, open
+  A phrase the situation puts in double quotes must be shown word for word, or the line does not apply
+  ('holding the ticket "you are at the gate": open gate.' applies at the gate only). Where no such line applies, a line listing actions in order, separated by commas ("Plan: go north, open
   gate, take key."), is followed step by step.
 """
 

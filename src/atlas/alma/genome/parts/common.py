@@ -188,6 +188,20 @@ def frame_of(text, word, names):
     return ""
 
 
+def placed(text, word, names, slot):
+    """Where ``text`` puts ``word``, with ``slot`` for it: by its frame ('in box {3}'), or, where no content
+    word leads to it, by the words that do, quoted ('"you are in {3}"'): the agent's matcher applies a rule
+    only where its quoted phrase is shown word for word (where it is, not 'Next to: {3}')."""
+    frame = frame_of(text, word, names)
+    if frame:
+        return frame + " " + slot
+    for sentence in reversed(SENTENCE.split(str(text))):
+        tokens = [w.lower() for w in words(sentence)]
+        if word.lower() in tokens:
+            return '"' + " ".join([*tokens[: tokens.index(word.lower())][-3:], slot]) + '"'
+    return ""
+
+
 def slotted(text, gw):
     """``text`` with every goal word replaced by ``{i}`` (its index in ``gw``); '' when none occurs."""
     low = [w.lower() for w in gw]
@@ -390,3 +404,85 @@ def scored_steps(episode):
     for i, step in enumerate(out):
         step["next"] = out[i + 1]["after"] if i + 1 < len(out) else step["after"]
     return out
+
+
+def fewer(before, after, named):
+    """Words of ``named`` the observation's fields (``lasting``) hold fewer times after than before: used up."""
+
+    def count(obs):
+        out = {}
+        for value in lasting(obs).values():
+            for w in words(value):
+                if w.lower() in named:
+                    bump(out, w.lower())
+        return out
+
+    had, has = count(before), count(after)
+    return {w for w, n in had.items() if has.get(w, 0) < n}
+
+
+def together(before, after, goal):
+    """Goal words that a sentence new in ``after`` frames together, two or more of them."""
+    old = {" ".join(words(x)).lower() for x in SENTENCE.split(str(before))}
+    out = set()
+    for sentence in SENTENCE.split(str(after)):
+        found = {w.lower() for w in words(sentence)} & goal
+        if len(found) >= 2 and " ".join(words(sentence)).lower() not in old:
+            out |= found
+    return out
+
+
+def field_gains(before, after):
+    """Names that came into a field of the observation (its lists and short values, ``lasting``; items of
+    more than three words, such as commands, left out): a thing a list gains, the new
+    value of a field that names a place."""
+    old, out = lasting(before), set()
+    for key, value in lasting(after).items():
+        had = {w.lower() for w in words(old.get(key, ""))}
+        for item in value.split(", "):
+            found = [w.lower() for w in words(item)]
+            if len(found) <= 3:
+                out |= {w for w in found if w not in had and not w.isdigit()}
+    return out - STOP
+
+
+def stand_in(step, low, frames, names, form):
+    """For a step that put a thing with another word where the goal puts its thing with one of its own
+    ('You put down the coin in hall.', the goal naming 'den'), ``({that goal word's index: the other
+    word}, None)``, where the other is a name, the two share a frame in the episode's texts (both listed
+    as exits) and the action names neither: the step would have finished the task there, and where the
+    text put 'hall' is where to do it for 'den'. Where the sentence names no goal word but the action's
+    one thing, the one goal word outside the task's ``form`` framed like that thing (else the one never
+    shown) stands in for it ('You put down the lamp in hall.', the goal 'Bring the coin to den'):
+    ``(where, (the step with 'coin' for 'lamp', 'coin'))``. The goal word stood in for is never framed
+    like the thing put ('Here: lamp, key.' lists one more thing). ``({}, None)`` when none does so."""
+    acted = {w.lower() for w in words(step["action"])}
+    old = {" ".join(words(x)).lower() for x in SENTENCE.split(str(step["before"]))}
+    for sentence in SENTENCE.split(str(step["after"])):
+        said = [w.lower() for w in words(sentence)]
+        things = sorted({w for w in said if w in acted and w in names and w not in low})
+        own = set(said) & set(low)
+        if " ".join(said) in old or not (own or len(things) == 1):
+            continue
+        for w in [w for w in said if w in names and w not in low and w not in acted]:
+            kin = [
+                g
+                for g in low
+                if g not in said and g not in acted and frames.get(g, set()) & frames.get(w, set())
+            ]
+            put = frames.get([*sorted(own), *things][0], set())  # the thing put: a place is no such thing
+            kin = [g for g in kin if not frames.get(g, set()) & put]
+            if not kin:
+                continue
+            if own:
+                return {low.index(kin[0]): w}, None
+            others = [
+                g for g in low if g not in form and g not in said and g not in acted and g not in kin[:1]
+            ]
+            like = [g for g in others if frames.get(g, set()) & frames.get(things[0], set())]
+            like = like or [g for g in others if not frames.get(g)]
+            if len(like) == 1:
+                swap = re.compile(r"(?<![A-Za-z0-9_])" + re.escape(things[0]) + r"(?![A-Za-z0-9_])", re.I)
+                moved = {key: swap.sub(like[0], str(step[key])) for key in ("action", "before")}
+                return {low.index(kin[0]): w}, ({**step, **moved}, like[0])
+    return {}, None

@@ -12,7 +12,6 @@ import re
 
 from common import (
     SENTENCE,
-    STOP,
     bump,
     called,
     capped,
@@ -20,6 +19,8 @@ from common import (
     count_goal,
     decay,
     described,
+    fewer,
+    field_gains,
     filled,
     first_word,
     frame_of,
@@ -31,10 +32,13 @@ from common import (
     in_every_goal,
     lasting,
     observed_words,
+    placed,
     same_kind,
     scored_steps,
     slots_in,
+    stand_in,
     store_factor,
+    together,
     unnumbered,
     value_words,
     words,
@@ -91,7 +95,7 @@ def _effect(step, names, goal):
     shown = {w for _, w in pb}
     acted = {w.lower() for w in words(step["action"])}
     if lasting(step["obs_after"]):  # fields that hold things and places: what came into them
-        made = _field_gains(step["obs_before"], step["obs_after"])
+        made = field_gains(step["obs_before"], step["obs_after"])
     else:  # text alone: what the text newly frames and keeps framing
         made = {w for f, w in kept if w != f}
     made |= {w for _, w in new if w in goal and w not in shown}
@@ -101,13 +105,13 @@ def _effect(step, names, goal):
             frames[w] = f
     frames_after = {f for f, _ in pa}
     lost = {(f, w) for f, w in pb - pa if f in frames_after and w != f}
-    moved = (made & goal) | _together(step["before"], step["after"], goal)
+    moved = (made & goal) | together(step["before"], step["after"], goal)
     still = idle([step["obs_before"], step["action"], step["obs_after"], step["error"]])
     return {
         "made": {w: frames.get(w, "") for w in sorted(made)},
         "uses": sorted((acted & shown) - made),
         "eats": sorted(
-            _fewer(step["obs_before"], step["obs_after"], acted) or {w for _, w in lost if w in acted} - made
+            fewer(step["obs_before"], step["obs_after"], acted) or {w for _, w in lost if w in acted} - made
         ),
         "swaps": sorted({f for f, w in lost if w not in acted and f in frames.values()}),
         "drops": sorted(field_losses(step["obs_before"], step["obs_after"])),
@@ -117,52 +121,14 @@ def _effect(step, names, goal):
     }
 
 
-def _fewer(before, after, named):
-    """Words of ``named`` the observation's fields (``lasting``) hold fewer times after than before: used up."""
-
-    def count(obs):
-        out = {}
-        for value in lasting(obs).values():
-            for w in words(value):
-                if w.lower() in named:
-                    bump(out, w.lower())
-        return out
-
-    had, has = count(before), count(after)
-    return {w for w, n in had.items() if has.get(w, 0) < n}
-
-
-def _together(before, after, goal):
-    """Goal words that a sentence new in ``after`` frames together, two or more of them."""
-    old = {" ".join(words(x)).lower() for x in SENTENCE.split(str(before))}
-    out = set()
-    for sentence in SENTENCE.split(str(after)):
-        found = {w.lower() for w in words(sentence)} & goal
-        if len(found) >= 2 and " ".join(words(sentence)).lower() not in old:
-            out |= found
-    return out
-
-
-def _field_gains(before, after):
-    """Names that came into a field of the observation (its lists and short values, ``lasting``; items of
-    more than three words, such as commands, left out): a thing a list gains, the new
-    value of a field that names a place."""
-    old, out = lasting(before), set()
-    for key, value in lasting(after).items():
-        had = {w.lower() for w in words(old.get(key, ""))}
-        for item in value.split(", "):
-            found = [w.lower() for w in words(item)]
-            if len(found) <= 3:
-                out |= {w for w in found if w not in had and not w.isdigit()}
-    return out - STOP
-
-
-def _goal_form(step, gw, names, moved):
+def _goal_form(step, gw, names, moved, where=None):
     """An advancing step as a form any goal can fill: the goal words it moved (``_effect``) that the action
     names, as slots ('take {2} 2 from shelf 1'), a word naming where the agent is (a short text field) as
     ``{@}`` ('take {2} 2 from {@} 1': from wherever it is), and its situation, how the text before framed the first of
     them ('see {2}'; the goal's own sentence is no situation); None when it names none or no sentence
-    frames it."""
+    frames it. With ``where`` ({goal word index: the word the text put in its place}), the situation adds
+    where the text put those words (``placed``): 'carry {1} "you are in {3}"', where the action finished
+    a task or would have (``stand_in``)."""
     low = [w.lower() for w in gw]
     pieces = re.split(r"([A-Za-z0-9_]+)", step["action"])
     slots = [i for i, t in enumerate(pieces) if t.lower() in moved and t.lower() in low]
@@ -173,9 +139,27 @@ def _goal_form(step, gw, names, moved):
         pieces[i] = "{" + str(low.index(pieces[i].lower())) + "}"
     here = here_words(step["obs_before"])
     pieces = ["{@}" if t.lower() in here and t.lower() not in low else t for t in pieces]
-    told = [x for x in SENTENCE.split(str(step["before"])) if not set(low) <= {w.lower() for w in words(x)}]
-    frame = frame_of(". ".join(told), first, names)
-    return ["".join(pieces), frame + " {" + str(low.index(first.lower())) + "}"] if frame else None
+    told = ". ".join(
+        x for x in SENTENCE.split(str(step["before"])) if not set(low) <= {w.lower() for w in words(x)}
+    )
+    frame = frame_of(told, first, names)
+    if not frame:
+        return None
+    situation = frame + " {" + str(low.index(first.lower())) + "}"
+    added = [placed(told, w, names, "{" + str(i) + "}") for i, w in sorted((where or {}).items())]
+    return ["".join(pieces), " ".join([situation, *[a for a in added if a][:2]])]
+
+
+def _finish_where(step, low):
+    """For a step that finished its task: the goal's words the action does not name, each in its own place."""
+    acted = {w.lower() for w in words(step["action"])}
+    return {i: w for i, w in enumerate(low) if w not in acted}
+
+
+def _form_key(form, gw, names):
+    """Where a form is filed: the goal's shape (names and slots as '*'), the action, the situation."""
+    kind = goal_kind(gw, {i for i, w in enumerate(gw) if w.lower() in names} | slots_in(" ".join(form)))
+    return json.dumps([kind, unnumbered(form[0]), form[1]])
 
 
 def encode_effects(memory, episode, tools, p, store):
@@ -202,7 +186,13 @@ def encode_effects(memory, episode, tools, p, store):
     this_goal = _goal_of(gw)
     names = observed_words(episode)
     steps = scored_steps(episode)
-    names_of = described([s["before"] for s in steps] + [s["after"] for s in steps[-1:]])
+    texts = [s["before"] for s in steps] + [s["after"] for s in steps[-1:]]
+    names_of, low = described(texts), [w.lower() for w in gw]
+    form_words = {w for w in low if in_every_goal(memory, "effect_goals", w)}
+    frames = {}  # the frames each word is shown under in the episode
+    for f, w in {pair for text in texts for pair in framed_pairs(text, names)}:
+        if f and f != w:
+            frames.setdefault(w, set()).add(f)
     places = memory.setdefault("effect_places", [])
     listed = memory.setdefault("effect_listed", {})  # what the agent was shown at a task's start
     for label in (episode.get("task") or {}).get("actions") or []:
@@ -269,11 +259,20 @@ def encode_effects(memory, episode, tools, p, store):
             if key not in ups:
                 ups.append(key)
             del ups[:-12]
-        form = _goal_form(step, gw, names, eff["moved"]) if eff["advanced"] else None
+        where, like, moved = {}, step, eff["moved"]  # where it finished the task or would have; ``like``:
+        if step["ended"] and episode.get("success"):  # the step on the goal's thing
+            where = _finish_where(step, low)
+        elif not (step["error"] or step["ended"] or eff["nothing"]):
+            where, rebound = stand_in(step, low, frames, names, form_words)
+            if rebound:
+                like, moved = rebound[0], {rebound[1]}
+        form = _goal_form(like, gw, names, moved, where) if eff["advanced"] or like is not step else None
         if form:
-            kind = goal_kind(gw, {i for i, w in enumerate(gw) if w.lower() in names} | slots_in(form[0]))
-            key_f = json.dumps([kind, unnumbered(form[0]), form[1]])
+            key_f = _form_key(form, gw, names)
             rec_f = forms.setdefault(key_f, {"eg": "", "n": 0})
+            if where:  # (the one without dropped things anywhere: its situation holds on the way)
+                bare = _form_key(_goal_form(like, gw, names, moved), gw, names)
+                rec_f["bare"] = bare if bare != key_f else ""
             rec_f["eg"], rec_f["n"] = form[0], rec_f["n"] + (key_f not in counted)  # once per episode
             counted.add(key_f)
     reached = memory.setdefault("effect_reached", {})  # per goal, the furthest stage an episode reached
@@ -312,9 +311,11 @@ def retrieve_advances(memory, task, tools, p):
     Forms need ``p['min_support']`` episodes' worth of support (decayed with the store)."""
     gw = goal_words(task.get("goal", ""))
     out = []
-    for key, rec in sorted((memory.get("effect_forms") or {}).items(), key=lambda kv: -kv[1]["n"]):
+    forms = memory.get("effect_forms") or {}
+    finished_as = {rec.get("bare") for rec in forms.values()}
+    for key, rec in sorted(forms.items(), key=lambda kv: -kv[1]["n"]):
         kind, _, cond = json.loads(key)
-        if not same_kind(kind, gw):
+        if not same_kind(kind, gw) or key in finished_as:
             continue
         cond, action = filled(cond, gw), filled(rec["eg"], gw)
         named = [gw[i] for i in slots_in(rec["eg"]) if i < len(gw)]
