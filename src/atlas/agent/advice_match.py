@@ -92,6 +92,7 @@ _FAILED = frozenset({"fail", "failed", "failure", "avoid"})
 # listed action is lowered by how well the situation matches (1 when there is none).
 _AVOID = re.compile(r"^\W*(?:avoid|do not|don't|dont)\b\W*", re.IGNORECASE)
 _WHEN = re.compile(r"\bwhen\b", re.IGNORECASE)
+_UNLESS = re.compile(r"\s+unless\s+(?=[\"\u201c])", re.IGNORECASE)  # 'unless "you are in hall"'
 # "Avoid: <action> before <other>.": lowered until an action done is the other (it may need that first).
 _BEFORE = re.compile(r"\s\bbefore\b\s", re.IGNORECASE)
 # "Avoid: focus on … unless advised.": the actions that begin with the words before the ellipsis (an advised
@@ -461,10 +462,14 @@ def _avoid(
     its situation ('when ...') matches, where it holds by ``MIN_MATCH``; one named 'before' another action
     only until an action ``done`` is that other. An action named with other instance numbers is lowered in
     every instance listed (what did nothing on one did nothing on its like); a line whose action ends in an
-    ellipsis names every listed action that begins with the words before it."""
+    ellipsis names every listed action that begins with the words before it; 'Avoid: A unless "P".' holds
+    where the quoted phrase P is not shown."""
     body = _AVOID.sub("", line)
     parts = _WHEN.split(body, maxsplit=1)
     action, situation = parts[0], parts[1] if len(parts) > 1 else ""
+    action, *unless = _UNLESS.split(action, maxsplit=1)
+    if unless and _condition(unless[0], observation) is not None:
+        return  # 'Avoid: A unless "P".': not where P is shown
     action, *first = _BEFORE.split(action.strip(" ."), maxsplit=1)
     if first and _blind(_phrase(first[0])) in {_blind(_phrase(d)) for d in done or []}:
         return

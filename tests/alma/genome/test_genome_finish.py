@@ -92,10 +92,12 @@ def test_a_drop_is_advised_where_it_finishes_a_task_and_nowhere_else(solved):
     drops = [line.lower() for line in advice.splitlines() if line.endswith(f": put_down {thing}.")]
     assert drops == [f'carry {thing} "you are in {room}": put_down {thing}.'.lower()], advice
 
+    assert f'avoid: put_down {thing} unless "you are in {room}".'.lower() in advice.lower(), advice
+
     others = sorted({f"room_{c}" for c in "ABCDEFGH"} - {room})
     beside, labels = _text(env, task, others[0], [others[1], room])  # the goal room in sight, not here
     matched = match_advice(advice, beside, labels, goal=goal)
-    assert f"put_down {thing}" not in matched.actions, (beside, matched)
+    assert matched.actions.get(f"put_down {thing}", 0) < 0, (beside, matched)
     assert matched.actions.get(f"move_to {room}", 0) > 0, (beside, matched)
 
     inside, labels = _text(env, task, room, others[:2])
@@ -132,3 +134,12 @@ def test_an_avoid_line_whose_quoted_situation_is_not_shown_lowers_nothing():
     assert match_advice('Do not put_down coin when "you are in room_C".', text, labels).actions == {}
     lowered = match_advice('Do not put_down coin when "you are in room_F".', text, labels).actions
     assert lowered["put_down coin"] < 0
+
+
+def test_an_avoid_line_unless_a_quoted_phrase_holds_where_it_is_not_shown():
+    labels = ["put_down coin", "move_to room_B"]
+    line = 'Avoid: put_down coin unless "you are in room_F".'
+    assert match_advice(line, "You are in room_F. You carry: coin.", labels).actions == {}
+    assert match_advice(line, "You are in room_C. Adjacent rooms: room_F.", labels).actions == {
+        "put_down coin": -1.0
+    }

@@ -446,6 +446,12 @@ def field_gains(before, after):
     return out - STOP
 
 
+def finish_where(step, low):
+    """For a step that finished its task: the goal's words the action does not name, each in its own place."""
+    acted = {w.lower() for w in words(step["action"])}
+    return {i: w for i, w in enumerate(low) if w not in acted}
+
+
 def stand_in(step, low, frames, names, form):
     """For a step that put a thing with another word where the goal puts its thing with one of its own
     ('You put down the coin in hall.', the goal naming 'den'), ``({that goal word's index: the other

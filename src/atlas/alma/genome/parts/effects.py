@@ -22,6 +22,7 @@ from common import (
     fewer,
     field_gains,
     filled,
+    finish_where,
     first_word,
     frame_of,
     framed_pairs,
@@ -150,12 +151,6 @@ def _goal_form(step, gw, names, moved, where=None):
     return ["".join(pieces), " ".join([situation, *[a for a in added if a][:2]])]
 
 
-def _finish_where(step, low):
-    """For a step that finished its task: the goal's words the action does not name, each in its own place."""
-    acted = {w.lower() for w in words(step["action"])}
-    return {i: w for i, w in enumerate(low) if w not in acted}
-
-
 def _form_key(form, gw, names):
     """Where a form is filed: the goal's shape (names and slots as '*'), the action, the situation."""
     kind = goal_kind(gw, {i for i, w in enumerate(gw) if w.lower() in names} | slots_in(" ".join(form)))
@@ -261,7 +256,7 @@ def encode_effects(memory, episode, tools, p, store):
             del ups[:-12]
         where, like, moved = {}, step, eff["moved"]  # where it finished the task or would have; ``like``:
         if step["ended"] and episode.get("success"):  # the step on the goal's thing
-            where = _finish_where(step, low)
+            where = finish_where(step, low)
         elif not (step["error"] or step["ended"] or eff["nothing"]):
             where, rebound = stand_in(step, low, frames, names, form_words)
             if rebound:
@@ -323,6 +318,10 @@ def retrieve_advances(memory, task, tools, p):
         if _enough(rec["n"], p) and cond and action and named and not form_only:
             for place in memory.get("effect_places") or [] if "{@}" in action else [""]:
                 out.append({"kind": "rule", "cond": [cond], "action": action.replace("{@}", place)})
+            if '"' in cond and "{@}" not in action:  # only where it finishes: not on the way
+                out.append(
+                    {"kind": "avoid", "action": action + " unless " + " ".join(re.findall('"[^"]+"', cond))}
+                )
     situations = p.get("avoid", 3)
     if situations:
         effects = memory.get("effects") or {}
