@@ -43,6 +43,14 @@ def genomes(state_key: str, list_key: str) -> dict[str, dict]:
             "encode": [{"part": "effects"}],
             "retrieve": [{"part": "advances"}, {"part": "recipe"}, {"part": "untried"}],
         },
+        "effects+kinds+untried": {
+            "encode": [{"part": "effects"}],
+            "retrieve": [{"part": "advances"}, {"part": "kinds"}, {"part": "untried"}],
+        },
+        "rises+effects+kinds+untried": {
+            "encode": [{"part": "effects"}, {"part": "rises"}],
+            "retrieve": [{"part": "rises"}, {"part": "advances"}, {"part": "kinds"}, {"part": "untried"}],
+        },
         "effects+explore": {
             "encode": [
                 {"part": "effects"},

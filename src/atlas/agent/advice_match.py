@@ -463,7 +463,7 @@ def _avoid(
     only until an action ``done`` is that other. An action named with other instance numbers is lowered in
     every instance listed (what did nothing on one did nothing on its like); a line whose action ends in an
     ellipsis names every listed action that begins with the words before it; 'Avoid: A unless "P".' holds
-    where the quoted phrase P is not shown."""
+    where the quoted phrase P is not shown, and lowers A by ``SPENT``."""
     body = _AVOID.sub("", line)
     parts = _WHEN.split(body, maxsplit=1)
     action, situation = parts[0], parts[1] if len(parts) > 1 else ""
@@ -482,8 +482,9 @@ def _avoid(
     if not hits or match < MIN_MATCH:
         return
     lines.append(line)
+    lowered = SPENT if unless else match  # a quoted place it finishes in is exact: elsewhere it is a waste
     for label in hits:
-        out[label] = min(out.get(label, 0.0), -match)
+        out[label] = min(out.get(label, 0.0), -lowered)
 
 
 def _so_begun(text: str, phrases: dict[str, str]) -> list[str]:

@@ -79,6 +79,7 @@ def test_part_files_are_all_scanned():
         "effects",
         "roles",
         "setters",
+        "rises",
         "kinds",
     }
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from atlas.agent.advice_match import match_advice
+from atlas.agent.advice_match import SPENT, match_advice
 from atlas.alma.genome import compile_genome, parse_genome
 from atlas.alma.genome.parts.common import placed
 from atlas.envs.policies import GoalWordPolicy, RandomPolicy
@@ -141,5 +141,32 @@ def test_an_avoid_line_unless_a_quoted_phrase_holds_where_it_is_not_shown():
     line = 'Avoid: put_down coin unless "you are in room_F".'
     assert match_advice(line, "You are in room_F. You carry: coin.", labels).actions == {}
     assert match_advice(line, "You are in room_C. Adjacent rooms: room_F.", labels).actions == {
-        "put_down coin": -1.0
+        "put_down coin": -SPENT
     }
+
+
+def test_a_wander_through_the_goal_place_is_no_advance():
+    """Failed games that walked into the goal's room and out again by another move: reaching it was given
+    back, so no rule leads there. A solved game's last walk in, which held, still does."""
+    env = get_env("graphworld")
+    tasks = env.generate_tasks(80, seed=2024)
+    design, memory, played = _design(), {}, 0
+    for i, task in enumerate(tasks[:-1]):
+        walk = RandomPolicy(i).run(env, task)
+        room = env.format_goal(task).rstrip(".").split()[-1]
+        moves = [s.args.get("room") for s in walk.steps if s.tool == "move_to"]
+        if walk.success or room not in moves[:-1] or played == 4:
+            continue
+        design["update"](memory, episode_view(env, walk), None)
+        played += 1
+    assert played == 4
+    view = task_view(env, tasks[-1], env.reset(tasks[-1]))
+    room = view["goal"].rstrip(".").split()[-1]
+    advice = design["recall"](memory, view, None)
+    assert not [line for line in advice.splitlines() if line.endswith(f": move_to {room}.")], advice
+
+    design, memory, (env, task) = _memory_from_wrong_room_drops(1)
+    view = task_view(env, task, env.reset(task))
+    room = view["goal"].rstrip(".").split()[-1]
+    advice = design["recall"](memory, view, None)
+    assert [line for line in advice.splitlines() if line.endswith(f": move_to {room}.")], advice

@@ -25,10 +25,11 @@ ENCODE = [
     "effects",
     "roles",
     "setters",
+    "rises",
 ]
 RETRIEVE = [
     "route", "explore", "goal_rules", "where_seen", "replay", "similar_episodes", "advances", "recipe",
-    "untried", "roles", "setters", "kinds",
+    "untried", "roles", "setters", "kinds", "rises",
 ]  # fmt: skip
 ENVS = ["graphworld", "alfworld", "textworld", "textworld-fetch"]
 
@@ -61,6 +62,7 @@ def all_parts_genome(state_key: str, list_key: str):
                 {"part": "effects"},
                 {"part": "roles"},
                 {"part": "setters"},
+                {"part": "rises"},
             ],
             "retrieve": [{"part": name} for name in RETRIEVE],
         }
@@ -88,7 +90,11 @@ def test_every_generic_part_runs_on_real_episodes(env_name, make_env, smoke):
         assert c.prints, f"{c.episode}: update printed nothing"
         shown = " | ".join(c.prints)
         assert (
-            "transitions:" in shown and "sightings:" in shown and "effects:" in shown and "setters:" in shown
+            "transitions:" in shown
+            and "sightings:" in shown
+            and "effects:" in shown
+            and "setters:" in shown
+            and "rises:" in shown
         ), shown
     assert report.advice_ok, report.to_feedback()
     if env_name == "graphworld":

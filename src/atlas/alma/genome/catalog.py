@@ -159,6 +159,12 @@ PARTS: tuple[Part, ...] = (
         "the value each action left it at, and whether that value was the action's own number",
     ),
     Part(
+        "rises",
+        "encode",
+        "what raised the environment's own score, and where: per action, how often its step raised the score or "
+        "ended an episode unsolved, the sentence before it that named what it acted on, and the goals it rose under",
+    ),
+    Part(
         "roles",
         "encode",
         "what each action did to a thing the goal names, by how the goal describes the thing: how often it rose "
@@ -328,6 +334,18 @@ PARTS: tuple[Part, ...] = (
         "that kind not yet seen to leave it elsewhere; each applies while the observation shows the field",
         (Param("min_sets", "int", 1, (1, 2), doc="times a kind of action must have set the field"),),
         requires=("setters",),
+    ),
+    Part(
+        "rises",
+        "retrieve",
+        "rules: each action that raised the score, after the sentence that named what it acted on ('You hold "
+        "mushroom whole: chop mushroom 8'), for a goal sharing a word with one it rose under; none for an action "
+        "that ended as many episodes as it advanced",
+        (
+            Param("min_rises", "int", 1, (1, 2), doc="times an action must have raised the score"),
+            Param("max_rules", "int", 16, (8, 16, 30)),
+        ),
+        requires=("rises",),
     ),
     Part(
         "untried",

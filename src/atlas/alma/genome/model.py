@@ -51,9 +51,9 @@ class Genome(BaseModel):
 
     version: Literal[1] = 1
     name: str = Field("genome", max_length=80)
-    encode: list[PartUse] = Field(default_factory=list, max_length=8)
+    encode: list[PartUse] = Field(default_factory=list, max_length=10)
     store: Store = Field(default_factory=Store)
-    retrieve: list[PartUse] = Field(default_factory=list, max_length=12)
+    retrieve: list[PartUse] = Field(default_factory=list, max_length=14)
     render: PartUse = Field(default_factory=lambda: PartUse(part="lines"))
 
     @model_validator(mode="after")

@@ -32,6 +32,21 @@ def field_losses(before, after):
     return here_words(before) - here_words(after)
 
 
+def given_back(steps, i, goal):
+    """Whether goal words step ``i`` brought into a short field (``here_words``) left it at a later step of the
+    same kind of action, with no score change between: a wander that reached the goal's place and walked on
+    made no progress."""
+    came = (here_words(steps[i]["obs_after"]) - here_words(steps[i]["obs_before"])) & goal
+    kind = first_word(steps[i]["action"])
+    for later in steps[i + 1 :]:
+        if later["gain"]:
+            return False
+        gone = field_losses(later["obs_before"], later["obs_after"])
+        if first_word(later["action"]) == kind and came & gone:
+            return True
+    return False
+
+
 def needs_of(rec):
     """The conditions of an action: words the observation's fields held every time it advanced a task and
     did not hold in some situation where it did nothing ('warm' for a reagent that sank undissolved while

@@ -50,6 +50,7 @@ from conditions import (
     ends_tasks,
     fatal_heads,
     field_losses,
+    given_back,
     here_words,
     idle_elsewhere,
     idle_when,
@@ -90,8 +91,7 @@ def _effect(step, names, goal):
     before, 'You put the key on the shelf'), ``advanced`` (the score rose or a goal word moved) and
     ``nothing`` (it failed, or changed no field, made nothing, no score)."""
     pb, pa = framed_pairs(step["before"], names), framed_pairs(step["after"], names)
-    new = pa - pb
-    # what lasted: still framed so after a following step that changed the text (a repeated message is not)
+    new = pa - pb  # kept: still framed after a following step that changed the text (not a repeated message)
     kept = new & framed_pairs(step["next"], names) if step["next"] != step["after"] else set()
     shown = {w for _, w in pb}
     acted = {w.lower() for w in words(step["action"])}
@@ -199,6 +199,8 @@ def encode_effects(memory, episode, tools, p, store):
         here = sorted(here_words(step["obs_before"]))  # the situation it was taken in
         places += [w for w in here if w not in places]
         eff = _effect(step, names, goal)
+        if eff["moved"] and step["gain"] <= 0 and given_back(steps, i, eff["moved"]):
+            eff = {**eff, "moved": set(), "advanced": False}
         fatal = step["ended"] and not episode.get("success")  # it ended the episode, unsolved, early
         if fatal:  # then what it showed made nothing: 'You focus on the drain' ends a task, however worded
             eff = {**eff, "made": {}, "moved": set(), "advanced": step["gain"] > 0}

@@ -22,6 +22,16 @@ from common import (
 from conditions import ending_words, ends_tasks
 
 
+def stem(word):
+    """A word without its plural ending, lower-case ('potatoes' -> 'potato', 'berries' -> 'berry')."""
+    w = word.lower()
+    if w.endswith("ies") and len(w) > 4:
+        return w[:-3] + "y"
+    if w.endswith(("oes", "ses", "xes", "ches", "shes")):
+        return w[:-2]
+    return w[:-1] if w.endswith("s") and not w.endswith("ss") and len(w) > 3 else w
+
+
 def thing_frames(memory, text, names):
     """``{word: {frame: count}}`` for the things named so far: how the effects saw each made thing framed
     (a frame: the first word of its sentence that names nothing, 'lying' of 'Lying here: lamp.'; not by an
@@ -81,7 +91,8 @@ def retrieve_kinds(memory, task, tools, p):
     started with) whose things the text frames as F, and each goal word g framed so, or never framed yet
     and in a goal's place whose words were (or no word of which was ever framed); a word of every goal is
     the task's form, not a thing. None of a kind whose first word ends tasks, nor an action that ended its
-    tasks or only ever did nothing. Up to ``p['max_rules']``, those on things already framed first."""
+    tasks or only ever did nothing. A goal word stands for the shown name it is the plural of. Up to
+    ``p['max_rules']``, those on things already framed first."""
     gw = goal_words(task.get("goal", ""))
     text = task.get("observation_text") or ""
     names = value_words(task.get("observation") or {}) | set(memory.get("effect_makers") or {})
@@ -91,11 +102,13 @@ def retrieve_kinds(memory, task, tools, p):
     kinds = action_kinds([str(x).split(" (")[0] for x in labels], frames)
     ending = ending_words(effects)
     places = slot_frames(memory, gw, frames)
+    shown = {stem(w): w for w in sorted(names | set(frames) | {x.lower() for a in labels for x in words(a)})}
     rules = []
     for kind, frame in kinds.items():
         if first_word(kind) in ending:
             continue
         for i, g in enumerate(gw):
+            g = g if g.lower() in frames else shown.get(stem(g), g)  # the goal's 'eggs': 'egg 3' is shown
             low = g.lower()
             if (
                 low in STOP
