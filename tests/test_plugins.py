@@ -175,3 +175,21 @@ def test_a_provider_whose_factory_raises_is_one_line_naming_it(tmp_path, command
     (line,) = [x for x in res.output.splitlines() if x.startswith("error:")]
     assert "'nogateway'" in line and "no gateway configured for x" in line and __name__ in line
     assert "Traceback" not in res.output
+
+
+def test_a_plugin_environment_is_listed_in_the_env_option_s_help():
+    from scripted_provider import subprocess_env
+
+    env = subprocess_env()
+    env["PYTHONPATH"] = f"{Path(__file__).parent / 'envs'}:{env.get('PYTHONPATH', '')}"
+    env["ATLAS_PLUGINS"] = "toy_env"
+    help_ = subprocess.run(
+        [sys.executable, "-m", "atlas.cli", "run", "--help"],
+        capture_output=True,
+        text=True,
+        env={**env, "COLUMNS": "200"},
+        timeout=120,
+    )
+    assert help_.returncode == 0, help_.stderr[-2000:]
+    line = next(x for x in help_.stdout.splitlines() if "--env " in x)
+    assert "graphworld" in line and "| toy_line" in line, line

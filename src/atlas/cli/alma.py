@@ -257,6 +257,9 @@ def with_env_options(func: Callable[..., None]) -> Callable[..., None]:
     params = _env_cli_params()
     sig = inspect.signature(func)
     own = [q for q in sig.parameters.values() if q.name != "env_settings"]
+    for q in own:  # the plug-ins just loaded are environments too
+        if q.name == "env" and getattr(q.default, "help", None) == ENV_HELP:
+            q.default.help = "Environment: " + " | ".join(s.name for s in env_specs()) + "."
     extra = [
         inspect.Parameter(
             p.key,
