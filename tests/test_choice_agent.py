@@ -217,3 +217,27 @@ async def test_loop_guard_takes_looping_actions_off_the_choices(env):
     ).run(env.clone(), task)
     u = [s.action for s in unguarded.steps]
     assert any(u[i] == u[i + 2] and u[i + 1] == u[i + 3] for i in range(len(u) - 3))
+
+
+async def test_the_loop_guard_leaves_a_repeat_rather_than_only_what_the_advice_rules_out(env):
+    """Bounced back into a room, the guard takes the move back off the choices; where the advice rules out
+    every other action there (lowered by SPENT), the move back stays the choice instead."""
+    task = env.generate_tasks(1, seed=7)[0]
+    probe = env.clone()
+    start = probe.reset(task)["location"]
+    there = next(a for a in probe.candidate_actions(probe.observe()) if a.tool == "move_to")
+    back = f"move_to {start}"
+    probe.step(there)
+    others = [render_action(a) for a in probe.candidate_actions(probe.observe())]
+    others = [label for label in others if label != back]
+    assert others, "the room beside the start lists nothing but the way back"
+    advice = "\n".join(f'Avoid: {label} unless "nowhere shown".' for label in others)
+    script = [render_action(there), back, render_action(there)]
+
+    def reply(messages, **kw):
+        return script.pop(0) if script else kw["choices"][0]
+
+    llm = ScriptedLLM(reply)
+    traj = await TaskAgent(llm, max_turns=4).run(env.clone(), task, advice=advice)
+    assert llm.history[3].kwargs["choices"] == [back], llm.history[3].kwargs["choices"]
+    assert render_action(Action(traj.steps[3].tool, traj.steps[3].args or {})) == back

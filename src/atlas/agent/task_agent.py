@@ -21,7 +21,7 @@ from typing import Any, Literal
 
 from atlas.agent import choice as ch
 from atlas.agent.actions import InvalidAction, action_schema, parse_completion
-from atlas.agent.advice_match import advice_now, match_advice
+from atlas.agent.advice_match import SPENT, advice_now, match_advice
 from atlas.agent.loops import Advances, Past, loop_nudge, outcome
 from atlas.agent.prompts import system_prompt, turn_prompt
 from atlas.core.types import Task, Trajectory
@@ -193,13 +193,19 @@ class TaskAgent:
             labels = ch.labels(actions)
             # The loop guard, free in this format: actions that would repeat a failure, bounce
             # between two actions or repeat one three times are taken off the choices (the menu the
-            # model reads is unchanged, so the conversation stays append-only).
+            # model reads is unchanged, so the conversation stays append-only) — unless all that is
+            # left is what the advice rules out here (lowered by SPENT: a drop outside the goal room).
             looping = {
                 label
                 for a, label in zip(actions, labels, strict=True)
                 if self.loop_guard and loop_nudge(action_text(a.tool, a.args), past) is not None
             }
             options = [label for label in labels if label not in looping] or labels
+            if advice and self.advice_weight and looping:  # a repeat costs a step; a ruled-out action more
+                told = match_advice(advice, seen, labels, done=chosen, goal=goal, advanced=advances.actions)
+                ruled_out = {label for label, m in told.actions.items() if m <= -SPENT}
+                if set(options) <= ruled_out:
+                    options = [label for label in labels if label not in ruled_out] or options
             nudges += len(options) < len(labels)
             messages, plain = ch.fold(messages, self.max_chars), ch.fold(plain, self.max_chars)
             extra: dict[str, Any] = (
