@@ -126,3 +126,19 @@ def test_a_plural_goal_word_stands_for_the_name_shown():
         "glass",
         "fish",
     ]
+
+
+def test_a_record_without_goals_gives_no_rule_and_no_error():
+    """A memory edited by hand or cut short: a rise with no goal recorded is about no goal."""
+    memory = {
+        "rises": {
+            "chop mushroom #": {
+                "n": 2,
+                "ends": 0,
+                "said": ["You hold mushroom"],
+                "goals": [],
+                "eg": "chop mushroom 8",
+            }
+        }
+    }
+    assert _design()["retrieve_rises"](memory, {"goal": "Serve the mushroom stew."}, None, {}) == []

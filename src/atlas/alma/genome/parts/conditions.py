@@ -37,6 +37,8 @@ def given_back(steps, i, goal):
     same kind of action, with no score change between: a wander that reached the goal's place and walked on
     made no progress."""
     came = (here_words(steps[i]["obs_after"]) - here_words(steps[i]["obs_before"])) & goal
+    if not came:
+        return False
     kind = first_word(steps[i]["action"])
     for later in steps[i + 1 :]:
         if later["gain"]:

@@ -46,6 +46,8 @@ def _about(rec, low):
     """Whether a goal with the words ``low`` is one the action's rises were about: where the action names a
     word of every goal it rose under (its thing, plurals aside), the goal names it too; else the goal shares
     a word (``low``: the words not every goal has) with one it rose under."""
+    if not rec.get("goals"):
+        return False
     acted = {stem(w) for w in words(rec["eg"])[1:]}
     things = set.intersection(*[acted & {stem(w) for w in goal} for goal in rec["goals"]])
     if things:
