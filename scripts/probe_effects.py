@@ -51,6 +51,15 @@ def genomes(state_key: str, list_key: str) -> dict[str, dict]:
             "encode": [{"part": "effects"}, {"part": "rises"}],
             "retrieve": [{"part": "rises"}, {"part": "advances"}, {"part": "kinds"}, {"part": "untried"}],
         },
+        "rises+effects+kinds+untried-later": {
+            "encode": [{"part": "effects"}, {"part": "rises"}],
+            "retrieve": [
+                {"part": "rises"},
+                {"part": "advances"},
+                {"part": "kinds"},
+                {"part": "untried", "params": {"later": True}},
+            ],
+        },
         "effects+explore": {
             "encode": [
                 {"part": "effects"},

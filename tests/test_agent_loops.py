@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from atlas.agent import TaskAgent
-from atlas.agent.loops import Advances, changed_nothing, loop_nudge
+from atlas.agent.loops import Advances, Futile, changed_nothing, loop_nudge
 from atlas.core.types import Task
 from atlas.envs.graphworld import GraphWorldEnv
 from atlas.infra.llm import ScriptedLLM
@@ -119,6 +119,16 @@ def test_a_step_that_changed_nothing_is_told_apart_from_one_that_did():
         ({"heat": "warm", "held": ["key"]}, {"heat": "warm", "held": []}, False),
         ({"heat": "warm"}, {"heat": "hot"}, False),
         ({"heat": "warm"}, {"heat": "warm", "new": "field"}, False),
+        (
+            {"hands": "nothing", "stations": {"pot": "empty"}},
+            {"hands": "nothing", "stations": {"pot": "raw"}},
+            False,
+        ),
+        (
+            {"hands": "nothing", "stations": {"pot": "empty", "note": "A long reply."}},
+            {"hands": "nothing", "stations": {"pot": "empty", "note": "Another one, longer."}},
+            True,
+        ),
     ],
 )
 def test_changed_nothing_reads_short_fields_lists_and_numbers(before, after, idle):
@@ -288,3 +298,86 @@ async def test_the_choice_agent_does_not_take_again_a_try_that_changed_something
         'add(reagent="dye")',
     ]
     assert traj.success
+
+
+def test_an_action_that_did_not_work_is_futile_while_the_state_is_as_it_was():
+    futile = Futile()
+    held = {"hands": "leek 2 (whole)", "stations": {"pot": "empty"}, "reply": "Too big.", "steps_left": 9}
+    futile.after("put leek 2 in pot", held, True)
+    futile.after("put leek 2 in pan", held, True)
+    later = {**held, "reply": "Still too big to cook whole.", "steps_left": 7}
+    assert "did not work" in (futile.nudge("put leek 2 in pot", later) or "")
+    assert futile.nudge("chop leek 2", later) is None  # never tried
+    chopped = {**later, "hands": "leek 2 (chopped)"}
+    assert futile.nudge("put leek 2 in pot", chopped) is None  # the world changed: it may work now
+    cooked = {**later, "stations": {"pot": "leek 2 (raw)"}}
+    assert futile.nudge("put leek 2 in pot", cooked) is None
+    futile.after("put leek 2 in oven", held, False)  # it worked: nothing to hold against it
+    assert futile.nudge("put leek 2 in oven", later) is None
+    text_only = Futile()
+    text_only.after("open door", {"text": "The door is locked."}, True)
+    assert text_only.nudge("open door", {"text": "The door is locked."}) is None  # no state to compare
+
+
+class _Stove:
+    """A whole leek goes in no pan (a refusal that changes nothing), a chopped one in any: the leek must
+    be chopped first. The pans are a dict of short fields beside the reply."""
+
+    name, max_steps = "stove", 10
+
+    def reset(self, task):
+        self.leek, self.pans, self.said, self.steps = (
+            "whole",
+            {"pot": "empty", "pan": "empty", "wok": "empty"},
+            "",
+            0,
+        )
+        return self.observe()
+
+    def observe(self):
+        return {"hands": f"leek ({self.leek})", "pans": dict(self.pans), "reply": self.said}
+
+    def candidate_actions(self, observation):
+        return [Action("put", {"pan": p}) for p in self.pans] + [Action("chop", {})]
+
+    def step(self, action):
+        self.steps += 1
+        if action.tool == "chop":
+            self.leek, self.said = "chopped", "You chop the leek."
+        elif self.leek == "whole":
+            self.said = "The leek is too big to cook whole."
+        else:
+            self.pans[action.args["pan"]], self.said = "leek", "The leek sizzles."
+        done = "leek" in self.pans.values()
+        return StepResult(self.observe(), done=done, success=done)
+
+    def success(self):
+        return "leek" in self.pans.values()
+
+    def score(self):
+        return float(self.success())
+
+    def steps_taken(self):
+        return self.steps
+
+    def format_goal(self, task):
+        return task.description
+
+    def summarize_observation(self, observation):
+        return f"{observation['reply']} You hold {observation['hands']}."
+
+
+async def test_the_choice_agent_leaves_a_cycle_of_refused_actions():
+    """A model that puts the whole leek in each pan in turn, never chopping, while it may: once each pan
+    refused it and nothing changed, every put is taken off the choices, so it chops, then puts."""
+    order = ['put(pan="pot")', 'put(pan="pan")', 'put(pan="wok")']
+
+    def cycle(messages, **kw):
+        turn = sum(m["role"] == "assistant" for m in messages)
+        want = order[turn % 3]
+        return want if want in kw["choices"] else kw["choices"][0]
+
+    task = Task(id="stove-0", description="Cook the leek.", domain="stove")
+    traj = await TaskAgent(ScriptedLLM(cycle)).run(_Stove(), task)
+    assert [s.action for s in traj.steps][:4] == [*order, "chop()"], [s.action for s in traj.steps]
+    assert traj.success and len(traj.steps) == 5

@@ -7,9 +7,11 @@ import json
 import pytest
 
 from atlas.agent.choice import render_action
-from atlas.core.types import Step, Trajectory
+from atlas.core.types import Step, Task, Trajectory
 from atlas.envs import ExplorerPolicy, RandomPolicy, episode_view, task_view
+from atlas.envs.base import NEW_ACTIONS_PER_EPISODE, NEW_ACTIONS_PER_STEP, EpisodeRecorder
 from atlas.envs.graphworld import GraphWorldEnv
+from atlas.protocols.env import Action, StepResult
 
 
 def _keys(obj) -> set[str]:
@@ -76,6 +78,10 @@ def view_goal_mentions(view: dict, obj: str) -> int:
     return goal.count(f" {obj}")
 
 
+def _action(step):
+    return Action(step.tool, step.args)
+
+
 def test_episode_view_shape_and_outcome():
     env = GraphWorldEnv()
     task = env.generate_tasks(1, seed=12)[0]
@@ -91,8 +97,23 @@ def test_episode_view_shape_and_outcome():
     assert ep["success"] is True and ep["score"] == traj.score and ep["steps_taken"] == env.steps_taken()
     assert ep["steps"][-1]["score"] == traj.score > ep["steps"][0]["score"] == 0.0  # solved by the last step
     assert len(ep["steps"]) == len(traj.steps)
+    shown = set(ep["task"]["actions"])  # every action listed so far in the episode
+    probe = env.clone()
+    probe.reset(task)
     for s, raw in zip(ep["steps"], traj.steps, strict=True):
-        assert set(s) == {"action", "observation", "observation_text", "error", "score", "ended"}
+        assert set(s) == {
+            "action",
+            "observation",
+            "observation_text",
+            "error",
+            "score",
+            "ended",
+            "new_actions",
+        }
+        listed = [render_action(a) for a in probe.candidate_actions(probe.step(_action(raw)).observation)]
+        if not s["ended"]:  # what the step brought into the list, and only that
+            assert s["new_actions"] == [a for a in dict.fromkeys(listed) if a not in shown], s
+        shown |= set(listed)
         assert s["score"] == raw.score and 0.0 <= s["score"] <= 1.0  # the score right after the step
         assert s["observation_text"] == raw.observation  # the text the agent read after the action
         # text: the action as the agent's action list writes it ("move_to room_B"), for advice
@@ -126,6 +147,53 @@ def test_episode_view_rebuilds_first_observation_and_keeps_invalid_replies():
             "error": "reply is not a JSON action",
             "score": None,
             "ended": False,
+            "new_actions": [],
         }
     ]
     assert ep["steps_taken"] == 1 and ep["success"] is False
+
+
+class _Shelves:
+    """A store whose every step lists forty new things to take: the record of what a step brought into
+    the list stays small."""
+
+    name, max_steps = "shelves", 12
+
+    def reset(self, task):
+        self.steps = 0
+        return self.observe()
+
+    def observe(self):
+        return {"aisle": f"aisle {self.steps}"}
+
+    def candidate_actions(self, observation):
+        return [Action("walk", {})] + [Action("take", {"item": f"item {self.steps}-{i}"}) for i in range(40)]
+
+    def step(self, action):
+        self.steps += 1
+        return StepResult(self.observe())
+
+    def score(self):
+        return 0.0
+
+    def success(self):
+        return False
+
+    def steps_taken(self):
+        return self.steps
+
+    def format_goal(self, task):
+        return task.description
+
+    def summarize_observation(self, observation):
+        return f"You are in {observation['aisle']}."
+
+
+def test_what_a_step_brought_into_the_list_is_capped_per_step_and_per_episode():
+    env = _Shelves()
+    task = Task(id="shelves-0", description="Take the last item.", domain="shelves")
+    rec = EpisodeRecorder(env, task, env.reset(task))
+    steps = [rec.record("walk", {}, env.step(Action("walk", {}))) for _ in range(12)]
+    counts = [len(s.new_actions or []) for s in steps]
+    assert counts[0] == NEW_ACTIONS_PER_STEP and sum(counts) == NEW_ACTIONS_PER_EPISODE, counts
+    assert all(a.startswith("take item") for s in steps for a in s.new_actions or [])

@@ -11,6 +11,7 @@ first.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from atlas.agent.advice_match import blind_action
@@ -19,18 +20,24 @@ Past = list[tuple[str, bool]]  # (canonical action text, whether it did not work
 _ENDS = (".", "!", "?")
 
 
+def _short(value: Any) -> bool:
+    return isinstance(value, str) and 0 < len(value.split()) <= 3 and not value.rstrip().endswith(_ENDS)
+
+
 def state_of(observation: Any) -> dict[str, Any]:
     """What an observation says of the world apart from the step's reply: its short text fields (three
-    words at most, not a sentence: a place, a temperature, a colour) and its lists (what is carried,
-    what is here). Numbers are kept too; sentences (the reply, a description) are not."""
+    words at most, not a sentence: a place, a temperature, a colour), its lists (what is carried, what is
+    here) and the short fields of its dicts (what each station holds). Numbers are kept too; sentences
+    (the reply, a description) are not."""
     if not isinstance(observation, dict):
         return {}
-    return {
-        key: value
-        for key, value in observation.items()
-        if isinstance(value, list | tuple | int | float)
-        or (isinstance(value, str) and 0 < len(value.split()) <= 3 and not value.rstrip().endswith(_ENDS))
-    }
+    out: dict[str, Any] = {}
+    for key, value in observation.items():
+        if isinstance(value, list | tuple | int | float) or _short(value):
+            out[key] = value
+        elif isinstance(value, dict) and (inner := {k: v for k, v in value.items() if _short(v)}):
+            out[key] = inner
+    return out
 
 
 def changed_nothing(before: Any, after: Any) -> bool:
@@ -38,7 +45,7 @@ def changed_nothing(before: Any, after: Any) -> bool:
     by more than a step counter does (one). False when the observation has no such field: then only
     the reply could tell, and replies differ in every environment."""
     old, new = state_of(before), state_of(after)
-    if not any(isinstance(v, str | list | tuple) for v in new.values()) or old.keys() != new.keys():
+    if not any(isinstance(v, str | list | tuple | dict) for v in new.values()) or old.keys() != new.keys():
         return False
     for key, value in new.items():
         was = old[key]
@@ -83,6 +90,37 @@ class Advances:
         return same[-1] if same else self.actions[-1]
 
 
+class Futile:
+    """The actions that did not work in a state the world is in again: where the same action in the same
+    state gets the same answer, trying it again can only fail again (a small model cycles through four
+    refused actions, which no repeat or bounce check catches). A state is what ``state_of`` keeps, its
+    numbers aside (a step counter moves every step); an observation with no short field, list or dict has
+    none to compare, and nothing is futile there. ``after`` is told each step: its action, the
+    observation before it and whether it did not work."""
+
+    def __init__(self) -> None:
+        self.failed: dict[str, str] = {}
+
+    def after(self, action: str, before: Any, failed: bool) -> None:
+        key = _state_key(before)
+        if failed and key:
+            self.failed[action] = key
+
+    def nudge(self, proposed: str, now: Any) -> str | None:
+        key = self.failed.get(proposed)
+        if key and key == _state_key(now):
+            return (
+                f"{proposed} did not work when things were as they are now; it will not work now either. "
+                "Choose a different action."
+            )
+        return None
+
+
+def _state_key(observation: Any) -> str:
+    state = {k: v for k, v in state_of(observation).items() if not isinstance(v, int | float)}
+    return json.dumps(state, sort_keys=True, default=str) if state else ""
+
+
 def loop_nudge(proposed: str, past: Past, *, repeats: int = 3, window: int = 6) -> str | None:
     """A note when ``proposed`` repeats a step that did not work, alternates between two actions, repeats the
     same action ``repeats`` times in a row, or would be taken a third time within ``window`` turns
@@ -108,4 +146,4 @@ def loop_nudge(proposed: str, past: Past, *, repeats: int = 3, window: int = 6) 
     return None
 
 
-__all__ = ["Advances", "Past", "changed_nothing", "loop_nudge", "outcome", "state_of"]
+__all__ = ["Advances", "Futile", "Past", "changed_nothing", "loop_nudge", "outcome", "state_of"]

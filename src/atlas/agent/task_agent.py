@@ -22,7 +22,7 @@ from typing import Any, Literal
 from atlas.agent import choice as ch
 from atlas.agent.actions import InvalidAction, action_schema, parse_completion
 from atlas.agent.advice_match import SPENT, advice_now, match_advice
-from atlas.agent.loops import Advances, Past, loop_nudge, outcome
+from atlas.agent.loops import Advances, Futile, Past, loop_nudge, outcome
 from atlas.agent.prompts import system_prompt, turn_prompt
 from atlas.core.types import Task, Trajectory
 from atlas.envs.base import EpisodeRecorder, action_text, without_commands
@@ -175,6 +175,7 @@ class TaskAgent:
         messages: list[Any] = [system, ch.first_message(goal, first, actions, advice, self.advice_chars)]
         plain: list[Any] = [system, ch.first_message(goal, first, actions, "", self.advice_chars)]
         past: Past = []
+        futile = Futile()
         chosen: list[str] = []  # the labels of the actions taken, in order
         advances = Advances(float(env.score()))
 
@@ -198,7 +199,11 @@ class TaskAgent:
             looping = {
                 label
                 for a, label in zip(actions, labels, strict=True)
-                if self.loop_guard and loop_nudge(action_text(a.tool, a.args), past) is not None
+                if self.loop_guard
+                and (
+                    loop_nudge(action_text(a.tool, a.args), past) is not None
+                    or futile.nudge(action_text(a.tool, a.args), obs) is not None
+                )
             }
             options = [label for label in labels if label not in looping] or labels
             if advice and self.advice_weight and looping:  # a repeat costs a step; a ruled-out action more
@@ -246,6 +251,7 @@ class TaskAgent:
             result = await asyncio.to_thread(env.step, action) if threaded else env.step(action)
             advances.after(reply, rec.record(action.tool, action.args, result).score)
             past.append(outcome(action_text(action.tool, action.args), obs, result))
+            futile.after(past[-1][0], obs, past[-1][1])
             obs = result.observation
             if result.error:
                 rejected += 1
@@ -279,6 +285,7 @@ class TaskAgent:
         history: list[str] = []
         turns = invalid = rejected = nudges = 0
         past: Past = []
+        futile = Futile()
         done = False
         observation_text = env.summarize_observation(obs)
         while not done and turns < limit:
@@ -317,7 +324,8 @@ class TaskAgent:
                 history.append(f"{len(history) + 1}. (invalid reply) -> {_clip(message, self.step_chars)}")
                 observation_text = f"{message}\n{env.summarize_observation(env.observe())}"
                 continue
-            note = loop_nudge(action_text(parsed.tool, parsed.args), past) if self.loop_guard else None
+            proposed = action_text(parsed.tool, parsed.args)
+            note = (loop_nudge(proposed, past) or futile.nudge(proposed, obs)) if self.loop_guard else None
             if note is not None:
                 nudges += 1
                 retry = [
@@ -332,6 +340,7 @@ class TaskAgent:
             result = await asyncio.to_thread(env.step, action) if threaded else env.step(action)
             rec.record(parsed.tool, parsed.args, result, thought=parsed.thought)
             past.append(outcome(action_text(parsed.tool, parsed.args), obs, result))
+            futile.after(past[-1][0], obs, past[-1][1])
             obs = result.observation
             if result.error:
                 rejected += 1

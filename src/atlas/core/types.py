@@ -59,6 +59,7 @@ class Step(_Model):
     data: dict[str, Any] | None = None  # structured observation, when the environment gives one
     score: float | None = None  # the environment's score after the step (partial where it has one)
     ended: bool = False  # the environment ended the episode here, before its step limit (solved or not)
+    new_actions: list[str] | None = None  # actions listed after the step that were not listed before it
 
 
 class Trajectory(_Model):

@@ -110,6 +110,10 @@ def without_commands(observation_text: str) -> str:
     return observation_text.split(COMMANDS_HEADER, 1)[0]
 
 
+NEW_ACTIONS_PER_STEP = 30
+NEW_ACTIONS_PER_EPISODE = 300
+
+
 class EpisodeRecorder:
     """Builds a ``Trajectory`` step by step while an episode runs (policies and the agent).
 
@@ -123,6 +127,7 @@ class EpisodeRecorder:
         self.task = task
         self.first_observation = first_observation
         self.first_actions = listed_actions(env, first_observation)
+        self._listed = set(self.first_actions)  # every action listed so far in this episode
         self.steps: list[Step] = []
 
     def record(
@@ -144,12 +149,14 @@ class EpisodeRecorder:
             score: float | None = float(self.env.score())
             limit = getattr(self.env, "max_steps", None)
             ended = bool(result.done) and (not isinstance(limit, int) or self.env.steps_taken() < limit)
+            new_actions = self._newly_listed(result.observation) if not result.done else []
         else:
             text = error or ""
             data = None
             err = error
             score = None
             ended = False
+            new_actions = []
         action = action_text(tool, args) if tool else (raw or "(no action)")
         step = Step(
             action=action,
@@ -161,9 +168,22 @@ class EpisodeRecorder:
             data=data,
             score=score,
             ended=ended,
+            new_actions=new_actions or None,
         )
         self.steps.append(step)
         return step
+
+    def _newly_listed(self, observation: dict[str, Any]) -> list[str]:
+        """The actions listed for ``observation`` that no earlier list of this episode held, at most
+        ``NEW_ACTIONS_PER_STEP`` and ``NEW_ACTIONS_PER_EPISODE`` in all (a simulator that lists every
+        object in reach stays small)."""
+        room = NEW_ACTIONS_PER_EPISODE - (len(self._listed) - len(self.first_actions))
+        if room <= 0:
+            return []
+        new = [a for a in dict.fromkeys(listed_actions(self.env, observation)) if a not in self._listed]
+        new = new[: min(NEW_ACTIONS_PER_STEP, room)]
+        self._listed.update(new)
+        return new
 
     def finish(self, **metadata: Any) -> Trajectory:
         meta = {

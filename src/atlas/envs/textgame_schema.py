@@ -68,9 +68,9 @@ def text_game_schema(
             "keys": {
                 "task": "dict — the task view above",
                 "steps": "list[dict] — {'action': {'tool': 'act', 'args': {'command': str}, 'text': str}, "
-                "'observation': dict, 'observation_text': str, 'error': str | None, 'score': float | None, 'ended': bool}; tool '' = the agent's reply was not a valid action; "
+                "'observation': dict, 'observation_text': str, 'error': str | None, 'score': float | None, 'ended': bool, 'new_actions': list[str]}; tool '' = the agent's reply was not a valid action; "
                 "text = the command as the agent's action list writes it: advice naming actions this way is acted on"
-                "; score = the environment's score right after the step; ended = the environment ended the episode there, before its step limit (solved, or failed for good)",
+                "; score = the environment's score right after the step; ended = the environment ended the episode there, before its step limit (solved, or failed for good); new_actions = the actions listed after the step that no earlier list of the episode held",
                 "success": "bool",
                 "score": "float in [0, 1]",
                 "steps_taken": "int",

@@ -71,6 +71,8 @@ def episode_view(env: Environment, trajectory: Trajectory) -> dict[str, Any]:
     reached the environment or the trajectory was recorded without it): the change from the step before
     is what the action did for the task. ``ended``: the environment ended the episode with this step,
     before its step limit (the task solved, or failed for good — a wrong answer, a fatal move).
+    ``new_actions``: the actions listed after the step that no earlier list of the episode held, as its
+    list writes them ('chop tomato 2' once a tomato is held; capped, [] where the environment lists none).
 
     Steps that never reached the environment (unparseable replies) keep ``tool == ""`` and their
     error, so a design can learn from them; their observation is ``{}``.
@@ -87,6 +89,7 @@ def episode_view(env: Environment, trajectory: Trajectory) -> dict[str, Any]:
                 "error": s.error,
                 "score": s.score,
                 "ended": s.ended,
+                "new_actions": list(s.new_actions or []),
             }
         )
     taken = trajectory.metadata.get("steps_taken")

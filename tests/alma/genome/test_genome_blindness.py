@@ -81,6 +81,7 @@ def test_part_files_are_all_scanned():
         "setters",
         "rises",
         "kinds",
+        "untried",
     }
 
 

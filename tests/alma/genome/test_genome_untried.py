@@ -1,5 +1,5 @@
-"""What was not tried yet (``retrieve_untried`` in ``parts/effects.py``): the actions listed at earlier
-tasks' start and never taken under this goal, as a plan the agent reads after every other one. Real
+"""What was not tried yet (``parts/untried.py``): the actions listed at earlier tasks' start or brought
+into the list by a step, never taken under this goal, as a plan the agent reads after every other one. Real
 episodes of the built-in environments and the plug-ins in ``tests/envs/``, the real matcher, the real
 task agent with a scripted model."""
 
@@ -256,3 +256,57 @@ def test_an_action_that_ended_a_task_is_not_offered_under_another_goal():
     task = {"goal": "Tune the receiver to the harbour station.", "observation": {"text": room}}
     recalled = _untried_steps(design["recall"](memory, {**task, "observation_text": room}, None))
     assert "flip blue switch" not in recalled and "flip white switch" in recalled, recalled
+
+
+def test_an_action_listed_only_after_a_step_is_offered_where_it_is_listed():
+    """Chopping is listed only once a vegetable is held: a game that took the carrot and never chopped it
+    leaves 'chop carrot' untried, and the matcher takes it once the next task lists it."""
+    room = "Pantry: carrot 4, onion 2, leek 7."
+    listed = ["take carrot 4", "take onion 2", "take leek 7", "look"]
+    took = {
+        **_step("take carrot 4", "You take the carrot. You hold: carrot 4 (whole).", 0.2),
+        "new_actions": ["chop carrot 4", "wash carrot 4", "put carrot 4 in pot"],
+    }
+    task = {"goal": "Serve glazed carrots.", "observation": {"pantry": "carrot 4, onion 2, leek 7"}}
+    later = parse_genome(
+        {
+            "name": "untried-later",
+            "encode": [{"part": "effects"}],
+            "retrieve": [{"part": "untried", "params": {"later": True}}],
+        }
+    )
+    design, memory = _design(later), {}
+    design["update"](memory, _episode(task, room, listed, [took, _step("look", room, 0.2)], 0.2), None)
+    assert set(memory["effect_later"].values()) == {"chop carrot 4", "wash carrot 4", "put carrot 4 in pot"}
+    nxt = {"goal": "Serve glazed carrots.", "observation": {"pantry": "carrot 9, leek 1"}}
+    view = {**nxt, "observation_text": "Pantry: carrot 9, leek 1."}
+    steps = _untried_steps(design["recall"](memory, view, None))
+    assert steps[:3] == ["chop carrot 4", "wash carrot 4", "put carrot 4 in pot"], steps
+    held = "You hold: carrot 9 (whole)."
+    labels = ["wash carrot 9", "chop carrot 9", "put carrot 9 in pot", "take leek 1"]
+    assert match_advice(f"{TITLE}{', '.join(steps)}.", held, labels).actions == {"chop carrot 9": 1.0}
+    assert not {"chop carrot 4", "wash carrot 4"} & set(
+        _untried_steps(_design()["recall"](memory, view, None))
+    )
+
+
+def test_the_goals_things_come_first():
+    """Of the actions never tried, those on what the goal names come first (a word of every goal is its
+    form, not a thing); without ``goal_first``, in the order they were listed."""
+    listed = ["take lamp", "take rope", "take box", "go to cellar", "go to attic", "go to hall"]
+    view = {"observation": {"location": "hall", "items": ["lamp", "rope", "box"]}}
+    first = {"goal": "Bring the box to the cellar.", **view}
+    walked = [_step("go to hall", "You are in the hall.", 0.0)]
+    design, memory = _design(), {}
+    design["update"](memory, _episode(first, "You are in the hall.", listed, walked, 0.0), None)
+    task = {"goal": "Bring the rope to the attic.", **view, "observation_text": "You are in the hall."}
+    steps = _untried_steps(design["recall"](memory, task, None))
+    assert steps[:3] == ["take rope", "go to attic", "take lamp"], steps
+    blind = parse_genome(
+        {
+            "name": "untried-in-order",
+            "encode": [{"part": "effects"}],
+            "retrieve": [{"part": "untried", "params": {"goal_first": False}}],
+        }
+    )
+    assert _untried_steps(_design(blind)["recall"](memory, task, None))[:2] == ["take lamp", "take rope"]

@@ -19,7 +19,7 @@ from typing import Any
 
 from atlas.agent import choice as ch
 from atlas.agent.advice_match import advice_now
-from atlas.agent.loops import Advances, Past, loop_nudge, outcome
+from atlas.agent.loops import Advances, Futile, Past, loop_nudge, outcome
 from atlas.core.types import Task, Trajectory
 from atlas.envs.base import action_text, without_commands, words
 from atlas.envs.policies import goal_words, play_policy
@@ -192,6 +192,7 @@ def follow_advice(
     goal = env.format_goal(task)
     chosen: list[str] = []
     past: Past = []
+    futile = Futile()
     advances = Advances(start)
     done = False
     fallbacks = 0
@@ -206,6 +207,7 @@ def follow_advice(
             lb
             for lb, a in zip(labels, actions, strict=True)
             if loop_nudge(action_text(a.tool, a.args), past) is None
+            and futile.nudge(action_text(a.tool, a.args), obs) is None
         ]
         advised, lowered = _split(
             advice_now(advice, seen, open_ or labels, chosen, goal, advances.actions)[0]
@@ -233,6 +235,7 @@ def follow_advice(
         result = env.step(action)
         chosen.append(label)
         past.append(outcome(action_text(action.tool, action.args), obs, result))
+        futile.after(past[-1][0], obs, past[-1][1])
         obs, done = result.observation, result.done
         advances.after(label, float(env.score()))
         best = max(best, advances.score)

@@ -350,11 +350,24 @@ PARTS: tuple[Part, ...] = (
     Part(
         "untried",
         "retrieve",
-        "a plan after every other: the actions listed at earlier tasks' start that were never taken under this "
-        "goal (or only ever did nothing where the fields held what they do not hold now), none that ended a task "
-        "unless it may need another action first (then after it), fewest tries first; "
+        "a plan after every other: the actions listed at earlier tasks' start (or brought into the list by a "
+        "step), that were never taken under this goal (or only ever did nothing where the fields held what they "
+        "do not hold now), none that ended a task unless it may need another action first (then after it); "
+        "those on the goal's own things first, then fewest tries; "
         "where nothing learned names a step, the agent tries what it has not instead of the first listed",
-        (Param("max_steps", "int", 12, (6, 12, 20)),),
+        (
+            Param("max_steps", "int", 12, (6, 12, 20)),
+            Param(
+                "goal_first", "bool", True, doc="actions naming a word of the goal (not of every goal) first"
+            ),
+            Param(
+                "later",
+                "bool",
+                False,
+                doc="also actions a step brought into the list ('chop tomato 2' once a tomato is held), after "
+                "those listed at a start: explores further, and where a wrong try is fatal, ends games sooner",
+            ),
+        ),
         requires=("effects",),
     ),
     Part(

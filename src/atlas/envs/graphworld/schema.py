@@ -59,10 +59,10 @@ def context_schema(env: Environment) -> dict[str, Any]:
             "keys": {
                 "task": "dict — the task view above",
                 "steps": "list[dict] — {'action': {'tool': str, 'args': dict, 'text': str}, 'observation': dict, "
-                "'observation_text': str, 'error': str | None, 'score': float | None, 'ended': bool}; tool '' = the agent's reply was not a valid action; text = the action as "
+                "'observation_text': str, 'error': str | None, 'score': float | None, 'ended': bool, 'new_actions': list[str]}; tool '' = the agent's reply was not a valid action; text = the action as "
                 "the agent's action list writes it (e.g. 'move_to room_B'): advice naming actions this way is "
                 "acted on"
-                "; score = the environment's score right after the step; ended = the environment ended the episode there, before its step limit (solved, or failed for good)",
+                "; score = the environment's score right after the step; ended = the environment ended the episode there, before its step limit (solved, or failed for good); new_actions = the actions listed after the step that no earlier list of the episode held",
                 "success": "bool",
                 "score": "float in [0, 1]",
                 "steps_taken": "int — steps that counted against the limit",

@@ -64,8 +64,8 @@ def context_schema(env: ScienceWorldEnv) -> dict[str, Any]:
             "keys": {
                 "task": "dict — the task view above",
                 "steps": "list[dict] — {'action': {'tool', 'args', 'text'}, 'observation': dict, "
-                "'observation_text': str, 'error': str | None, 'score': float | None, 'ended': bool}; observation['score'] after every step"
-                "; score = the environment's score right after the step; ended = the environment ended the episode there, before its step limit (solved, or failed for good)",
+                "'observation_text': str, 'error': str | None, 'score': float | None, 'ended': bool, 'new_actions': list[str]}; observation['score'] after every step"
+                "; score = the environment's score right after the step; ended = the environment ended the episode there, before its step limit (solved, or failed for good); new_actions = the actions listed after the step that no earlier list of the episode held",
                 "success": "bool",
                 "score": "float in [0, 1]",
                 "steps_taken": "int",

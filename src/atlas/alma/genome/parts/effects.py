@@ -23,7 +23,6 @@ from common import (
     field_gains,
     filled,
     finish_where,
-    first_word,
     frame_of,
     framed_pairs,
     goal_key,
@@ -46,13 +45,11 @@ from common import (
 )
 from conditions import (
     ending_when,
-    ending_words,
     ends_tasks,
     fatal_heads,
     field_losses,
     given_back,
     here_words,
-    idle_elsewhere,
     idle_when,
     needs_first,
     needs_of,
@@ -64,7 +61,6 @@ from conditions import (
     says_nothing_new,
     seen_everywhere,
     spoilers_of,
-    tried_as_far,
     undoers,
     volatile,
 )
@@ -193,6 +189,10 @@ def encode_effects(memory, episode, tools, p, store):
     for label in (episode.get("task") or {}).get("actions") or []:
         shown = called(label, names_of)
         listed[unnumbered(shown)] = shown
+    later = memory.setdefault("effect_later", {})  # what a step of it brought into the list
+    for label in [a for s in episode.get("steps") or [] for a in s.get("new_actions") or []]:
+        shown = called(label, names_of)
+        later[unnumbered(shown)] = shown
     counted, stage, moving = set(), 0, volatile(steps)  # stage: how often the score rose before a step
     quiet, done, risen = [], [], []  # in this episode: what did nothing; all taken; whose rise still holds
     for i, step in enumerate(steps):
@@ -282,6 +282,7 @@ def encode_effects(memory, episode, tools, p, store):
         memory["effects"] = {k: m[k] for k in keep}
     memory["effect_places"] = places[-cap:]
     memory["effect_listed"] = dict(list(listed.items())[-cap:])
+    memory["effect_later"] = dict(list(later.items())[-cap:])
     memory["effect_makers"] = capped_by(makers, cap, lambda v: sum(v.values()))
     memory["effect_forms"] = capped_by(forms, cap, lambda v: v["n"])
     ups = memory.get("effect_goal_ups") or {}
@@ -446,55 +447,3 @@ def retrieve_recipe(memory, task, tools, p):
         _make(memory, w, have, made_by, plan, [], p)
     plan = plan[: p.get("max_steps", 20)]
     return [{"kind": "plan", "title": "Steps in order", "steps": plan}] if plan else []
-
-
-def retrieve_untried(memory, task, tools, p):
-    """From ``effects``: the actions the agent was shown at the start of earlier tasks and never took under
-    this goal at the furthest stage its games reached (a stage: the score rose once more), and that never
-    raised its score, or only ever did nothing in situations unlike this task's start (``idle_elsewhere``:
-    untried here); fewest tries (under any goal; none for those untried here) first, then in the order
-    they were listed. None that ended a task, nor one that begins with the first word of actions that end a
-    task (``ending_words``): what ends a task is not explored, unless it may only need another action first
-    (``needs_first``): then it is offered first, with 'Avoid: A before B.', which passes it over until B is
-    done (the next try once B is).
-    After them, up to three actions tried before that never advanced a task and answered otherwise than
-    their kind does when nothing happens (they reacted to something: a condition met by then may let
-    them work). A plan the agent's matcher reads after every other plan: where nothing learned names a
-    step, the next action not yet tried, not the first listed (a small model's habit). Collection that follows it covers what the listing offers; a
-    deployment task whose goal no collection reached starts where earlier tasks did not look. Needs an
-    environment that lists its actions (the task view's ``actions``); three or more actions, or nothing
-    (a shorter list is not read as a plan)."""
-    this = _goal_of(goal_words(task.get("goal", "")))
-    effects = memory.get("effects") or {}
-    ending = ending_words(effects)
-    furthest = (memory.get("effect_reached") or {}).get(this, 0)
-    advanced = set((memory.get("effect_goal_ups") or {}).get(this, []))
-    listed = memory.get("effect_listed") or {}
-    everywhere, now = seen_everywhere(effects), here_words(task.get("observation") or {})
-    ranked, first = [], {}  # first: what an action that ended tasks may need first
-    for i, (key, shown) in enumerate(listed.items()):
-        rec = effects.get(key)
-        first[shown] = needs_first(rec, effects) if rec else ""
-        elsewhere = bool(rec) and idle_elsewhere(rec, everywhere, now)  # untried in a situation like this
-        if (
-            key in advanced
-            or first_word(shown) in ending
-            or (rec and ends_tasks(rec) and not first[shown])  # avoided (``advances``) under any goal
-            or (rec and not elsewhere and tried_as_far(rec, this, furthest))
-        ):
-            continue
-        tries = 0 if elsewhere else (rec or {}).get("counts", {}).get("n", 0)
-        ranked.append((-1 if first[shown] else tries, i, shown))  # the next try once its first step is done
-    steps = [shown for _, _, shown in sorted(ranked)][: p.get("max_steps", 12)]
-    plain = plain_replies(effects)
-    retry = [  # what answered otherwise than doing nothing: again, after the others (a condition met since)
-        rec["eg"]
-        for key, rec in effects.items()
-        if key in listed and key not in advanced and not ends_tasks(rec) and not says_nothing_new(rec, plain)
-    ][:3]
-    steps += [eg for eg in retry if eg not in steps]
-    if len(steps) < 3:
-        return []
-    return [{"kind": "untried", "title": "Not tried yet", "steps": steps}] + [
-        {"kind": "avoid", "action": shown + " before " + first[shown]} for shown in steps if first.get(shown)
-    ]

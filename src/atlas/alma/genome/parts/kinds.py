@@ -91,7 +91,8 @@ def retrieve_kinds(memory, task, tools, p):
     started with) whose things the text frames as F, and each goal word g framed so, or never framed yet
     and in a goal's place whose words were (or no word of which was ever framed); a word of every goal is
     the task's form, not a thing. None of a kind whose first word ends tasks, nor an action that ended its
-    tasks or only ever did nothing. A goal word stands for the shown name it is the plural of. Up to
+    tasks or only ever did nothing. A goal word stands for the shown name it is the plural of. Where this
+    task lists a kind on one goal word, the kind is not filled with the goal's other words. Up to
     ``p['max_rules']``, those on things already framed first."""
     gw = goal_words(task.get("goal", ""))
     text = task.get("observation_text") or ""
@@ -103,18 +104,21 @@ def retrieve_kinds(memory, task, tools, p):
     ending = ending_words(effects)
     places = slot_frames(memory, gw, frames)
     shown = {stem(w): w for w in sorted(names | set(frames) | {x.lower() for a in labels for x in words(a)})}
+    listed_now = {unnumbered(str(a).split(" (")[0]).lower() for a in task.get("actions") or []}
     rules = []
     for kind, frame in kinds.items():
         if first_word(kind) in ending:
             continue
-        for i, g in enumerate(gw):
-            g = g if g.lower() in frames else shown.get(stem(g), g)  # the goal's 'eggs': 'egg 3' is shown
+        on = [shown.get(stem(g), g) if g.lower() not in frames else g for g in gw]  # 'eggs': 'egg 3' is shown
+        lists = [unnumbered(kind.replace("{}", g)).lower() in listed_now for g in on]
+        for i, g in enumerate(on):
             low = g.lower()
             if (
                 low in STOP
                 or g.isdigit()
                 or low == first_word(kind)
                 or in_every_goal(memory, "effect_goals", g)
+                or (any(lists) and not lists[i])  # the task lists this kind on a goal's thing: that one
             ):
                 continue
             known = set(frames.get(low, {})) or places[i]

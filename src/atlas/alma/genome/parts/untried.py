@@ -1,0 +1,91 @@
+"""What was not tried yet: a plan of the listed actions no game took under this goal, the goal's own
+things first. Read from ``effects``: the actions listed at earlier tasks' start, and those a step brought
+into the list later ('chop tomato 2' once a tomato is held).
+
+Design code (the sandbox's rules apply); no environment's words: a goal's thing is a word of the goal
+that not every goal has.
+"""
+
+from common import first_word, goal_key, goal_words, in_every_goal, unnumbered, words
+from conditions import (
+    ending_words,
+    ends_tasks,
+    here_words,
+    idle_elsewhere,
+    needs_first,
+    plain_replies,
+    says_nothing_new,
+    seen_everywhere,
+    tried_as_far,
+)
+from kinds import stem
+
+
+def goal_things(memory, gw):
+    """The goal's words that may name what it acts on, stemmed: no number, none of every goal (its form)."""
+    return {stem(w) for w in gw if not w.isdigit() and not in_every_goal(memory, "effect_goals", w)}
+
+
+def names_thing(action, things):
+    """Whether ``action`` names one of ``things`` (stemmed words) after its first word."""
+    return any(stem(w) in things for w in words(action)[1:])
+
+
+def retrieve_untried(memory, task, tools, p):
+    """From ``effects``: the actions the agent was shown at the start of earlier tasks (with ``later``,
+    then those a step of them brought into the list), never taken under this goal at the furthest stage its games reached (a
+    stage: the score rose once more), and that never raised its score, or only ever did nothing in
+    situations unlike this task's start (``idle_elsewhere``: untried here). Those naming the goal's things
+    (``goal_things``) first; of each, those listed at a start first, then fewest tries (under any goal;
+    none for those untried here), then in the order they were listed. None that ended a task, nor one that begins with the first word of actions
+    that end a task (``ending_words``): what ends a task is not explored, unless it may only need another
+    action first (``needs_first``): then it is offered first, with 'Avoid: A before B.', which passes it
+    over until B is done (the next try once B is).
+    After them, up to three actions tried before that never advanced a task and answered otherwise than
+    their kind does when nothing happens (they reacted to something: a condition met by then may let
+    them work). A plan the agent's matcher reads after every other plan: where nothing learned names a
+    step, the next action not yet tried and listed now, not the first listed (a small model's habit).
+    Collection that follows it covers what the listings offer; a deployment task whose goal no collection
+    reached starts where earlier tasks did not look. Needs an environment that lists its actions (the
+    task view's ``actions``); three or more actions, or nothing (a shorter list is not read as a plan)."""
+    gw = goal_words(task.get("goal", ""))
+    this = unnumbered(goal_key(gw))
+    effects = memory.get("effects") or {}
+    ending = ending_words(effects)
+    furthest = (memory.get("effect_reached") or {}).get(this, 0)
+    advanced = set((memory.get("effect_goal_ups") or {}).get(this, []))
+    listed = dict(memory.get("effect_listed") or {})
+    starts = len(listed)  # those listed at a task's start come before those a step brought in
+    for key, shown in (memory.get("effect_later") or {} if p.get("later") else {}).items():
+        listed.setdefault(key, shown)
+    things = goal_things(memory, gw) if p.get("goal_first", True) else set()
+    everywhere, now = seen_everywhere(effects), here_words(task.get("observation") or {})
+    ranked, first = [], {}  # first: what an action that ended tasks may need first
+    for i, (key, shown) in enumerate(listed.items()):
+        rec = effects.get(key)
+        first[shown] = needs_first(rec, effects) if rec else ""
+        elsewhere = bool(rec) and idle_elsewhere(rec, everywhere, now)  # untried in a situation like this
+        if (
+            key in advanced
+            or first_word(shown) in ending
+            or (rec and ends_tasks(rec) and not first[shown])  # avoided (``advances``) under any goal
+            or (rec and not elsewhere and tried_as_far(rec, this, furthest))
+        ):
+            continue
+        tries = 0 if elsewhere else (rec or {}).get("counts", {}).get("n", 0)
+        ranked.append(
+            (-1 if first[shown] else 0, not names_thing(shown, things), i >= starts, tries, i, shown)
+        )
+    steps = [r[-1] for r in sorted(ranked)][: p.get("max_steps", 12)]
+    plain = plain_replies(effects)
+    retry = [  # what answered otherwise than doing nothing: again, after the others (a condition met since)
+        rec["eg"]
+        for key, rec in effects.items()
+        if key in listed and key not in advanced and not ends_tasks(rec) and not says_nothing_new(rec, plain)
+    ][:3]
+    steps += [eg for eg in retry if eg not in steps]
+    if len(steps) < 3:
+        return []
+    return [{"kind": "untried", "title": "Not tried yet", "steps": steps}] + [
+        {"kind": "avoid", "action": shown + " before " + first[shown]} for shown in steps if first.get(shown)
+    ]
