@@ -310,3 +310,16 @@ def test_the_goals_things_come_first():
         }
     )
     assert _untried_steps(_design(blind)["recall"](memory, task, None))[:2] == ["take lamp", "take rope"]
+
+
+def test_what_a_step_listed_is_read_only_where_it_is_text():
+    room = "Pantry: carrot 4, onion 2, leek 7."
+    listed = ["take carrot 4", "take onion 2", "take leek 7"]
+    took = {
+        **_step("take carrot 4", "You hold: carrot 4.", 0.2),
+        "new_actions": [None, 3, {"x": 1}, "chop carrot 4"],
+    }
+    task = {"goal": "Serve glazed carrots.", "observation": {"pantry": "carrot 4, onion 2, leek 7"}}
+    design, memory = _design(), {}
+    design["update"](memory, _episode(task, room, listed, [took], 0.2), None)
+    assert list(memory["effect_later"].values()) == ["chop carrot 4"]

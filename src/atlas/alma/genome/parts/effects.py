@@ -190,7 +190,9 @@ def encode_effects(memory, episode, tools, p, store):
         shown = called(label, names_of)
         listed[unnumbered(shown)] = shown
     later = memory.setdefault("effect_later", {})  # what a step of it brought into the list
-    for label in [a for s in episode.get("steps") or [] for a in s.get("new_actions") or []]:
+    for label in [
+        a for s in episode.get("steps") or [] for a in s.get("new_actions") or [] if isinstance(a, str)
+    ]:
         shown = called(label, names_of)
         later[unnumbered(shown)] = shown
     counted, stage, moving = set(), 0, volatile(steps)  # stage: how often the score rose before a step
