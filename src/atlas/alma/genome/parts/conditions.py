@@ -5,7 +5,7 @@ end tasks. The memory of effects (``effects.py``) keeps these per action; the fu
 Design code (the sandbox's rules apply); no environment's words.
 """
 
-from common import STOP, bump, first_word, value_words, words
+from common import MENTION, STOP, _said_after, bump, first_word, value_words, words
 
 
 def here_words(obs):
@@ -76,13 +76,39 @@ def ending_when(rec, effects):
     return sorted(w for w in held if seen[w] == max(seen.values()))
 
 
+def _idle_states(rec, everywhere):
+    """The telling words of each situation an action did nothing in: its short-field words less those of
+    every situation (``everywhere``) and the action's own (its thing is there whenever it is acted on). A
+    situation whose short fields said nothing (a field too long to read as a state) tells nothing and is
+    left out."""
+    own = {w.lower() for w in words(rec.get("eg", ""))}
+    return [set(x) - everywhere - own for x in rec.get("idle_here") or [] if x]
+
+
 def idle_when(rec, everywhere):
     """For an action that never did anything: the words of the short fields that held each time it did
-    nothing, less those that held in every situation the memory has seen (``everywhere``): where it did
-    nothing ('clear' for a filter tried only on clear samples, which may clear a cloudy one). Empty when
-    its situations share nothing telling: then it did nothing anywhere it was tried."""
-    held = [set(x) for x in rec.get("idle_here") or []]
-    return sorted(set.intersection(*held) - everywhere) if held else []
+    nothing (``_idle_states``): where it did nothing ('clear' for a filter tried only on clear samples,
+    which may clear a cloudy one). Empty when its situations share nothing telling: then it did nothing
+    anywhere it was tried, or in states that differ (``idle_states``)."""
+    held = _idle_states(rec, everywhere)
+    return sorted(set.intersection(*held)) if held else []
+
+
+def thing_state(text, action):
+    """The words ``text`` says right after the numbered things ``action`` acts on, less the action's own:
+    how its thing was ('washed' in 'You hold: mushroom 8 (washed).' for 'put mushroom 8 in pan')."""
+    said = _said_after([text])
+    own = {w.lower() for w in words(action)}
+    things = [m.group(1).lower() + " " + m.group(2) for m in MENTION.finditer(str(action))]
+    return sorted(set().union(*[x for t in things for x in said.get(t, [])]) - own)
+
+
+def idle_states(rec):
+    """For an action that never did anything: each way its thing was when it did nothing (``thing_state``;
+    'whole' and 'washed' for a put refused while the mushroom was whole, then washed: chopped, it may go
+    in), where the text said how each time; else []."""
+    held = [set(x) for x in rec.get("idle_as") or []]
+    return sorted(set().union(*held)) if held and all(held) else []
 
 
 def idle_elsewhere(rec, everywhere, now, situations=3):

@@ -50,6 +50,7 @@ from conditions import (
     field_losses,
     given_back,
     here_words,
+    idle_states,
     idle_when,
     needs_first,
     needs_of,
@@ -61,6 +62,7 @@ from conditions import (
     says_nothing_new,
     seen_everywhere,
     spoilers_of,
+    thing_state,
     undoers,
     volatile,
 )
@@ -233,6 +235,7 @@ def encode_effects(memory, episode, tools, p, store):
             rec["idle_in"] = sorted(set(rec.get("idle_in", [])) | {seen})[:4]
             rec["idle_goals"] = sorted(set(rec.get("idle_goals", [])) | {this_goal})[:4]
             rec["idle_here"] = [*[x for x in rec.get("idle_here", []) if x != here], here][-6:]
+            rec["idle_as"] = [*rec.get("idle_as", []), thing_state(step["before"], step["action"])][-6:]
             bump(rec.setdefault("replies", {}), reply_of(step))
             rec["replies"] = capped(rec["replies"], 3)
         key_in = "end_in" if fatal else "safe_in"  # the situations it ended a task in, and did not
@@ -300,7 +303,9 @@ def retrieve_advances(memory, task, tools, p):
     the agent's matcher lowers it) in ``p['avoid']`` situations or more (what the fields named before it;
     0: never), under this goal or under two goals or more: in fewer, it may only have come out of order
     ('Avoid: A when W.' where the short fields held W each time it did nothing and not in every situation
-    seen: 'Avoid: filter when clear' leaves a cloudy sample's filter to be tried); for each action that,
+    seen: 'Avoid: filter when clear' leaves a cloudy sample's filter to be tried; where its situations share
+    no such word but each has one, a line per word: 'Avoid: put leek in pot when whole', '… when washed'
+    leave a chopped leek's put to be tried); for each action that,
     every time it was taken, ended its episode unsolved before the step limit (a wrong answer, a fatal
     move) and never advanced a task: one such ending is enough; 'Avoid: A before B.' while it may need a
     riser B first (``needs_first``; ``p['before']``), also where A advanced other tasks, and for each S that
@@ -350,7 +355,10 @@ def retrieve_advances(memory, task, tools, p):
                 fatal += [rec["eg"] + " when " + w for w in when]  # each word alone: any of them ends it
             elif varied and c.get("nothing", 0) >= tried - 1e-6:
                 where = idle_when(rec, everywhere)
-                idle.append(rec["eg"] + (" when " + " ".join(where) if where else ""))
+                states = [] if where else idle_states(rec)  # any of them: a line each
+                idle += [rec["eg"] + " when " + w for w in states] or [
+                    rec["eg"] + (" when " + " ".join(where) if where else "")
+                ]
         listed = len(memory.get("effect_listed") or {})
         advanced = any((rec.get("counts") or {}).get("up", 0) for rec in effects.values())
         if not advanced and listed and len(idle) * 2 > listed:  # 'nothing' is all there is to see yet
