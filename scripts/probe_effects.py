@@ -51,6 +51,36 @@ def genomes(state_key: str, list_key: str) -> dict[str, dict]:
             "encode": [{"part": "effects"}, {"part": "rises"}],
             "retrieve": [{"part": "rises"}, {"part": "advances"}, {"part": "kinds"}, {"part": "untried"}],
         },
+        "reveals+rises+effects+kinds+untried": {
+            "encode": [{"part": "effects"}, {"part": "rises"}, {"part": "reveals"}],
+            "retrieve": [
+                {"part": "reveals"},
+                {"part": "rises"},
+                {"part": "advances"},
+                {"part": "kinds"},
+                {"part": "untried"},
+            ],
+        },
+        "reveals+rises+effects+kinds+untried-sweep": {
+            "encode": [{"part": "effects"}, {"part": "rises"}, {"part": "reveals"}],
+            "retrieve": [
+                {"part": "reveals"},
+                {"part": "rises"},
+                {"part": "advances"},
+                {"part": "kinds"},
+                {"part": "untried", "params": {"sweep": True}},
+            ],
+        },
+        "reveals+rises+effects+kinds+untried-sweep-later": {
+            "encode": [{"part": "effects"}, {"part": "rises"}, {"part": "reveals"}],
+            "retrieve": [
+                {"part": "reveals"},
+                {"part": "rises"},
+                {"part": "advances"},
+                {"part": "kinds"},
+                {"part": "untried", "params": {"sweep": True, "later": True}},
+            ],
+        },
         "rises+effects+kinds+untried-later": {
             "encode": [{"part": "effects"}, {"part": "rises"}],
             "retrieve": [

@@ -426,3 +426,15 @@ def test_a_rule_offering_a_choice_among_one_kind_of_action_is_spent_once_one_rai
     assert said == chosen
     alone = match_advice("band: turn dial 2.", seen, labels, advanced=["turn dial 2"])
     assert set(alone.actions) == {"turn dial 2"}
+
+
+def test_a_try_list_is_no_rule_whose_untaken_steps_are_its_situation():
+    """At a closed cabinet, 'Not tried yet: go to bin 1, go to cabinet 2, go to sofa 1.' does not lend the
+    listed moves a match because the observation names the cabinet its own unlisted step goes to: the
+    rule for the closed cabinet applies, and the list is walked only where no rule does."""
+    labels = ["go to bin 1", "go to sofa 1", "open cabinet 2", "examine cabinet 2"]
+    seen = "You arrive at cabinet 2. The cabinet 2 is closed. You carry: nothing."
+    tries = "Not tried yet: go to bin 1, go to cabinet 2, go to sofa 1."
+    advice = f"Cabinet closed: open cabinet 1.\n{tries}"
+    assert set(advised_actions(advice, seen, labels, ["go to cabinet 2"])) == {"open cabinet 2"}
+    assert advised_actions(tries, seen, labels, ["go to cabinet 2"]) == {"go to bin 1": 1.0}

@@ -371,8 +371,8 @@ def match_advice(
     ] = {}  # lowered unless the advice names them ('Avoid: focus on … unless advised')
     avoid_lines: list[str] = []
     for line in advice_lines(advice):
-        if _is_avoid(line) or _is_once(line):
-            continue
+        if _is_avoid(line) or _is_once(line) or line.lower().startswith(TRY_ONCE):
+            continue  # a try list is a plan: its untaken steps are no situation that holds
         hits, rebound = _named(line, phrases, observation=observation)
         if not hits:
             continue

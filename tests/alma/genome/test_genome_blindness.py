@@ -80,6 +80,7 @@ def test_part_files_are_all_scanned():
         "roles",
         "setters",
         "rises",
+        "reveals",
         "kinds",
         "untried",
     }

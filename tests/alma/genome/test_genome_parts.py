@@ -26,10 +26,11 @@ ENCODE = [
     "roles",
     "setters",
     "rises",
+    "reveals",
 ]
 RETRIEVE = [
     "route", "explore", "goal_rules", "where_seen", "replay", "similar_episodes", "advances", "recipe",
-    "untried", "roles", "setters", "kinds", "rises",
+    "untried", "roles", "setters", "kinds", "rises", "reveals",
 ]  # fmt: skip
 ENVS = ["graphworld", "alfworld", "textworld", "textworld-fetch"]
 
@@ -63,6 +64,7 @@ def all_parts_genome(state_key: str, list_key: str):
                 {"part": "roles"},
                 {"part": "setters"},
                 {"part": "rises"},
+                {"part": "reveals"},
             ],
             "retrieve": [{"part": name} for name in RETRIEVE],
         }
@@ -95,6 +97,7 @@ def test_every_generic_part_runs_on_real_episodes(env_name, make_env, smoke):
             and "effects:" in shown
             and "setters:" in shown
             and "rises:" in shown
+            and "reveals:" in shown
         ), shown
     assert report.advice_ok, report.to_feedback()
     if env_name == "graphworld":

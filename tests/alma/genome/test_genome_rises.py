@@ -143,3 +143,31 @@ def test_a_record_without_goals_gives_no_rule_and_no_error():
         }
     }
     assert _design()["retrieve_rises"](memory, {"goal": "Serve the mushroom stew."}, None, {}) == []
+
+
+def test_a_rise_that_named_two_goal_words_is_advised_only_where_the_goal_names_both():
+    """'move mug 1 to shelf 2' rose for a mug on a shelf: it is no rule for a mug in the sink, where taking
+    it again would put the mug on the wrong place; a rise naming one goal word still applies to its goals."""
+    memory = {
+        "rises": {
+            "move mug # to shelf #": {
+                "n": 1,
+                "ends": 0,
+                "said": ["You carry mug"],
+                "goals": [["mug", "put", "shelf"]],
+                "eg": "move mug 1 to shelf 2",
+            },
+            "take mug # from desk #": {
+                "n": 1,
+                "ends": 0,
+                "said": ["On the desk you see mug"],
+                "goals": [["mug", "put", "shelf"]],
+                "eg": "take mug 1 from desk 1",
+            },
+        }
+    }
+    retrieve = _design()["retrieve_rises"]
+    on_shelf = {r["action"] for r in retrieve(memory, {"goal": "put a mug on the shelf"}, None, {})}
+    in_sink = {r["action"] for r in retrieve(memory, {"goal": "put a mug in the sink"}, None, {})}
+    assert on_shelf == {"move mug 1 to shelf 2", "take mug 1 from desk 1"}, on_shelf
+    assert in_sink == {"take mug 1 from desk 1"}, in_sink

@@ -92,12 +92,16 @@ def test_untried_runs_clean_and_names_only_listed_actions_never_taken_under_the_
     }
     steps = _untried_steps(_recall(env, design, memory, task))
     listed = set(memory["effect_listed"].values())
-    for step in steps:
-        assert step in listed and unnumbered(step.split(" (")[0]) not in taken, step
+    kinds = {unnumbered(a) for a in listed}
+    now = {action_label(a.tool, a.args) for a in env.candidate_actions(env.clone().reset(task))}
+    for step in steps:  # a kind listed before, as learned or as this task lists it
+        assert step in listed or (unnumbered(step) in kinds and step in now), step
+        assert unnumbered(step.split(" (")[0]) not in taken, step
     probe = env.clone()
     view = {**task_view(probe, task, probe.reset(task)), "goal": "Reach the unnamed place."}
     fresh = _untried_steps(design["recall"](memory, view, None))  # a goal no game pursued: all listed
-    assert len(fresh) == min(12, len(listed)) >= 3, (fresh, listed)
+    assert {unnumbered(s) for s in fresh} == set(sorted(kinds, key=list(map(unnumbered, listed)).index)[:12])
+    assert 24 >= len(fresh) >= min(12, len(listed)) >= 3, (fresh, listed)
 
 
 def test_the_untried_plan_comes_after_every_other_plan_and_is_walked_in_order():
@@ -323,3 +327,52 @@ def test_what_a_step_listed_is_read_only_where_it_is_text():
     design, memory = _design(), {}
     design["update"](memory, _episode(task, room, listed, [took], 0.2), None)
     assert list(memory["effect_later"].values()) == ["chop carrot 4"]
+
+
+def test_each_kind_is_offered_as_every_instance_this_task_lists():
+    """What was learned of 'go to shelf 3' is offered as each shelf the task lists, in its order."""
+    room = "You see a shelf 3, a desk 1."
+    listed = ["go to shelf 3", "go to desk 1", "look"]
+    task = {"goal": "Find the key.", "observation": {"location": "hall"}}
+    design, memory = _design(), {}
+    design["update"](memory, _episode(task, room, listed, [_step("look", room, 0.0)], 0.0), None)
+    view = {
+        "goal": "Find the mug.",
+        "observation": {"location": "hall"},
+        "observation_text": "You see a shelf 1, a shelf 2, a desk 4.",
+        "actions": ["go to shelf 1", "go to desk 4", "go to shelf 2", "look"],
+    }
+    assert _untried_steps(design["recall"](memory, view, None)) == [
+        "go to shelf 1",
+        "go to shelf 2",
+        "go to desk 4",
+        "look",
+    ]
+
+
+def test_a_sweep_looks_again_where_games_of_the_goal_looked():
+    """With ``sweep``, the places listed at a start that games of this goal went to follow the untried ones
+    (fewest tries first): where the thing lies elsewhere in each task, every place is looked at once."""
+    room = "You see a shelf 1, a desk 1, a bin 1, a sofa 1."
+    listed = ["go to shelf 1", "go to desk 1", "go to bin 1", "go to sofa 1"]
+    task = {"goal": "Put a mug in the bin.", "observation": {"location": "hall"}}
+    walked = [_step("go to shelf 1", "You see nothing.", 0.0), _step("go to desk 1", "You see nothing.", 0.0)]
+    sweep = parse_genome(
+        {
+            "name": "untried-sweep",
+            "encode": [{"part": "effects"}],
+            "retrieve": [{"part": "untried", "params": {"sweep": True}}],
+        }
+    )
+    plain, swept = _design(), _design(sweep)
+    memory_a, memory_b = {}, {}
+    for design, memory in ((plain, memory_a), (swept, memory_b)):
+        design["update"](memory, _episode(task, room, listed, walked, 0.0), None)
+    view = {**task, "observation_text": room, "actions": listed}
+    assert _untried_steps(swept["recall"](memory_b, view, None)) == [
+        "go to bin 1",
+        "go to sofa 1",
+        "go to shelf 1",
+        "go to desk 1",
+    ]
+    assert _untried_steps(plain["recall"](memory_a, view, None)) == []  # two steps are no plan

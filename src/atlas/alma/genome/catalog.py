@@ -165,6 +165,13 @@ PARTS: tuple[Part, ...] = (
         "ended an episode unsolved, the sentence before it that named what it acted on, and the goals it rose under",
     ),
     Part(
+        "reveals",
+        "encode",
+        "what put new things in view: per action taken without going anywhere, how often its step showed things "
+        "the episode had not (new words in the actions it listed, numbered things the text had not named), and "
+        "how its thing was before ('closed')",
+    ),
+    Part(
         "roles",
         "encode",
         "what each action did to a thing the goal names, by how the goal describes the thing: how often it rose "
@@ -348,6 +355,17 @@ PARTS: tuple[Part, ...] = (
         requires=("rises",),
     ),
     Part(
+        "reveals",
+        "retrieve",
+        "rules: each action that showed new things in at least half its tries, after how its thing was "
+        "('Box closed: open box 2'): where what the goal names is out of sight, what puts things in view",
+        (
+            Param("min_shown", "int", 1, (1, 2), doc="times an action must have shown new things"),
+            Param("max_rules", "int", 8, (4, 8, 16)),
+        ),
+        requires=("reveals",),
+    ),
+    Part(
         "untried",
         "retrieve",
         "a plan after every other: the actions listed at earlier tasks' start (or brought into the list by a "
@@ -366,6 +384,13 @@ PARTS: tuple[Part, ...] = (
                 False,
                 doc="also actions a step brought into the list ('chop tomato 2' once a tomato is held), after "
                 "those listed at a start: explores further, and where a wrong try is fatal, ends games sooner",
+            ),
+            Param(
+                "sweep",
+                "bool",
+                False,
+                doc="then the actions listed at a start that were tried under this goal, fewest tries first: "
+                "where the goal's thing lies somewhere else in each task, every place is looked at once",
             ),
         ),
         requires=("effects",),

@@ -31,6 +31,7 @@ _FILES = (
     "setters",
     "kinds",
     "rises",
+    "reveals",
     "untried",
 )
 

@@ -51,9 +51,9 @@ class Genome(BaseModel):
 
     version: Literal[1] = 1
     name: str = Field("genome", max_length=80)
-    encode: list[PartUse] = Field(default_factory=list, max_length=10)
+    encode: list[PartUse] = Field(default_factory=list, max_length=12)
     store: Store = Field(default_factory=Store)
-    retrieve: list[PartUse] = Field(default_factory=list, max_length=14)
+    retrieve: list[PartUse] = Field(default_factory=list, max_length=16)
     render: PartUse = Field(default_factory=lambda: PartUse(part="lines"))
 
     @model_validator(mode="after")

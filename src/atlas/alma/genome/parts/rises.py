@@ -42,16 +42,17 @@ def said_before(step):
     return " ".join(w for w in words(" ".join([head, *items])) if not w.isdigit())
 
 
-def _about(rec, low):
-    """Whether a goal with the words ``low`` is one the action's rises were about: where the action names a
-    word of every goal it rose under (its thing, plurals aside), the goal names it too; else the goal shares
-    a word (``low``: the words not every goal has) with one it rose under."""
+def _about(rec, low, every=()):
+    """Whether a goal with the words ``low`` (the words not every goal has) and ``every`` (all of its words)
+    is one the action's rises were about: where the action names words of every goal it rose under (its
+    things, plurals aside), the goal names them all ('move mug 1 to shelf 2' rose for mugs on shelves, not
+    for mugs in a sink); else the goal shares a word with one it rose under."""
     if not rec.get("goals"):
         return False
     acted = {stem(w) for w in words(rec["eg"])[1:]}
     things = set.intersection(*[acted & {stem(w) for w in goal} for goal in rec["goals"]])
     if things:
-        return bool(things & {stem(w) for w in low})
+        return bool(things & {stem(w) for w in low}) and things <= {stem(w) for w in [*low, *every]}
     return any(low & set(goal) for goal in rec["goals"])
 
 
@@ -94,6 +95,6 @@ def retrieve_rises(memory, task, tools, p):
     own = {w for w in low if not in_every_goal(memory, "rise_goals", w)}
     out = []
     for rec in sorted((memory.get("rises") or {}).values(), key=lambda r: -r["n"]):
-        if rec["n"] >= p.get("min_rises", 1) - 1e-6 and rec["n"] > rec["ends"] and _about(rec, own):
+        if rec["n"] >= p.get("min_rises", 1) - 1e-6 and rec["n"] > rec["ends"] and _about(rec, own, low):
             out += [{"kind": "rule", "cond": [said], "action": rec["eg"]} for said in reversed(rec["said"])]
     return out[: p.get("max_rules", 16)]

@@ -31,6 +31,17 @@ def names_thing(action, things):
     return any(stem(w) in things for w in words(action)[1:])
 
 
+def every_instance(steps, listed):
+    """Each step as every action of its kind (instance numbers aside) listed at this task's start, in their
+    order ('go to shelf 1', 'go to shelf 2' for 'go to shelf 3'), else itself: the kinds are learned, the
+    instances are this task's."""
+    listed = [a for a in listed or [] if isinstance(a, str)]
+    out = []
+    for step in steps:
+        out += [a for a in [a for a in listed if unnumbered(a) == unnumbered(step)] or [step] if a not in out]
+    return out
+
+
 def retrieve_untried(memory, task, tools, p):
     """From ``effects``: the actions the agent was shown at the start of earlier tasks (with ``later``,
     then those a step of them brought into the list), never taken under this goal at the furthest stage its games reached (a
@@ -45,8 +56,11 @@ def retrieve_untried(memory, task, tools, p):
     their kind does when nothing happens (they reacted to something: a condition met by then may let
     them work). A plan the agent's matcher reads after every other plan: where nothing learned names a
     step, the next action not yet tried and listed now, not the first listed (a small model's habit).
-    Collection that follows it covers what the listings offer; a deployment task whose goal no collection
-    reached starts where earlier tasks did not look. Needs an environment that lists its actions (the
+    With ``sweep``, the actions listed at a start that were tried under this goal follow, fewest tries
+    first, up to ``max_steps`` in all: a search whose thing lies elsewhere in each task looks everywhere
+    once. Collection that follows it covers what the listings offer; a deployment task whose goal no collection
+    reached starts where earlier tasks did not look. Each kind is offered as every instance of it listed at
+    this task's start (``every_instance``), up to twice ``max_steps`` in all. Needs an environment that lists its actions (the
     task view's ``actions``); three or more actions, or nothing (a shorter list is not read as a plan)."""
     gw = goal_words(task.get("goal", ""))
     this = unnumbered(goal_key(gw))
@@ -60,7 +74,7 @@ def retrieve_untried(memory, task, tools, p):
         listed.setdefault(key, shown)
     things = goal_things(memory, gw) if p.get("goal_first", True) else set()
     everywhere, now = seen_everywhere(effects), here_words(task.get("observation") or {})
-    ranked, first = [], {}  # first: what an action that ended tasks may need first
+    ranked, first, tried = [], {}, []  # first: what an action that ended tasks may need first
     for i, (key, shown) in enumerate(listed.items()):
         rec = effects.get(key)
         first[shown] = needs_first(rec, effects) if rec else ""
@@ -69,14 +83,20 @@ def retrieve_untried(memory, task, tools, p):
             key in advanced
             or first_word(shown) in ending
             or (rec and ends_tasks(rec) and not first[shown])  # avoided (``advances``) under any goal
-            or (rec and not elsewhere and tried_as_far(rec, this, furthest))
         ):
             continue
         tries = 0 if elsewhere else (rec or {}).get("counts", {}).get("n", 0)
+        if rec and not elsewhere and tried_as_far(rec, this, furthest):
+            if i < starts:  # tried under this goal: where a sweep looks again, fewest tries first
+                tried.append((tries, i, shown))
+            continue
         ranked.append(
             (-1 if first[shown] else 0, not names_thing(shown, things), i >= starts, tries, i, shown)
         )
     steps = [r[-1] for r in sorted(ranked)][: p.get("max_steps", 12)]
+    if p.get("sweep"):
+        steps += [t[-1] for t in sorted(tried)][: p.get("max_steps", 12) - len(steps)]
+    steps = every_instance(steps, task.get("actions"))[: 2 * p.get("max_steps", 12)]
     plain = plain_replies(effects)
     retry = [  # what answered otherwise than doing nothing: again, after the others (a condition met since)
         rec["eg"]
