@@ -54,9 +54,9 @@ def how_it_was(step):
 def encode_reveals(memory, episode, tools, p, store):
     """Per action (instance numbers as '#'): ``n``, steps taken without going anywhere (``went``);
     ``shown``, those that put new things in view (words that no listed action had named after its
-    first, or numbered things no text or action had); ``when``, how its thing was before each (``how_it_was``, the latest three); ``eg``, the
-    latest such action. A step that ended its episode unsolved shows nothing. Counts decay with the store;
-    the most tried are kept, up to its cap."""
+    first, or numbered things no text or action had); ``when``, how its thing was before each
+    (``how_it_was``, the latest three); ``eg``, the latest such action. A step that ended its episode
+    unsolved shows nothing. Counts decay with the store; the most tried are kept, up to its cap."""
     table = memory.setdefault("reveals", {})
     factor = store_factor(store)
     for rec in table.values():
