@@ -154,3 +154,37 @@ def test_a_cached_baseline_sets_the_pace_only_until_this_run_plays_something():
     assert per_episode_s(archive) == pytest.approx(5.0)
     _timed(archive, "a", 11 * 40.0, 11)
     assert per_episode_s(archive) == pytest.approx(40.0)
+
+
+def test_the_hand_built_designs_get_a_quarter_of_the_cap():
+    """They are the comparison, not the search: once those played took a quarter of --max-minutes the next
+    is left out (two that learn with the 0.5B took 28 minutes each for 8 GraphWorld tasks), whatever it
+    would cost; a baseline read from the cache and no memory itself do not count."""
+    from atlas.alma.search.budget import SEED_SHARE, over_seed_share
+    from atlas.alma.search.seeds import seeds_spent_s
+    from atlas.alma.state.archive import Archive, ArchiveEntry
+
+    archive = Archive()
+    for name, seconds, meta in (
+        ("no_memory", 3000.0, {}),
+        ("trajectory_retrieval", 600.0, {}),
+        ("cached_one", 5000.0, {"baseline_cached": True}),
+        ("spatial_graph", 1150.0, {}),
+    ):
+        archive.add(
+            ArchiveEntry(
+                id=archive.next_id(),
+                name=name,
+                origin="baseline",
+                generation=0,
+                metadata={"eval_duration_s": seconds, **meta},
+            )
+        )
+    archive.add(ArchiveEntry(id=archive.next_id(), name="found", origin="meta", generation=1,
+                             metadata={"eval_duration_s": 900.0}))  # fmt: skip
+    assert seeds_spent_s(archive) == pytest.approx(1750.0)
+    cfg = _config(max_minutes=120)
+    assert SEED_SHARE == 0.25 and over_seed_share(1750.0, cfg) is None  # 29 of 30 minutes
+    why = over_seed_share(1800.0, cfg)
+    assert why is not None and "30 minutes" in why and "--max-minutes 120" in why
+    assert over_seed_share(10**6, _config(max_minutes=None)) is None

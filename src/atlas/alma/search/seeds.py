@@ -20,7 +20,7 @@ from atlas.alma.search.baseline_stages import (
     first_batch_only,
     played_s,
 )
-from atlas.alma.search.budget import no_room, pace_note
+from atlas.alma.search.budget import no_room, over_seed_share, pace_note
 from atlas.alma.search.record import Recorder, paired_vs_baseline
 from atlas.alma.state.archive import Archive
 from atlas.alma.state.config import AlmaConfig
@@ -157,6 +157,15 @@ def per_episode_s(archive: Archive) -> float:
     return statistics.median(latest) if latest else 0.0
 
 
+def seeds_spent_s(archive: Archive) -> float:
+    """Seconds the hand-built designs of this run took (no memory, the baseline, aside)."""
+    return sum(
+        played_s(e) or 0.0
+        for e in archive
+        if e.generation == 0 and e.name != NO_MEMORY_NAME and not e.metadata.get("baseline_cached")
+    )
+
+
 def learns_with_model(design: Design) -> bool:
     """Whether a hand-built design calls the model in ``update`` (host adapters, LLM-using genomes)."""
     if design.origin == "host":
@@ -191,7 +200,8 @@ async def play_seeds(rec: Recorder, designs: list[Design], *, skip_costly: bool 
         if (skip_costly and learns_with_model(design)) or design.name in rec.seeds_skipped:
             continue
         per = per_episode_s(rec.archive)  # the latest pace: each design played updates it
-        if why := no_room(per, rec.config, len(rec.deployment_tasks), rec.archive.clock.run_time_s()):
+        why = no_room(per, rec.config, len(rec.deployment_tasks), rec.archive.clock.run_time_s())
+        if why := why or over_seed_share(seeds_spent_s(rec.archive), rec.config):
             rec.seeds_skipped.add(design.name)
             rec.emit("seed.skipped", name=design.name, reason=why)
             rec.progress.line(f"seed      {design.name:14s} {why}")
