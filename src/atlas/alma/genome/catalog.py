@@ -389,8 +389,7 @@ PARTS: tuple[Part, ...] = (
                 "sweep",
                 "bool",
                 False,
-                doc="then the actions listed at a start that were tried under this goal, fewest tries first: "
-                "where the goal's thing lies somewhere else in each task, every place is looked at once",
+                doc="then those listed at a start tried under this goal, fewest tries first",
             ),
         ),
         requires=("effects",),
