@@ -122,6 +122,10 @@ def _is_once(line: str) -> bool:
     return line.lower().startswith(ONCE)
 
 
+def _is_try_list(line: str) -> bool:
+    return line.lower().startswith(TRY_ONCE)
+
+
 def _blind(phrase: str) -> str:
     """A phrase with its instance numbers as '#': 'take key 2 from shelf 1' is 'take key # from shelf #'."""
     return _NUMBER.sub("#", phrase)
@@ -269,7 +273,7 @@ def _plan_step(
     phrases = {label: _phrase(label) for label in labels if _tokens(label)}
     called = _called(observation) if observation else {}
     for steps, line in _plans(advice):
-        tries = line.lower().startswith(TRY_ONCE)
+        tries = _is_try_list(line)
         at = 0
         for action in done:
             phrase = _phrase(action)
@@ -371,7 +375,7 @@ def match_advice(
     ] = {}  # lowered unless the advice names them ('Avoid: focus on … unless advised')
     avoid_lines: list[str] = []
     for line in advice_lines(advice):
-        if _is_avoid(line) or _is_once(line) or line.lower().startswith(TRY_ONCE):
+        if _is_avoid(line) or _is_once(line) or _is_try_list(line):
             continue  # a try list is a plan: its untaken steps are no situation that holds
         hits, rebound = _named(line, phrases, observation=observation)
         if not hits:
@@ -502,7 +506,7 @@ def _tried_once(
     if not advanced:
         return
     for line in advice_lines(advice):
-        if not line.lower().startswith(TRY_ONCE) and not _is_once(line):
+        if not _is_try_list(line) and not _is_once(line):
             continue
         for step in _titled_steps(line):
             hits = _named(step, phrases, observation=observation)[0]

@@ -38,30 +38,32 @@ def every_instance(steps, listed):
     listed = [a for a in listed or [] if isinstance(a, str)]
     out = []
     for step in steps:
-        out += [a for a in [a for a in listed if unnumbered(a) == unnumbered(step)] or [step] if a not in out]
+        same = [a for a in listed if unnumbered(a) == unnumbered(step)] or [step]
+        out += [a for a in same if a not in out]
     return out
 
 
 def retrieve_untried(memory, task, tools, p):
     """From ``effects``: the actions the agent was shown at the start of earlier tasks (with ``later``,
-    then those a step of them brought into the list), never taken under this goal at the furthest stage its games reached (a
-    stage: the score rose once more), and that never raised its score, or only ever did nothing in
-    situations unlike this task's start (``idle_elsewhere``: untried here). Those naming the goal's things
-    (``goal_things``) first; of each, those listed at a start first, then fewest tries (under any goal;
-    none for those untried here), then in the order they were listed. None that ended a task, nor one that begins with the first word of actions
-    that end a task (``ending_words``): what ends a task is not explored, unless it may only need another
-    action first (``needs_first``): then it is offered first, with 'Avoid: A before B.', which passes it
-    over until B is done (the next try once B is).
-    After them, up to three actions tried before that never advanced a task and answered otherwise than
-    their kind does when nothing happens (they reacted to something: a condition met by then may let
-    them work). A plan the agent's matcher reads after every other plan: where nothing learned names a
-    step, the next action not yet tried and listed now, not the first listed (a small model's habit).
+    then those a step of them brought into the list), never taken under this goal at the furthest stage
+    its games reached (a stage: the score rose once more), and that never raised its score, or only ever
+    did nothing in situations unlike this task's start (``idle_elsewhere``: untried here). Those naming
+    the goal's things (``goal_things``) first; of each, those listed at a start first, then fewest tries
+    (under any goal; none for those untried here), then in the order they were listed. None that ended a
+    task, nor one that begins with the first word of actions that end a task (``ending_words``): what
+    ends a task is not explored, unless it may only need another action first (``needs_first``): then it
+    is offered first, with 'Avoid: A before B.', which passes it over until B is done.
     With ``sweep``, the actions listed at a start that were tried under this goal follow, fewest tries
     first, up to ``max_steps`` in all: a search whose thing lies elsewhere in each task looks everywhere
-    once. Collection that follows it covers what the listings offer; a deployment task whose goal no collection
-    reached starts where earlier tasks did not look. Each kind is offered as every instance of it listed at
-    this task's start (``every_instance``), up to twice ``max_steps`` in all. Needs an environment that lists its actions (the
-    task view's ``actions``); three or more actions, or nothing (a shorter list is not read as a plan)."""
+    once. Each kind is then offered as every instance of it listed at this task's start
+    (``every_instance``), up to twice ``max_steps``. After them, up to three actions tried before that
+    never advanced a task and answered otherwise than their kind does when nothing happens (they reacted
+    to something: a condition met by then may let them work).
+    A plan the agent's matcher reads after every other plan: where nothing learned names a step, the next
+    action not yet tried and listed now, not the first listed (a small model's habit). Collection that
+    follows it covers what the listings offer; a deployment task whose goal no collection reached starts
+    where earlier tasks did not look. Needs an environment that lists its actions (the task view's
+    ``actions``); three or more actions, or nothing (a shorter list is not read as a plan)."""
     gw = goal_words(task.get("goal", ""))
     this = unnumbered(goal_key(gw))
     effects = memory.get("effects") or {}
