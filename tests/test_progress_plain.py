@@ -92,6 +92,23 @@ def test_a_long_phase_says_what_it_plays_and_how_far_it_got():
     progress.stop()
 
 
+def test_a_design_that_stopped_early_is_no_longer_said_to_be_playing():
+    """A staged design stops after 8 of its 27 episodes: the next heartbeat names the generation, not
+    the design."""
+    out, clock = io.StringIO(), Clock()
+    progress = PlainProgress(out, every_s=60, clock=clock)
+    progress.start(3)
+    progress.design("mutate-d-0003", 27)
+    for _ in range(8):
+        progress.episode()
+    assert "mutate-d-0003: 8/27" in progress.status()
+    progress.design_done()
+    clock.now = 300.0
+    assert "mutate-d-0003" not in progress.status()
+    assert "generation 1 of 3 under way" in progress.status()
+    progress.stop()
+
+
 def test_a_phase_with_no_episode_still_prints_a_line_every_interval():
     out = io.StringIO()
     progress = PlainProgress(out, every_s=0.2)

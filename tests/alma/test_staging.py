@@ -12,6 +12,7 @@ from atlas.alma.baselines import baseline_source
 from atlas.alma.design import Design
 from atlas.alma.evaluate.harness import Harness, make_tasks
 from atlas.alma.sandbox.pool import WorkerPool
+from atlas.alma.search.progress import SilentProgress
 from atlas.alma.state.staging import batches, can_still_beat, optimistic_mean
 from atlas.envs.registry import get_env
 from atlas.infra.llm import ScriptedLLM
@@ -91,8 +92,24 @@ async def test_harness_stops_a_losing_design_and_plays_a_winning_one_in_full(emb
     assert winner.episodes_saved == 0
 
 
+class _Shown(SilentProgress):
+    """A display that keeps what it was told: ('design', name) and ('done', name)."""
+
+    def __init__(self) -> None:
+        self.said: list[tuple[str, str]] = []
+        self.name = ""
+
+    def design(self, name: str, episodes: int) -> None:
+        self.name = name
+        self.said.append(("design", name))
+
+    def design_done(self) -> None:
+        self.said.append(("done", self.name))
+
+
 def test_search_records_minibatch_entries_and_the_episodes_saved(tmp_path, embedder):
     events: list[tuple[str, dict]] = []
+    shown = _Shown()
     meta = ScriptedLLM(
         meta_policy({1: [fenced("give_up", GIVE_UP_DESIGN)], 2: [fenced("route", ROUTE_DESIGN)]})
     )
@@ -110,7 +127,8 @@ def test_search_records_minibatch_entries_and_the_episodes_saved(tmp_path, embed
         seed=42,
         meta_turns=1,
         baselines=[],
-        quiet=True,
+        quiet=False,
+        progress=shown,
         trace=False,
         stage_tasks=2,
         stage_rule="bound",
@@ -125,6 +143,10 @@ def test_search_records_minibatch_entries_and_the_episodes_saved(tmp_path, embed
     assert route.stage == "full" and route.vs_no_memory is not None
     assert archive.best().stage == "full" and archive.best().id != give_up.id
     assert archive.episodes_saved() == 2
+    assert ("done", "give_up") in shown.said, shown.said  # stopped early: no longer shown as playing
+    assert all(b == ("done", a[1]) for a, b in zip(shown.said[::2], shown.said[1::2], strict=True)), (
+        shown.said
+    )
     stop = dict(events)["run.stop"]
     assert stop["episodes_saved"] == 2 and "replayed_calls" in stop
     reread = atlas.alma.Archive.load(tmp_path / "run" / "archive.json")

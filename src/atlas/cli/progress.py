@@ -76,6 +76,10 @@ class RichProgress:
         if self._bar is not None:
             self._bar.advance(self._ep)
 
+    def design_done(self) -> None:
+        if self.plain is not None:
+            self.plain.design_done()
+
     def iteration_done(self) -> None:
         if self.plain is not None:
             return self.plain.iteration_done()

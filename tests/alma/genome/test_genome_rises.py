@@ -11,6 +11,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parents[2] / "envs"))
 
+import console_env  # (registers "console")
 import crafting_env  # noqa: F401  (registers "crafting")
 import depot_env  # noqa: F401  (registers "depot")
 import workbench_env  # noqa: F401  (registers "workbench")
@@ -171,3 +172,58 @@ def test_a_rise_that_named_two_goal_words_is_advised_only_where_the_goal_names_b
     in_sink = {r["action"] for r in retrieve(memory, {"goal": "put a mug in the sink"}, None, {})}
     assert on_shelf == {"move mug 1 to shelf 2", "take mug 1 from desk 1"}, on_shelf
     assert in_sink == {"take mug 1 from desk 1"}, in_sink
+
+
+@pytest.mark.parametrize("family", [0, 2, 3])
+def test_a_setting_is_advised_only_for_the_goal_it_was_right_for(family):
+    """On the console plug-in a lever's number is a setting: 'pull oak 4' shows amber, 'pull pine 3' sets
+    level 3. Learned from random games of one family, every exact pull advised for a new task of that
+    family is the right one for that task's goal (the latest risen pull, re-bound, was right for about
+    one in four)."""
+    env = console_env.ConsoleEnv()
+    design, memory = _design(), {}
+    for i, task in enumerate(env.generate_family_tasks(60, family, seed=0)):
+        design["update"](memory, episode_view(env, RandomPolicy(i).run(env, task)), None)
+    right = advised = 0
+    for task in env.generate_family_tasks(24, family, seed=1000):
+        obs = env.clone().reset(task)
+        advice = design["recall"](memory, task_view(env, task, obs), None)
+        colour_lever, level_lever, colours = console_env.wiring(family)
+        for line in advice.splitlines():
+            said = line.rstrip(".").split(": ", 1)[-1].split()
+            if len(said) == 3 and said[0] == "pull":
+                lever, position = said[1], int(said[2])
+                advised += 1
+                right += (lever == level_lever and position == task.metadata["level"]) or (
+                    lever == colour_lever and colours[position - 1] == task.metadata["colour"]
+                )
+    assert advised >= 4, f"too few pulls advised to judge: {advised}"
+    assert right == advised, f"{right} of {advised} advised pulls were right"
+
+
+def test_a_setting_that_rose_for_one_value_is_not_advised_for_another():
+    """'pull pine 3' rose under two goals naming 3, 'pull pine 5' (the latest) under one naming 5: a goal
+    naming 3 is advised 'pull pine 3', not the latest form; a goal naming 4 nothing; where the task lists
+    the kind at one number only, the latest form re-binds as before."""
+    three, five = [["3", "amber", "level"], ["3", "cyan", "level"]], [["5", "level", "olive"]]
+    settings = {"pull pine 3": {"n": 2, "goals": three}, "pull pine 5": {"n": 1, "goals": five}}
+    rec = {
+        "n": 3,
+        "ends": 0,
+        "said": ["Power on"],
+        "goals": three + five,
+        "eg": "pull pine 5",
+        "settings": settings,
+    }
+    counts = {"level": 3, "3": 2, "5": 1, "amber": 1, "cyan": 1, "olive": 1}
+    memory = {"rises": {"pull pine #": rec}, "rise_goals": {"episodes": 3, "words": counts}}
+    retrieve = _design()["retrieve_rises"]
+    listed = ["press", "pull pine 2", "pull pine 3", "pull pine 4", "pull pine 5"]
+
+    def advised(goal, actions):
+        return {r["action"] for r in retrieve(memory, {"goal": goal, "actions": actions}, None, {})}
+
+    assert advised("violet level 3", listed) == {"pull pine 3"}
+    assert advised("olive level 5", listed) == {"pull pine 5"}
+    assert advised("violet level 4", listed) == set()
+    assert advised("amber level 3", ["press", "pull pine 7"]) == {"pull pine 5"}  # not a setting here

@@ -16,6 +16,7 @@ from atlas.alma.author.prompts import fmt
 from atlas.alma.baselines import get_baseline
 from atlas.alma.evaluate.harness import Evaluation, add_usage
 from atlas.alma.search.baseline_cache import baseline_record
+from atlas.alma.search.progress import showing
 from atlas.alma.state.archive import ArchiveEntry
 from atlas.alma.state.run_dir import atomic_write_text
 from atlas.alma.state.staging import Verdict
@@ -79,9 +80,9 @@ async def complete_baseline(rec: Recorder) -> None:
     design = get_baseline(entry.name).model_copy(
         update={"id": entry.id, "parent_ids": [], "origin": "baseline"}
     )
-    rec.progress.design(f"{entry.name} (later tasks)", len(later))
     t0, before = time.perf_counter(), rec.meter.now()
-    ev = await rec.executor.evaluate(design, [], later)
+    with showing(rec.progress, f"{entry.name} (later tasks)", len(later)):
+        ev = await rec.executor.evaluate(design, [], later)
     if ev.status != "ok":
         raise ConfigError(f"the no-memory baseline could not run its later tasks: {'; '.join(ev.errors)}")
     for i, episode in enumerate(ev.deployment, len(played) + 1):

@@ -40,6 +40,7 @@ from atlas.alma.search.agent_check import (
     to_check,
 )
 from atlas.alma.search.budget import screening_s
+from atlas.alma.search.progress import showing
 from atlas.alma.search.record import Recorder, beats
 from atlas.alma.search.seeds import NO_MEMORY_NAME
 from atlas.alma.state.archive import Archive, ArchiveEntry
@@ -188,7 +189,6 @@ class GenomeStep:
         — what the task agent's own collection teaches it, which the baseline's games cannot show when the
         candidate's advice changes how the agent collects."""
         picked = to_check(screened, anchors, self.rec.config.agent_checks, checked_likeness(self.rec.archive))
-        self.rec.progress.design(f"{name} agent check", len(self.rec.collection_tasks) * len(picked))
         slots = asyncio.Semaphore(max(1, self.rec.config.concurrency))  # checks share the agent's slots
 
         async def check(i: int, c: Candidate) -> None:
@@ -217,7 +217,8 @@ class GenomeStep:
                 f"{c.agent_probe:.3f} ({c.agent_solved} solved)  {parts}"
             )
 
-        await asyncio.gather(*(check(i, c) for i, c in enumerate(picked, start=1)))
+        with showing(self.rec.progress, f"{name} agent check", len(self.rec.collection_tasks) * len(picked)):
+            await asyncio.gather(*(check(i, c) for i, c in enumerate(picked, start=1)))
         return picked
 
     async def child(

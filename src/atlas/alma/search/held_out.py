@@ -20,6 +20,7 @@ from atlas.alma.baselines import get_baseline
 from atlas.alma.design import Design
 from atlas.alma.evaluate.harness import Evaluation, held_out_tasks
 from atlas.alma.search.baseline_stages import played_s
+from atlas.alma.search.progress import showing
 from atlas.alma.search.record import Recorder
 from atlas.alma.search.seeds import NO_MEMORY_NAME, no_memory_design
 from atlas.alma.state.archive import Archive, ArchiveEntry
@@ -173,14 +174,14 @@ async def score_on_test(rec: Recorder, tasks: list[Task], source: str, n: int) -
         f"held-out  playing {len(entries)} design{'s' * (len(entries) != 1)} and no memory on {len(tasks)} "
         f"test tasks ({source})"
     )
-    rec.progress.design("no memory (test tasks)", len(tasks))
-    base_ev = await rec.executor.evaluate(no_memory_design(rec.archive), [], tasks)
+    with showing(rec.progress, "no memory (test tasks)", len(tasks)):
+        base_ev = await rec.executor.evaluate(no_memory_design(rec.archive), [], tasks)
     base = _scores(base_ev)
     chosen = entries[0].id if entries else None
     tested = []
     for e in entries:
-        rec.progress.design(f"{e.name} (test tasks)", len(rec.collection_tasks) + len(tasks))
-        ev = await rec.executor.evaluate(design_of(e), rec.collection_tasks, tasks)
+        with showing(rec.progress, f"{e.name} (test tasks)", len(rec.collection_tasks) + len(tasks)):
+            ev = await rec.executor.evaluate(design_of(e), rec.collection_tasks, tasks)
         row = TestedDesign(
             id=e.id, name=e.name, origin=e.origin, chosen=e.id == chosen, validation=e.vs_no_memory
         )

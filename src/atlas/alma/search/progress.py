@@ -9,14 +9,16 @@ from __future__ import annotations
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any, Protocol, TextIO
 
 HEARTBEAT_S = 60.0  # a long phase prints a line at least this often when no other line came
 
 
 class SearchProgress(Protocol):
-    """The progress display a ``Search`` drives."""
+    """The progress display a ``Search`` drives. A display may also have ``design_done()``, called when
+    a design's play ends (a staged design can stop before its last episode)."""
 
     def start(self, iterations: int) -> None: ...
     def design(self, name: str, episodes: int) -> None: ...
@@ -36,6 +38,9 @@ class SilentProgress:
         return None
 
     def episode(self, _rec: Any = None) -> None:
+        return None
+
+    def design_done(self) -> None:
         return None
 
     def iteration_done(self) -> None:
@@ -110,6 +115,10 @@ class PlainProgress(SilentProgress):
         if due:
             self._print(self.status())
 
+    def design_done(self) -> None:
+        with self._lock:
+            self._name = None
+
     def iteration_done(self) -> None:
         with self._lock:
             self._done += 1
@@ -145,6 +154,19 @@ class PlainProgress(SilentProgress):
             self._beat = None
 
 
+@contextmanager
+def showing(progress: SearchProgress, name: str, episodes: int) -> Iterator[None]:
+    """Show ``name`` as playing ``episodes`` episodes for the block, and as done after it (a display
+    without ``design_done`` is told only the start)."""
+    progress.design(name, episodes)
+    try:
+        yield
+    finally:
+        done = getattr(progress, "design_done", None)
+        if callable(done):
+            done()
+
+
 LineProgress = PlainProgress  # the library's default display, under its earlier name
 
 
@@ -160,4 +182,5 @@ __all__ = [
     "SilentProgress",
     "default_progress",
     "elapsed",
+    "showing",
 ]

@@ -13,7 +13,7 @@ from atlas.alma.design import Design
 from atlas.alma.evaluate.executor import Executor
 from atlas.alma.evaluate.harness import Evaluation
 from atlas.alma.search.baseline_stages import FirstBatch, baseline_entry, complete_baseline
-from atlas.alma.search.progress import SearchProgress
+from atlas.alma.search.progress import SearchProgress, showing
 from atlas.alma.search.usage import UsageMeter
 from atlas.alma.state.archive import Archive, ArchiveEntry
 from atlas.alma.state.config import AlmaConfig
@@ -79,15 +79,15 @@ class Recorder:
         can no longer beat the best so far (see ``atlas.alma.state.staging``). A design that played
         every task is compared with no memory on every task: the baseline plays its later tasks
         first, if it has not (see ``baseline_stages``)."""
-        self.progress.design(design.name, len(self.collection_tasks) + len(self.deployment_tasks))
         go_on = self.stage_check() if staged else None
-        ev = await self.executor.evaluate(
-            design,
-            self.collection_tasks,
-            self.deployment_tasks,
-            stage_tasks=self.config.stage_tasks,
-            go_on=go_on,
-        )
+        with showing(self.progress, design.name, len(self.collection_tasks) + len(self.deployment_tasks)):
+            ev = await self.executor.evaluate(
+                design,
+                self.collection_tasks,
+                self.deployment_tasks,
+                stage_tasks=self.config.stage_tasks,
+                go_on=go_on,
+            )
         if ev.status == "ok" and ev.stage == "full":
             await complete_baseline(self)
         return ev

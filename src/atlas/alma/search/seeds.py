@@ -21,6 +21,7 @@ from atlas.alma.search.baseline_stages import (
     played_s,
 )
 from atlas.alma.search.budget import no_room, over_seed_share, pace_note
+from atlas.alma.search.progress import showing
 from atlas.alma.search.record import Recorder, paired_vs_baseline
 from atlas.alma.state.archive import Archive
 from atlas.alma.state.config import AlmaConfig
@@ -62,14 +63,14 @@ async def play_first_batch(rec: Recorder, design: Design) -> Evaluation:
     tasks only (see ``baseline_stages``)."""
     staged = 0 < rec.config.stage_tasks < len(rec.deployment_tasks)
     first = rec.config.stage_tasks if staged else len(rec.deployment_tasks)
-    rec.progress.design(design.name, len(rec.collection_tasks) + first)
-    return await rec.executor.evaluate(
-        design,
-        rec.collection_tasks,
-        rec.deployment_tasks,
-        stage_tasks=rec.config.stage_tasks,
-        go_on=first_batch_only if staged else None,
-    )
+    with showing(rec.progress, design.name, len(rec.collection_tasks) + first):
+        return await rec.executor.evaluate(
+            design,
+            rec.collection_tasks,
+            rec.deployment_tasks,
+            stage_tasks=rec.config.stage_tasks,
+            go_on=first_batch_only if staged else None,
+        )
 
 
 async def play_baseline(rec: Recorder, *, cache: Path | None, key: str) -> None:
