@@ -58,16 +58,16 @@ def _about(rec, low, every=()):
     return any(low & set(goal) for goal in rec["goals"])
 
 
-def _settings(table):
-    """The forms of each action kept under ``settings`` (older memories have none)."""
-    settings = table.get("settings")
+def _settings(rec):
+    """The forms of an action kept under ``settings`` ({} for older memories, which have none)."""
+    settings = rec.get("settings")
     return settings if isinstance(settings, dict) else {}
 
 
 def _set(rec, action, goal):
     """Count one rise of the exact form ``action`` under ``goal`` in ``rec['settings']`` (the latest four
     goals of each form; the eight most risen forms)."""
-    settings = rec.setdefault("settings", _settings(rec))
+    settings = _settings(rec)
     form = settings.setdefault(action, {"n": 0, "goals": []})
     form["n"] += 1
     form["goals"] = [*[g for g in form["goals"] if g != goal], goal][-4:]
