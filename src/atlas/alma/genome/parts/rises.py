@@ -8,7 +8,7 @@ whole' before 'chop mushroom 8') and the goals it rose under. ``retrieve_rises``
 aside): the agent's matcher applies it where the observation reads like that sentence and re-binds the
 action's numbers to the listed action of its kind. Where a kind's number is a setting (the task lists the
 kind at several numbers, one of them a form that rose exactly), the rule names the form that rose for
-goals like this one, or none: 'pull lever 3' rose for level 3, not for level 5. It reads the score alone:
+goals like this one, or none: 'set knob 3' rose for goal 3, not for goal 5. It reads the score alone:
 where only a finished task scores, it keeps only the steps that finished one.
 
 Design code (the sandbox's rules apply); no environment's words.
