@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
+import typer
 from typer.testing import CliRunner
 
 from atlas.alma.state.archive import Archive, ArchiveEntry, TaskResult
@@ -502,3 +503,44 @@ def test_headroom_resume_refuses_what_it_cannot_continue(tmp_path, scripted_mode
     bad.write_bytes(b"\xff\xfe\x00binary")
     _refused(["headroom", "--resume", "--episodes-out", str(bad), *scripted_models], "not a text file")
     assert bad.read_bytes() == b"\xff\xfe\x00binary"
+
+
+@pytest.fixture
+def small_rooms_env():
+    """An environment registered after GraphWorld that declares GraphWorld's ``rooms`` with its own default."""
+    from atlas.envs.registry import EnvParam, lazy, register_env, unregister_env
+
+    register_env(
+        "small_rooms",
+        lazy("atlas.envs.graphworld:GraphWorldEnv"),
+        params=[EnvParam("rooms", int, 3, "Rooms of the small world.", min=2, max=6)],
+        aliases=["tiny-rooms"],
+    )
+    yield "small_rooms"
+    unregister_env("small_rooms")
+
+
+def test_an_option_two_environments_share_takes_the_chosen_one_s_default(small_rooms_env):
+    from atlas.alma.state.config import AlmaConfig
+    from atlas.cli.alma import with_env_options
+
+    seen: dict[str, dict] = {}
+
+    def show(env: str = typer.Option("graphworld", "--env"), env_settings: dict | None = None) -> None:
+        seen[env] = AlmaConfig(env=env, **(env_settings or {})).env_kwargs()
+
+    app = typer.Typer()
+    app.command()(with_env_options(show))
+    app.command("other")(lambda: None)  # two commands: typer keeps the command's name
+    runner = CliRunner()
+    for args in (["show", "--env", "small_rooms"], ["show"], ["show", "--env", "tiny-rooms", "--rooms", "5"]):
+        res = runner.invoke(app, args)
+        assert res.exit_code == 0, res.output
+    assert seen["small_rooms"]["rooms"] == 3  # its own default, not GraphWorld's 8
+    assert seen["graphworld"]["rooms"] == 8
+    assert seen["tiny-rooms"]["rooms"] == 5  # given through the alias, not dropped
+    # the config file's form: a shared setting is filed under the chosen environment, by alias too
+    assert AlmaConfig(env="tiny-rooms", rooms=4).env_params == {"rooms": 4}
+    assert AlmaConfig(env="graphworld", rooms=4).env_params == {"rooms": 4}
+    help_text = runner.invoke(app, ["show", "--help"], terminal_width=200).output
+    assert "8 for graphworld" in help_text and "3 for small_rooms" in help_text

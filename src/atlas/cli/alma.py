@@ -236,41 +236,59 @@ def _run_search(
         raise
 
 
-def _env_cli_params() -> list[EnvParam]:
-    """The registered environments' own parameters, one CLI option each (first registration wins);
-    plug-ins are loaded first so their environments' options exist too."""
+def _env_cli_params() -> list[tuple[EnvParam, dict[str, Any]]]:
+    """The registered environments' own parameters, one CLI option each, with every environment's
+    default for it (environment name → default): an option two environments share takes the chosen
+    one's default. Plug-ins are loaded first so their environments' options exist too."""
     from atlas.infra.plugins import load_plugins_or_warn
 
     # a broken plug-in costs a warning line (once), never the command (or --help); the working ones load
     load_plugins_or_warn(warn=lambda line: typer.echo(f"warning: {line}", err=True))
-    seen: dict[str, EnvParam] = {}
+    seen: dict[str, tuple[EnvParam, dict[str, Any]]] = {}
     for spec in env_specs():
         for p in spec.params:
-            seen.setdefault(p.key, p)
+            seen.setdefault(p.key, (p, {}))[1][spec.name] = p.default
     return list(seen.values())
+
+
+def _env_option(p: EnvParam, defaults: dict[str, Any]) -> inspect.Parameter:
+    """The CLI option of one environment parameter. Where the environments that declare it give it other
+    defaults, its value is None unless given (the chosen environment's own default applies:
+    ``EnvSpec.kwargs``) and ``--help`` lists each environment's."""
+    values = {repr(d) for d in defaults.values()}
+    default = p.default if len(values) == 1 else None
+    shown: str | bool = len(values) == 1 or ", ".join(
+        f"{d} for {name}" for name, d in defaults.items() if d is not None
+    )
+    numeric = p.type in (int, float)
+    option = typer.Option(
+        default,
+        p.cli_flag,
+        help=p.help,
+        show_default=shown,
+        min=p.min if numeric else None,
+        max=p.max if numeric else None,
+    )
+    return inspect.Parameter(
+        p.key,
+        inspect.Parameter.KEYWORD_ONLY,
+        default=option,
+        annotation=p.type if default is not None else Optional[p.type],  # noqa: UP045
+    )
 
 
 def with_env_options(func: Callable[..., None]) -> Callable[..., None]:
     """Give a command one option per registered environment parameter (``--rooms``, ``--alfworld-data``,
-    a plug-in's own), placed after ``--episodes``; the command receives them as ``env_settings``
-    (setting name → value), which ``AlmaConfig`` files under the chosen environment's ``env_params``."""
+    a plug-in's own), placed after ``--episodes``; the command receives the ones given as
+    ``env_settings`` (setting name → value), which ``AlmaConfig`` files under the chosen environment's
+    ``env_params``."""
     params = _env_cli_params()
     sig = inspect.signature(func)
     own = [q for q in sig.parameters.values() if q.name != "env_settings"]
     for q in own:  # the plug-ins just loaded are environments too
         if q.name == "env" and getattr(q.default, "help", None) == ENV_HELP:
             q.default.help = "Environment: " + " | ".join(s.name for s in env_specs()) + "."
-    extra = [
-        inspect.Parameter(
-            p.key,
-            inspect.Parameter.KEYWORD_ONLY,
-            default=typer.Option(p.default, p.cli_flag, help=p.help, min=p.min, max=p.max)
-            if p.type in (int, float)
-            else typer.Option(p.default, p.cli_flag, help=p.help),
-            annotation=p.type if p.default is not None else Optional[p.type],  # noqa: UP045
-        )
-        for p in params
-    ]
+    extra = [_env_option(p, defaults) for p, defaults in params]
     at = next((i + 1 for i, q in enumerate(own) if q.name == "episodes"), len(own))
     ordered = (
         [q.replace(kind=inspect.Parameter.KEYWORD_ONLY) for q in own[:at]]
@@ -280,14 +298,11 @@ def with_env_options(func: Callable[..., None]) -> Callable[..., None]:
 
     @functools.wraps(func)
     def command(**kwargs: Any) -> None:
-        settings = {p.key: kwargs.pop(p.key) for p in params}
-        return func(env_settings=settings, **kwargs)
+        given = {p.key: kwargs.pop(p.key) for p, _ in params}
+        return func(env_settings={k: v for k, v in given.items() if v is not None}, **kwargs)
 
     command.__signature__ = sig.replace(parameters=ordered)  # type: ignore[attr-defined]
-    command.__annotations__ = {
-        **func.__annotations__,
-        **{p.key: q.annotation for p, q in zip(params, extra, strict=True)},
-    }
+    command.__annotations__ = {**func.__annotations__, **{q.name: q.annotation for q in extra}}
     return command
 
 

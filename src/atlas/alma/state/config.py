@@ -136,13 +136,15 @@ class AlmaConfig(BaseModel):
 
         data = dict(data)
         params = dict(data.get("env_params") or {})
-        chosen = str(data.get("env") or DEFAULT_ENV)
-        for spec in env_specs():
+        chosen = _chosen_spec(data.get("env") or DEFAULT_ENV)
+        for p in chosen.params if chosen else ():
+            value = data.pop(p.key, None) if p.key not in cls.model_fields else None
+            if value is not None:
+                params.setdefault(p.name, value)
+        for spec in env_specs():  # other environments' settings (the CLI offers every option)
             for p in spec.params:
-                if p.key in data and p.key not in cls.model_fields:
-                    value = data.pop(p.key)
-                    if spec.name == chosen and value is not None:
-                        params.setdefault(p.name, value)
+                if p.key not in cls.model_fields:
+                    data.pop(p.key, None)
         if params or "env_params" in data:
             data["env_params"] = params
         return data
@@ -266,11 +268,8 @@ def _format(data: dict[str, Any]) -> int:
 def _with_earlier_params(data: dict[str, Any], written: int) -> dict[str, Any]:
     """``data`` with the value each parameter of its environment had before it existed or changed
     (``EnvParam.before``), where a file of a format older than the parameter's ``since`` sets none."""
-    from atlas.envs.registry import env_spec
-
-    try:
-        spec = env_spec(str(data.get("env") or DEFAULT_ENV))
-    except ConfigError:
+    spec = _chosen_spec(data.get("env") or DEFAULT_ENV)
+    if spec is None:
         return data
     params = dict(data.get("env_params") or {})
     for p in spec.params:
@@ -283,6 +282,16 @@ def task_digest(tasks: Sequence[Task]) -> str:
     """A run's tasks in full (ids, goals, metadata) as one hash: what ``--resume`` checks."""
     blob = json.dumps([t.model_dump(mode="json") for t in tasks], sort_keys=True, default=str)
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+
+def _chosen_spec(name: Any) -> Any:
+    """The registration of the environment ``name`` (an alias too), or None when none is registered."""
+    from atlas.envs.registry import env_spec
+
+    try:
+        return env_spec(str(name))
+    except ConfigError:
+        return None
 
 
 def _env_settings() -> set[str]:
