@@ -51,6 +51,24 @@ def genomes(state_key: str, list_key: str) -> dict[str, dict]:
             "encode": [{"part": "effects"}, {"part": "rises"}],
             "retrieve": [{"part": "rises"}, {"part": "advances"}, {"part": "kinds"}, {"part": "untried"}],
         },
+        "setters+effects+kinds+untried": {
+            "encode": [{"part": "effects"}, {"part": "setters"}],
+            "retrieve": [{"part": "setters"}, {"part": "advances"}, {"part": "kinds"}, {"part": "untried"}],
+        },
+        "setters+rises+effects+kinds+untried": {
+            "encode": [{"part": "effects"}, {"part": "rises"}, {"part": "setters"}],
+            "retrieve": [
+                {"part": "setters"},
+                {"part": "rises"},
+                {"part": "advances"},
+                {"part": "kinds"},
+                {"part": "untried"},
+            ],
+        },
+        "setters+effects": {
+            "encode": [{"part": "effects"}, {"part": "setters"}],
+            "retrieve": [{"part": "setters"}, {"part": "advances"}],
+        },
         "reveals+rises+effects+kinds+untried": {
             "encode": [{"part": "effects"}, {"part": "rises"}, {"part": "reveals"}],
             "retrieve": [

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from atlas.agent import TaskAgent
-from atlas.agent.loops import Advances, Futile, changed_nothing, loop_nudge
+from atlas.agent.loops import Advances, Futile, Ticking, changed_nothing, loop_nudge, outcome
 from atlas.core.types import Task
 from atlas.envs.graphworld import GraphWorldEnv
 from atlas.infra.llm import ScriptedLLM
@@ -133,6 +133,25 @@ def test_a_step_that_changed_nothing_is_told_apart_from_one_that_did():
 )
 def test_changed_nothing_reads_short_fields_lists_and_numbers(before, after, idle):
     assert changed_nothing(before, after) is idle
+
+
+def test_a_reading_that_moves_by_one_is_a_change_once_it_was_seen_to_hold_still():
+    """A step counter moves by one at every step; a gauge holds still at some. Once the gauge held still,
+    its moving by one is what the step did, not the clock."""
+    ticking = Ticking()
+    steps = [
+        {"light": "on", "steps": 1, "pressure": 3},
+        {"light": "on", "steps": 2, "pressure": 3},  # a step that did nothing: the gauge held still
+        {"light": "on", "steps": 3, "pressure": 4},  # a valve turned: the gauge moved by one
+        {"light": "on", "steps": 4, "pressure": 4},
+    ]
+    said = [
+        outcome("act", a, StepResult(b, done=False), ticking)[1] for a, b in zip(steps, steps[1:], strict=False)
+    ]
+    assert said == [True, False, True]
+    assert ticking.keys == {"steps"}
+    # without a history, any number moved by one is read as a counter
+    assert changed_nothing(steps[1], steps[2])
 
 
 class _Lamp:

@@ -12,6 +12,7 @@ first.
 from __future__ import annotations
 
 import json
+from collections.abc import Collection
 from typing import Any
 
 from atlas.agent.advice_match import blind_action
@@ -40,27 +41,50 @@ def state_of(observation: Any) -> dict[str, Any]:
     return out
 
 
-def changed_nothing(before: Any, after: Any) -> bool:
+def changed_nothing(before: Any, after: Any, counters: Collection[str] | None = None) -> bool:
     """Whether a step left every short field and list of the observation as it was, and moved no number
-    by more than a step counter does (one). False when the observation has no such field: then only
-    the reply could tell, and replies differ in every environment."""
+    but a counter's, by one: those named in ``counters`` (``Ticking``), or any number where ``counters``
+    is None. False when the observation has no such field: then only the reply could tell, and replies
+    differ in every environment."""
     old, new = state_of(before), state_of(after)
     if not any(isinstance(v, str | list | tuple | dict) for v in new.values()) or old.keys() != new.keys():
         return False
     for key, value in new.items():
         was = old[key]
-        if isinstance(value, bool) or not isinstance(value, int | float):
+        if not (_number(value) and _number(was)):
             if value != was:
                 return False
-        elif not isinstance(was, int | float) or abs(value - was) not in (0, 1):
+        elif value != was and (abs(value - was) != 1 or (counters is not None and key not in counters)):
             return False
     return True
 
 
-def outcome(action: str, before: Any, result: Any) -> tuple[str, bool]:
+def _number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+class Ticking:
+    """The numbers of an observation that moved by one at every step of the episode so far: a step
+    counter, the steps left. A reading that held still at one step (a gauge a valve moves) is not one,
+    so its moving by one later is a change."""
+
+    def __init__(self) -> None:
+        self.keys: set[str] | None = None
+
+    def after(self, before: Any, after: Any) -> set[str]:
+        """The counters once the step from ``before`` to ``after`` is seen."""
+        old, new = state_of(before), state_of(after)
+        moved = {k for k, v in new.items() if _number(v) and _number(old.get(k)) and abs(v - old[k]) == 1}
+        self.keys = moved if self.keys is None else self.keys & moved
+        return self.keys
+
+
+def outcome(action: str, before: Any, result: Any, ticking: Ticking | None = None) -> tuple[str, bool]:
     """One step as ``Past`` records it: the action's text and whether it did not work (the environment
-    refused it, or it changed nothing). ``result`` is the step's ``StepResult``."""
-    return action, bool(result.error) or changed_nothing(before, result.observation)
+    refused it, or it changed nothing: the episode's ``ticking`` tells its counters from its readings).
+    ``result`` is the step's ``StepResult``."""
+    counters = ticking.after(before, result.observation) if ticking is not None else None
+    return action, bool(result.error) or changed_nothing(before, result.observation, counters)
 
 
 class Advances:
@@ -146,4 +170,4 @@ def loop_nudge(proposed: str, past: Past, *, repeats: int = 3, window: int = 6) 
     return None
 
 
-__all__ = ["Advances", "Futile", "Past", "changed_nothing", "loop_nudge", "outcome", "state_of"]
+__all__ = ["Advances", "Futile", "Past", "Ticking", "changed_nothing", "loop_nudge", "outcome", "state_of"]

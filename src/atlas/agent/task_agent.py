@@ -22,7 +22,7 @@ from typing import Any, Literal
 from atlas.agent import choice as ch
 from atlas.agent.actions import InvalidAction, action_schema, parse_completion
 from atlas.agent.advice_match import SPENT, advice_now, match_advice
-from atlas.agent.loops import Advances, Futile, Past, loop_nudge, outcome
+from atlas.agent.loops import Advances, Futile, Past, Ticking, loop_nudge, outcome
 from atlas.agent.prompts import system_prompt, turn_prompt
 from atlas.core.types import Task, Trajectory
 from atlas.envs.base import EpisodeRecorder, action_text, without_commands
@@ -176,6 +176,7 @@ class TaskAgent:
         plain: list[Any] = [system, ch.first_message(goal, first, actions, "", self.advice_chars)]
         past: Past = []
         futile = Futile()
+        ticking = Ticking()
         chosen: list[str] = []  # the labels of the actions taken, in order
         advances = Advances(float(env.score()))
 
@@ -250,7 +251,7 @@ class TaskAgent:
             chosen.append(reply)
             result = await asyncio.to_thread(env.step, action) if threaded else env.step(action)
             advances.after(reply, rec.record(action.tool, action.args, result).score)
-            past.append(outcome(action_text(action.tool, action.args), obs, result))
+            past.append(outcome(action_text(action.tool, action.args), obs, result, ticking))
             futile.after(past[-1][0], obs, past[-1][1])
             obs = result.observation
             if result.error:
@@ -286,6 +287,7 @@ class TaskAgent:
         turns = invalid = rejected = nudges = 0
         past: Past = []
         futile = Futile()
+        ticking = Ticking()
         done = False
         observation_text = env.summarize_observation(obs)
         while not done and turns < limit:
@@ -339,7 +341,7 @@ class TaskAgent:
             action = Action(parsed.tool, parsed.args)
             result = await asyncio.to_thread(env.step, action) if threaded else env.step(action)
             rec.record(parsed.tool, parsed.args, result, thought=parsed.thought)
-            past.append(outcome(action_text(parsed.tool, parsed.args), obs, result))
+            past.append(outcome(action_text(parsed.tool, parsed.args), obs, result, ticking))
             futile.after(past[-1][0], obs, past[-1][1])
             obs = result.observation
             if result.error:

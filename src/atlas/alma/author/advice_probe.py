@@ -19,7 +19,7 @@ from typing import Any
 
 from atlas.agent import choice as ch
 from atlas.agent.advice_match import advice_now
-from atlas.agent.loops import Advances, Futile, Past, loop_nudge, outcome
+from atlas.agent.loops import Advances, Futile, Past, Ticking, loop_nudge, outcome
 from atlas.core.types import Task, Trajectory
 from atlas.envs.base import action_text, without_commands, words
 from atlas.envs.policies import goal_words, play_policy
@@ -193,6 +193,7 @@ def follow_advice(
     chosen: list[str] = []
     past: Past = []
     futile = Futile()
+    ticking = Ticking()
     advances = Advances(start)
     done = False
     fallbacks = 0
@@ -234,7 +235,7 @@ def follow_advice(
         action = actions[labels.index(label)]
         result = env.step(action)
         chosen.append(label)
-        past.append(outcome(action_text(action.tool, action.args), obs, result))
+        past.append(outcome(action_text(action.tool, action.args), obs, result, ticking))
         futile.after(past[-1][0], obs, past[-1][1])
         obs, done = result.observation, result.done
         advances.after(label, float(env.score()))
