@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 
 from atlas.agent import TaskAgent
@@ -145,9 +147,7 @@ def test_a_reading_that_moves_by_one_is_a_change_once_it_was_seen_to_hold_still(
         {"light": "on", "steps": 3, "pressure": 4},  # a valve turned: the gauge moved by one
         {"light": "on", "steps": 4, "pressure": 4},
     ]
-    said = [
-        outcome("act", a, StepResult(b, done=False), ticking)[1] for a, b in zip(steps, steps[1:], strict=False)
-    ]
+    said = [outcome("act", a, StepResult(b, done=False), ticking)[1] for a, b in itertools.pairwise(steps)]
     assert said == [True, False, True]
     assert ticking.keys == {"steps"}
     # without a history, any number moved by one is read as a counter
