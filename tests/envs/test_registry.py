@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from toy_env import ToyLineEnv
 
 import atlas.envs
 from atlas.envs import get_env, list_envs, register_env
@@ -62,3 +63,26 @@ def test_the_default_environment_is_named_once():
     assert AlmaConfig.model_fields["env"].default == atlas.envs.DEFAULT_ENV
     for fn in (smoke_run, asmoke_run, headroom):
         assert inspect.signature(fn).parameters["env"].default == atlas.envs.DEFAULT_ENV
+
+
+class _NoFamilyMode:
+    """A plug-in constructor with no ``family_mode``: every task shares the family it is given."""
+
+    def __init__(self, cells: int = 5) -> None:
+        self.inner = ToyLineEnv(cells)
+
+
+def test_a_plug_in_without_family_mode_is_built_and_no_family_is_refused_clearly():
+    from atlas.alma.state.config import AlmaConfig
+    from atlas.envs import registry
+
+    register_env("no_family_line", _NoFamilyMode)
+    try:
+        config = AlmaConfig(env="no_family_line")
+        assert "family_mode" not in config.env_kwargs()
+        assert isinstance(get_env("no_family_line", **config.env_kwargs()), _NoFamilyMode)
+        assert AlmaConfig(env="graphworld", use_family=False).env_kwargs()["family_mode"] is False
+        with pytest.raises(ValueError, match=r"takes no family_mode.*family_mode: bool = True"):
+            AlmaConfig(env="no_family_line", use_family=False)
+    finally:
+        registry.unregister_env("no_family_line")

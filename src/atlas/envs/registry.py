@@ -16,6 +16,7 @@ without an explorer is played by a random policy over ``env.candidate_actions(ob
 from __future__ import annotations
 
 import importlib
+import inspect
 import random
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -123,6 +124,14 @@ class EnvSpec:
             elif p.default is not None:
                 out[p.name] = p.default
         return out
+
+    def takes(self, keyword: str) -> bool:
+        """Whether the factory accepts ``keyword`` (a factory taking ``**kwargs`` accepts any)."""
+        try:
+            params = inspect.signature(self.factory).parameters
+        except (TypeError, ValueError):  # a builtin or C callable: nothing to read, assume it does
+            return True
+        return keyword in params or any(p.kind is p.VAR_KEYWORD for p in params.values())
 
     def seed_design(self, env: Environment) -> str | None:
         if self.seed_design_hook is not None:

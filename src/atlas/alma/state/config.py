@@ -175,10 +175,17 @@ class AlmaConfig(BaseModel):
         from atlas.envs.registry import env_spec
 
         try:
-            kwargs = env_spec(self.env).kwargs(self.env_params)
+            spec = env_spec(self.env)
         except ConfigError:  # an environment instance that is not registered: its parameters as given
-            kwargs = dict(self.env_params)
-        kwargs.setdefault("family_mode", self.use_family)
+            return {"family_mode": self.use_family, **self.env_params}
+        kwargs = spec.kwargs(self.env_params)
+        if spec.takes("family_mode"):
+            kwargs.setdefault("family_mode", self.use_family)
+        elif not self.use_family:
+            raise ValueError(
+                f"environment {spec.name!r} takes no family_mode, so --no-family cannot apply to it: "
+                "give its constructor `family_mode: bool = True` (off: each task is its own family)"
+            )
         return kwargs
 
     def collection_seed(self) -> int:
