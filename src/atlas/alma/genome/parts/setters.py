@@ -5,7 +5,8 @@ kinds of action (instance numbers as '#') whose step changed it, the value each 
 it at, and how often that value was the action's own number ('turn dial 4' left the dial at 4).
 ``retrieve_setters`` turns it into rules for a goal that names the field: the action that left it at
 the value the goal names, the kind with the goal's number where the kind sets its own number, else the
-listed actions of that kind not yet seen to leave it elsewhere.
+listed actions of that kind not yet seen to leave it elsewhere; and it says to avoid the ones seen to
+leave it elsewhere (a setting found right is not set again to a wrong one).
 
 Design code (the sandbox's rules apply); no environment's words: a field is a key of the observation,
 its value and the goal's words are compared as words.
@@ -87,11 +88,25 @@ def _wanted(kind, rec, goal, name, listed):
     return [a for a in listed if unnumbered(a) == kind and a not in rec["values"]]
 
 
+def _elsewhere(rec, goal, name, listed, wanted):
+    """The listed actions of a setting kind (two values or more seen) each seen to leave the field at a
+    value the goal does not want: taking one undoes what the wanted action set."""
+    values = rec["values"]
+    if len(set(values.values())) < 2:
+        return []
+    number, said = _goal_number(goal, name), {w.lower() for w in words(goal)}
+
+    def unwanted(value):
+        return value != number if number else not {w.lower() for w in words(value)} <= said
+
+    return [a for a in listed if a in values and a not in wanted and unwanted(values[a])]
+
+
 def retrieve_setters(memory, task, tools, p):
     """For each field whose name the goal says ('band', 'floor'), a rule of the actions that set it to what
     the goal wants (``_wanted``), under the field's name: it applies while the observation shows the
-    field (a reading shown only where it can be set). Fields set fewer than ``p['min_sets']`` times
-    give nothing."""
+    field (a reading shown only where it can be set); and what to avoid, the actions seen to leave it at
+    another value (``_elsewhere``). Fields set fewer than ``p['min_sets']`` times give nothing."""
     goal = task.get("goal", "")
     said = {w.lower() for w in words(goal)}
     listed = [str(a) for a in task.get("actions") or []]
@@ -105,4 +120,7 @@ def retrieve_setters(memory, task, tools, p):
         if actions:
             # " or ": a choice, never read as a plan of steps to walk while the field is not shown
             out.append({"kind": "rule", "cond": [name], "action": " or ".join(actions)})
+        undo = _elsewhere(rec, goal, name, listed, actions)
+        if undo:
+            out.append({"kind": "avoid", "action": ", ".join(undo) + " when " + name})
     return out
