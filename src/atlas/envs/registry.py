@@ -308,7 +308,7 @@ register_env(
             "things",
             int,
             None,
-            "fetch: how many things a household owns, 1-10 (default 4; before this option every house owned 10).",
+            "fetch: how many things a household owns, 1-10 (default 4; a saved config without it means 10).",
             flag="--tw-things",
             min=1,
             max=10,
@@ -319,7 +319,7 @@ register_env(
             float,
             None,
             "fetch: how often a thing lies in its usual room, 0-1 (default 1: every thing has its place; "
-            "runs before this option had 0.75).",
+            "a saved config without it means 0.75).",
             flag="--tw-habit",
             min=0,
             max=1,

@@ -415,6 +415,10 @@ def test_a_kind_is_avoided_while_most_of_it_ended_tasks_and_not_once_half_did_no
     )
     as_many = [_harmless(f"focus on {thing}") for thing in ("lamp", "chair", "sofa")]
     assert "focus on … unless advised" not in _advice_after([*few, *as_many])
+    refused = [  # listed, and answered with an error: the environment did not take them
+        {**e, "steps": [{**e["steps"][0], "error": "No known action matches that input."}]} for e in as_many
+    ]
+    assert "Avoid: focus on … unless advised." in _advice_after([*few, *refused]).splitlines()
     at_the_limit = [_ending(a, ended=False) for a in ("focus on drain", "focus on bed", "focus on orange")]
     assert "Avoid" not in _advice_after(at_the_limit)
 

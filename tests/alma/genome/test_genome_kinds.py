@@ -196,3 +196,22 @@ def test_labels_are_kinds_only_through_things_the_text_frames():
         ["pick_up lamp", "move_to hall"], {"lamp": {"objects": 1}, "hall": {"adjacent": 2}}
     )
     assert kinds == {"pick_up {}": "objects", "move_to {}": "adjacent"}
+
+
+def test_a_goal_word_earlier_games_sought_and_no_text_framed_fills_no_kind():
+    """ScienceWorld asks every variation the same ('find the animal with the longest life span'): the goal
+    never varies, so none of its words is the task's form, and none was ever shown as a thing. Such words
+    fill no kind ('polish finest'); a word no earlier goal had still does: it may name a thing not seen yet."""
+    design, memory = _design(), {}
+    for shelf, actions in [(["red", "blue"], ["polish blue"]), (["blue", "gold"], ["polish gold"])]:
+        design["update"](memory, _gems("Polish the finest gem.", shelf, actions), None)
+    shelf = ["green", "red"]
+    view = {
+        "observation": {"shelf": shelf},
+        "observation_text": "Shelf holds: green, red.",
+        "actions": [f"{verb} {g}" for verb in ("polish", "smash") for g in shelf],
+    }
+    same = _rules(design["recall"](memory, {**view, "goal": "Polish the finest gem."}, None))
+    assert not any({"finest", "gem"} & set(action.split()) for _, action in same), same
+    new = _rules(design["recall"](memory, {**view, "goal": "Polish the rarest gem."}, None))
+    assert ("shelf rarest", "polish rarest") in new, new

@@ -225,6 +225,36 @@ def test_what_ends_a_task_unsolved_is_not_explored():
     assert steps == ["open door to hallway", "look around", "wait"]
 
 
+def test_a_command_the_environment_refused_does_not_clear_a_kind_that_ends_tasks():
+    """ScienceWorld lists 'focus on' a cup in a closed cupboard and answers it 'No known action matches
+    that input.' (an error, nothing done). That refusal is no sign focusing is harmless: once focusing on
+    the drain ended a task unsolved, no 'focus on' action is suggested as untried. A focus that was
+    taken and did nothing still clears the kind."""
+    room = "This room is called the kitchen. You see a drain, a bed, a lamp and a door to the hallway."
+    listed = [
+        "focus on drain",
+        "focus on bed",
+        "focus on lamp",
+        "open door to hallway",
+        "look around",
+        "wait",
+    ]
+    task = {"goal": "Find the animal that lives longest.", "observation": {"text": room}}
+    reply = "No known action matches that input."
+    refused = {**_step("focus on cup in cupboard", reply, 0.0), "error": "not a command understood here"}
+    ended = _step("focus on drain", "You focus on the drain.", 0.0, ended=True)
+
+    def untried_after(first: dict) -> list[str]:
+        design, memory = _design(), {}
+        for steps in ([first], [ended]):
+            design["update"](memory, _episode(task, room, listed, steps, 0.0), None)
+        return _untried_steps(design["recall"](memory, {**task, "observation_text": room}, None))
+
+    assert untried_after(refused) == ["open door to hallway", "look around", "wait"]
+    taken = {**refused, "error": None, "observation": {"text": "Nothing happens."}}
+    assert "focus on bed" in untried_after({**taken, "observation_text": "Nothing happens."})
+
+
 def test_what_was_tried_only_before_a_later_stage_is_offered_again():
     """Stages must come in order: the blue switch refused before the red one raised the score, so it is
     offered again (it may be the next stage's); the red one raised the score (the learned plans name it),

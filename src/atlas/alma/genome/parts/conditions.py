@@ -321,16 +321,21 @@ def _fatal(rec):
 def fatal_heads(effects, least):
     """The leading words of actions that end a task: ``least`` or more actions beginning with the same word
     each ended every episode it was taken in, unsolved, and more of them than of the others so begun that
-    never advanced a task ('focus on' when focusing on a drain, a bed and an orange each failed a task,
-    focusing on an ambiguous name did nothing, and only focusing on the right thing ever helped). Their
+    never advanced a task and were not refused (``refused``) ('focus on' when focusing on a drain, a bed and
+    an orange each failed a task, focusing on an ambiguous name did nothing, and only focusing on the right
+    thing ever helped). Their
     longest common beginning, without the thing: the next such action is likely fatal too, unless advice
     names it. 0: never."""
     if not least:
         return []
     out = []
     for _, kind in sorted(by_kind(effects).items()):
-        recs = [  # (words, fatal, advanced)
-            ([w.lower() for w in words(r["eg"])], ends_tasks(r), bool((r.get("counts") or {}).get("up", 0)))
+        recs = [  # (words, fatal, advanced or refused: no sign the kind is harmless)
+            (
+                [w.lower() for w in words(r["eg"])],
+                ends_tasks(r),
+                bool((r.get("counts") or {}).get("up", 0)) or refused(r),
+            )
             for r in kind
         ]
         ended = [said for said, fatal, _ in recs if fatal]
@@ -352,14 +357,21 @@ def ending_words(effects):
     """First words of actions that end a task: one so begun ended every episode it was taken in, unsolved,
     and every other one so begun did that too or advanced a task ('focus on' once focusing on a drain failed
     one, and only focusing on the right thing helped). A first word some action did nothing under is not one
-    ('add' when adding one reagent ruined a sample and adding another did nothing), nor one whose only
-    endings may have needed another action first (``needs_first``)."""
+    ('add' when adding one reagent ruined a sample and adding another did nothing), unless the environment
+    refused that action every time (``refused``: a command it did not take there says nothing of what the
+    kind does), nor one whose only endings may have needed another action first (``needs_first``)."""
     return {
         head
         for head, recs in by_kind(effects).items()
         if any(ends_tasks(r) and not needs_first(r, effects) for r in recs)
-        and all(ends_tasks(r) or (r.get("counts") or {}).get("up", 0) for r in recs)
+        and all(ends_tasks(r) or (r.get("counts") or {}).get("up", 0) or refused(r) for r in recs)
     }
+
+
+def refused(rec):
+    """The environment refused the action every time it was taken (an error reply, nothing done)."""
+    c = rec.get("counts") or {}
+    return c.get("n", 0) > 0 and c.get("refused", 0) >= c["n"] - 1e-6
 
 
 def tried_as_far(rec, goal, furthest):

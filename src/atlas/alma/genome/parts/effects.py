@@ -217,7 +217,14 @@ def encode_effects(memory, episode, tools, p, store):
         at[this_goal] = max(at.get(this_goal, 0), stage)
         rec["tried_at"] = dict(list(at.items())[-8:])
         c = rec["counts"]
-        for name, hit in (("n", 1), ("nothing", eff["nothing"]), ("up", eff["advanced"]), ("fatal", fatal)):
+        refused = bool(step["error"]) and not fatal  # the environment did not take it: it did nothing there
+        for name, hit in (
+            ("n", 1),
+            ("nothing", eff["nothing"]),
+            ("up", eff["advanced"]),
+            ("fatal", fatal),
+            ("refused", refused),
+        ):
             bump(c, name, 1 if hit else 0)
         bump(c, "gain", max(step["gain"], 0.0))
         bump(c, "pos", i / max(len(steps) - 1, 1))

@@ -89,7 +89,8 @@ def action_kinds(labels, frames):
 def retrieve_kinds(memory, task, tools, p):
     """Rules 'F g: K g' for each kind K of listed action (this task's list and the lists earlier tasks
     started with) whose things the text frames as F, and each goal word g framed so, or never framed yet
-    and in a goal's place whose words were (or no word of which was ever framed); a word of every goal is
+    and in a goal's place whose words were (or no word of which was ever framed, where no earlier goal had
+    it: a word earlier games sought and no text ever framed is no thing to act on); a word of every goal is
     the task's form, not a thing. None of a kind whose first word ends tasks, nor an action that ended its
     tasks or only ever did nothing. A goal word stands for the shown name it is the plural of. Where this
     task lists a kind on one goal word, the kind is not filled with the goal's other words. Up to
@@ -105,6 +106,7 @@ def retrieve_kinds(memory, task, tools, p):
     places = slot_frames(memory, gw, frames)
     shown = {stem(w): w for w in sorted(names | set(frames) | {x.lower() for a in labels for x in words(a)})}
     listed_now = {unnumbered(str(a).split(" (")[0]).lower() for a in task.get("actions") or []}
+    sought = set((memory.get("effect_goals") or {}).get("words") or {})  # words of earlier goals
     rules = []
     for kind, frame in kinds.items():
         if first_word(kind) in ending:
@@ -122,7 +124,7 @@ def retrieve_kinds(memory, task, tools, p):
             ):
                 continue
             known = set(frames.get(low, {})) or places[i]
-            if known and frame not in known:
+            if (known and frame not in known) or (not known and low in sought):
                 continue
             action = kind.replace("{}", g)
             rec = effects.get(unnumbered(action)) or {}
