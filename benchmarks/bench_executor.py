@@ -10,7 +10,7 @@ episodes between the end of collection and the last one, best of ``--repeats`` r
 machine is shared: the best run is the least disturbed one). Ray runs on a local cluster started here
 (``ray.init``: one node, this machine's cores). The last line reads
 ``ray128-speedup X local8-ratio Y``: Ray at 128 in flight over the serial rate, and Ray at 8 over
-the local executor at 8 (the issue's targets: X ≥ 30 on a 2-core machine, Y ≥ 1).
+the local executor at 8 (targets: X ≥ 30 on a 2-core machine, Y ≥ 1).
 """
 
 from __future__ import annotations

@@ -6,8 +6,8 @@ tasks with the same model, in one run.
 For each path and model: seconds per episode and per turn, prompt tokens actually evaluated per
 turn, completion tokens per turn, episodes per hour at concurrency 1 and 4, success rate. The
 machine's prompt and generation rates are measured by the same script, and each path is compared
-with the bound they imply: a turn that reads only ~80 new tokens and writes ~20 (the figure in
-issue 14) — ``bound = turns x (80 / prompt_tps + 20 / gen_tps)``.
+with the bound they imply: a turn that reads only ~80 new tokens and writes ~20 (what a turn of an
+append-only conversation costs at best) — ``bound = turns x (80 / prompt_tps + 20 / gen_tps)``.
 
     python benchmarks/bench_local_agent.py            # both models, 6 tasks, concurrency 1 and 4
     python benchmarks/bench_local_agent.py --quick    # default model, <= 6 minutes on 2 cores

@@ -159,7 +159,7 @@ def test_a_search_plan_does_not_lead_away_from_what_the_goal_names():
 
 
 def test_the_match_is_the_same_in_every_process():
-    """Replay (issue 29, item 11): the match goes into the model call's cache key, so it must not
+    """Replay: the match goes into the model call's cache key, so it must not
     depend on the per-process order of a set of strings (PYTHONHASHSEED)."""
     import os
     import subprocess

@@ -1,4 +1,4 @@
-"""atlas.auto never costs the caller the reply it paid for (issue 29, item 6): when the memory fails
+"""atlas.auto never costs the caller the reply it paid for: when the memory fails
 to advise or to learn, a MemoryFailedWarning says why and the model's reply is returned; odd message
 shapes are read, not crashed on; and one conversation's text never reaches another's system message."""
 
@@ -107,7 +107,7 @@ def test_one_conversations_text_never_reaches_anothers_system_message(embedder):
 
 
 def test_a_chat_that_ends_with_an_answer_is_not_stored_as_a_failure(embedder):
-    """Issue 29, item 13: no tool calls and no success= given: the chat answered, so it succeeded."""
+    """No tool calls and no success= given: the chat answered, so it succeeded."""
     from atlas.auto import episode_from_messages
 
     memory = build_memory_system(None, embedder=embedder)

@@ -221,7 +221,7 @@ def test_public_api_is_pinned() -> None:
 
 
 def test_provider_embeddings_never_download_the_cost_map():
-    """Issue 29, item 13: litellm fetches its cost map at import unless told to use the local one."""
+    """litellm fetches its cost map at import unless told to use the local one."""
     import os
     import subprocess
     import sys

@@ -1,4 +1,4 @@
-"""The MCP server under raw malformed messages (issue 19, item 8): every request gets a JSON-RPC
+"""The MCP server under raw malformed messages: every request gets a JSON-RPC
 reply — an error naming the problem — and the server keeps serving. A real server process over
 stdio; lines are written by hand, as a broken or hostile client would."""
 

@@ -76,7 +76,7 @@ def test_no_test_machinery_in_the_product():
 
 
 def test_a_broken_plugin_costs_a_warning_never_the_command(tmp_path):
-    """Issue 29, item 9: a plug-in that raises on import and one that is missing, listed around a
+    """A plug-in that raises on import and one that is missing, listed around a
     working one: `atlas --help` and the working plug-in still work, and both failures are named."""
     from scripted_provider import subprocess_env
 

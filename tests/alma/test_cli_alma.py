@@ -345,7 +345,7 @@ def _refused(args: list[str], *words: str) -> None:
     ],
 )
 def test_every_flag_is_bounded_and_checked_before_any_work(tmp_path, args, words):
-    """Issue 29, item 10: refused by the parser or the command's first lines — no model is made
+    """Refused by the parser or the command's first lines — no model is made
     (none is given: the default would be looked for), no run folder is written."""
     _refused([*args, "--run-dir", str(tmp_path / "r")] if args[0] in ("run", "eval") else args, *words)
     assert not (tmp_path / "r").exists()
@@ -401,7 +401,7 @@ def test_a_resumed_run_keeps_its_concurrency_unless_told_otherwise(tmp_path, scr
         return [e for e in events if e["event"] == "run.resume"][-1]["executor"]["concurrency"]
 
     assert resumed() == 2
-    assert resumed("--concurrency", "3") == 3  # for this session: the run's own stays 2
+    assert resumed("--concurrency", "3") == 3  # for this invocation: the run's own stays 2
     assert resumed() == 2
 
 

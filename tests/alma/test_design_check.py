@@ -318,7 +318,7 @@ def test_a_class_of_the_design_may_set_its_own_attributes_but_self_cannot_be_reb
     ],
 )
 def test_format_strings_built_at_run_time_are_refused(line):
-    """Issue 29, item 13: a format field reads attributes; only a literal format string is checked."""
+    """A format field reads attributes; only a literal format string is checked."""
     assert any("only allowed on a string literal" in m for m in messages(design_with(line)))
 
 

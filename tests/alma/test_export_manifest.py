@@ -1,4 +1,4 @@
-"""A downloaded export is data (issue 29, item 5): its manifest is checked against a schema, never
+"""A downloaded export is data: its manifest is checked against a schema, never
 chooses a provider or a network embedder, never writes what the MCP client is told, and a wrong
 shape, a FIFO, a link to a device or a huge size is a clear error at once."""
 

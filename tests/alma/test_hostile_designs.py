@@ -1,4 +1,4 @@
-"""Hostile designs never stop the search (issue 19, items 3-5): strings that cross the sandbox
+"""Hostile designs never stop the search: strings that cross the sandbox
 boundary are made safe, a failure inside a tool is the design's error, tool work has budgets
 (LLM calls, tokens, cost, characters, stored items, log records) and counts against the call's
 wall-clock limit. Real sandbox, real embedder; models are ScriptedLLM doubles."""
@@ -386,7 +386,7 @@ def test_host_tool_work_and_log_records_are_capped_per_call(embedder):
 
 
 def test_max_cost_is_checked_after_every_episode_not_only_between_generations(tmp_path: Path, embedder):
-    """Issue 29, item 10: $0.56 was spent against a $0.50 cap because the cap was read only before a
+    """$0.56 was spent against a $0.50 cap because the cap was read only before a
     generation. Now the search stops at the first episode that reaches it: the overrun is at most
     the episodes already under way."""
     from atlas.errors import BudgetReached

@@ -1,4 +1,4 @@
-"""Hostile and damaged run folders (issue 19, items 1, 2, 6, 7): a run folder is data a user may
+"""Hostile and damaged run folders: a run folder is data a user may
 download or share, so no path in it reaches outside it, and damage gives a clear error or is
 skipped — never a traceback, never a stuck run."""
 
@@ -379,7 +379,7 @@ def test_resume_refuses_a_design_file_swapped_after_the_run(run: Path, embedder)
 
 
 def test_run_dir_pointed_at_an_existing_run_is_refused_not_overwritten(run: Path, tmp_path: Path, embedder):
-    """`--run-dir` (issue 29, item 8): only `--resume` continues a run; a new run or an eval into it
+    """`--run-dir`: only `--resume` continues a run; a new run or an eval into it
     is refused before anything is written."""
     before = (run / "archive.json").read_bytes()
     with pytest.raises(ArchiveError, match=r"already holds a run .*atlas run --resume"):

@@ -397,7 +397,7 @@ def test_a_bad_baseline_cache_entry_is_played_again_never_trusted(tmp_path, embe
     ids=lambda b: f"{next(iter(b))}={next(iter(b.values()))}",
 )
 def test_every_setting_is_bounded_before_any_work(tmp_path, bad):
-    """Issue 29, item 10, from Python: a ConfigError naming the setting, and no run folder."""
+    """From Python: a ConfigError naming the setting, and no run folder."""
     from atlas.errors import ConfigError
 
     with pytest.raises(ConfigError, match=next(iter(bad))):

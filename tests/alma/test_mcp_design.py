@@ -203,7 +203,7 @@ def test_the_design_server_answers_every_malformed_request_like_the_memory_serve
 
 @pytest.mark.slow
 async def test_namespaces_stay_apart_over_stdio_with_a_real_client(scripted_run, tmp_path):
-    """The same leak probe as the issue's: `atlas mcp --design DIR --learn`, a real MCP client."""
+    """A leak probe: `atlas mcp --design DIR --learn`, a real MCP client."""
     from export_forgery import forge_export
     from mcp import ClientSession
     from mcp.client.stdio import stdio_client

@@ -29,7 +29,7 @@ def test_a_local_meta_model_gets_a_context_that_fits_two_parents_and_a_module(tm
 
 
 def test_a_task_model_that_also_writes_the_designs_gets_the_meta_context(tmp_path):
-    """Issue 29, item 12: `make demo` with only the 0.5B makes it the meta model too; a meta prompt
+    """`make demo` with only the 0.5B makes it the meta model too; a meta prompt
     must fit the model it is sent to, so that model gets the meta context (it refused an 8,249-token
     genome-editing prompt at 8192)."""
     from atlas.alma.api import build_models

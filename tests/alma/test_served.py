@@ -102,7 +102,7 @@ def test_auto_wraps_an_openai_client_with_an_exported_design(exported, embedder)
 
 
 def test_a_design_whose_recall_fails_still_lets_the_model_answer(exported, embedder):
-    """atlas.auto (issue 29, item 6): the route-map design's recall fails for a bare goal (no start
+    """atlas.auto: the route-map design's recall fails for a bare goal (no start
     room); the caller is warned and the model still answers."""
     from openai import OpenAI
 

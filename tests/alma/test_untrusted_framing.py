@@ -1,4 +1,4 @@
-"""Prompt injection (issue 19, item 11): what designs wrote (prints, advice, sources, critiques
+"""Prompt injection: what designs wrote (prints, advice, sources, critiques
 built from their logs) reaches the DebugAgent and MetaAgent framed as untrusted data in user
 messages, never in the system role, and the framing cannot be closed from inside."""
 

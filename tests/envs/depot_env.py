@@ -2,7 +2,7 @@
 environment-blind: a depot of places joined by paths (the layout is the family's), goods lying on the
 floor (placed anew each task), and the goal "Deliver the <good> to the <place>." Actions: walk <place>,
 grab <good>, drop <good>. No explorer is registered (like a plug-in a user writes); it has a context
-schema and oracle advice as the issue's hidden checks require. Importing it registers ``depot``.
+schema and oracle advice as a held-out environment needs. Importing it registers ``depot``.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The retrieval defaults of issue 17: a calibrated floor, three keys per tip, duplicates collapsed,
+"""The retrieval defaults: a calibrated floor, three keys per tip, duplicates collapsed,
 entity stripping of names and objects, the LLM generalizer when there is an LLM, 2–4 tips a segment."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The two examples of issue 17, end to end with the real embedder and real Chroma: after one
+"""Two transfer examples, end to end with the real embedder and real Chroma: after one
 trajectory for "Bring the key to room_C", the sibling task "Bring the lamp to room_D" gets its tips
 and experience, and "compile the linux kernel with clang" gets nothing — over MCP and on the CLI."""
 

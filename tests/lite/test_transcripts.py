@@ -157,7 +157,7 @@ def test_a_compaction_summary_continues_the_turn_it_interrupted(tmp_path):
         "isCompactSummary": True,
         "message": {
             "role": "user",
-            "content": "This session is being continued from a previous conversation...",
+            "content": "This conversation is continued from an earlier one...",
         },
     }
     f = tmp_path / "compacted.jsonl"

@@ -1,4 +1,4 @@
-"""Limits and repair in the memory library (issue 19, items 9-10): sizes and depth refused with
+"""Limits and repair in the memory library: sizes and depth refused with
 clear errors, orphan vectors removed on reopen, a retried store is not a duplicate, processes
 creating one directory at once all succeed, strict namespaces and scores."""
 
