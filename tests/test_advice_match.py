@@ -438,3 +438,17 @@ def test_a_try_list_is_no_rule_whose_untaken_steps_are_its_situation():
     advice = f"Cabinet closed: open cabinet 1.\n{tries}"
     assert set(advised_actions(advice, seen, labels, ["go to cabinet 2"])) == {"open cabinet 2"}
     assert advised_actions(tries, seen, labels, ["go to cabinet 2"]) == {"go to bin 1": 1.0}
+
+
+def test_a_step_done_at_another_setting_is_not_the_plans_step():
+    """Jack numbers are sockets of one panel, named by no text: plugging jack 2 is not the plan's 'plug jack
+    4', so the plan still asks for jack 4; a cabinet the text shows is another instance, as before."""
+    readings = "Readings: hum low, glow violet. Power on."
+    labels = [*(f"plug jack {n}" for n in range(1, 6)), *(f"set dial {n}" for n in range(1, 4)), "seal"]
+    plan = "Steps in order: switch on, plug jack 4, set dial 2, seal."
+    assert advised_actions(plan, readings, labels, done=["switch on", "plug jack 2"]) == {"plug jack 4": 1.0}
+    assert advised_actions(plan, readings, labels, done=["switch on", "plug jack 4"]) == {"set dial 2": 1.0}
+    house = "You arrive at cabinet 3. The cabinet 3 is closed."
+    steps = "Steps in order: go to cabinet 1, open cabinet 1, go to sinkbasin 1."
+    listed = ["go to cabinet 1", "go to cabinet 3", "open cabinet 3", "go to sinkbasin 1"]
+    assert advised_actions(steps, house, listed, done=["go to cabinet 3"]) == {"open cabinet 3": 1.0}

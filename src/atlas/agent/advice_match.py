@@ -267,7 +267,7 @@ def _plan_step(
     """The next step of the advice's plan (an ordered list of actions, e.g. a walkthrough) and its text: the
     first listed action named after the last step already done, found by walking the done actions through
     the plan (a step done with other instance numbers counts where no step names it exactly: the one
-    describing the same thing, else the first that fits). A ``TRY_ONCE`` list's steps are tries in any
+    describing the same thing, else the first that fits; not where its number is a setting, ``_a_setting``). A ``TRY_ONCE`` list's steps are tries in any
     order: the first not yet taken, one that an avoid line lowers now (``avoided``) passed over for the
     next and taken once it is no longer lowered."""
     phrases = {label: _phrase(label) for label in labels if _tokens(label)}
@@ -278,7 +278,12 @@ def _plan_step(
         for action in done:
             phrase = _phrase(action)
             said = frozenset().union(*(called.get(t, frozenset()) for t in _things(action)))
-            fits = [j + 1 for j in range(at, len(steps)) if _blind(phrase) in _blind(_phrase(steps[j]))]
+            fits = [
+                j + 1
+                for j in range(at, len(steps))
+                if _blind(phrase) in _blind(_phrase(steps[j]))
+                and not _a_setting(steps[j], action, phrases, called)
+            ]
             alike = [j for j in fits if said & _description(steps[j - 1])]
             exact = next(
                 (j + 1 for j in range(at, len(steps)) if phrase in _phrase(steps[j]) and not alike), None
@@ -296,6 +301,17 @@ def _plan_step(
                 if not (tries and label in avoided):
                     return label, step
     return None
+
+
+def _a_setting(step: str, action: str, phrases: dict[str, str], called: dict[str, frozenset[str]]) -> bool:
+    """Whether the done ``action`` is the plan's ``step`` at another number that is a setting, not another
+    instance: the step names a listed action as written, and the text names neither's numbered thing
+    ('plug jack 2' is not the plan's 'plug jack 4' where the jacks are sockets of one panel; 'go to cabinet
+    3' is the plan's 'go to cabinet 1' once the text shows cabinet 3)."""
+    if _phrase(action) in _phrase(step):
+        return False
+    hits, rebound = _named(step, phrases)
+    return bool(hits) and not rebound and not {*_things(step), *_things(action)} & set(called)
 
 
 def _search_yields(advice: str, goal: str, labels: list[str]) -> bool:
