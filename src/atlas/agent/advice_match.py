@@ -267,9 +267,9 @@ def _plan_step(
     """The next step of the advice's plan (an ordered list of actions, e.g. a walkthrough) and its text: the
     first listed action named after the last step already done, found by walking the done actions through
     the plan (a step done with other instance numbers counts where no step names it exactly: the one
-    describing the same thing, else the first that fits; not where its number is a setting, ``_a_setting``). A ``TRY_ONCE`` list's steps are tries in any
-    order: the first not yet taken, one that an avoid line lowers now (``avoided``) passed over for the
-    next and taken once it is no longer lowered."""
+    describing the same thing, else the first that fits; not where its number is a setting, ``_a_setting``).
+    A ``TRY_ONCE`` list's steps are tries in any order: the first not yet taken, one that an avoid line
+    lowers now (``avoided``) passed over for the next and taken once it is no longer lowered."""
     phrases = {label: _phrase(label) for label in labels if _tokens(label)}
     called = _called(observation) if observation else {}
     for steps, line in _plans(advice):

@@ -323,9 +323,8 @@ def fatal_heads(effects, least):
     each ended every episode it was taken in, unsolved, and more of them than of the others so begun that
     never advanced a task and were not refused (``refused``) ('focus on' when focusing on a drain, a bed and
     an orange each failed a task, focusing on an ambiguous name did nothing, and only focusing on the right
-    thing ever helped). Their
-    longest common beginning, without the thing: the next such action is likely fatal too, unless advice
-    names it. 0: never."""
+    thing ever helped). Their longest common beginning, without the thing: the next such action is likely
+    fatal too, unless advice names it. 0: never."""
     if not least:
         return []
     out = []
