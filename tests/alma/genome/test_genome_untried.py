@@ -204,25 +204,31 @@ def _episode(task: dict, room: str, listed: list[str], steps: list[dict], score:
     }
 
 
+_KITCHEN = "This room is called the kitchen. You see a drain, a bed, a lamp and a door to the hallway."
+_KITCHEN_LISTED = [
+    "focus on drain",
+    "focus on bed",
+    "focus on lamp",
+    "open door to hallway",
+    "look around",
+    "wait",
+]
+_FOCUS_ENDED = _step("focus on drain", "You focus on the drain.", 0.0, ended=True)
+
+
+def _kitchen_untried_after(steps: list[dict]) -> list[str]:
+    """The untried steps for a kitchen task after one episode per step (each of that one step)."""
+    task = {"goal": "Find the animal that lives longest.", "observation": {"text": _KITCHEN}}
+    design, memory = _design(), {}
+    for step in steps:
+        design["update"](memory, _episode(task, _KITCHEN, _KITCHEN_LISTED, [step], 0.0), None)
+    return _untried_steps(design["recall"](memory, {**task, "observation_text": _KITCHEN}, None))
+
+
 def test_what_ends_a_task_unsolved_is_not_explored():
     """A task whose listing offers focusing on things: once focusing on the drain ended one unsolved, no
     'focus on' action is suggested as untried; the other listed actions still are."""
-    room = "This room is called the kitchen. You see a drain, a bed, a lamp and a door to the hallway."
-    listed = [
-        "focus on drain",
-        "focus on bed",
-        "focus on lamp",
-        "open door to hallway",
-        "look around",
-        "wait",
-    ]
-    step = _step("focus on drain", "You focus on the drain.", 0.0, ended=True)
-    task = {"goal": "Find the animal that lives longest.", "observation": {"text": room}}
-    episode = _episode(task, room, listed, [step], 0.0)
-    design, memory = _design(), {}
-    design["update"](memory, episode, None)
-    steps = _untried_steps(design["recall"](memory, {**task, "observation_text": room}, None))
-    assert steps == ["open door to hallway", "look around", "wait"]
+    assert _kitchen_untried_after([_FOCUS_ENDED]) == ["open door to hallway", "look around", "wait"]
 
 
 def test_a_command_the_environment_refused_does_not_clear_a_kind_that_ends_tasks():
@@ -230,29 +236,13 @@ def test_a_command_the_environment_refused_does_not_clear_a_kind_that_ends_tasks
     that input.' (an error, nothing done). That refusal is no sign focusing is harmless: once focusing on
     the drain ended a task unsolved, no 'focus on' action is suggested as untried. A focus that was
     taken and did nothing still clears the kind."""
-    room = "This room is called the kitchen. You see a drain, a bed, a lamp and a door to the hallway."
-    listed = [
-        "focus on drain",
-        "focus on bed",
-        "focus on lamp",
-        "open door to hallway",
-        "look around",
-        "wait",
-    ]
-    task = {"goal": "Find the animal that lives longest.", "observation": {"text": room}}
     reply = "No known action matches that input."
     refused = {**_step("focus on cup in cupboard", reply, 0.0), "error": "not a command understood here"}
-    ended = _step("focus on drain", "You focus on the drain.", 0.0, ended=True)
-
-    def untried_after(first: dict) -> list[str]:
-        design, memory = _design(), {}
-        for steps in ([first], [ended]):
-            design["update"](memory, _episode(task, room, listed, steps, 0.0), None)
-        return _untried_steps(design["recall"](memory, {**task, "observation_text": room}, None))
-
-    assert untried_after(refused) == ["open door to hallway", "look around", "wait"]
+    assert _kitchen_untried_after([refused, _FOCUS_ENDED]) == ["open door to hallway", "look around", "wait"]
     taken = {**refused, "error": None, "observation": {"text": "Nothing happens."}}
-    assert "focus on bed" in untried_after({**taken, "observation_text": "Nothing happens."})
+    assert "focus on bed" in _kitchen_untried_after(
+        [{**taken, "observation_text": "Nothing happens."}, _FOCUS_ENDED]
+    )
 
 
 def test_what_was_tried_only_before_a_later_stage_is_offered_again():
