@@ -350,7 +350,8 @@ def test_what_a_step_listed_is_read_only_where_it_is_text():
 
 
 def test_each_kind_is_offered_as_every_instance_this_task_lists():
-    """What was learned of 'go to shelf 3' is offered as each shelf the task lists, in its order."""
+    """What was learned of 'go to shelf 3' is offered as each shelf the task lists, in its order, a round of
+    numbered kinds at a time: the second shelf after one of every kind; what has no number keeps its place."""
     room = "You see a shelf 3, a desk 1."
     listed = ["go to shelf 3", "go to desk 1", "look"]
     task = {"goal": "Find the key.", "observation": {"location": "hall"}}
@@ -364,10 +365,29 @@ def test_each_kind_is_offered_as_every_instance_this_task_lists():
     }
     assert _untried_steps(design["recall"](memory, view, None)) == [
         "go to shelf 1",
-        "go to shelf 2",
         "go to desk 4",
+        "go to shelf 2",
         "look",
     ]
+
+
+def test_a_game_that_follows_the_plan_tries_every_kind_before_a_second_setting():
+    """Controls set to numbered positions, six of each kind: the plan offers one of every kind first, so a
+    game of 16 steps that follows it learns what each control does, not only what the first one does. An
+    action without a number keeps its place: the switch listed last is offered last, not after one round."""
+    panel = {"power": "on", "glow": "red", "pressure": "2"}
+    listed = [f"turn valve {n}" for n in range(1, 7)] + [f"set dial {n}" for n in range(1, 7)]
+    listed += [f"plug jack {n}" for n in range(1, 6)] + ["switch off", "seal"]
+    task = {"goal": "Tune a blue glow at pressure 4, then seal it.", "observation": panel}
+    design, memory = _design(), {}
+    refused = _step("seal", "The glow is off target.", 0.0)
+    design["update"](memory, _episode(task, "A bench.", listed, [refused], 0.0), None)
+    steps = _untried_steps(
+        design["recall"](memory, {**task, "observation_text": "A bench.", "actions": listed}, None)
+    )
+    assert {unnumbered(s) for s in steps[:3]} == {"turn valve #", "set dial #", "plug jack #"}
+    assert steps[-1] == "switch off"
+    assert sorted(steps) == sorted(listed[:-1])
 
 
 def test_a_sweep_looks_again_where_games_of_the_goal_looked():

@@ -6,7 +6,7 @@ Design code (the sandbox's rules apply); no environment's words: a goal's thing 
 that not every goal has.
 """
 
-from common import first_word, goal_key, goal_words, in_every_goal, unnumbered, words
+from common import NUMBER, first_word, goal_key, goal_words, in_every_goal, unnumbered, words
 from conditions import (
     ending_words,
     ends_tasks,
@@ -32,15 +32,22 @@ def names_thing(action, things):
 
 
 def every_instance(steps, listed):
-    """Each step as every action of its kind (instance numbers aside) listed at this task's start, in their
-    order ('go to shelf 1', 'go to shelf 2' for 'go to shelf 3'), else itself: the kinds are learned, the
-    instances are this task's."""
+    """Each step as every action of its kind (instance numbers aside) listed at this task's start, else
+    itself. The kinds are learned, the instances are this task's. Numbered kinds are taken a round at a
+    time, in the places their steps held: the first of each, then the second of each ('go to shelf 1',
+    'go to desk 4', 'go to shelf 2' for 'go to shelf 3', 'go to desk 1'), so a game that follows the plan
+    tries every kind before a kind's second instance; what has no number keeps its place."""
     listed = [a for a in listed or [] if isinstance(a, str)]
-    out = []
+    out, groups, seen = [], [], set()
     for step in steps:
         same = [a for a in listed if unnumbered(a) == unnumbered(step)] or [step]
-        out += [a for a in same if a not in out]
-    return out
+        fresh = [a for a in same if a not in seen]
+        seen.update(fresh)
+        numbered = [a for a in fresh if NUMBER.search(a)]
+        groups += [numbered] if numbered else []
+        out += [None if a in numbered else a for a in fresh]
+    rounds = iter([g[i] for i in range(max(map(len, groups), default=0)) for g in groups if i < len(g)])
+    return [a if a is not None else next(rounds) for a in out]
 
 
 def retrieve_untried(memory, task, tools, p):
