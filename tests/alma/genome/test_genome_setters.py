@@ -176,3 +176,52 @@ def test_a_reading_shown_only_while_lit_is_learned_from_one_short_game():
         f"pull {colour_lever} #": {"n": 1, "own": 0, "values": {f"pull {colour_lever} 3": colours[2]}}
     }
     assert "steps_left" not in memory["setters"]
+
+
+def test_the_action_the_goal_names_is_advised_once_every_field_it_names_reads_as_the_goal_says():
+    """'…, then confirm.': confirm is advised above every setting once the colour and the level read as the
+    goal says, and not while either is off (each field a phrase that must be shown word for word)."""
+    env, design, memory = _learned()
+    colour_lever, level_lever, colours = console_env.wiring(FAMILY)
+    for task in env.generate_family_tasks(8, FAMILY, 500):
+        advice = _advice(env, design, memory, task)
+        want = task.metadata
+        rule = f'"level {want["level"]}" with "colour {want["colour"]}": confirm.'
+        assert rule in advice.splitlines(), advice
+        play = env.clone()
+        obs = play.reset(task)
+        for action in (
+            Action("press"),
+            Action("pull", {"lever": level_lever, "position": int(want["level"])}),
+            Action("pull", {"lever": colour_lever, "position": colours.index(want["colour"]) + 1}),
+        ):
+            labels = [action_label(a.tool, a.args) for a in play.candidate_actions(obs)]
+            if action_label(action.tool, action.args) not in labels:  # a lever already at its notch
+                continue
+            seen = play.summarize_observation(obs)
+            assert match_advice(advice, seen, labels).actions.get("confirm", 0.0) <= 0.0, (advice, seen)
+            obs = play.step(action).observation
+        labels = [action_label(a.tool, a.args) for a in play.candidate_actions(obs)]
+        match = match_advice(advice, play.summarize_observation(obs), labels)
+        assert max(match.actions, key=match.actions.get) == "confirm", (advice, match)
+        assert play.step(Action("confirm")).success
+
+
+def test_no_finishing_rule_without_an_action_the_goal_names_or_when_switched_off():
+    env, design, memory = _learned()
+    task = env.generate_family_tasks(1, FAMILY, 500)[0]
+    probe = env.clone()
+    view = task_view(probe, task, probe.reset(task))
+    unnamed = design["recall"](memory, {**view, "goal": view["goal"].replace(", then confirm", "")}, None)
+    assert "colour:" in unnamed and "confirm" not in unnamed, unnamed
+    off = parse_genome(
+        {
+            "name": "setters-no-finish",
+            "encode": [{"part": "setters"}],
+            "retrieve": [{"part": "setters", "params": {"finish": False}}],
+        }
+    )
+    namespace: dict = {}
+    exec(compile(compile_genome(off), "design", "exec"), namespace)
+    advice = namespace["recall"](memory, view, None)
+    assert "colour:" in advice and "confirm" not in advice, advice

@@ -159,7 +159,16 @@ RETRIEVE_PARTS: tuple[Part, ...] = (
         "rules for a goal that names a field of the observation: the action seen to leave it at the value the goal "
         "names, the setting kind on the goal's number where it sets its own number, else the listed actions of "
         "that kind not yet seen to leave it elsewhere; each applies while the observation shows the field",
-        (Param("min_sets", "int", 1, (1, 2), doc="times a kind of action must have set the field"),),
+        (
+            Param("min_sets", "int", 1, (1, 2), doc="times a kind of action must have set the field"),
+            Param(
+                "finish",
+                "bool",
+                True,
+                doc="and the action the goal names ('then seal it'), for when every field it names shows "
+                "the goal's value",
+            ),
+        ),
         requires=("setters",),
     ),
     Part(

@@ -12,7 +12,7 @@ Design code (the sandbox's rules apply); no environment's words: a field is a ke
 its value and the goal's words are compared as words.
 """
 
-from common import NUMBER, capped_by, scored_steps, store_factor, unnumbered, words
+from common import NUMBER, STOP, capped_by, goal_words, scored_steps, store_factor, unnumbered, words
 from conditions import leaves
 
 
@@ -102,20 +102,57 @@ def _elsewhere(rec, goal, name, listed, wanted):
     return [a for a in listed if a in values and a not in wanted and unwanted(values[a])]
 
 
+def _target(kinds, goal, name):
+    """The value the goal wants the field at, as the observation would show it: the goal's number after the
+    field's name; else a value some action left it at whose words the goal says; else the goal's word just
+    before the name ('a violet glow'); '' when none."""
+    number = _goal_number(goal, name)
+    if number:
+        return number
+    said = [w.lower() for w in words(goal)]
+    for rec in kinds.values():
+        for value in rec["values"].values():
+            if words(value) and {w.lower() for w in words(value)} <= set(said):
+                return str(value)
+    at = said.index(name) if name in said else 0
+    before = said[at - 1] if at else ""
+    return before if before and before not in STOP and not before.isdigit() else ""
+
+
+def _finish(table, goal, listed, named):
+    """A rule for when every named field shows what the goal wants (each as a quoted phrase, '"glow blue"',
+    that must be shown word for word): the listed action the goal itself names ('then seal it': 'seal'),
+    with no number and of no kind that sets a field. None when there is no such action or no such field."""
+    said = {w.lower() for w in words(goal)}
+    setting = {kind for kinds in table.values() for kind in kinds}
+    final = [
+        a
+        for a in listed
+        if not NUMBER.search(a) and a not in setting and set(goal_words(a.lower())) <= said and goal_words(a)
+    ]
+    cond = [f'"{name} {value}"' for name, value in named if value]
+    if not final or not cond:
+        return None
+    return {"kind": "rule", "cond": cond, "action": final[0]}
+
+
 def retrieve_setters(memory, task, tools, p):
     """For each field whose name the goal says ('band', 'floor'), a rule of the actions that set it to what
     the goal wants (``_wanted``), under the field's name: it applies while the observation shows the
     field (a reading shown only where it can be set); and what to avoid, the actions seen to leave it at
-    another value (``_elsewhere``). Fields set fewer than ``p['min_sets']`` times give nothing."""
+    another value (``_elsewhere``). Fields set fewer than ``p['min_sets']`` times give nothing. With
+    ``p['finish']``, last, the action the goal names for when every such field reads as it wants (``_finish``)."""
     goal = task.get("goal", "")
     said = {w.lower() for w in words(goal)}
     listed = [str(a) for a in task.get("actions") or []]
-    out = []
-    for field, kinds in (memory.get("setters") or {}).items():
+    table = memory.get("setters") or {}
+    out, named = [], []
+    for field, kinds in table.items():
         name = field.split()[-1].lower()
         kind, rec = _setter(kinds, p.get("min_sets", 1))
         if kind is None or name not in said:
             continue
+        named.append((name, _target(kinds, goal, name)))
         actions = _wanted(kind, rec, goal, name, listed)
         if actions:
             # " or ": a choice, never read as a plan of steps to walk while the field is not shown
@@ -123,4 +160,5 @@ def retrieve_setters(memory, task, tools, p):
         undo = _elsewhere(rec, goal, name, listed, actions)
         if undo:
             out.append({"kind": "avoid", "action": ", ".join(undo) + " when " + name})
-    return out
+    finish = _finish(table, goal, listed, named) if p.get("finish", True) and named else None
+    return [*out, finish] if finish else out
