@@ -150,6 +150,20 @@ def genomes(state_key: str, list_key: str) -> dict[str, dict]:
                 {"part": "explore"},
             ],
         },
+        "found-fetch (replay, route sighted, goal_rules, explore)": {
+            "encode": [
+                {"part": "goal_actions", "params": {**keyed, "any_item": True, "successes_only": True}},
+                {"part": "transitions", "params": {**keyed, "neighbors_key": list_key}},
+                {"part": "sightings", "params": {**keyed, "goal_only": False}},
+                {"part": "sequences", "params": {"max_actions": 30, "successes_only": True, "idle": "keep"}},
+            ],
+            "retrieve": [
+                {"part": "replay", "params": {"match": "shape", "prefer": "latest", "form": "plan"}},
+                {"part": "route", "params": {"context": "none", "towards": "sighted"}},
+                {"part": "goal_rules", "params": {"min_support": 2}},
+                {"part": "explore", "params": {"form": "plan", "max_steps": 30}},
+            ],
+        },
         "found-workbench (replay rules)": {
             "encode": [{"part": "sequences", "params": {"successes_only": False, "idle": "drop"}}],
             "retrieve": [{"part": "replay", "params": {"match": "goal", "prefer": "most", "form": "rules"}}],
@@ -180,6 +194,9 @@ def main() -> None:
     ap.add_argument("--unadvised", default="goal_words", choices=["stop", "goal_words"])
     ap.add_argument("--family", type=int, default=0)
     ap.add_argument("--task-type", default="", help="ScienceWorld task type(s), comma-separated")
+    ap.add_argument(
+        "--env-param", action="append", default=[], help="KEY=VALUE for the environment (challenge=fetch)"
+    )
     ap.add_argument("--only", default="", help="comma-separated genome names (the name before any space)")
     ap.add_argument(
         "--state-key",
@@ -196,7 +213,8 @@ def main() -> None:
     args = ap.parse_args()
     if args.plugin:
         importlib.import_module(args.plugin)
-    env = get_env(args.env, **({"task_type": args.task_type} if args.task_type else {}))
+    params = dict(kv.split("=", 1) for kv in args.env_param)
+    env = get_env(args.env, **params, **({"task_type": args.task_type} if args.task_type else {}))
     tasks = env.generate_family_tasks(args.collect + args.deploy, args.family, 100)
     keys = env_observation_keys(env)
     state = args.state_key or (keys.scalar[0] if keys.scalar else "")

@@ -252,12 +252,14 @@ def count_goal(memory, key, gw):
         bump(goals["words"], w)
 
 
-def in_every_goal(memory, key, word):
+def in_every_goal(memory, key, word, goal=()):
     """The word was in the goal of every episode counted under ``memory[key]`` (two or more, and
-    the goals differ in some word): the task's form ('find', 'take'), not a thing it names."""
+    the goals differ in some word, ``goal``'s words, this task's, among them): the task's form ('find',
+    'take'), not a thing it names. Where every earlier goal was one goal, this one, naming a thing none
+    named, tells the form from the thing."""
     goals = memory.get(key) or {}
     n, counts = goals.get("episodes", 0), goals.get("words") or {}
-    varied = any(c < n for c in counts.values())
+    varied = any(c < n for c in counts.values()) or any(w.lower() not in counts for w in goal)
     return n >= 2 and varied and counts.get(word.lower(), 0) >= n
 
 

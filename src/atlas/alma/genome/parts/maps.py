@@ -293,7 +293,7 @@ def _sighted_states(memory, gw):
     places = memory.get("sighting_places") or {}
     out = []
     for w in gw:
-        if in_every_goal(memory, "sighting_goals", w):
+        if in_every_goal(memory, "sighting_goals", w, gw):
             continue
         ranked = sorted((places.get(w.lower()) or {}).items(), key=lambda kv: -kv[1])
         if ranked:

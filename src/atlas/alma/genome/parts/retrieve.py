@@ -116,8 +116,9 @@ def retrieve_where_seen(memory, task, tools, p):
     moves = (memory.get("transitions") or {}).get("moves") or {}
     move = max(moves, key=lambda t: moves[t]) if moves else ""
     steps = []
-    for w in goal_words(task.get("goal", "")):
-        if in_every_goal(memory, "sighting_goals", w):
+    gw = goal_words(task.get("goal", ""))
+    for w in gw:
+        if in_every_goal(memory, "sighting_goals", w, gw):
             continue
         if move and places.get(w.lower()):
             ranked = sorted(places[w.lower()].items(), key=lambda kv: -kv[1])[: p.get("k", 2)]
