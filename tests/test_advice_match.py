@@ -452,3 +452,15 @@ def test_a_step_done_at_another_setting_is_not_the_plans_step():
     steps = "Steps in order: go to cabinet 1, open cabinet 1, go to sinkbasin 1."
     listed = ["go to cabinet 1", "go to cabinet 3", "open cabinet 3", "go to sinkbasin 1"]
     assert advised_actions(steps, house, listed, done=["go to cabinet 3"]) == {"open cabinet 3": 1.0}
+
+
+def test_a_condition_of_quoted_phrases_all_shown_holds_whole_wherever_they_stand():
+    """'"glow blue". "hum deep": seal.' holds whole once both phrases are shown, even late in a long
+    observation, so it wins over a rule whose one word is shown there too (before, the late words weighed
+    less and that rule won); with one phrase missing it does not apply at all."""
+    labels = ["seal", "plug jack 2", "plug jack 3"]
+    advice = 'Pressure: plug jack 3.\n"glow blue". "hum deep": seal.'
+    right = "Jack 4 plugged. Settings: valve 1, dial 5, jack 4. Readings: glow blue, pressure 1, hum deep."
+    assert match_advice(advice, right, labels).actions == {"seal": 1.0}
+    off = right.replace("hum deep", "hum low")
+    assert "seal" not in match_advice(advice, off, labels).actions

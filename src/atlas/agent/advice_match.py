@@ -408,7 +408,9 @@ def match_advice(
             condition_text = _without(condition_text, label, rebound or choice)
         condition = _condition(condition_text, observation)
         if condition:
-            rules.append((line, hits, _fit(condition, weight)))
+            # a condition of quoted phrases only, each shown word for word, holds whole wherever they stand
+            exact = _QUOTED.search(condition_text) and not _features(_QUOTED.sub(" ", condition_text))
+            rules.append((line, hits, 1.0 if exact else _fit(condition, weight)))
     for line in advice_lines(advice):
         if _is_avoid(line):
             _avoid(
