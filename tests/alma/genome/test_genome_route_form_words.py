@@ -1,6 +1,7 @@
 """``route(towards=sighted)`` after collection games that all had one goal, on real TextWorld ``fetch``
 episodes: a new goal naming another thing tells the words every earlier goal had ('find', 'take': the
-task's form, seen in the room descriptions) from the thing; no route leads to where those were seen."""
+task's form, seen in the room descriptions) from the thing; no route leads to where those were seen. Nor
+for the goal the games had: a word no listed action named as a thing ('find', 'take') is no place's mark."""
 
 from __future__ import annotations
 
@@ -40,6 +41,12 @@ def test_a_route_leads_only_to_where_the_goals_thing_was_seen_not_its_form_words
         namespace["update"](memory, episode_view(env, WALKS["random"](i).run(env, task)), None)
     form = {w for w, n in memory["sighting_goals"]["words"].items() if n == 3}
     assert {"find", "take"} <= form and memory["sighting_places"].get("find"), memory["sighting_goals"]
+    thing = next(w.lower() for w in goal_words(same) if w.lower() not in ("find", "take"))
+    unseen = {**memory, "sighting_places": {w: p for w, p in memory["sighting_places"].items() if w != thing}}
+    probe = env.clone()
+    first = by_goal[same][0]
+    advice = namespace["recall"](unseen, task_view(probe, first, probe.reset(first)), None)
+    assert advice.strip() == "", advice  # games that never saw the thing: no route toward 'find' or 'take'
     checked = 0
     for goal, tasks in by_goal.items():
         if goal == same:

@@ -287,13 +287,22 @@ def _circles(done, path, window=6):
     return False
 
 
+def _acted_on(m):
+    """The words the observations' lists named as things: an action's past its first ('take candle':
+    candle, not take), a one-word item whole; None where the map kept no list."""
+    listed = [words(a) for items in (m.get("listed") or {}).values() for a in items]
+    return {w.lower() for ws in listed for w in (ws[1:] or ws)} if listed else None
+
+
 def _sighted_states(memory, gw):
-    """For each goal word (not those every goal had), the state ``sightings`` saw it appear in most
-    often (its usual place)."""
+    """For each goal word (not those every goal had, nor, where the map knows the listed actions, one no
+    listed action ever named as a thing: 'find' in 'You find yourself…'), the state ``sightings`` saw it
+    appear in most often (its usual place)."""
     places = memory.get("sighting_places") or {}
+    acted = _acted_on(memory.get("transitions") or {})
     out = []
     for w in gw:
-        if in_every_goal(memory, "sighting_goals", w, gw):
+        if in_every_goal(memory, "sighting_goals", w, gw) or (acted is not None and w.lower() not in acted):
             continue
         ranked = sorted((places.get(w.lower()) or {}).items(), key=lambda kv: -kv[1])
         if ranked:
