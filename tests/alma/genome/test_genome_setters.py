@@ -25,9 +25,9 @@ SETTERS = parse_genome(
 FAMILY = 3
 
 
-def _design() -> dict:
+def _design(genome=SETTERS) -> dict:
     namespace: dict = {}
-    exec(compile(compile_genome(SETTERS), "design", "exec"), namespace)
+    exec(compile(compile_genome(genome), "design", "exec"), namespace)
     return namespace
 
 
@@ -221,7 +221,5 @@ def test_no_finishing_rule_without_an_action_the_goal_names_or_when_switched_off
             "retrieve": [{"part": "setters", "params": {"finish": False}}],
         }
     )
-    namespace: dict = {}
-    exec(compile(compile_genome(off), "design", "exec"), namespace)
-    advice = namespace["recall"](memory, view, None)
+    advice = _design(off)["recall"](memory, view, None)
     assert "colour:" in advice and "confirm" not in advice, advice

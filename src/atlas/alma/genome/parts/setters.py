@@ -119,11 +119,11 @@ def _target(kinds, goal, name):
     return before if before and before not in STOP and not before.isdigit() else ""
 
 
-def _finish(table, goal, listed, named):
+def _finish(table, said, listed, named):
     """A rule for when every named field shows what the goal wants (each as a quoted phrase, '"glow blue"',
-    that must be shown word for word): the listed action the goal itself names ('then seal it': 'seal'),
-    with no number and of no kind that sets a field. None when there is no such action or no such field."""
-    said = {w.lower() for w in words(goal)}
+    that must be shown word for word): the listed action the goal (its words ``said``) itself names ('then
+    seal it': 'seal'), with no number and of no kind that sets a field. None when there is no such action
+    or no such field."""
     setting = {kind for kinds in table.values() for kind in kinds}
     final = [
         a
@@ -160,5 +160,5 @@ def retrieve_setters(memory, task, tools, p):
         undo = _elsewhere(rec, goal, name, listed, actions)
         if undo:
             out.append({"kind": "avoid", "action": ", ".join(undo) + " when " + name})
-    finish = _finish(table, goal, listed, named) if p.get("finish", True) and named else None
+    finish = _finish(table, said, listed, named) if p.get("finish", True) and named else None
     return [*out, finish] if finish else out
