@@ -31,11 +31,14 @@ def encode_transitions(memory, episode, tools, p, store):
     (``stayed``): a listed action that moved the agent elsewhere but was never tried here leads out of
     the known map. Also what a move needs first (``opens``: the action after which, in the same state, the
     move came into the list, e.g. a way opened; templated by the state the move leads to) and where the
-    score rose, per goal (``gains``)."""
+    score rose, per goal (``gains``), and the words the goals of failed games named (``sought``)."""
     m = memory.setdefault("transitions", {"edges": {}, "entered": [], "seen": [], "near": {}, "moves": {}})
     key, near = p.get("state_key", ""), p.get("neighbors_key", "")
     first = (episode.get("task") or {}).get("observation") or {}
     observations = [first] + [s[2] for s in steps_of(episode)]
+    if not episode.get("success"):  # what this game looked for and did not find
+        goal = goal_words((episode.get("task") or {}).get("goal", ""))
+        m["sought"] = list(dict.fromkeys([*m.get("sought", []), *(w.lower() for w in goal)]))[-200:]
     for obs in observations:
         here = state_of(obs, key)
         if here and here not in m["entered"]:
@@ -369,10 +372,33 @@ def _untried(m, graph):
     return out
 
 
+def _leads_off(m, graph, untried):
+    """Of the untried moves, those that cannot be a passage between two known states: by the map's
+    learned reverses, a passage walked from neither end is untried at both, so a move whose reverse is
+    untried in no other known state it could join (none already joined to this one) leads off the map.
+    A move with no learned reverse counts as leading off. Where no move is sure, all of them."""
+    reverses = _reverses(m.get("edges", {}))
+    joined = {s: {t for _, t in graph.get(s, [])} for s in untried}
+
+    def could_join(s, back):
+        return any(
+            t != s and t not in joined[s] and s not in joined[t] and back in ways
+            for t, ways in untried.items()
+        )
+
+    off = {}
+    for s, ways in untried.items():
+        sure = [a for a in ways if a not in reverses or not could_join(s, reverses[a])]
+        if sure:
+            off[s] = sure
+    return off or untried
+
+
 def _explore_rules(m, graph):
     """From every state entered, the action toward the nearest way out of the known map: a state seen
-    but never entered, or a state with an untried move (where the rule is that move)."""
-    untried = _untried(m, graph)
+    but never entered, or a state with an untried move that leads off the map (``_leads_off``; where
+    the rule is that move)."""
+    untried = _leads_off(m, graph, _untried(m, graph))
     frontier = {s for s in m.get("seen", []) if s not in m.get("entered", [])} | set(untried)
     rules = {s: ways[0] for s, ways in untried.items()}
     rules.update({s: a for s, a in _towards(graph, frontier).items() if s not in rules})
@@ -383,11 +409,29 @@ def retrieve_explore(memory, task, tools, p):
     """How to cover the learned map and leave it: ``p['form']`` 'plan' = one walk from the task's start
     state that enters every known state, nearest first, then takes the nearest untried move (the
     rules instead when no such walk starts there); 'rules' = from every state entered, the
-    action toward the nearest way out of the map (``_explore_rules``)."""
+    action toward the nearest way out of the map (``_explore_rules``). A plan tours the known states to
+    look there again, so where failed games sought this goal's thing and no list of the map named it
+    (it was looked for there, not seen), the rules toward the map's edge instead, and the tour only
+    where there is no way out."""
     m = memory.get("transitions") or {}
     graph = _graph(m)
     if p.get("form", "plan") == "rules":
         return _explore_rules(m, graph)
+    if _sought_in_vain(m, task):
+        return _explore_rules(m, graph) or _tour(m, graph, task, p)
+    return _tour(m, graph, task, p)
+
+
+def _sought_in_vain(m, task):
+    """Whether failed games' goals named every word of this goal and no known state's list ever named
+    one as a thing: what it seeks was looked for in the known map and not seen there (False where the
+    map kept no list)."""
+    acted = _acted_on(m)
+    gw = {w.lower() for w in goal_words(task.get("goal", ""))}
+    return acted is not None and bool(gw) and gw <= set(m.get("sought", [])) and not acted & gw
+
+
+def _tour(m, graph, task, p):
     here = state_of(task.get("observation") or {}, p.get("state_key", ""))
     if not here:
         return []
@@ -416,7 +460,7 @@ def _plan(m, graph, here, max_steps):
         steps += [a for a, _ in _opened(m, here, path)]
         visited.update(s for _, s in path)
         here = target
-    steps += _way_out(graph, _untried(m, graph), here)[: max(max_steps - len(steps), 0)]
+    steps += _way_out(graph, _leads_off(m, graph, _untried(m, graph)), here)[: max(max_steps - len(steps), 0)]
     return [{"kind": "plan", "title": "Search plan", "steps": steps}] if len(steps) >= 2 else []
 
 
