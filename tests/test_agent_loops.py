@@ -7,7 +7,7 @@ import itertools
 import pytest
 
 from atlas.agent import TaskAgent
-from atlas.agent.loops import Advances, Futile, Ticking, changed_nothing, loop_nudge, outcome
+from atlas.agent.loops import Advances, Futile, Ticking, Visits, changed_nothing, loop_nudge, outcome
 from atlas.core.types import Task
 from atlas.envs.graphworld import GraphWorldEnv
 from atlas.infra.llm import ScriptedLLM
@@ -400,3 +400,50 @@ async def test_the_choice_agent_leaves_a_cycle_of_refused_actions():
     traj = await TaskAgent(ScriptedLLM(cycle)).run(_Stove(), task)
     assert [s.action for s in traj.steps][:4] == [*order, "chop()"], [s.action for s in traj.steps]
     assert traj.success and len(traj.steps) == 5
+
+
+def test_repeats_that_went_onward_are_not_a_loop():
+    north = 'act(command="go north")'
+    past = [(north, False), (north, False)]
+    assert "in a row" in (loop_nudge(north, past) or "")
+    assert loop_nudge(north, past, first_visit=True) is None  # a third room up a corridor, never entered
+    assert "failed" in (loop_nudge(north, [(north, True)], first_visit=True) or "")
+
+
+def test_a_state_is_visited_first_once():
+    visits = Visits()
+    hall, yard = {"location": "hall", "steps": 1}, {"location": "yard", "steps": 2}
+    visits.arrive(hall)
+    assert visits.first(hall) and not visits.first(yard)
+    visits.arrive(yard)
+    visits.arrive({**hall, "steps": 3})  # back in the hall: the step counter is no new state
+    assert visits.first(yard) and not visits.first(hall)
+    assert not Visits().first({"text": "A long description with no short field at all."})
+    stocked = Visits()
+    for logs in (["log"], ["log", "log"]):
+        stocked.arrive({"location": "forest", "inventory": logs})
+    assert not stocked.first({"location": "forest", "inventory": ["log", "log"]})  # more carried, same place
+
+
+async def test_the_agent_walks_a_corridor_of_one_move_to_the_thing(tmp_path):
+    """A TextWorld ``fetch`` house where the thing lies three ``go north`` from the start: a model that
+    goes north whenever it may reaches it and takes it; the guard used to take the third ``go north`` off
+    the choices."""
+    pytest.importorskip("textworld", reason="needs textworld (extra atlas-memory[textworld])")
+    from atlas.envs.registry import get_env
+
+    env = get_env("textworld", challenge="fetch", cache_dir=tmp_path)
+    tasks = env.generate_family_tasks(40, 2024, 2024)
+    task = next(
+        t for t in tasks if "whistle" in env.format_goal(t) and env.clone().reset(t)["location"] == "office"
+    )
+
+    def north_then_take(messages, **kw):
+        choices = kw["choices"]
+        return next((c for c in ("take whistle", "go north") if c in choices), choices[0])
+
+    traj = await TaskAgent(ScriptedLLM(north_then_take), max_turns=6).run(env.clone(), task)
+    assert [s.action for s in traj.steps][:4] == ['act(command="go north")'] * 3 + [
+        'act(command="take whistle")'
+    ]
+    assert traj.success

@@ -145,15 +145,46 @@ def _state_key(observation: Any) -> str:
     return json.dumps(state, sort_keys=True, default=str) if state else ""
 
 
-def loop_nudge(proposed: str, past: Past, *, repeats: int = 3, window: int = 6) -> str | None:
+class Visits:
+    """The places an episode has been in, counted on arrival: a place is an observation's short text
+    fields (``state_of``'s, without its lists, dicts and numbers: a room, not what is carried). Where
+    the agent stands somewhere it has never been, repeating a move is a walk onward, not a loop
+    (``go north`` three times up a corridor); a repeat that only adds to a list (one more log) is not."""
+
+    def __init__(self) -> None:
+        self.count: dict[str, int] = {}
+
+    def arrive(self, observation: Any) -> None:
+        key = _place(observation)
+        if key:
+            self.count[key] = self.count.get(key, 0) + 1
+
+    def first(self, observation: Any) -> bool:
+        """Whether the episode is in this place for the first time (False where it has none)."""
+        key = _place(observation)
+        return bool(key) and self.count.get(key, 0) == 1
+
+
+def _place(observation: Any) -> str:
+    place = {k: v for k, v in state_of(observation).items() if isinstance(v, str)}
+    return json.dumps(place, sort_keys=True) if place else ""
+
+
+def loop_nudge(
+    proposed: str, past: Past, *, repeats: int = 3, window: int = 6, first_visit: bool = False
+) -> str | None:
     """A note when ``proposed`` repeats a step that did not work, alternates between two actions, repeats the
     same action ``repeats`` times in a row, or would be taken a third time within ``window`` turns
-    (a longer cycle: room D, B, D, C, D, ...; 0 turns that check off)."""
+    (a longer cycle: room D, B, D, C, D, ...; 0 turns that check off). Where the last step worked and
+    brought the agent somewhere it had never been (``first_visit``: ``Visits``), only the first check
+    holds: its repeats went onward, not round."""
     if past and past[-1] == (proposed, True):
         return (
             f"Your last action {proposed} failed or changed nothing; doing it again will not work either. "
             "Choose a different action."
         )
+    if first_visit and past and not past[-1][1]:
+        return None
     if len(past) >= 3 and proposed == past[-2][0] and past[-1][0] == past[-3][0] and proposed != past[-1][0]:
         return (
             f"You are going back and forth between {proposed} and {past[-1][0]} without progress. "
@@ -170,4 +201,14 @@ def loop_nudge(proposed: str, past: Past, *, repeats: int = 3, window: int = 6) 
     return None
 
 
-__all__ = ["Advances", "Futile", "Past", "Ticking", "changed_nothing", "loop_nudge", "outcome", "state_of"]
+__all__ = [
+    "Advances",
+    "Futile",
+    "Past",
+    "Ticking",
+    "Visits",
+    "changed_nothing",
+    "loop_nudge",
+    "outcome",
+    "state_of",
+]

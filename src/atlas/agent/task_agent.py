@@ -22,7 +22,7 @@ from typing import Any, Literal
 from atlas.agent import choice as ch
 from atlas.agent.actions import InvalidAction, action_schema, parse_completion
 from atlas.agent.advice_match import SPENT, advice_now, match_advice
-from atlas.agent.loops import Advances, Futile, Past, Ticking, loop_nudge, outcome
+from atlas.agent.loops import Advances, Futile, Past, Ticking, Visits, loop_nudge, outcome
 from atlas.agent.prompts import system_prompt, turn_prompt
 from atlas.core.types import Task, Trajectory
 from atlas.envs.base import EpisodeRecorder, action_text, without_commands
@@ -176,6 +176,8 @@ class TaskAgent:
         plain: list[Any] = [system, ch.first_message(goal, first, actions, "", self.advice_chars)]
         past: Past = []
         futile = Futile()
+        visits = Visits()
+        visits.arrive(obs)
         ticking = Ticking()
         chosen: list[str] = []  # the labels of the actions taken, in order
         advances = Advances(float(env.score()))
@@ -202,7 +204,7 @@ class TaskAgent:
                 for a, label in zip(actions, labels, strict=True)
                 if self.loop_guard
                 and (
-                    loop_nudge(action_text(a.tool, a.args), past) is not None
+                    loop_nudge(action_text(a.tool, a.args), past, first_visit=visits.first(obs)) is not None
                     or futile.nudge(action_text(a.tool, a.args), obs) is not None
                 )
             }
@@ -254,6 +256,7 @@ class TaskAgent:
             past.append(outcome(action_text(action.tool, action.args), obs, result, ticking))
             futile.after(past[-1][0], obs, past[-1][1])
             obs = result.observation
+            visits.arrive(obs)
             if result.error:
                 rejected += 1
             done = result.done
@@ -287,6 +290,8 @@ class TaskAgent:
         turns = invalid = rejected = nudges = 0
         past: Past = []
         futile = Futile()
+        visits = Visits()
+        visits.arrive(obs)
         ticking = Ticking()
         done = False
         observation_text = env.summarize_observation(obs)
@@ -327,7 +332,8 @@ class TaskAgent:
                 observation_text = f"{message}\n{env.summarize_observation(env.observe())}"
                 continue
             proposed = action_text(parsed.tool, parsed.args)
-            note = (loop_nudge(proposed, past) or futile.nudge(proposed, obs)) if self.loop_guard else None
+            looping = loop_nudge(proposed, past, first_visit=visits.first(obs))
+            note = (looping or futile.nudge(proposed, obs)) if self.loop_guard else None
             if note is not None:
                 nudges += 1
                 retry = [
@@ -344,6 +350,7 @@ class TaskAgent:
             past.append(outcome(action_text(parsed.tool, parsed.args), obs, result, ticking))
             futile.after(past[-1][0], obs, past[-1][1])
             obs = result.observation
+            visits.arrive(obs)
             if result.error:
                 rejected += 1
             observation_text = _observation_text(env, result)

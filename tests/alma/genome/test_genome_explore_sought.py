@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from atlas.alma.genome import compile_genome, parse_genome
-from atlas.envs.policies import ExplorerPolicy, RandomPolicy
+from atlas.envs.policies import RandomPolicy
 from atlas.envs.views import episode_view, task_view
 
 pytestmark = pytest.mark.filterwarnings(

@@ -19,7 +19,7 @@ from typing import Any
 
 from atlas.agent import choice as ch
 from atlas.agent.advice_match import advice_now
-from atlas.agent.loops import Advances, Futile, Past, Ticking, loop_nudge, outcome
+from atlas.agent.loops import Advances, Futile, Past, Ticking, Visits, loop_nudge, outcome
 from atlas.core.types import Task, Trajectory
 from atlas.envs.base import action_text, without_commands, words
 from atlas.envs.policies import goal_words, play_policy
@@ -193,6 +193,8 @@ def follow_advice(
     chosen: list[str] = []
     past: Past = []
     futile = Futile()
+    visits = Visits()
+    visits.arrive(obs)
     ticking = Ticking()
     advances = Advances(start)
     done = False
@@ -207,7 +209,7 @@ def follow_advice(
         open_ = [
             lb
             for lb, a in zip(labels, actions, strict=True)
-            if loop_nudge(action_text(a.tool, a.args), past) is None
+            if loop_nudge(action_text(a.tool, a.args), past, first_visit=visits.first(obs)) is None
             and futile.nudge(action_text(a.tool, a.args), obs) is None
         ]
         advised, lowered = _split(
@@ -238,6 +240,7 @@ def follow_advice(
         past.append(outcome(action_text(action.tool, action.args), obs, result, ticking))
         futile.after(past[-1][0], obs, past[-1][1])
         obs, done = result.observation, result.done
+        visits.arrive(obs)
         advances.after(label, float(env.score()))
         best = max(best, advances.score)
         seen = env.summarize_observation(obs)
