@@ -77,7 +77,9 @@ def test_the_search_plan_leaves_the_known_map_by_an_untried_move(make_env, pool,
     tried, entered = set().union(*(w[1] for w in walks)), set().union(*(w[2] for w in walks))
     sought = {env.format_goal(t) for t in tasks[:2]}  # a goal sought in vain is looked for off the map
     target = next(
-        t for t in tasks[2:] if env.clone().reset(t)["location"] in entered and env.format_goal(t) not in sought
+        t
+        for t in tasks[2:]
+        if env.clone().reset(t)["location"] in entered and env.format_goal(t) not in sought
     )
     lines = advice_for(env, played, target, "plan", pool, embedder)
     plans = [x for x in lines if x.startswith("Search plan: ")]
