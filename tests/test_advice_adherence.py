@@ -28,8 +28,9 @@ def test_counts_replayed_from_the_runs_episodes():
     # trajectory retrieval's advice names no listed action as a rule the matcher can use
     assert got["d-0002"] == ["24", "0", "-", "1", "0", "23"]
     # the discovered design: 238 advised turns, the agent took the advised action at half of them;
-    # the probe following the same advice solves 17 tasks, the agent 13, and they agree on 16
-    assert got["d-0004"] == ["24", "238", "0.50", "13", "17", "16"]
+    # the probe following the same advice solves 18 tasks (its loop guard lets a walk onward go on), the
+    # agent 13, and they agree on 15
+    assert got["d-0004"] == ["24", "238", "0.50", "13", "18", "15"]
     assert "at 118 of 238 advised turns (0.50)" in out.stdout
 
 
