@@ -394,11 +394,15 @@ def _leads_off(m, graph, untried):
     return off or untried
 
 
+def _ways_off(m, graph):
+    return _leads_off(m, graph, _untried(m, graph))
+
+
 def _explore_rules(m, graph):
     """From every state entered, the action toward the nearest way out of the known map: a state seen
     but never entered, or a state with an untried move that leads off the map (``_leads_off``; where
     the rule is that move)."""
-    untried = _leads_off(m, graph, _untried(m, graph))
+    untried = _ways_off(m, graph)
     frontier = {s for s in m.get("seen", []) if s not in m.get("entered", [])} | set(untried)
     rules = {s: ways[0] for s, ways in untried.items()}
     rules.update({s: a for s, a in _towards(graph, frontier).items() if s not in rules})
@@ -460,7 +464,7 @@ def _plan(m, graph, here, max_steps):
         steps += [a for a, _ in _opened(m, here, path)]
         visited.update(s for _, s in path)
         here = target
-    steps += _way_out(graph, _leads_off(m, graph, _untried(m, graph)), here)[: max(max_steps - len(steps), 0)]
+    steps += _way_out(graph, _ways_off(m, graph), here)[: max(max_steps - len(steps), 0)]
     return [{"kind": "plan", "title": "Search plan", "steps": steps}] if len(steps) >= 2 else []
 
 
