@@ -5,7 +5,8 @@
 
 For each deployment episode given advice, the script replays the agent's actions on the run's own tasks
 (``logged_episodes.py``) and, at each turn, asks the advice matcher (``atlas.agent.advice_match``) which
-listed actions the episode's advice ranks first there, after the agent's loop guard. It prints:
+listed actions the episode's advice ranks first there, after the agent's loop guard (``--guard``: the
+guard of the agent that played the episodes). It prints:
 
 - **followed**: of the turns the advice named an action, the share at which the agent took one it
   ranked first — the adherence the screening's advised walk assumes
@@ -45,15 +46,16 @@ class Tally:
             setattr(self, f.name, getattr(self, f.name) + getattr(other, f.name))
 
 
-def tally(env: Environment, task: Any, row: dict[str, Any]) -> Tally:
-    """One logged episode's counts."""
+def tally(env: Environment, task: Any, row: dict[str, Any], onward: bool = True) -> Tally:
+    """One logged episode's counts; ``onward``: the loop guard lets a repeat that reached a new place go on."""
     advice, goal = row["advice"], env.format_goal(task)
     t = Tally(episodes=1)
     for turn in replay(env, task, row):
         options = [
             label
             for label, a in zip(turn.labels, turn.listed, strict=True)
-            if loop_nudge(action_text(a.tool, a.args), turn.past) is None
+            if loop_nudge(action_text(a.tool, a.args), turn.past, first_visit=onward and turn.first_visit)
+            is None
         ] or turn.labels
         matched = match_advice(advice, turn.seen, options, turn.chosen, goal, turn.advanced).actions
         named = {label: v for label, v in matched.items() if v > 0}  # avoid lines lower, never advise
@@ -70,6 +72,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("run", type=Path, help="a run or eval folder (config.json and logs/)")
     parser.add_argument("designs", nargs="*", help="design ids under RUN/logs (default: all)")
+    parser.add_argument(
+        "--guard",
+        choices=("onward", "plain"),
+        default="onward",
+        help="the loop guard of the agent that played the episodes: 'onward' (the agent's, since "
+        "EVALUATION_VERSION 9: a repeat that reached a place never entered is not a loop) or 'plain' "
+        "(the agent's before; runs whose baseline key predates it)",
+    )
     args = parser.parse_args()
     env, tasks = run_environment(args.run)
     designs = args.designs or sorted(p.name for p in (args.run / "logs").iterdir() if p.is_dir())
@@ -81,7 +91,7 @@ def main() -> None:
         t = Tally()
         for row in deployment_rows(args.run, design, tasks):
             if row.get("advice"):
-                t.add(tally(env, tasks[row["task_id"]], row))
+                t.add(tally(env, tasks[row["task_id"]], row, onward=args.guard == "onward"))
         if not t.episodes:
             print(f"{design:10s} no deployment episode was given advice")
             continue

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from atlas.agent import choice as ch
-from atlas.agent.loops import Advances, outcome
+from atlas.agent.loops import Advances, Visits, outcome
 from atlas.alma.evaluate.harness import run_tasks
 from atlas.alma.state.config import AlmaConfig
 from atlas.alma.state.run_dir import read_jsonl
@@ -32,6 +32,9 @@ class Turn:
         tuple[str, bool]
     ]  # (action text, whether it did not work) before this turn: the loop guard's input
     advanced: list[str]  # the labels taken before this turn whose step raised the score
+    first_visit: (
+        bool  # the agent stands where it had never been before this turn (the loop guard's ``Visits``)
+    )
 
 
 def run_environment(run: Path) -> tuple[Environment, dict[str, Any]]:
@@ -60,11 +63,15 @@ def replay(env: Environment, task: Any, row: dict[str, Any]) -> Iterator[Turn]:
     chosen: list[str] = []
     past: list[tuple[str, bool]] = []
     advances = Advances(float(env.score()))
+    visits = Visits()
+    visits.arrive(obs)
     for step in row.get("actions") or []:
         listed = env.candidate_actions(obs)
         labels = ch.labels(listed)
         taken = str(step.get("text"))
-        yield Turn(seen, listed, labels, taken, list(chosen), list(past), list(advances.actions))
+        yield Turn(
+            seen, listed, labels, taken, list(chosen), list(past), list(advances.actions), visits.first(obs)
+        )
         if taken not in labels:
             return
         action = listed[labels.index(taken)]
@@ -73,6 +80,7 @@ def replay(env: Environment, task: Any, row: dict[str, Any]) -> Iterator[Turn]:
         past.append(outcome(action_text(action.tool, action.args), obs, result))
         advances.after(taken, float(env.score()))
         obs = result.observation
+        visits.arrive(obs)
         seen = env.summarize_observation(obs)
         if result.error:
             seen = f"Error: {result.error}\n{seen}"

@@ -3,8 +3,10 @@ advice ranked first, and whether the advice probe, given the same advice, solves
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
+import tarfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -21,7 +23,7 @@ def rows(out: str) -> dict[str, list[str]]:
 
 
 def test_counts_replayed_from_the_runs_episodes():
-    out = run(str(RUNS / "graphworld-genome"), "d-0001", "d-0002", "d-0004")
+    out = run(str(RUNS / "graphworld-genome"), "d-0001", "d-0002", "d-0004", "--guard", "plain")
     assert out.returncode == 0, out.stderr
     got = rows(out.stdout)
     assert "d-0001     no deployment episode was given advice" in out.stdout  # no memory
@@ -43,3 +45,20 @@ def test_a_design_that_the_agent_followed_throughout():
 def test_a_design_without_episodes_is_named():
     out = run(str(RUNS / "demo"), "d-9999")
     assert out.returncode != 0 and "no episodes of design 'd-9999'" in out.stderr
+
+
+def test_the_guard_of_the_agent_that_played(tmp_path):
+    """Episodes the agent played with the loop guard that lets a walk onward go on (fetch, seed 2024):
+    replayed with that guard, the agent took the advised action at all but one advised turn; replayed
+    with the guard before it, the third step up a corridor reads as a loop, and the agent seems to have
+    passed the advice over at 17 turns."""
+    folder = ROOT / "docs" / "results" / "eval-fetch-sighted-route-seeds" / "seed2024-off-map"
+    with tarfile.open(folder / "raw.tar.xz") as raw:
+        logs = [m for m in raw.getmembers() if m.name.startswith("logs/d-0002")]
+        raw.extractall(tmp_path, members=logs, filter="data")
+    shutil.copy(folder / "config.json", tmp_path)
+    onward, plain = run(str(tmp_path), "d-0002"), run(str(tmp_path), "d-0002", "--guard", "plain")
+    assert onward.returncode == 0 and plain.returncode == 0, onward.stderr + plain.stderr
+    assert rows(onward.stdout)["d-0002"] == ["24", "240", "1.00", "13", "12", "21"]
+    assert "at 239 of 240 advised turns" in onward.stdout
+    assert "at 216 of 233 advised turns" in plain.stdout
