@@ -293,8 +293,29 @@ def _circles(done, path, window=6):
 def _acted_on(m):
     """The words the observations' lists named as things: an action's past its first ('take candle':
     candle, not take), a one-word item whole; None where the map kept no list."""
-    listed = [words(a) for items in (m.get("listed") or {}).values() for a in items]
-    return {w.lower() for ws in listed for w in (ws[1:] or ws)} if listed else None
+    items = [a for listed in (m.get("listed") or {}).values() for a in listed]
+    return _things_named(items) if items else None
+
+
+def _things_named(items):
+    return {w.lower() for ws in map(words, items) for w in (ws[1:] or ws)}
+
+
+def _spots(m, task):
+    """The known states whose lists offered an action on a word of this goal (``take candle``: past the
+    action's first word; not a name alone, as a room nearby or a thing carried is listed, nor a state's
+    name), for each such word some states' lists did not (a word every state lists tells no place):
+    where the thing was seen."""
+    states = {s.lower() for s in [*m.get("entered", []), *m.get("seen", [])]}
+    gw = {w.lower() for w in goal_words(task.get("goal", ""))} - states
+    acts = {s: [a for a in items if len(words(a)) > 1] for s, items in (m.get("listed") or {}).items()}
+    named = {s: _things_named(items) & gw for s, items in acts.items()}
+    spots = set()
+    for w in gw:
+        where = {s for s, ws in named.items() if w in ws}
+        if len(where) < len(named):
+            spots |= where
+    return spots
 
 
 def _sighted_states(memory, gw):
@@ -416,9 +437,14 @@ def retrieve_explore(memory, task, tools, p):
     action toward the nearest way out of the map (``_explore_rules``). A plan tours the known states to
     look there again, so where failed games sought this goal's thing and no list of the map named it
     (it was looked for there, not seen), the rules toward the map's edge instead, and the tour only
-    where there is no way out."""
+    where there is no way out. A search looks first where the thing was seen: where some known states'
+    lists named a word of this goal as a thing (``_spots``), either form is the rules toward them, and
+    none in them (a rule there would lead away from the thing in view)."""
     m = memory.get("transitions") or {}
     graph = _graph(m)
+    seen_there = _hop_rules(m, graph, _towards(graph, _spots(m, task)), [])
+    if seen_there:
+        return seen_there
     if p.get("form", "plan") == "rules":
         return _explore_rules(m, graph)
     if _sought_in_vain(m, task):
