@@ -303,7 +303,7 @@ def _things_named(items):
 
 def _spots(m, task):
     """The known states whose lists offered an action on a word of this goal (``take candle``: past the
-    action's first word; not a name alone, as a room nearby or a thing carried is listed, nor a state's
+    action's first word; not a name alone, as a state nearby or a thing carried is listed, nor a state's
     name), for each such word some states' lists did not (a word every state lists tells no place):
     where the thing was seen."""
     states = {s.lower() for s in [*m.get("entered", []), *m.get("seen", [])]}
