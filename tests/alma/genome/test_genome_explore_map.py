@@ -97,8 +97,8 @@ def test_one_round_trip_is_not_enough_and_a_start_with_no_walk_gets_the_rules(po
 
 
 def test_a_line_budget_is_shared_among_the_retrieve_parts(pool, embedder):
-    # a hub with twelve spokes: eleven spokes list a 'venture' never tried there (eleven explore rules,
-    # over the budget of ten); one learned lift (one goal rule) still gets its line
+    # a hub with twelve spokes, the orb seen at the hub: twelve explore rules lead back there (over the
+    # budget of ten); one learned lift (one goal rule) still gets its line
     spokes = [f"spoke{k}" for k in range(1, 13)]
 
     def at(place, lying=(), held=()):
@@ -147,4 +147,5 @@ def test_a_line_budget_is_shared_among_the_retrieve_parts(pool, embedder):
     lines = (text or "").splitlines()
     assert len(lines) == 10, lines
     assert [x for x in lines if x.endswith(": lift orb.")], lines
-    assert len([x for x in lines if x.endswith(": venture.")]) == 9, lines
+    # the hub listed 'lift orb': explore leads back there from every spoke (twelve rules, over the budget)
+    assert len([x for x in lines if x.endswith(": return.")]) == 9, lines
