@@ -291,21 +291,18 @@ def _circles(done, path, window=6):
 
 
 def _acted_on(m):
-    """The words the observations' lists named as things: an action's past its first ('take candle':
-    candle, not take), a one-word item whole; None where the map kept no list."""
+    """The words the lists named as things (``_things_named``); None where the map kept no list."""
     items = [a for listed in (m.get("listed") or {}).values() for a in listed]
     return _things_named(items) if items else None
 
 
-def _things_named(items):
+def _things_named(items):  # an action's words past its first ('take candle': candle), an item whole
     return {w.lower() for ws in map(words, items) for w in (ws[1:] or ws)}
 
 
 def _spots(m, task):
-    """The known states whose lists offered an action on a word of this goal (``take candle``: past the
-    action's first word; not a name alone, as a state nearby or a thing carried is listed, nor a state's
-    name), for each such word some states' lists did not (a word every state lists tells no place):
-    where the thing was seen."""
+    """Where the thing was seen: the states whose lists offered an action on a goal word (past its first
+    word; not a name alone, nor a state's name), for each word some states' lists did not."""
     states = {s.lower() for s in [*m.get("entered", []), *m.get("seen", [])]}
     gw = {w.lower() for w in goal_words(task.get("goal", ""))} - states
     acts = {s: [a for a in items if len(words(a)) > 1] for s, items in (m.get("listed") or {}).items()}
@@ -437,9 +434,7 @@ def retrieve_explore(memory, task, tools, p):
     action toward the nearest way out of the map (``_explore_rules``). A plan tours the known states to
     look there again, so where failed games sought this goal's thing and no list of the map named it
     (it was looked for there, not seen), the rules toward the map's edge instead, and the tour only
-    where there is no way out. A search looks first where the thing was seen: where some known states'
-    lists named a word of this goal as a thing (``_spots``), either form is the rules toward them, and
-    none in them (a rule there would lead away from the thing in view)."""
+    where there is no way out. Where the thing was seen (``_spots``), either form: the rules there."""
     m = memory.get("transitions") or {}
     graph = _graph(m)
     seen_there = _hop_rules(m, graph, _towards(graph, _spots(m, task)), [])
