@@ -437,8 +437,8 @@ def retrieve_explore(memory, task, tools, p):
     where there is no way out. Where the thing was seen (``_spots``), either form: the rules there."""
     m = memory.get("transitions") or {}
     graph = _graph(m)
-    seen_there = _hop_rules(m, graph, _towards(graph, _spots(m, task)), [])
-    if seen_there:
+    spots = _spots(m, task)
+    if spots and (seen_there := _hop_rules(m, graph, _towards(graph, spots), [])):
         return seen_there
     if p.get("form", "plan") == "rules":
         return _explore_rules(m, graph)
