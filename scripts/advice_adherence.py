@@ -11,6 +11,9 @@ guard of the agent that played the episodes). It prints:
 - **followed**: of the turns the advice named an action, the share at which the agent took one it
   ranked first — the adherence the screening's advised walk assumes
   (``atlas.alma.author.advice_probe.ADHERENCE``);
+- **in reach**: at turns where a listed action names the goal's words (the one naming most of them) and
+  the advice named nothing there, how often the agent took it — for a design without advice (no memory)
+  too, so the two can be set side by side;
 - **agent / probe / agree**: how many of the tasks the agent solved, how many the advice probe solves
   following the *same* advice text (``follow_advice``), and on how many the two agree — whether the
   probe's deployment half predicts the agent once both have the same memory.
@@ -27,7 +30,7 @@ from logged_episodes import deployment_rows, replay, run_environment
 
 from atlas.agent.advice_match import match_advice
 from atlas.agent.loops import loop_nudge
-from atlas.alma.author.advice_probe import follow_advice
+from atlas.alma.author.advice_probe import follow_advice, goal_named
 from atlas.envs.base import action_text
 from atlas.protocols.env import Environment
 
@@ -40,6 +43,8 @@ class Tally:
     agent: int = 0
     probe: int = 0
     agree: int = 0
+    reach: int = 0  # unadvised turns at which a listed action named the goal's words
+    reached: int = 0  # of those, the turns the agent took it
 
     def add(self, other: Tally) -> None:
         for f in fields(self):
@@ -48,7 +53,7 @@ class Tally:
 
 def tally(env: Environment, task: Any, row: dict[str, Any], onward: bool = True) -> Tally:
     """One logged episode's counts; ``onward``: the loop guard lets a repeat that reached a new place go on."""
-    advice, goal = row["advice"], env.format_goal(task)
+    advice, goal = row.get("advice") or "", env.format_goal(task)
     t = Tally(episodes=1)
     for turn in replay(env, task, row):
         options = [
@@ -62,6 +67,11 @@ def tally(env: Environment, task: Any, row: dict[str, Any], onward: bool = True)
         if named:
             t.advised += 1
             t.followed += named.get(turn.taken, -1.0) >= max(named.values()) - 1e-9
+        elif wanted := goal_named(goal, turn.labels):
+            t.reach += 1
+            t.reached += turn.taken in wanted
+    if not advice:
+        return t
     t.agent = bool(row.get("success"))
     t.probe = follow_advice(env, task, advice, unadvised="goal_words").success
     t.agree = t.agent == t.probe
@@ -86,12 +96,18 @@ def main() -> None:
     print(
         f"{'design':10s} {'episodes':>8s} {'advised':>8s} {'followed':>8s} {'agent':>6s} {'probe':>6s} {'agree':>6s}"
     )
-    total = Tally()
+    total, reaches = Tally(), []
     for design in designs:
-        t = Tally()
+        t, unadvised = Tally(), Tally()
         for row in deployment_rows(args.run, design, tasks):
-            if row.get("advice"):
-                t.add(tally(env, tasks[row["task_id"]], row, onward=args.guard == "onward"))
+            counts = tally(env, tasks[row["task_id"]], row, onward=args.guard == "onward")
+            (t if row.get("advice") else unadvised).add(counts)
+        reach = t.reach + unadvised.reach
+        if reach:
+            reaches.append(
+                f"{design}: took the action naming the goal at {t.reached + unadvised.reached} of {reach} "
+                "turns where it was listed and nothing was advised"
+            )
         if not t.episodes:
             print(f"{design:10s} no deployment episode was given advice")
             continue
@@ -105,6 +121,8 @@ def main() -> None:
             f"all: the agent took an advised action at {total.followed} of {total.advised} advised turns "
             f"({total.followed / total.advised:.2f})"
         )
+    for line in reaches:
+        print("in reach, " + line)
 
 
 if __name__ == "__main__":

@@ -119,7 +119,7 @@ def goal_progress(goal: str, texts: list[str]) -> float:
     return min(1.0, len(later - first) / (2 * len(named))) if named else 0.0
 
 
-def _goal_named(goal: str, labels: list[str]) -> dict[str, float]:
+def goal_named(goal: str, labels: list[str]) -> dict[str, float]:
     """``{label: 1.0}`` for the listed action that names most of the goal's words (the first of a tie),
     or nothing when none names any."""
     wanted = goal_words(goal)
@@ -216,7 +216,7 @@ def follow_advice(
             advice_now(advice, seen, open_ or labels, chosen, goal, advances.actions)[0]
         )
         if not advised and unadvised == "goal_words":
-            advised = _goal_named(goal, [lb for lb in open_ or labels if lb not in lowered])
+            advised = goal_named(goal, [lb for lb in open_ or labels if lb not in lowered])
             if advised and not fallbacks and (now := float(env.score())) > start:
                 handed = now
             fallbacks += bool(advised)
