@@ -11,8 +11,9 @@ guard of the agent that played the episodes). It prints:
 - **followed**: of the turns the advice named an action, the share at which the agent took one it
   ranked first — the adherence the screening's advised walk assumes
   (``atlas.alma.author.advice_probe.ADHERENCE``);
-- **in reach**: at turns where a listed action names the goal's words (the one naming most of them) and
-  the advice named nothing there, how often the agent took it — for a design without advice (no memory)
+- **in reach**: at turns where a listed action names the goal's thing (a word of the goal that not every
+  goal of the run has: `compass`, not `take`) and the advice named nothing there, how often the agent
+  took one — for a design without advice (no memory)
   too, so the two can be set side by side;
 - **agent / probe / agree**: how many of the tasks the agent solved, how many the advice probe solves
   following the *same* advice text (``follow_advice``), and on how many the two agree — whether the
@@ -30,8 +31,9 @@ from logged_episodes import deployment_rows, replay, run_environment
 
 from atlas.agent.advice_match import match_advice
 from atlas.agent.loops import loop_nudge
-from atlas.alma.author.advice_probe import follow_advice, goal_named
-from atlas.envs.base import action_text
+from atlas.alma.author.advice_probe import follow_advice
+from atlas.envs.base import action_text, words
+from atlas.envs.policies import form_words, goal_words
 from atlas.protocols.env import Environment
 
 
@@ -43,7 +45,7 @@ class Tally:
     agent: int = 0
     probe: int = 0
     agree: int = 0
-    reach: int = 0  # unadvised turns at which a listed action named the goal's words
+    reach: int = 0  # unadvised turns at which a listed action named the goal's thing
     reached: int = 0  # of those, the turns the agent took it
 
     def add(self, other: Tally) -> None:
@@ -51,9 +53,13 @@ class Tally:
             setattr(self, f.name, getattr(self, f.name) + getattr(other, f.name))
 
 
-def tally(env: Environment, task: Any, row: dict[str, Any], onward: bool = True) -> Tally:
-    """One logged episode's counts; ``onward``: the loop guard lets a repeat that reached a new place go on."""
+def tally(
+    env: Environment, task: Any, row: dict[str, Any], onward: bool = True, form: frozenset[str] = frozenset()
+) -> Tally:
+    """One logged episode's counts; ``onward``: the loop guard lets a repeat that reached a new place go on;
+    ``form``: the words every goal of the run has (not the goal's thing)."""
     advice, goal = row.get("advice") or "", env.format_goal(task)
+    things = goal_words(goal) - form
     t = Tally(episodes=1)
     for turn in replay(env, task, row):
         options = [
@@ -67,7 +73,7 @@ def tally(env: Environment, task: Any, row: dict[str, Any], onward: bool = True)
         if named:
             t.advised += 1
             t.followed += named.get(turn.taken, -1.0) >= max(named.values()) - 1e-9
-        elif wanted := goal_named(goal, turn.labels):
+        elif wanted := [label for label in turn.labels if things & set(words(label))]:
             t.reach += 1
             t.reached += turn.taken in wanted
     if not advice:
@@ -97,15 +103,16 @@ def main() -> None:
         f"{'design':10s} {'episodes':>8s} {'advised':>8s} {'followed':>8s} {'agent':>6s} {'probe':>6s} {'agree':>6s}"
     )
     total, reaches = Tally(), []
+    form = form_words([env.format_goal(task) for task in tasks.values()])
     for design in designs:
         t, unadvised = Tally(), Tally()
         for row in deployment_rows(args.run, design, tasks):
-            counts = tally(env, tasks[row["task_id"]], row, onward=args.guard == "onward")
+            counts = tally(env, tasks[row["task_id"]], row, args.guard == "onward", form)
             (t if row.get("advice") else unadvised).add(counts)
         reach = t.reach + unadvised.reach
         if reach:
             reaches.append(
-                f"{design}: took the action naming the goal at {t.reached + unadvised.reached} of {reach} "
+                f"{design}: took an action naming the goal's thing at {t.reached + unadvised.reached} of {reach} "
                 "turns where it was listed and nothing was advised"
             )
         if not t.episodes:
