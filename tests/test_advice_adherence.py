@@ -52,9 +52,9 @@ def test_a_design_without_episodes_is_named():
 
 def test_the_guard_of_the_agent_that_played(tmp_path):
     """Episodes the agent played with the loop guard that lets a walk onward go on (fetch, seed 2024):
-    replayed with that guard, the agent took the advised action at every advised turn; replayed with the
-    guard before it, the third step up a corridor reads as a loop, and the agent seems to have passed the
-    advice over at 10 turns."""
+    replayed with that guard, the agent took the advised action at all but one advised turn; replayed
+    with the guard before it, the third step up a corridor reads as a loop, and the agent seems to have
+    passed the advice over at 17 turns."""
     folder = ROOT / "docs" / "results" / "eval-fetch-sighted-route-seeds" / "seed2024-off-map"
     with tarfile.open(folder / "raw.tar.xz") as raw:
         logs = [m for m in raw.getmembers() if m.name.startswith("logs/d-0002")]
@@ -62,7 +62,7 @@ def test_the_guard_of_the_agent_that_played(tmp_path):
     shutil.copy(folder / "config.json", tmp_path)
     onward, plain = run(str(tmp_path), "d-0002"), run(str(tmp_path), "d-0002", "--guard", "plain")
     assert onward.returncode == 0 and plain.returncode == 0, onward.stderr + plain.stderr
-    assert rows(onward.stdout)["d-0002"] == ["24", "228", "1.00", "13", "7", "16"]
-    assert "at 228 of 228 advised turns" in onward.stdout
+    assert rows(onward.stdout)["d-0002"] == ["24", "240", "1.00", "13", "12", "21"]
+    assert "at 239 of 240 advised turns" in onward.stdout
     assert "in reach, d-0002: took an action naming the goal's thing at 15 of 24 turns" in onward.stdout
-    assert "at 209 of 219 advised turns" in plain.stdout
+    assert "at 216 of 233 advised turns" in plain.stdout

@@ -211,34 +211,6 @@ def test_short_rules_above_a_search_plan_do_not_make_the_advice_one_plan():
     assert advised_actions(advice, "A candle lies here.", [*labels, "take candle"]) == {"take candle": 1.0}
 
 
-def test_rules_for_other_states_are_no_walkthrough_where_none_holds():
-    """Rules of the states a map knows, with a short replayed success below them, are short lines: read as a
-    walkthrough, a state no rule covers got another state's rule as its next step (the agent, in a kitchen,
-    went east because the studio's rule said so). Where no rule holds, such advice says nothing, and where
-    the thing the goal names can be taken there, the match yields: the agent decides as without memory."""
-    advice = (
-        "In pantry: go west.\nIn cellar: go east.\nIn bedroom: go north.\nIn studio: go east.\n"
-        "What worked before: go north, take compass."
-    )
-    labels = ["go east", "go north", "go south", "go west"]
-    kitchen = "-= Kitchen =-\nYou are in a kitchen. There is an exit to the east and one to the south."
-    assert advised_actions(advice, kitchen, labels) == {}
-    assert advised_actions(advice, kitchen, labels, done=["go south", "go west"]) == {}
-    assert advised_actions(advice, "-= Studio =-\nYou are in a studio.", labels) == {"go east": 1.0}
-    # where the thing the goal names can be taken and no rule holds, the agent decides as without memory
-    office = "-= Office =-\nYou are in an office. You see a compass."
-    listed = [*labels, "take compass"]
-    goal = "Find the compass and take it."
-    assert match_advice(advice, office, listed, goal=goal).yielded
-    assert not match_advice(advice, office, labels, goal=goal).yielded  # nothing the goal names is listed
-    assert not match_advice("Look around carefully.", office, listed, goal=goal).yielded  # names no action
-    studio = "-= Studio =-\nYou are in a studio. You see a compass."
-    assert match_advice(advice, studio, listed, goal=goal).actions == {"go east": 1.0}
-    # one command per line under a title is still a walkthrough
-    walk = "Walkthrough:\ngo north\ntake key\ngo south"
-    assert advised_actions(walk, kitchen, [*labels, "take key"], done=["go north"]) == {"take key": 1.0}
-
-
 # ---- what to avoid, titled plans, instance numbers, the shared stop words --------------------------------
 
 from pathlib import Path  # noqa: E402

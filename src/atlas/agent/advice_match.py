@@ -235,8 +235,7 @@ def _plans(advice: str) -> list[tuple[list[str], str]]:
     """``(steps, line)`` for each plan in the advice: every line that lists three or more short steps
     separated by commas or semicolons ("Search plan: move_to room_B, move_to room_D, move_to room_C."),
     or any number under the title ``ORDERED``, else the whole advice when its lines are a plan (a
-    walkthrough, one command per line; a title may lead it, and a rule, ``_is_situated``, is no step of
-    it). A line that is a plan itself is never one step of another: short
+    walkthrough, one command per line). A line that is a plan itself is never one step of another: short
     rules above a search plan ("candle: take candle.") made the advice look like a plan whose last step
     named every move of the search at once. What to avoid is never a step."""
     lines = [line for line in advice_lines(advice) if not _is_avoid(line) and not _is_once(line)]
@@ -252,18 +251,9 @@ def _plans(advice: str) -> list[tuple[list[str], str]]:
         steps = [part.strip() for part in re.split(r"[;,]", line) if part.strip()]
         if len(steps) >= 3 and _is_plan(steps):
             out.append((steps, line))
-    steps = [line for i, line in enumerate(lines) if not (i and _is_situated(line))]
-    if not out and _is_plan(steps):
-        return [(steps, "")]
+    if not out and _is_plan(lines):
+        return [(lines, "")]
     return out
-
-
-def _is_situated(line: str) -> bool:
-    """Whether ``line`` says what to do in a situation ("In studio: go east.", "candle: take candle."): a
-    rule, never one step of a walkthrough. Read as steps, the rules of other states were taken as the next
-    step wherever no rule held."""
-    head, colon, rest = line.partition(":")
-    return bool(colon and _tokens(head) and _tokens(rest))
 
 
 def _titled_steps(line: str) -> list[str]:
@@ -331,12 +321,6 @@ def _search_yields(advice: str, goal: str, labels: list[str]) -> bool:
     wanted = goal_words(goal)
     if any(wanted & set(_tokens(step)) for plan, _ in _plans(advice) for step in plan):
         return False
-    return _goal_listed(goal, labels)
-
-
-def _goal_listed(goal: str, labels: list[str]) -> bool:
-    """Whether a listed action names a word of the goal."""
-    wanted = goal_words(goal)
     return any(wanted & set(_tokens(label)) for label in labels)
 
 
@@ -385,11 +369,8 @@ def match_advice(
     plan: the next planned step after the actions ``done`` so far — unless the plan is a search (none of
     its steps names a word of ``goal``) and a listed action names one (a search does not pull the agent
     away from what its goal names: the match says it ``yielded``, and the agent chooses there as it
-    would without advice). Rules of other situations yield too where a listed action names a word of the
-    goal and none of them holds: read in the prompt, rules about moving made the 0.5B model take the
-    thing its goal names at 12 of 133 such turns, against 8 of 11 without memory (`fetch` seed 9173).
-    Empty when the advice names no listed action. Avoid lines ("Avoid: <action>.", "Do not <action> when
-    <situation>.") add a negative value for the actions they name where they hold
+    would without advice). Empty when the advice names no listed action. Avoid lines ("Avoid: <action>.",
+    "Do not <action> when <situation>.") add a negative value for the actions they name where they hold
     (``_avoid``), whatever else applies; so do the steps of a ``TRY_ONCE`` list that are among the actions
     done whose step raised the score (``advanced``; ``_tried_once``), and the listed actions of the kind of
     a choice already made (``_chosen``: one of them raised the score and its rise holds; another would
@@ -409,14 +390,12 @@ def match_advice(
         str, float
     ] = {}  # lowered unless the advice names them ('Avoid: focus on … unless advised')
     avoid_lines: list[str] = []
-    acts = False  # some rule names a listed action, whether or not its situation holds
     for line in advice_lines(advice):
         if _is_avoid(line) or _is_once(line) or _is_try_list(line):
             continue  # a try list is a plan: its untaken steps are no situation that holds
         hits, rebound = _named(line, phrases, observation=observation)
         if not hits:
             continue
-        acts = True
         if _chosen(line, hits, advanced, observation):  # made: another of its kind would take it back
             kind = blind_action(hits[0])
             for label in phrases:
@@ -447,10 +426,10 @@ def match_advice(
     best = max((m for _, _, m in rules), default=0.0)
     if best < MIN_MATCH:
         step = _plan_step(advice, done or [], labels, observation, avoided)
-        lowered = _with(avoided, {}, unadvised)
         if step is None:
-            return Match(lowered, avoid_lines, yielded=acts and _goal_listed(goal, labels) and not lowered)
+            return Match(_with(avoided, {}, unadvised), avoid_lines)
         if goal and _search_yields(advice, goal, labels):
+            lowered = _with(avoided, {}, unadvised)
             return Match(lowered, avoid_lines, yielded=not lowered)
         return Match(_with(avoided, {step[0]: 1.0}, unadvised), [step[1], *avoid_lines])
     named: dict[str, float] = {}
