@@ -13,8 +13,7 @@ guard of the agent that played the episodes). It prints:
   (``atlas.alma.author.advice_probe.ADHERENCE``);
 - **in reach**: at turns where a listed action names the goal's thing (a word of the goal that not every
   goal of the run has: `compass`, not `take`) and the advice named nothing there, how often the agent
-  took one — for a design without advice (no memory)
-  too, so the two can be set side by side;
+  took one — for a design without advice (no memory) too, so the two can be set side by side;
 - **agent / probe / agree**: how many of the tasks the agent solved, how many the advice probe solves
   following the *same* advice text (``follow_advice``), and on how many the two agree — whether the
   probe's deployment half predicts the agent once both have the same memory.
