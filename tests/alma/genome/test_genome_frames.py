@@ -482,13 +482,54 @@ def test_replayed_steps_become_rules_on_the_sentence_each_changed(pool, embedder
         [("look", start), ("take gem", taken), ("go cellar", obs("cellar", ["hall"], [], ["gem"]))],
         False,
     )
-    lines = advice_after([ep], "fetch the ruby to the attic", pool, embedder, genome)
-    assert lines == ["You are holding nothing: take ruby.", "You stand in hall: go cellar."], lines
+    lines = advice_after([ep], "fetch the gem to the attic", pool, embedder, genome)
+    assert lines == ["You are holding nothing: take gem.", "You stand in hall: go cellar."], lines
     plan = {**genome, "retrieve": [{"part": "replay", "params": {"match": "shape"}}]}
-    assert advice_after([ep], "fetch the ruby to the attic", pool, embedder, plan) == [
-        "How far an unfinished attempt got: look, take ruby, go cellar."  # it failed: not what worked
+    assert advice_after([ep], "fetch the gem to the attic", pool, embedder, plan) == [
+        "How far an unfinished attempt got: look, take gem, go cellar."  # it failed: not what worked
     ]
     won = episode("fetch the gem to the attic", start, [("take gem", taken)], True)
-    assert advice_after([ep, won], "fetch the ruby to the attic", pool, embedder, plan) == [
+    assert advice_after([ep, won], "fetch the gem to the attic", pool, embedder, plan) == [
+        "What worked before: take gem."
+    ]
+
+
+def test_another_goals_way_carries_over_only_where_goals_agreed(pool, embedder):
+    """For a goal of the same shape, a kept sequence gives its steps that name the goal's words, re-bound
+    to this goal's, and only the steps that sequences of two or more goals took: the gem's way down
+    the cellar is not the ruby's until a second thing was fetched that way too."""
+    genome = {
+        "name": "replayed",
+        "encode": [{"part": "sequences", "params": {"successes_only": False, "idle": "keep"}}],
+        "retrieve": [{"part": "replay", "params": {"match": "shape"}}],
+    }
+    rules = {**genome, "retrieve": [{"part": "replay", "params": {"match": "shape", "form": "rules"}}]}
+
+    def fetched(item, success=True):
+        start = obs("hall", ["cellar", "attic"], [item], [])
+        taken = obs("hall", ["cellar", "attic"], [], [item])
+        steps = [("look", start), (f"take {item}", taken), ("go cellar", obs("cellar", ["hall"], [], [item]))]
+        return episode(f"fetch the {item} to the attic", start, steps, success)
+
+    gem = fetched("gem")
+    assert advice_after([gem], "fetch the ruby to the attic", pool, embedder, genome) == [
         "What worked before: take ruby."
     ]
+    assert advice_after([gem], "fetch the ruby to the attic", pool, embedder, rules) == [
+        "You are holding nothing: take ruby."
+    ]
+    both = [gem, fetched("pearl")]
+    assert advice_after(both, "fetch the ruby to the attic", pool, embedder, genome) == [
+        "What worked before: look, take ruby, go cellar."
+    ]
+    assert advice_after(both, "fetch the ruby to the attic", pool, embedder, rules) == [
+        "You are holding nothing: take ruby.",
+        "You stand in hall: go cellar.",
+    ]
+    # the goal's own sequence comes first, whole, however many other goals were fetched since
+    own = fetched("ruby", success=False)
+    assert advice_after([own, gem], "fetch the ruby to the attic", pool, embedder, genome) == [
+        "How far an unfinished attempt got: look, take ruby, go cellar."
+    ]
+    goal_only = {**genome, "retrieve": [{"part": "replay", "params": {"match": "goal"}}]}
+    assert advice_after(both, "fetch the ruby to the attic", pool, embedder, goal_only) == []

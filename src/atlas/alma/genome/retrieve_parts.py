@@ -58,7 +58,7 @@ RETRIEVE_PARTS: tuple[Part, ...] = (
     Part(
         "replay",
         "retrieve",
-        "a kept action sequence of a goal of the same shape (or of this very goal), with this goal's words",
+        "a kept action sequence of this goal or one of its shape (the steps goals shared), with this goal's words",
         (
             Param(
                 "match", "choice", "shape", ("shape", "goal"), doc="goal: only sequences of this exact goal"

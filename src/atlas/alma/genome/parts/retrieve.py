@@ -134,34 +134,54 @@ def retrieve_where_seen(memory, task, tools, p):
 
 
 def retrieve_replay(memory, task, tools, p):
-    """A kept action sequence, with this goal's words: of a goal of the same shape, or with
-    ``p['match'] == 'goal'`` of this very goal; the latest, or with ``p['prefer'] == 'most'`` the one
-    that scored most and then went furthest (for sequences kept from failures, the most progress). With
-    ``p['form'] == 'rules'`` as rules instead of a plan: each step that changed something lasting, on the
-    sentence it changed ('Fitted nothing: fit x.'). A rule applies however short the sequence (a
-    plan only from three steps), and the steps that changed nothing are not replayed."""
+    """A kept action sequence, with this goal's words: of this very goal, or (unless ``p['match'] ==
+    'goal'``) of a goal of the same shape; the latest, or with ``p['prefer'] == 'most'`` the one that
+    scored most and then went furthest (for sequences kept from failures, the most progress). From
+    another goal's sequence only the steps that name goal words, re-bound to this goal's, and the steps
+    that sequences of two or more goals of this shape took: one goal's way to its thing is not another
+    thing's way. With ``p['form'] == 'rules'`` as rules instead of a plan: each step that changed
+    something lasting, on the sentence it changed ('Fitted nothing: fit x.'). A rule applies however
+    short the sequence (a plan only from three steps), and the steps that changed nothing are not
+    replayed."""
     gw = goal_words(task.get("goal", ""))
-    if p.get("match", "shape") == "goal":
-        goal = goal_key(gw)
-        found = [s for s in memory.get("sequences") or [] if s.get("goal") == goal]
-    else:
-        found = [s for s in memory.get("sequences") or [] if same_kind(s.get("kind", ""), gw)]
+    goal = goal_key(gw)
+    kept = [s for s in memory.get("sequences") or [] if s.get("actions")]
+    found = [s for s in kept if s.get("goal") == goal]
+    shared = None
+    if not found and p.get("match", "shape") != "goal":
+        found = [s for s in kept if same_kind(s.get("kind", ""), gw)]
+        shared = _steps_of_many_goals(found)
     if p.get("prefer", "latest") == "most":
         found = sorted(found, key=lambda s: (s.get("score", 0.0), len(s.get("actions", []))))
-    if not found or not found[-1].get("actions"):
+    if not found:
         return []
-    steps = [filled(a, gw) or a for a in found[-1]["actions"]]
+    actions, where = found[-1]["actions"], found[-1].get("situations") or []
+    pairs = [(a, where[i] if i < len(where) else "") for i, a in enumerate(actions)]
+    if shared is not None:
+        pairs = [(a, w) for a, w in pairs if slots_in(a) or a in shared]
+    steps = [filled(a, gw) or a for a, _ in pairs]
+    if not steps:
+        return []
     if p.get("form", "plan") != "rules":
         # A sequence kept from a failed episode (``successes_only`` off) is not what worked: say so.
         worked = found[-1].get("success", True)  # sequences kept before this was recorded: as titled then
         title = "What worked before" if worked else "How far an unfinished attempt got"
         return [{"kind": "plan", "title": title, "steps": steps}]
     rules = []
-    for step, where in zip(steps, found[-1].get("situations") or [], strict=False):
-        cond = filled(where, gw) or where
+    for step, (_, changed) in zip(steps, pairs, strict=True):
+        cond = filled(changed, gw) or changed
         if cond:
             rules.append({"kind": "rule", "cond": [cond], "action": step})
     return rules
+
+
+def _steps_of_many_goals(sequences):
+    """The steps (as kept, goal words as slots) that sequences of two or more different goals took."""
+    goals = {}
+    for s in sequences:
+        for a in set(s.get("actions") or []):
+            goals.setdefault(a, set()).add(s.get("goal"))
+    return {a for a, g in goals.items() if len(g) > 1}
 
 
 def retrieve_similar_episodes(memory, task, tools, p):
