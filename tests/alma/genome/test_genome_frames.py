@@ -187,15 +187,42 @@ def test_a_rule_learned_once_outlives_the_decay_of_later_episodes(pool, embedder
         decayed,
     )
     assert "Lying here ruby: take ruby." in lines, lines
-    strict = {**decayed, "retrieve": [{"part": "goal_rules", "params": {"min_support": 2}}]}
-    lines = advice_after(
-        [fetch("gem", "cellar", drop_at="cellar"), wander],
+
+
+def test_support_asks_for_no_more_episodes_than_taught_the_goals_shape(pool, embedder):
+    # min_support=2 weeds out what one success did by chance; with one success there is nothing to
+    # confirm it by, so its steps are the rules
+    strict = {
+        **GENOME,
+        "store": {"decay": 0.9},
+        "retrieve": [{"part": "goal_rules", "params": {"min_support": 2}}],
+    }
+    one = advice_after(
+        [fetch("gem", "cellar", drop_at="cellar")], "fetch the ruby to the attic", pool, embedder, strict
+    )
+    assert "Lying here ruby: take ruby." in one, one
+    hall_exits = ["cellar", "attic"]
+    fussy = episode(
+        "fetch the orb to the cellar",
+        obs("hall", hall_exits, ["orb"], []),
+        [
+            ("examine orb", obs("hall", hall_exits, ["orb"], [])),
+            ("take orb", obs("hall", hall_exits, [], ["orb"])),
+            ("go cellar", obs("cellar", ["hall"], [], ["orb"])),
+            ("drop orb", obs("cellar", ["hall"], ["orb"], [])),
+        ],
+        True,
+    )
+    two = advice_after(
+        [fetch("gem", "cellar", drop_at="cellar"), fussy],
         "fetch the ruby to the attic",
         pool,
         embedder,
         strict,
     )
-    assert lines == [], lines  # one episode's worth is not two
+    assert "Lying here ruby: take ruby." in two, two
+    assert not [x for x in two if "examine" in x], two  # one success of two examined first
+    assert [x for x in one if "examine" in x] == [], one
 
 
 def test_where_seen_skips_the_words_every_goal_had(pool, embedder):

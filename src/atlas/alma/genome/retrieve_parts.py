@@ -43,7 +43,7 @@ RETRIEVE_PARTS: tuple[Part, ...] = (
                 "int",
                 1,
                 (1, 2, 3),
-                doc="episodes a template was learned in (counts decay with the store)",
+                doc="episodes a template was learned in (counts decay with the store; at most the episodes that taught the shape)",
             ),
         ),
         requires=("goal_actions",),

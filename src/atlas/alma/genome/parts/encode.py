@@ -117,7 +117,8 @@ def encode_goal_actions(memory, episode, tools, p, store):
     holding it looks like). Actions that change the state are left to ``transitions``. Only
     successful episodes when ``p['successes_only']``; otherwise a failed episode teaches the action that
     made a goal word carried (its frame then seen in two states) and the one that ended carrying it,
-    which applies in the state the goal names. How many goals named each word: ``goal_action_goals``.
+    which applies in the state the goal names. How many goals named each word: ``goal_action_goals``;
+    how many episodes taught each shape: ``goal_action_episodes``.
     With ``p['any_item']``, the form of any action that made a thing carried (``carry_forms``: one
     'take coin' teaches 'take {item}' for every goal), from every episode, solved or not: its evidence is
     the thing moving with the agent, not the outcome."""
@@ -169,6 +170,9 @@ def encode_goal_actions(memory, episode, tools, p, store):
     # the goal's shape: every word an action named, or the observations named, is a slot
     used |= {i for i, w in enumerate(gw) if w.lower() in names}
     kind = goal_kind(gw, used)
+    if found:  # episodes that taught this shape: a template can have no more support than that
+        taught = memory.setdefault("goal_action_episodes", {})
+        taught[kind] = taught.get(kind, 0) + 1
     for where, template, frame, word, _ in found:
         slot = gw.index(word) if word else -1
         bump(m.setdefault(kind, {}), json.dumps([where, template, frame, slot]))

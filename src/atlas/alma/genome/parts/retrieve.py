@@ -23,9 +23,12 @@ def _framed(frame, word):
     return (frame + " " + word).strip()
 
 
-def _supported(count, p):
-    """Support counts episodes and decays with the store: more than ``min_support - 1`` episodes' worth."""
-    return count > p.get("min_support", 1) - 1
+def _supported(count, p, taught=None):
+    """Support counts episodes and decays with the store: more than ``min_support - 1`` episodes' worth,
+    or, where fewer than ``min_support`` episodes ``taught`` this shape, more than ``taught - 1``: a
+    threshold weeds out what one episode did by chance only where another could have confirmed it."""
+    need = p.get("min_support", 1) if taught is None else min(p.get("min_support", 1), taught)
+    return count > need - 1
 
 
 def retrieve_goal_rules(memory, task, tools, p):
@@ -38,7 +41,8 @@ def retrieve_goal_rules(memory, task, tools, p):
         if not same_kind(kind, gw):
             continue
         ranked = sorted(counts.items(), key=lambda kv: -kv[1])
-        learned = [[*json.loads(k), "", -1][:4] for k, n in ranked if _supported(n, p)]
+        taught = (memory.get("goal_action_episodes") or {}).get(kind)
+        learned = [[*json.loads(k), "", -1][:4] for k, n in ranked if _supported(n, p, taught)]
         in_goal_state = {template for where, template, _, _ in learned if where}
         for where, template, frame, slot in learned:
             if not where and template in in_goal_state:
