@@ -8,6 +8,7 @@ import json
 import re
 
 from common import (
+    STOP,
     bump,
     capped,
     count_goal,
@@ -18,6 +19,7 @@ from common import (
     goal_words,
     idle,
     in_every_goal,
+    items_of,
     observed_words,
     recent,
     situation,
@@ -78,12 +80,15 @@ def _everywhere(episode):
 
 def _carry_forms(episode, gw, key, names, everywhere=None, form=frozenset()):
     """``[template, frame]`` for each action that made a thing move with the agent, whatever the goal:
-    the thing's word was in the observation before the action and not in the previous state's, and is
-    still there after the next change of state. The template names it ``{item}`` (and goal words as
-    slots); the frame is how the text showed it before ('objects here'). In the episode's first state,
-    which has no previous one, the word must not be one that ``everywhere`` (past episodes) always had.
-    A word of the task's ``form`` (every goal has it: 'take') is never the thing: listed beside other
-    things after the move, 'take' of 'take key' looked carried."""
+    the thing's word was in the observation before the action and not in the previous state's, the
+    action made an item naming it appear (``_offers_more``: 'drop key' listed, 'key' held), and the word
+    is still there after the next change of state. Where the episode never left the state again, an
+    action whose every word the goal spells ('take' of 'find the X and take it') counts without that.
+    The template names the thing ``{item}`` (and goal words as slots); the frame is how the text showed
+    it before ('objects here'). In the episode's first state, which has no previous one, the word must
+    not be one that ``everywhere`` (past episodes) always had. A word of the task's ``form`` (every goal
+    has it: 'take') is never the thing: listed beside other things after the move, 'take' of 'take key'
+    looked carried."""
     steps, texts = steps_of(episode), texts_of(episode)
     out = []
     for i, (before, action, after, error) in enumerate(steps):
@@ -92,20 +97,47 @@ def _carry_forms(episode, gw, key, names, everywhere=None, form=frozenset()):
             continue
         earlier = [b for b, _, _, _ in steps[:i] if state_of(b, key) not in ("", here)]
         later = [a for _, _, a, _ in steps[i:] if state_of(a, key) not in ("", here)]
-        if not later or not (earlier or everywhere is not None):
+        if not (earlier or everywhere is not None):
             continue
         was_there = value_words(earlier[-1]) if earlier else set(everywhere)
-        moved = value_words(later[0])
+        moved = value_words(later[0]) if later else None
         for w in sorted({t.lower() for t in words(action)} & value_words(before)):
-            if w.isdigit() or w in was_there or w not in moved or w in form:
+            if w.isdigit() or w in was_there or w in form:
                 continue
             pieces = re.split(r"([A-Za-z0-9_]+)", action)
             template = "".join("{item}" if t.lower() == w else slotted(t, gw) or t for t in pieces)
+            if not _offers_more(before, after, w, action):
+                continue  # it did nothing to the thing ('examine orb' before the take that carried it)
+            if (w not in moved) if moved is not None else not _spelled(template):
+                continue  # the episode ended here: nothing shows whether the thing went along
             frame = frame_of(texts[i][0], w, names)
             learned = [template, slotted(frame, gw) or frame]
             if learned not in out:
                 out.append(learned)
     return out
+
+
+def _spelled(template):
+    """Whether a template has no word of its own: the thing and the goal's words only ('{2} {item}')."""
+    return not {w.lower() for w in words(re.sub(r"\{[^}]*\}", " ", template))} - STOP
+
+
+def _naming(obs, word):
+    """``(field, item)`` for each item of ``obs`` that names ``word``: of its lists and mappings, and its
+    short names (see ``lasting``)."""
+    out = set()
+    for k, v in obs.items() if isinstance(obs, dict) else []:
+        short = isinstance(v, str) and 0 < len(words(v)) <= 3
+        for item in items_of(v) if isinstance(v, list | dict) else [v] if short else []:
+            if word in {t.lower() for t in words(value_text(item))}:
+                out.add((k, str(item)))
+    return out
+
+
+def _offers_more(before, after, word, action):
+    """Whether an action made a listed item naming ``word`` appear, other than the action itself
+    ('drop key' listed after 'take key', or 'key' in a list of things held)."""
+    return any(item != action for _, item in _naming(after, word) - _naming(before, word))
 
 
 def encode_goal_actions(memory, episode, tools, p, store):
@@ -192,6 +224,8 @@ def _learn_carry_forms(memory, episode, gw, key, names, store):
     learned = _carry_forms(episode, gw, key, names, everywhere, form)
     for found in learned:
         bump(forms, json.dumps(found))
+    if learned:  # a form can have no more support than the episodes that taught any
+        memory["carry_form_episodes"] = memory.get("carry_form_episodes", 0) + 1
     memory["carry_forms"] = capped(forms, store.get("cap", 200))
     mine = _everywhere(episode)
     memory["goal_action_everywhere"] = sorted(mine if everywhere is None else mine & set(everywhere))

@@ -89,7 +89,7 @@ def _carry_rules(memory, gw, p, done):
     for key, n in sorted((memory.get("carry_forms") or {}).items(), key=lambda kv: -kv[1]):
         template, frame = json.loads(key)
         action = filled(template.replace("{item}", item), gw)
-        if _supported(n, p) and action and action not in done:
+        if _supported(n, p, memory.get("carry_form_episodes")) and action and action not in done:
             done.add(action)
             out.append(
                 {"kind": "rule", "cond": [_framed(filled(frame, gw) or frame, item)], "action": action}
