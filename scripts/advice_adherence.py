@@ -53,20 +53,31 @@ class Tally:
 
 
 def tally(
-    env: Environment, task: Any, row: dict[str, Any], onward: bool = True, form: frozenset[str] = frozenset()
+    env: Environment,
+    task: Any,
+    row: dict[str, Any],
+    guard: str = "cycles",
+    form: frozenset[str] = frozenset(),
 ) -> Tally:
-    """One logged episode's counts; ``onward``: the loop guard lets a repeat that reached a new place go on;
+    """One logged episode's counts; ``guard``: the loop guard of the agent that played it (``--guard``);
     ``form``: the words every goal of the run has (not the goal's thing)."""
     advice, goal = row.get("advice") or "", env.format_goal(task)
     things = goal_words(goal) - form
     t = Tally(episodes=1)
     for turn in replay(env, task, row):
-        options = [
-            label
-            for label, a in zip(turn.labels, turn.listed, strict=True)
-            if loop_nudge(action_text(a.tool, a.args), turn.past, first_visit=onward and turn.first_visit)
-            is None
-        ] or turn.labels
+        options = (
+            turn.options
+            if guard == "cycles"
+            else [
+                label
+                for label, a in zip(turn.labels, turn.listed, strict=True)
+                if loop_nudge(
+                    action_text(a.tool, a.args), turn.past, first_visit=guard == "onward" and turn.first_visit
+                )
+                is None
+            ]
+            or turn.labels
+        )
         matched = match_advice(advice, turn.seen, options, turn.chosen, goal, turn.advanced).actions
         named = {label: v for label, v in matched.items() if v > 0}  # avoid lines lower, never advise
         if named:
@@ -89,11 +100,11 @@ def main() -> None:
     parser.add_argument("designs", nargs="*", help="design ids under RUN/logs (default: all)")
     parser.add_argument(
         "--guard",
-        choices=("onward", "plain"),
-        default="onward",
-        help="the loop guard of the agent that played the episodes: 'onward' (the agent's, since "
-        "EVALUATION_VERSION 9: a repeat that reached a place never entered is not a loop) or 'plain' "
-        "(the agent's before; runs whose baseline key predates it)",
+        choices=("cycles", "onward", "plain"),
+        default="cycles",
+        help="the loop guard of the agent that played the episodes: 'cycles' (the agent's, since "
+        "EVALUATION_VERSION 10: a longer cycle is an action taken again from the same state), 'onward' "
+        "(version 9: a repeat that reached a place never entered is not a loop) or 'plain' (before)",
     )
     args = parser.parse_args()
     env, tasks = run_environment(args.run)
@@ -106,7 +117,7 @@ def main() -> None:
     for design in designs:
         t, unadvised = Tally(), Tally()
         for row in deployment_rows(args.run, design, tasks):
-            counts = tally(env, tasks[row["task_id"]], row, args.guard == "onward", form)
+            counts = tally(env, tasks[row["task_id"]], row, args.guard, form)
             (t if row.get("advice") else unadvised).add(counts)
         reach = t.reach + unadvised.reach
         if reach:

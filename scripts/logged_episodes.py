@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from atlas.agent import choice as ch
-from atlas.agent.loops import Advances, Visits, outcome
+from atlas.agent.loops import Advances, Guard
 from atlas.alma.evaluate.harness import run_tasks
 from atlas.alma.state.config import AlmaConfig
 from atlas.alma.state.run_dir import read_jsonl
@@ -35,6 +35,7 @@ class Turn:
     first_visit: (
         bool  # the agent stands where it had never been before this turn (the loop guard's ``Visits``)
     )
+    options: list[str]  # the labels the task agent's loop guard left to choose from (``Guard.open``)
 
 
 def run_environment(run: Path) -> tuple[Environment, dict[str, Any]]:
@@ -61,26 +62,32 @@ def replay(env: Environment, task: Any, row: dict[str, Any]) -> Iterator[Turn]:
     obs = env.reset(task)
     seen = env.summarize_observation(obs)
     chosen: list[str] = []
-    past: list[tuple[str, bool]] = []
     advances = Advances(float(env.score()))
-    visits = Visits()
-    visits.arrive(obs)
+    guard = Guard(obs)
     for step in row.get("actions") or []:
         listed = env.candidate_actions(obs)
         labels = ch.labels(listed)
+        texts = {label: action_text(a.tool, a.args) for label, a in zip(labels, listed, strict=True)}
         taken = str(step.get("text"))
         yield Turn(
-            seen, listed, labels, taken, list(chosen), list(past), list(advances.actions), visits.first(obs)
+            seen,
+            listed,
+            labels,
+            taken,
+            list(chosen),
+            list(guard.past),
+            list(advances.actions),
+            guard.visits.first(obs),
+            guard.open(obs, texts),
         )
         if taken not in labels:
             return
         action = listed[labels.index(taken)]
         result = env.step(action)
         chosen.append(taken)
-        past.append(outcome(action_text(action.tool, action.args), obs, result))
+        guard.after(texts[taken], obs, result)
         advances.after(taken, float(env.score()))
         obs = result.observation
-        visits.arrive(obs)
         seen = env.summarize_observation(obs)
         if result.error:
             seen = f"Error: {result.error}\n{seen}"

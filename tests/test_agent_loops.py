@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+from typing import ClassVar
 
 import pytest
 
@@ -423,6 +424,103 @@ def test_a_state_is_visited_first_once():
     for logs in (["log"], ["log", "log"]):
         stocked.arrive({"location": "forest", "inventory": logs})
     assert not stocked.first({"location": "forest", "inventory": ["log", "log"]})  # more carried, same place
+
+
+class _Corridor:
+    """Three rooms in a row, the scarf in the last: the office's one way out leads east to the study,
+    whose ways are back west and on east."""
+
+    name, max_steps = "corridor", 12
+    ways: ClassVar = {
+        "office": {"go east": "study"},
+        "study": {"go west": "office", "go east": "hall"},
+        "hall": {},
+    }
+
+    def reset(self, task):
+        self.room, self.held, self.steps = "office", False, 0
+        return self.observe()
+
+    def observe(self):
+        return {"location": self.room, "reply": f"You are in the {self.room}."}
+
+    def candidate_actions(self, observation):
+        listed = list(self.ways[self.room]) + (["take scarf"] if self.room == "hall" else [])
+        return [Action("act", {"command": c}) for c in listed]
+
+    def step(self, action):
+        self.steps += 1
+        command = action.args["command"]
+        if command == "take scarf":
+            self.held = True
+        else:
+            self.room = self.ways[self.room][command]
+        return StepResult(self.observe(), done=self.held, success=self.held)
+
+    def success(self):
+        return self.held
+
+    def score(self):
+        return float(self.held)
+
+    def steps_taken(self):
+        return self.steps
+
+    def format_goal(self, task):
+        return task.description
+
+    def summarize_observation(self, observation):
+        return observation["reply"]
+
+
+async def test_where_every_choice_would_loop_the_way_not_yet_taken_from_here_stays():
+    """A model that goes back west whenever it may bounces between office and study; once both of the
+    study's ways would continue a loop, the one never taken from the study stays, and it reaches the
+    hall and the scarf."""
+
+    def west_first(messages, **kw):
+        choices = kw["choices"]
+        return next((c for c in choices if "take scarf" in c), None) or next(
+            (c for c in choices if "go west" in c), choices[0]
+        )
+
+    task = Task(id="corridor-0", description="Find the scarf and take it.", domain="corridor")
+    traj = await TaskAgent(ScriptedLLM(west_first)).run(_Corridor(), task)
+    moves = [s.action.split('"')[1] for s in traj.steps]
+    assert moves == ["go east", "go west", "go east", "go east", "take scarf"], moves
+    assert traj.success
+
+
+def test_the_least_taken_ways_from_a_state():
+    visits = Visits()
+    study, office = {"location": "study", "steps": 1}, {"location": "office", "steps": 2}
+    ways = {"west": "go west", "east": "go east"}
+    visits.took(study, "go west")
+    visits.took(office, "go east")
+    assert visits.fewest({**study, "steps": 3}, ways) == ["east"]  # the step counter is no other state
+    visits.took(study, "go east")
+    assert visits.fewest(study, ways) == ["west", "east"]  # each taken once from here: all stay
+    assert visits.fewest({**study, "inventory": ["key"]}, ways) == ["west", "east"]  # carrying more: another
+    assert visits.fewest({"text": "No short field here at all, only prose."}, ways) == ["west", "east"]
+
+
+def test_a_repeat_never_taken_from_this_state_walks_on():
+    """Room D to B, back, to C, back: ``move_to D`` from B again goes round; ``go east`` from the kitchen
+    after ``go east`` from the hall and the yard walks on."""
+    visits = Visits()
+    at = {r: {"location": r} for r in "DBC"}
+    for here, action in [("D", B), ("B", D), ("D", C), ("C", D), ("D", B)]:
+        visits.took(at[here], action)
+    past = [(B, False), (D, False), (C, False), (D, False), (B, False)]
+    assert visits.again(at["B"], D) and not visits.again(at["B"], A) and not visits.again(at["C"], B)
+    assert "circles" in (loop_nudge(D, past, again=visits.again(at["B"], D)) or "")
+    assert visits.again({"text": "Only prose, no state."}, B) is None
+    east = 'act(command="go east")'
+    walk = [(east, False), ('act(command="go north")', False), (east, False)]
+    assert "circles" in (loop_nudge(east, walk) or "")  # no state known: a third time in six turns
+    assert "circles" in (loop_nudge(east, walk, again=True) or "")
+    assert loop_nudge(east, walk, again=False) is None  # never from the room it is in: a walk
+    assert not Visits().again({"location": "hall"}, east, window=0)
 
 
 async def test_the_agent_walks_a_corridor_of_one_move_to_the_thing(tmp_path):

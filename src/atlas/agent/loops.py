@@ -18,6 +18,7 @@ from typing import Any
 from atlas.agent.advice_match import blind_action
 
 Past = list[tuple[str, bool]]  # (canonical action text, whether it did not work)
+WINDOW = 6  # turns within which a repeat goes round a cycle
 _ENDS = (".", "!", "?")
 
 
@@ -149,10 +150,37 @@ class Visits:
     """The places an episode has been in, counted on arrival: a place is an observation's short text
     fields (``state_of``'s, without its lists, dicts and numbers: a room, not what is carried). Where
     the agent stands somewhere it has never been, repeating a move is a walk onward, not a loop
-    (``go north`` three times up a corridor); a repeat that only adds to a list (one more log) is not."""
+    (``go north`` three times up a corridor); a repeat that only adds to a list (one more log) is not.
+    It also keeps each step's action with the state it was taken in (``Futile``'s: short fields, lists
+    and dicts, numbers aside; ``took``): a repeat of an action never taken from this state in the last
+    few steps walks on rather than round (``again``), and where every choice would continue a loop,
+    those least taken from this state are left (``fewest``): between two rooms the way back was taken
+    from here, the way on never."""
 
     def __init__(self) -> None:
         self.count: dict[str, int] = {}
+        self.taken: list[tuple[str, str]] = []  # (state key, action text) of each step, in order
+
+    def took(self, observation: Any, action: str) -> None:
+        self.taken.append((_state_key(observation), action))
+
+    def again(self, observation: Any, action: str, window: int = WINDOW) -> bool | None:
+        """Whether ``action`` was taken from this very state within the last ``window`` steps; None where
+        the observation has no state to compare (then only the action's own repeats can tell)."""
+        key = _state_key(observation)
+        if not key:
+            return None
+        return (key, action) in self.taken[-window:] if window else False
+
+    def fewest(self, observation: Any, choices: dict[str, str]) -> list[str]:
+        """The labels of ``choices`` (label: action text) whose action was taken least often from this
+        state in the episode; all of them where the observation has no state."""
+        key = _state_key(observation)
+        if not key or not choices:
+            return list(choices)
+        times = {label: self.taken.count((key, text)) for label, text in choices.items()}
+        least = min(times.values())
+        return [label for label, n in times.items() if n == least]
 
     def arrive(self, observation: Any) -> None:
         key = _place(observation)
@@ -165,17 +193,60 @@ class Visits:
         return bool(key) and self.count.get(key, 0) == 1
 
 
+class Guard:
+    """The loop guard of one episode: what was taken, where, and whether it worked. ``note`` objects to
+    a proposal (``loop_nudge``, ``Futile``), ``open`` keeps the choices it does not object to (or, where
+    it objects to all, those least taken from this state), ``after`` is told each step."""
+
+    def __init__(self, observation: Any) -> None:
+        self.past: Past = []
+        self.futile = Futile()
+        self.visits = Visits()
+        self.ticking = Ticking()
+        self.visits.arrive(observation)
+
+    def note(self, proposed: str, observation: Any) -> str | None:
+        looping = loop_nudge(
+            proposed,
+            self.past,
+            first_visit=self.visits.first(observation),
+            again=self.visits.again(observation, proposed),
+        )
+        return looping or self.futile.nudge(proposed, observation)
+
+    def open(self, observation: Any, choices: dict[str, str]) -> list[str]:
+        """The labels of ``choices`` (label: action text) the guard does not object to; where it objects
+        to every one, those least taken from this state."""
+        kept = [label for label, text in choices.items() if self.note(text, observation) is None]
+        return kept or self.visits.fewest(observation, choices)
+
+    def after(self, action: str, before: Any, result: Any) -> None:
+        """Told each step: the action's text, the observation before it and the step's ``StepResult``."""
+        self.past.append(outcome(action, before, result, self.ticking))
+        self.futile.after(action, before, self.past[-1][1])
+        self.visits.took(before, action)
+        self.visits.arrive(result.observation)
+
+
 def _place(observation: Any) -> str:
     place = {k: v for k, v in state_of(observation).items() if isinstance(v, str)}
     return json.dumps(place, sort_keys=True) if place else ""
 
 
 def loop_nudge(
-    proposed: str, past: Past, *, repeats: int = 3, window: int = 6, first_visit: bool = False
+    proposed: str,
+    past: Past,
+    *,
+    repeats: int = 3,
+    window: int = WINDOW,
+    first_visit: bool = False,
+    again: bool | None = None,
 ) -> str | None:
     """A note when ``proposed`` repeats a step that did not work, alternates between two actions, repeats the
-    same action ``repeats`` times in a row, or would be taken a third time within ``window`` turns
-    (a longer cycle: room D, B, D, C, D, ...; 0 turns that check off). Where the last step worked and
+    same action ``repeats`` times in a row, or would be taken a third time within ``window`` turns (a
+    longer cycle: room D, B, D, C, D, ...; 0 turns that check off) — unless ``again`` is False: none of
+    those times was from the state the agent is in (``Visits.again``), so the repeats walk on (``go
+    east`` from the kitchen after ``go east`` from the hall and the yard). Where the last step worked and
     brought the agent somewhere it had never been (``first_visit``: ``Visits``), only the first check
     holds: its repeats went onward, not round."""
     if past and past[-1] == (proposed, True):
@@ -193,7 +264,7 @@ def loop_nudge(
     tail = [a for a, _ in past[-(repeats - 1) :]] if repeats > 1 else []
     if len(tail) == repeats - 1 and all(a == proposed for a in tail):
         return f"You have done {proposed} {repeats - 1} times in a row already. Choose a different action."
-    if window and sum(a == proposed for a, _ in past[-window:]) >= 2:
+    if window and again is not False and sum(a == proposed for a, _ in past[-window:]) >= 2:
         return (
             f"You have done {proposed} twice in your last {window} actions: you are going in circles. "
             "Choose an action you have not tried recently."
@@ -204,6 +275,7 @@ def loop_nudge(
 __all__ = [
     "Advances",
     "Futile",
+    "Guard",
     "Past",
     "Ticking",
     "Visits",

@@ -22,7 +22,7 @@ from typing import Any, Literal
 from atlas.agent import choice as ch
 from atlas.agent.actions import InvalidAction, action_schema, parse_completion
 from atlas.agent.advice_match import SPENT, advice_now, match_advice
-from atlas.agent.loops import Advances, Futile, Past, Ticking, Visits, loop_nudge, outcome
+from atlas.agent.loops import Advances, Guard
 from atlas.agent.prompts import system_prompt, turn_prompt
 from atlas.core.types import Task, Trajectory
 from atlas.envs.base import EpisodeRecorder, action_text, without_commands
@@ -174,11 +174,7 @@ class TaskAgent:
         contrast = bool(advice) and self.contrast_weight > 0
         messages: list[Any] = [system, ch.first_message(goal, first, actions, advice, self.advice_chars)]
         plain: list[Any] = [system, ch.first_message(goal, first, actions, "", self.advice_chars)]
-        past: Past = []
-        futile = Futile()
-        visits = Visits()
-        visits.arrive(obs)
-        ticking = Ticking()
+        guard = Guard(obs)
         chosen: list[str] = []  # the labels of the actions taken, in order
         advances = Advances(float(env.score()))
 
@@ -196,19 +192,14 @@ class TaskAgent:
             turns += 1
             labels = ch.labels(actions)
             # The loop guard, free in this format: actions that would repeat a failure, bounce
-            # between two actions or repeat one three times are taken off the choices (the menu the
-            # model reads is unchanged, so the conversation stays append-only) — unless all that is
-            # left is what the advice rules out here (lowered by SPENT: a drop outside the goal room).
-            looping = {
-                label
-                for a, label in zip(actions, labels, strict=True)
-                if self.loop_guard
-                and (
-                    loop_nudge(action_text(a.tool, a.args), past, first_visit=visits.first(obs)) is not None
-                    or futile.nudge(action_text(a.tool, a.args), obs) is not None
-                )
-            }
-            options = [label for label in labels if label not in looping] or labels
+            # between two actions, repeat one three times or go round a cycle are taken off the
+            # choices (the menu the model reads is unchanged, so the conversation stays append-only).
+            # Where every choice would loop, those least taken from this state stay (the way on);
+            # where all that is left is what the advice rules out here (lowered by SPENT: a drop
+            # outside the goal room), the rest.
+            texts = {label: action_text(a.tool, a.args) for a, label in zip(actions, labels, strict=True)}
+            options = guard.open(obs, texts) if self.loop_guard else labels
+            looping = set(labels) - set(options)
             if advice and self.advice_weight and looping:  # a repeat costs a step; a ruled-out action more
                 told = match_advice(advice, seen, labels, done=chosen, goal=goal, advanced=advances.actions)
                 ruled_out = {label for label, m in told.actions.items() if m <= -SPENT}
@@ -253,10 +244,8 @@ class TaskAgent:
             chosen.append(reply)
             result = await asyncio.to_thread(env.step, action) if threaded else env.step(action)
             advances.after(reply, rec.record(action.tool, action.args, result).score)
-            past.append(outcome(action_text(action.tool, action.args), obs, result, ticking))
-            futile.after(past[-1][0], obs, past[-1][1])
+            guard.after(texts[reply], obs, result)
             obs = result.observation
-            visits.arrive(obs)
             if result.error:
                 rejected += 1
             done = result.done
@@ -288,11 +277,7 @@ class TaskAgent:
         usage = Usage()
         history: list[str] = []
         turns = invalid = rejected = nudges = 0
-        past: Past = []
-        futile = Futile()
-        visits = Visits()
-        visits.arrive(obs)
-        ticking = Ticking()
+        guard = Guard(obs)
         done = False
         observation_text = env.summarize_observation(obs)
         while not done and turns < limit:
@@ -332,8 +317,7 @@ class TaskAgent:
                 observation_text = f"{message}\n{env.summarize_observation(env.observe())}"
                 continue
             proposed = action_text(parsed.tool, parsed.args)
-            looping = loop_nudge(proposed, past, first_visit=visits.first(obs))
-            note = (looping or futile.nudge(proposed, obs)) if self.loop_guard else None
+            note = guard.note(proposed, obs) if self.loop_guard else None
             if note is not None:
                 nudges += 1
                 retry = [
@@ -347,10 +331,8 @@ class TaskAgent:
             action = Action(parsed.tool, parsed.args)
             result = await asyncio.to_thread(env.step, action) if threaded else env.step(action)
             rec.record(parsed.tool, parsed.args, result, thought=parsed.thought)
-            past.append(outcome(action_text(parsed.tool, parsed.args), obs, result, ticking))
-            futile.after(past[-1][0], obs, past[-1][1])
+            guard.after(action_text(parsed.tool, parsed.args), obs, result)
             obs = result.observation
-            visits.arrive(obs)
             if result.error:
                 rejected += 1
             observation_text = _observation_text(env, result)

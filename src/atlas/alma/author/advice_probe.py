@@ -19,7 +19,7 @@ from typing import Any
 
 from atlas.agent import choice as ch
 from atlas.agent.advice_match import advice_now
-from atlas.agent.loops import Advances, Futile, Past, Ticking, Visits, loop_nudge, outcome
+from atlas.agent.loops import Advances, Guard
 from atlas.core.types import Task, Trajectory
 from atlas.envs.base import action_text, without_commands, words
 from atlas.envs.policies import goal_words, play_policy
@@ -191,11 +191,7 @@ def follow_advice(
     texts = [seen]
     goal = env.format_goal(task)
     chosen: list[str] = []
-    past: Past = []
-    futile = Futile()
-    visits = Visits()
-    visits.arrive(obs)
-    ticking = Ticking()
+    guard = Guard(obs)
     advances = Advances(start)
     done = False
     fallbacks = 0
@@ -206,17 +202,11 @@ def follow_advice(
         labels = ch.labels(actions)
         if not labels:
             break
-        open_ = [
-            lb
-            for lb, a in zip(labels, actions, strict=True)
-            if loop_nudge(action_text(a.tool, a.args), past, first_visit=visits.first(obs)) is None
-            and futile.nudge(action_text(a.tool, a.args), obs) is None
-        ]
-        advised, lowered = _split(
-            advice_now(advice, seen, open_ or labels, chosen, goal, advances.actions)[0]
-        )
+        action_texts = {lb: action_text(a.tool, a.args) for lb, a in zip(labels, actions, strict=True)}
+        open_ = guard.open(obs, action_texts)
+        advised, lowered = _split(advice_now(advice, seen, open_, chosen, goal, advances.actions)[0])
         if not advised and unadvised == "goal_words":
-            advised = goal_named(goal, [lb for lb in open_ or labels if lb not in lowered])
+            advised = goal_named(goal, [lb for lb in open_ if lb not in lowered])
             if advised and not fallbacks and (now := float(env.score())) > start:
                 handed = now
             fallbacks += bool(advised)
@@ -237,10 +227,8 @@ def follow_advice(
         action = actions[labels.index(label)]
         result = env.step(action)
         chosen.append(label)
-        past.append(outcome(action_text(action.tool, action.args), obs, result, ticking))
-        futile.after(past[-1][0], obs, past[-1][1])
+        guard.after(action_texts[label], obs, result)
         obs, done = result.observation, result.done
-        visits.arrive(obs)
         advances.after(label, float(env.score()))
         best = max(best, advances.score)
         seen = env.summarize_observation(obs)
