@@ -229,6 +229,9 @@ def test_support_asks_for_no_more_episodes_than_taught_the_goals_shape(pool, emb
     assert "Lying here ruby: take ruby." in two, two
     assert not [x for x in two if "examine" in x], two  # one success of two examined first
     assert [x for x in one if "examine" in x] == [], one
+    alone = advice_after([fussy], "fetch the ruby to the attic", pool, embedder, strict)
+    assert "Lying here ruby: take ruby." in alone, alone
+    assert not [x for x in alone if "examine" in x], alone  # it changed nothing: no part of the task
 
 
 def test_where_seen_skips_the_words_every_goal_had(pool, embedder):

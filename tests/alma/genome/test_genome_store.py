@@ -13,14 +13,19 @@ from atlas.alma.genome import genome_design, parse_genome
 def episode(i: int, *, success: bool = True) -> dict:
     """A successful two-step episode: 'take gem{i}' in hall, then 'go cellar' (gem{i} is a goal word)."""
     goal = f"fetch gem{i} from the cellar"
-    hall = {"place": "hall", "exits": ["cellar"], "text": f"You see gem{i}."}
-    cellar = {"place": "cellar", "exits": ["hall"], "text": f"A dark cellar, marked {i}."}
+    hall = {"place": "hall", "exits": ["cellar"], "held": [], "text": f"You see gem{i}."}
+    cellar = {
+        "place": "cellar",
+        "exits": ["hall"],
+        "held": [f"gem{i}"],
+        "text": f"A dark cellar, marked {i}.",
+    }
     return {
         "task": {"goal": goal, "observation": hall},
         "steps": [
             {
                 "action": {"tool": "act", "args": {}, "text": f"take gem{i}"},
-                "observation": hall,
+                "observation": {**hall, "held": [f"gem{i}"]},
                 "error": None,
             },
             {

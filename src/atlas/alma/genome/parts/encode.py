@@ -22,6 +22,7 @@ from common import (
     items_of,
     observed_words,
     recent,
+    scored_steps,
     situation,
     slots_in,
     slotted,
@@ -146,7 +147,8 @@ def encode_goal_actions(memory, episode, tools, p, store):
     observation text framed the named word before the action (``holding`` in 'You are holding: key'); the
     state an action names otherwise becomes ``{here}`` (the action then applies in any state). How
     the text frames the word after an action taken anywhere is kept too (``goal_action_after``: what
-    holding it looks like). Actions that change the state are left to ``transitions``. Only
+    holding it looks like). Actions that change the state are left to ``transitions``, and those that
+    changed nothing lasting (``idle``), raised no score and ended nothing did no part of the task. Only
     successful episodes when ``p['successes_only']``; otherwise a failed episode teaches the action that
     made a goal word carried (its frame then seen in two states) and the one that ended carrying it,
     which applies in the state the goal names. How many goals named each word: ``goal_action_goals``;
@@ -169,14 +171,17 @@ def encode_goal_actions(memory, episode, tools, p, store):
             table[k] = decay(table[k], store.get("decay", 1.0))
     found, afters, used = [], [], set()
     places = memory.setdefault("goal_action_places", [])
-    for (before, action, after, error), (seen, then) in zip(
-        steps_of(episode), texts_of(episode), strict=True
+    for step, (seen, then), scored in zip(
+        steps_of(episode), texts_of(episode), scored_steps(episode), strict=True
     ):
+        before, action, after, error = step
         here = state_of(before, key)
         if here and here not in places:
             places.append(here)
         moved = key and state_of(after, key) and state_of(after, key) != here
-        template = "" if error or moved else slotted(action, gw)  # moves are the map's job
+        # what changed nothing, raised no score and ended nothing did no part of the task ('examine key')
+        futile = idle(step) and scored["gain"] <= 0 and not scored["ended"]
+        template = "" if error or moved or futile else slotted(action, gw)  # moves are the map's job
         if template:
             where = slotted(here, gw) if key else ""
             if here and not where and here in template:
