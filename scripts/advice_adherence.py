@@ -103,7 +103,7 @@ def main() -> None:
         choices=("cycles", "onward", "plain"),
         default="cycles",
         help="the loop guard of the agent that played the episodes: 'cycles' (the agent's, since "
-        "EVALUATION_VERSION 10: a longer cycle is an action taken again from the same state), 'onward' "
+        "EVALUATION_VERSION 10: a repeat never taken from the current state walks on), 'onward' "
         "(version 9: a repeat that reached a place never entered is not a loop) or 'plain' (before)",
     )
     args = parser.parse_args()
