@@ -596,3 +596,24 @@ def test_another_goals_way_carries_over_only_where_goals_agreed(pool, embedder):
     ]
     goal_only = {**genome, "retrieve": [{"part": "replay", "params": {"match": "goal"}}]}
     assert advice_after(both, "fetch the ruby to the attic", pool, embedder, goal_only) == []
+
+
+def test_another_goals_step_that_did_nothing_is_not_carried_over(pool, embedder):
+    """A step of another goal's sequence that names its thing but changed nothing lasting, raised no
+    score and ended nothing ('examine gem' before 'take gem') is not offered for a new goal; the goal's
+    own sequence is still replayed whole."""
+    genome = {
+        "name": "replayed",
+        "encode": [{"part": "sequences", "params": {"successes_only": False, "idle": "keep"}}],
+        "retrieve": [{"part": "replay", "params": {"match": "shape"}}],
+    }
+    start = obs("hall", ["cellar", "attic"], ["gem"], [])
+    taken = obs("hall", ["cellar", "attic"], [], ["gem"])
+    steps = [("examine gem", start), ("take gem", taken), ("go attic", obs("attic", ["hall"], [], ["gem"]))]
+    gem = episode("fetch the gem to the attic", start, steps, True)
+    assert advice_after([gem], "fetch the ruby to the attic", pool, embedder, genome) == [
+        "What worked before: take ruby, go attic."
+    ]
+    assert advice_after([gem], "fetch the gem to the attic", pool, embedder, genome) == [
+        "What worked before: examine gem, take gem, go attic."
+    ]

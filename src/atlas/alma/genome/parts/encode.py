@@ -35,6 +35,12 @@ from common import (
 )
 
 
+def _futile(step, scored):
+    """Whether a step (``steps_of``; ``scored`` its ``scored_steps`` entry) did no part of the task: it
+    changed nothing lasting (``idle``), raised no score and ended nothing ('examine key')."""
+    return idle(step) and scored["gain"] <= 0 and not scored["ended"]
+
+
 def _carried(episode, gw, key, names):
     """Per goal word, the frames the text kept it in across a change of state: the word moved with the
     agent (it was held), e.g. 'holding' in 'You are holding: key.' before and after a move."""
@@ -179,9 +185,8 @@ def encode_goal_actions(memory, episode, tools, p, store):
         if here and here not in places:
             places.append(here)
         moved = key and state_of(after, key) and state_of(after, key) != here
-        # what changed nothing, raised no score and ended nothing did no part of the task ('examine key')
-        futile = idle(step) and scored["gain"] <= 0 and not scored["ended"]
-        template = "" if error or moved or futile else slotted(action, gw)  # moves are the map's job
+        # moves are the map's job; a step that did no part of the task is no goal action
+        template = "" if error or moved or _futile(step, scored) else slotted(action, gw)
         if template:
             where = slotted(here, gw) if key else ""
             if here and not where and here in template:
@@ -300,12 +305,12 @@ def encode_sequences(memory, episode, tools, p, store):
     drop = p.get("idle", "keep") == "drop"
     names = observed_words(episode)
     kept = [
-        (s, t)
-        for s, t in zip(steps_of(episode), texts_of(episode), strict=True)
+        (s, t, g)
+        for s, t, g in zip(steps_of(episode), texts_of(episode), scored_steps(episode), strict=True)
         if not s[3] and not (drop and idle(s))
     ][: p.get("max_actions", 30)]
-    templates = [slotted(s[1], gw) or s[1] for s, _ in kept]
-    situations = [situation(s, t, names) for s, t in kept]
+    templates = [slotted(s[1], gw) or s[1] for s, _, _ in kept]
+    situations = [situation(s, t, names) for s, t, _ in kept]
     used = set()
     for t in templates:
         used |= slots_in(t)
@@ -316,6 +321,7 @@ def encode_sequences(memory, episode, tools, p, store):
             "goal": goal_key(gw),
             "actions": templates,
             "situations": [slotted(w, gw) or w for w in situations],
+            "futile": [_futile(s, g) for s, _, g in kept],
             "score": episode.get("score", 0.0),
             "success": bool(episode.get("success")),
         }

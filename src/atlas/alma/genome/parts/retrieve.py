@@ -143,7 +143,8 @@ def retrieve_replay(memory, task, tools, p):
     scored most and then went furthest (for sequences kept from failures, the most progress). From
     another goal's sequence only the steps that name goal words, re-bound to this goal's, and the steps
     that sequences of two or more goals of this shape took: one goal's way to its thing is not another
-    thing's way. With ``p['form'] == 'rules'`` as rules instead of a plan: each step that changed
+    thing's way, and a step that did no part of its task ('examine key', kept as ``futile``) is not
+    this one's either. With ``p['form'] == 'rules'`` as rules instead of a plan: each step that changed
     something lasting, on the sentence it changed ('Fitted nothing: fit x.'). A rule applies however
     short the sequence (a plan only from three steps), and the steps that changed nothing are not
     replayed."""
@@ -160,9 +161,11 @@ def retrieve_replay(memory, task, tools, p):
     if not found:
         return []
     actions, where = found[-1]["actions"], found[-1].get("situations") or []
+    futile = found[-1].get("futile") or []  # sequences kept before this was recorded: every step did
     pairs = [(a, where[i] if i < len(where) else "") for i, a in enumerate(actions)]
     if shared is not None:
-        pairs = [(a, w) for a, w in pairs if slots_in(a) or a in shared]
+        did = [not (i < len(futile) and futile[i]) for i in range(len(pairs))]
+        pairs = [(a, w) for (a, w), d in zip(pairs, did, strict=True) if (slots_in(a) and d) or a in shared]
     steps = [filled(a, gw) or a for a, _ in pairs]
     if not steps:
         return []
