@@ -617,3 +617,40 @@ def test_another_goals_step_that_did_nothing_is_not_carried_over(pool, embedder)
     assert advice_after([gem], "fetch the gem to the attic", pool, embedder, genome) == [
         "What worked before: examine gem, take gem, go attic."
     ]
+
+
+def test_a_wandering_success_is_kept_straight(pool, embedder):
+    """``sequences(idle=straight)`` leaves out the walks that came back to an observation they had left
+    (down the cellar and back, looking at the gem), not a step that raised the score: a replayed
+    success goes the way it would have gone without the detours."""
+    genome = {
+        "name": "straight",
+        "encode": [{"part": "sequences", "params": {"idle": "straight"}}],
+        "retrieve": [{"part": "replay", "params": {"match": "goal"}}],
+    }
+    start = obs("hall", ["cellar", "attic"], ["gem"], [])
+    cellar = obs("cellar", ["hall"], [], [])
+    taken = obs("hall", ["cellar", "attic"], [], ["gem"])
+    steps = [
+        ("go cellar", cellar),
+        ("go hall", start),
+        ("examine gem", start),
+        ("take gem", taken),
+        ("go cellar", obs("cellar", ["hall"], [], ["gem"])),
+        ("go hall", taken),
+        ("go attic", obs("attic", ["hall"], [], ["gem"])),
+    ]
+    wander = episode("fetch the gem to the attic", start, steps, True)
+    assert advice_after([wander], "fetch the gem to the attic", pool, embedder, genome) == [
+        "What worked before: take gem, go attic."
+    ]
+    scored = {**wander, "steps": [dict(st) for st in wander["steps"]]}
+    for i, st in enumerate(scored["steps"]):
+        st["score"] = 0.5 if i >= 1 else 0.0  # coming back to the hall raised the score: that walk stays
+    assert advice_after([scored], "fetch the gem to the attic", pool, embedder, genome) == [
+        "What worked before: go cellar, go hall, take gem, go attic."
+    ]
+    kept = {**genome, "encode": [{"part": "sequences", "params": {"idle": "keep"}}]}
+    assert advice_after([wander], "fetch the gem to the attic", pool, embedder, kept) == [
+        "What worked before: " + ", ".join(a for a, _ in steps) + "."
+    ]

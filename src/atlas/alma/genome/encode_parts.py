@@ -44,8 +44,9 @@ ENCODE_PARTS: tuple[Part, ...] = (
                 "idle",
                 "choice",
                 "keep",
-                ("keep", "drop"),
-                doc="drop: leave out actions that changed nothing lasting in the observation",
+                ("keep", "drop", "straight"),
+                doc="drop: leave out actions that changed nothing lasting in the observation; straight: leave out "
+                "the walks that came back to an observation they had left, with no score raised on the way",
             ),
         ),
     ),

@@ -20,6 +20,7 @@ from common import (
     idle,
     in_every_goal,
     items_of,
+    lasting,
     observed_words,
     recent,
     scored_steps,
@@ -296,7 +297,8 @@ def encode_sightings(memory, episode, tools, p, store):
 def encode_sequences(memory, episode, tools, p, store):
     """The action sequence of each (successful, when ``p['successes_only']``) episode with goal words as
     slots, under the goal's shape and its exact goal; with ``p['idle'] == 'drop'`` only the actions
-    that changed the observation for good (a failed episode then keeps the progress it made); the most
+    that changed the observation for good (a failed episode then keeps the progress it made), with
+    ``'straight'`` without the walks that came back to where they had been (``_straight``); the most
     recent ``store['recent']`` kept."""
     m = memory.setdefault("sequences", [])
     if p.get("successes_only", True) and not episode.get("success"):
@@ -308,7 +310,10 @@ def encode_sequences(memory, episode, tools, p, store):
         (s, t, g)
         for s, t, g in zip(steps_of(episode), texts_of(episode), scored_steps(episode), strict=True)
         if not s[3] and not (drop and idle(s))
-    ][: p.get("max_actions", 30)]
+    ]
+    if p.get("idle") == "straight":
+        kept = _straight(kept)
+    kept = kept[: p.get("max_actions", 30)]
     templates = [slotted(s[1], gw) or s[1] for s, _, _ in kept]
     situations = [situation(s, t, names) for s, t, _ in kept]
     used = set()
@@ -328,6 +333,25 @@ def encode_sequences(memory, episode, tools, p, store):
     )
     memory["sequences"] = recent(m, store.get("recent", 0))[-store.get("cap", 200) :]
     print("sequences:", len(memory["sequences"]), "kept")
+
+
+def _straight(kept):
+    """The steps (``(step, texts, scored)``) without the walks that came back to a lasting observation
+    (``lasting``) they had left, with no score raised and nothing ended on the way: the way a wandering
+    success went, made direct ('go north, go south' and 'examine key' go; 'take key' stays)."""
+    path, at = [], {}  # at: a lasting observation -> how many steps of ``path`` led to it
+    if kept:
+        at[json.dumps(lasting(kept[0][0][0]), sort_keys=True)] = 0
+    for step, texts, scored in kept:
+        path.append((step, texts, scored))
+        key = json.dumps(lasting(step[2]), sort_keys=True)
+        if scored["gain"] > 0 or scored["ended"]:
+            at = {}  # the way here did part of the task: none of it is erased
+        elif key in at:
+            del path[at[key] :]
+            at = {k: n for k, n in at.items() if n <= len(path)}
+        at[key] = len(path)
+    return path
 
 
 def _call_text(step):
