@@ -390,8 +390,9 @@ def register(app: typer.Typer) -> None:
         max_minutes: float | None = typer.Option(
             None,
             "--max-minutes",
-            help="Stop the search cleanly before the first generation that starts after the run has "
-            "run this many minutes, its resumed parts included (more than 0; the archive is saved; "
+            help="The run's time, its resumed parts included (more than 0): no generation starts "
+            "that would end, at the pace of the run's generations so far, in the time the test phase "
+            "keeps; then the test phase plays and the search stops cleanly (the archive is saved; "
             "--resume with a higher limit continues).",
         ),
         until_found: bool = typer.Option(

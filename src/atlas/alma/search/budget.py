@@ -5,6 +5,7 @@ with ``atlas run --resume``. ``pace_note`` says early when a time cap leaves the
 
 from __future__ import annotations
 
+import statistics
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -28,19 +29,33 @@ def over_cost(generation: int, spent: float, cap: float | None, run_dir: Path) -
     )
 
 
+def generation_s(archive: Archive) -> float:
+    """Seconds the next generation is expected to take: the median of the run's generations so far
+    (0 before the first)."""
+    times = [float(t) for it in archive.iterations if isinstance(t := it.get("duration_s"), int | float)]
+    return statistics.median(times) if times else 0.0
+
+
 def over_time(
-    generation: int, elapsed_s: float, cap: float | None, run_dir: Path, reserve_s: float = 0.0
+    generation: int,
+    elapsed_s: float,
+    cap: float | None,
+    run_dir: Path,
+    reserve_s: float = 0.0,
+    next_s: float = 0.0,
 ) -> str | None:
     """Stop before ``generation`` once the run (resumed parts included) has run ``cap`` minutes, less
-    ``reserve_s`` kept for the held-out test (a generation is not cut short: the search may overrun by
-    one generation)."""
-    if cap is None or elapsed_s + reserve_s < cap * 60:
+    ``reserve_s`` kept for the held-out test and ``next_s`` the generation is expected to take (a
+    generation is not cut short, so one that would end in the test phase's time is not started: on
+    TextWorld fetch one started 23 minutes before the cap took 25, and the run ended 40 minutes late)."""
+    if cap is None or elapsed_s + reserve_s + next_s < cap * 60:
         return None
     kept = f", keeping {reserve_s / 60:.1f} for the held-out test tasks" if reserve_s > 0 else ""
+    takes = f" (a generation takes about {next_s / 60:.0f} here)" if next_s > 0 else ""
     return (
         f"stopped before generation {generation}: the run has run {elapsed_s / 60:.1f} minutes (resumed "
-        f"parts included){kept}, reaching --max-minutes {cap:g}. The archive is saved in {run_dir}; to "
-        f"continue, raise the limit: atlas run --resume {run_dir} --max-minutes <minutes>"
+        f"parts included){kept}{takes}, reaching --max-minutes {cap:g}. The archive is saved in {run_dir}; "
+        f"to continue, raise the limit: atlas run --resume {run_dir} --max-minutes <minutes>"
     )
 
 
@@ -171,6 +186,7 @@ __all__ = [
     "MAX_FAILED_ITERATIONS",
     "SCREEN_SHARE",
     "SpendCap",
+    "generation_s",
     "over_cost",
     "over_time",
     "screening_s",

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import statistics
 import time
+from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, Field
@@ -20,6 +21,7 @@ from atlas.alma.baselines import get_baseline
 from atlas.alma.design import Design
 from atlas.alma.evaluate.harness import Evaluation, held_out_tasks
 from atlas.alma.search.baseline_stages import played_s
+from atlas.alma.search.budget import generation_s, over_time
 from atlas.alma.search.progress import showing
 from atlas.alma.search.record import Recorder
 from atlas.alma.search.seeds import NO_MEMORY_NAME, no_memory_design
@@ -90,17 +92,22 @@ def _vs(d: TestedDesign) -> str:
     return f"test {d.test_score:.3f}, vs no memory {_ci(d.vs_no_memory)}"
 
 
-def to_test(archive: Archive, n: int) -> list[ArchiveEntry]:
-    """The designs the test phase plays: the ``n`` best on the deployment tasks that scored above no
-    memory there (fully played; the first is the search's pick) and the best hand-built design when
-    none of them is. None when no design scored above no memory: a test would confirm nothing, and its
-    time goes to the search."""
+def _above_no_memory(archive: Archive, n: int) -> tuple[list[ArchiveEntry], list[ArchiveEntry]]:
+    """The ``n`` best fully played designs that scored above no memory, and all of them ranked."""
     ranked = sorted(
         (e for e in archive.scored() if e.stage == "full" and e.name != NO_MEMORY_NAME),
         key=lambda e: (e.normalized_score or 0.0, e.deployment_score or 0.0),
         reverse=True,
     )
-    picked = [e for e in ranked[:n] if (e.normalized_score or 0.0) > 0]
+    return [e for e in ranked[:n] if (e.normalized_score or 0.0) > 0], ranked
+
+
+def to_test(archive: Archive, n: int) -> list[ArchiveEntry]:
+    """The designs the test phase plays: the ``n`` best on the deployment tasks that scored above no
+    memory there (fully played; the first is the search's pick) and the best hand-built design when
+    none of them is. None when no design scored above no memory: a test would confirm nothing, and its
+    time goes to the search."""
+    picked, ranked = _above_no_memory(archive, n)
     if picked and not any(e.origin in HAND_BUILT for e in picked):
         picked += [e for e in ranked if e.origin in HAND_BUILT][:1]
     return picked
@@ -130,11 +137,22 @@ def estimate_s(archive: Archive, n_designs: int, test: int, deployment: int) -> 
 
 def reserve_s(archive: Archive, cfg: AlmaConfig, deployment: int) -> float:
     """Run time a search keeps for its test phase (``estimate_s``) when it has a time cap: for the
-    designs it would test now, none before one was played (on a slow environment no memory's
-    evaluation alone, times every design the phase may test, used to exceed the cap, and the search
-    stopped before its first generation)."""
-    designs = len(to_test(archive, cfg.test_designs)) if cfg.test_count and cfg.max_minutes else 0
-    return estimate_s(archive, designs, cfg.test_count, deployment) if designs else 0.0
+    designs it would test now and the one the next generation may add, none before one was played
+    (on a slow environment no memory's evaluation alone, times every design the phase may test, used to
+    exceed the cap, and the search stopped before its first generation)."""
+    if not (cfg.test_count and cfg.max_minutes) or not (designs := len(to_test(archive, cfg.test_designs))):
+        return 0.0
+    designs += len(_above_no_memory(archive, cfg.test_designs)[0]) < cfg.test_designs
+    return estimate_s(archive, designs, cfg.test_count, deployment)
+
+
+def too_late(
+    archive: Archive, cfg: AlmaConfig, generation: int, deployment: int, run_dir: Path
+) -> str | None:
+    """Why ``generation`` is not started under ``--max-minutes`` (None: it is): it would not end before
+    the time the test phase needs (``reserve_s``), at the pace of the run's generations so far."""
+    reserve, elapsed = reserve_s(archive, cfg, deployment), archive.clock.run_time_s()
+    return over_time(generation, elapsed, cfg.max_minutes, run_dir, reserve, generation_s(archive))
 
 
 async def measure_held_out(rec: Recorder, env: Environment, seen: list[Task]) -> HeldOut | None:
@@ -225,4 +243,5 @@ __all__ = [
     "reserve_s",
     "score_on_test",
     "to_test",
+    "too_late",
 ]

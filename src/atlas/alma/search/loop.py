@@ -26,12 +26,12 @@ from atlas.alma.genome.bandit import choose_operator, operator_stats
 from atlas.alma.sandbox.pool import SandboxLimits, WorkerPool
 from atlas.alma.search import budget
 from atlas.alma.search import usage as run_usage
-from atlas.alma.search.budget import MAX_FAILED_ITERATIONS, SpendCap, over_cost, over_time, too_many_failures
+from atlas.alma.search.budget import MAX_FAILED_ITERATIONS, SpendCap, over_cost, too_many_failures
 from atlas.alma.search.code_step import CodeStep
 from atlas.alma.search.executors import make_executor, make_pool, paced
 from atlas.alma.search.facts import check_resume_tasks, write_new_facts, write_resume_facts
 from atlas.alma.search.genome_step import GenomeStep
-from atlas.alma.search.held_out import measure_held_out, reserve_s
+from atlas.alma.search.held_out import measure_held_out, too_late
 from atlas.alma.search.progress import SearchProgress, default_progress
 from atlas.alma.search.record import Recorder
 from atlas.alma.search.seeds import (
@@ -374,9 +374,8 @@ class Search:
         cap = SpendCap(cfg.max_cost_usd, self.meter, self.archive, self.run_dir.path, self.progress.episode)
         cast("Executor", self.executor).on_episode = cap  # the cost cap is checked after every episode too
         start = self.meter.now()
-        # Generations in the archive (an evolved entry without its iteration record counts too).
         done = {int(it["generation"]) for it in self.archive.iterations}
-        done |= {e.generation for e in self.archive if e.origin == "meta"}
+        done |= {e.generation for e in self.archive if e.origin == "meta"}  # one without its record too
         self.emit(
             "run.resume" if resume else "run.start",
             **{k: getattr(cfg, k) for k in ("env", "iterations", "episodes", "seed")},
@@ -402,23 +401,16 @@ class Search:
                 if g in done:
                     self.progress.iteration_done()
                     continue
-                where = self.run_dir.path
-                self._stop(over_cost(g, archive_usage(self.archive)["cost_usd"], cfg.max_cost_usd, where))
-                reserve = reserve_s(self.archive, cfg, len(self.deployment_tasks))
-                if late := over_time(g, self.archive.clock.run_time_s(), cfg.max_minutes, where, reserve):
-                    await self._held_out()  # the time cap keeps room for the run's result
-                self._stop(late)
+                await self._stop_on_budget(g)
                 if deferred and costly_seeds_due(
                     self.archive, g, generations, self.archive.clock.run_time_s(), cfg.max_minutes
                 ):
                     await self._seeds()
                     deferred = False
+                    await self._stop_on_budget(g)  # the hand-built designs took some of the time
                 entry = await self.iteration(g)
-                failed = (
-                    [*failed, f"generation {g} ({entry.id}): {(entry.errors or ['?'])[-1]}"]
-                    if entry.status == "error"
-                    else []
-                )
+                error = f"generation {g} ({entry.id}): {(entry.errors or ['?'])[-1]}"
+                failed = [*failed, error] if entry.status == "error" else []
                 self._stop(too_many_failures(failed, self.run_dir.path), failed)
                 if cfg.until_found and g < generations and (reason := budget.found(entry)):
                     self.emit("run.stopped", reason=reason, failed=[], archive_size=len(self.archive))
@@ -458,6 +450,14 @@ class Search:
 
     async def _held_out(self) -> None:
         await measure_held_out(self.recorder, cast("Environment", self.env), self.tasks)
+
+    async def _stop_on_budget(self, generation: int) -> None:
+        """Stop at the cost cap, or when ``generation`` would end in the time the test phase keeps."""
+        cfg, where = self.config, self.run_dir.path
+        self._stop(over_cost(generation, archive_usage(self.archive)["cost_usd"], cfg.max_cost_usd, where))
+        if late := too_late(self.archive, cfg, generation, len(self.deployment_tasks), where):
+            await self._held_out()  # the time cap keeps room for the run's result
+        self._stop(late)
 
     async def evaluate_only(self, design: Design) -> ArchiveEntry:
         """Baseline (cached when possible) and one design, no search: what `atlas eval` runs."""
