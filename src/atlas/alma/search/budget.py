@@ -47,7 +47,7 @@ def over_time(
     """Stop before ``generation`` once the run (resumed parts included) has run ``cap`` minutes, less
     ``reserve_s`` kept for the held-out test and ``next_s`` the generation is expected to take (a
     generation is not cut short, so one that would end in the test phase's time is not started: on
-    TextWorld fetch one started 23 minutes before the cap took 25, and the run ended 40 minutes late)."""
+    TextWorld fetch one started 23 minutes before the cap took 25, and the run ended 34 minutes late)."""
     if cap is None or elapsed_s + reserve_s + next_s < cap * 60:
         return None
     kept = f", keeping {reserve_s / 60:.1f} for the held-out test tasks" if reserve_s > 0 else ""
