@@ -545,3 +545,63 @@ async def test_the_agent_walks_a_corridor_of_one_move_to_the_thing(tmp_path):
         'act(command="take whistle")'
     ]
     assert traj.success
+
+
+class _Rooms(_Corridor):
+    """Four rooms: the kitchen's one way east to the parlor, the parlor's south to the bathroom and west
+    back, the bathroom's north back and south on to the pantry, where the coin lies."""
+
+    name = "rooms"
+    ways: ClassVar = {
+        "kitchen": {"go east": "parlor"},
+        "parlor": {"go south": "bathroom", "go west": "kitchen"},
+        "bathroom": {"go north": "parlor", "go south": "pantry"},
+        "pantry": {},
+    }
+
+    def reset(self, task):
+        super().reset(task)
+        self.room = "kitchen"
+        return self.observe()
+
+    def candidate_actions(self, observation):
+        listed = list(self.ways[self.room]) + (["take coin"] if self.room == "pantry" else [])
+        return [Action("act", {"command": c}) for c in listed]
+
+    def step(self, action):
+        if action.args["command"] == "take coin":
+            self.steps += 1
+            self.held = True
+            return StepResult(self.observe(), done=True, success=True)
+        return super().step(action)
+
+
+async def test_a_walk_round_four_rooms_takes_the_way_on_once_each_way_back_was_taken_twice():
+    """A model that goes east, south, north, west in turn goes round kitchen, parlor, bathroom, parlor:
+    never three repeats in six turns. Once it took the bathroom's way back twice, the way on, never taken
+    from there, is left, and it reaches the pantry and the coin (seen with the 0.5B on a ``fetch`` house)."""
+    order = ["go east", "go south", "go north", "go west"]
+
+    def round_the_rooms(messages, **kw):
+        choices = kw["choices"]
+        turn = sum(m["role"] == "assistant" for m in messages)
+        want = 'act(command="take coin")' if 'act(command="take coin")' in choices else None
+        return want or next((c for c in choices if order[turn % 4] in c), choices[0])
+
+    task = Task(id="rooms-0", description="Find the coin and take it.", domain="rooms")
+    traj = await TaskAgent(ScriptedLLM(round_the_rooms), max_turns=20).run(_Rooms(), task)
+    moves = [s.action.split('"')[1] for s in traj.steps]
+    assert moves[:8] == order * 2, moves
+    assert moves[-3:] == ["go south", "go south", "take coin"] and len(moves) < 14, moves
+    assert traj.success
+
+
+def test_how_often_an_action_was_taken_from_a_state():
+    visits = Visits()
+    bathroom, parlor = {"location": "bathroom"}, {"location": "parlor"}
+    for _ in range(2):
+        visits.took(bathroom, "go north")
+        visits.took(parlor, "go west")
+    visits.took({**bathroom, "inventory": ["key"]}, "go north")  # carrying more: another state
+    assert visits.times(bathroom, "go north") == 2 and visits.times(bathroom, "go south") == 0
+    assert visits.times({"text": "Only prose, no state."}, "go north") == 0

@@ -19,6 +19,10 @@ from atlas.agent.advice_match import blind_action
 
 Past = list[tuple[str, bool]]  # (canonical action text, whether it did not work)
 WINDOW = 6  # turns within which a repeat goes round a cycle
+# Times an action may be taken from one state before a choice taken fewer times from there goes first: a
+# walk round four rooms (east, south, north, west) is never three repeats within six turns, and the 0.5B
+# went round one for 30 steps while the way on from the third room was never taken.
+HERE = 2
 _ENDS = (".", "!", "?")
 
 
@@ -172,6 +176,11 @@ class Visits:
             return None
         return (key, action) in self.taken[-window:] if window else False
 
+    def times(self, observation: Any, action: str) -> int:
+        """How often ``action`` was taken from this very state in the episode (0 where it has no state)."""
+        key = _state_key(observation)
+        return self.taken.count((key, action)) if key else 0
+
     def fewest(self, observation: Any, choices: dict[str, str]) -> list[str]:
         """The labels of ``choices`` (label: action text) whose action was taken least often from this
         state in the episode; all of them where the observation has no state."""
@@ -195,7 +204,7 @@ class Visits:
 
 class Guard:
     """The loop guard of one episode: what was taken, where, and whether it worked. ``note`` objects to
-    a proposal (``loop_nudge``, ``Futile``), ``open`` keeps the choices it does not object to (or, where
+    a proposal (``loop_nudge``, ``Futile``, or taken ``HERE`` times from this very state), ``open`` keeps the choices it does not object to (or, where
     it objects to all, those least taken from this state), ``after`` is told each step."""
 
     def __init__(self, observation: Any) -> None:
@@ -212,7 +221,16 @@ class Guard:
             first_visit=self.visits.first(observation),
             again=self.visits.again(observation, proposed),
         )
-        return looping or self.futile.nudge(proposed, observation)
+        return looping or self.futile.nudge(proposed, observation) or self._taken_here(proposed, observation)
+
+    def _taken_here(self, proposed: str, observation: Any) -> str | None:
+        times = self.visits.times(observation, proposed)
+        if times < HERE:
+            return None
+        return (
+            f"You have done {proposed} {times} times from exactly this situation already; it led back here. "
+            "Choose an action you have taken less often from here."
+        )
 
     def open(self, observation: Any, choices: dict[str, str]) -> list[str]:
         """The labels of ``choices`` (label: action text) the guard does not object to; where it objects
