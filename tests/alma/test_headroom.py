@@ -9,6 +9,7 @@ import pytest
 from alma_doubles import task_policy
 
 from atlas.agent import TaskAgent
+from atlas.agent.advice_match import ADVICE_WEIGHT
 from atlas.alma.evaluate.advice_headroom import CONDITIONS, aheadroom, headroom, headroom_tasks
 from atlas.alma.state.stats import paired_difference
 from atlas.core.types import Trajectory
@@ -198,3 +199,14 @@ async def test_episodes_another_model_played_are_not_kept(env, tasks):
     foreign = [dataclasses.replace(e, model="local:other") for e in whole.episodes["none"]]
     with pytest.raises(ConfigError, match="played by local:other, this measurement uses scripted"):
         await aheadroom(env, Deaf(), tasks, conditions=("none",), played=foreign)
+
+
+def test_the_advice_weight_setting_reaches_the_agent():
+    """``advice_weight`` (``--advice-weight``) is the most the agent adds to an advised action, times how
+    well its line matches: more than the default's whole weight here."""
+    llm = ScriptedLLM(task_policy)
+    headroom(env="graphworld", tasks=1, llm=llm, conditions=("full",), advice_weight=7.5)
+    biases = [v for call in llm.history for v in (call.kwargs.get("choice_bias") or {}).values()]
+    assert biases and ADVICE_WEIGHT < max(biases) <= 7.5
+    with pytest.raises(ConfigError, match="advice_weight"):
+        headroom(env="graphworld", tasks=1, llm=llm, conditions=("full",), advice_weight=-1)

@@ -111,6 +111,8 @@ ONCE = "once only"
 # What a spent try is lowered by: far below any match, so it is taken only where nothing else is listed. One
 # (3 nats for the agent) left the 0.5B model flipping a mains switch back off on most tasks of a wiring.
 SPENT = 10.0
+# Nats the task agent adds to each action the advice names, times its match (``TaskAgent(advice_weight=)``).
+ADVICE_WEIGHT = 3.0
 _NUMBER = re.compile(r"(?<![a-z0-9_])\d+(?![a-z0-9_])")
 
 

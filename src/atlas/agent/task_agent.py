@@ -21,7 +21,7 @@ from typing import Any, Literal
 
 from atlas.agent import choice as ch
 from atlas.agent.actions import InvalidAction, action_schema, parse_completion
-from atlas.agent.advice_match import SPENT, advice_now, match_advice
+from atlas.agent.advice_match import ADVICE_WEIGHT, SPENT, advice_now, match_advice
 from atlas.agent.loops import Advances, Guard
 from atlas.agent.prompts import system_prompt, turn_prompt
 from atlas.core.types import Task, Trajectory
@@ -91,7 +91,7 @@ class TaskAgent:
         max_chars: int = 12000,
         turn_advice: TurnAdvice = "matched",
         contrast_weight: float = 0.0,
-        advice_weight: float = 3.0,
+        advice_weight: float = ADVICE_WEIGHT,
     ) -> None:
         if tool_mode not in ("auto", "native", "json"):
             raise ConfigError(f"tool_mode must be 'auto', 'native' or 'json', got {tool_mode!r}")

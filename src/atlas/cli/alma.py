@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Optional
 
 import typer
 
+from atlas.agent.advice_match import ADVICE_WEIGHT
 from atlas.alma.state.config import AlmaConfig
 from atlas.cli.output import (
     ci_text,
@@ -105,6 +106,15 @@ MAX_TURNS_OPTION = SharedOption(
     "Task agent turns per episode (default: the environment's step limit + 8).",
     1,
     MAX_TURNS,
+)
+ADVICE_WEIGHT_OPTION = SharedOption(
+    "--advice-weight",
+    ADVICE_WEIGHT,
+    "Nats the task agent adds to each listed action the advice names (times how well its line matches): "
+    "how far advice can outweigh the model's own preference. A model far surer of its habits than of the "
+    "advice needs more; 0 leaves the choice to the model, which still reads the advice.",
+    0.0,
+    100.0,
 )
 AS_JSON = SharedOption("--json", False, "Print one JSON object instead of tables.")
 ITERATIONS = SharedOption(
@@ -372,6 +382,7 @@ def register(app: typer.Typer) -> None:
             "of discovery rather than of refinement).",
         ),
         max_turns: int | None = MAX_TURNS_OPTION(),
+        advice_weight: float = ADVICE_WEIGHT_OPTION(),
         max_cost: float | None = typer.Option(
             None,
             "--max-cost",
@@ -541,6 +552,7 @@ def register(app: typer.Typer) -> None:
                 baselines=parse_baselines(baselines),
                 env_seed=not no_env_seed,
                 max_turns=max_turns,
+                advice_weight=advice_weight,
                 stage_tasks=stage_tasks,
                 stage_rule=stage_rule,
                 replay_cache=not (no_replay or no_cache),
@@ -598,6 +610,7 @@ def register(app: typer.Typer) -> None:
         concurrency: int = CONCURRENCY(),
         quiet: bool = QUIET(),
         max_turns: int | None = MAX_TURNS_OPTION(),
+        advice_weight: float = ADVICE_WEIGHT_OPTION(),
         no_cache: bool = NO_CACHE(),
         as_json: bool = AS_JSON(
             help="Print one JSON object: per-task scores of the "
@@ -643,6 +656,7 @@ def register(app: typer.Typer) -> None:
                     quiet=quiet,
                     progress=RichProgress(quiet, stdout_ok=not as_json),
                     max_turns=max_turns,
+                    advice_weight=advice_weight,
                     baseline_cache=False if no_cache else None,
                     **(env_settings or {}),
                 )

@@ -9,6 +9,7 @@ import typer
 
 from atlas.alma.evaluate import headroom_log
 from atlas.cli.alma import (
+    ADVICE_WEIGHT_OPTION,
     AS_JSON,
     CONCURRENCY,
     DEPLOY_SEEDS,
@@ -69,6 +70,7 @@ def register(app: typer.Typer) -> None:
         model: str | None = MODEL(),
         concurrency: int = CONCURRENCY(default=1, help="Episodes played at once."),
         max_turns: int | None = MAX_TURNS_OPTION(),
+        advice_weight: float = ADVICE_WEIGHT_OPTION(),
         conditions: str = typer.Option(
             "none,learnable,full", "--conditions", help="Comma-separated subset of none, learnable, full."
         ),
@@ -132,6 +134,7 @@ def register(app: typer.Typer) -> None:
                     deploy_seeds=deploy_seeds,
                     model=model,
                     max_turns=max_turns,
+                    advice_weight=advice_weight,
                     **(env_settings or {}),
                 )
         except AtlasError as exc:

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from atlas.agent.advice_match import ADVICE_WEIGHT
 from atlas.alma.evaluate.harness import EpisodeRecord, Harness, summarize_snapshot
 from atlas.alma.evaluate.runner import DesignRunner
 from atlas.alma.evaluate.tools import SharedBudget, ToolUsage
@@ -46,6 +47,7 @@ class WorkerKit:
     llm_factory: Callable[[], LLM] | None = None
     embedder_name: str | None = None
     max_turns: int | None = None
+    advice_weight: float = ADVICE_WEIGHT
     max_rpm: float | None = None  # task-model requests per minute, cluster-wide (one shared pacer)
     limits: SandboxLimits | None = None
     host_executor: HostExecutor | None = None
@@ -58,7 +60,7 @@ class WorkerKit:
     def key(self) -> str:
         """Identifies what the kit builds (one build per worker process and key)."""
         parts: list[Any] = [self.env, sorted(self.env_kwargs.items()), self.model, self.embedder_name]
-        parts += [self.replay_dir, repr(self.llm_factory), self.max_turns]
+        parts += [self.replay_dir, repr(self.llm_factory), self.max_turns, self.advice_weight]
         return hashlib.sha256(repr(parts).encode()).hexdigest()[:16]
 
 
@@ -162,7 +164,7 @@ class UnitResult:
 def _harness(b: Built, kit: WorkerKit, llm: CountingLLM) -> Harness:
     from atlas.agent import TaskAgent
 
-    agent = TaskAgent(llm, max_turns=kit.max_turns)
+    agent = TaskAgent(llm, max_turns=kit.max_turns, advice_weight=kit.advice_weight)
     return Harness(
         b.env,
         agent,

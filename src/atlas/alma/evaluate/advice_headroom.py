@@ -231,7 +231,7 @@ def headroom(
             from atlas.infra.llm import make_llm
 
             llm = make_llm(config.model)
-        agent = TaskAgent(llm, max_turns=config.max_turns)
+        agent = TaskAgent(llm, max_turns=config.max_turns, advice_weight=config.advice_weight)
     task_list = headroom_tasks(
         env,
         tasks=tasks,

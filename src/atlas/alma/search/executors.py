@@ -82,6 +82,7 @@ def make_executor(
         llm_factory=llm_factory,
         embedder_name=config.embedder_name,
         max_turns=config.max_turns,
+        advice_weight=config.advice_weight,
         max_rpm=config.max_rpm,
         limits=limits,
         host_executor=make_host_design,

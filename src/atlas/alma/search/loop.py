@@ -159,7 +159,7 @@ class Search:
         if self.agent is None:
             from atlas.agent import TaskAgent
 
-            self.agent = TaskAgent(task_llm, max_turns=cfg.max_turns)
+            self.agent = TaskAgent(task_llm, max_turns=cfg.max_turns, advice_weight=cfg.advice_weight)
         self.pool = self.pool or make_pool(self.limits, cfg.concurrency)  # one for the whole search
         replay = self.baseline_cache.parent / "replay" if cfg.replay_cache and self.baseline_cache else None
         if replay is not None:

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from atlas.agent.advice_match import ADVICE_WEIGHT
 from atlas.core import jsonsafe
 from atlas.envs.registry import DEFAULT_ENV
 from atlas.errors import ConfigError, InvalidInputError
@@ -80,6 +81,8 @@ class AlmaConfig(BaseModel):
     meta_turns: int = Field(3, ge=1, le=50)  # MetaAgent write → check → smoke → fix rounds
     debug_turns: int = Field(6, ge=1, le=50)  # DebugAgent grep turns
     max_turns: int | None = Field(None, ge=1, le=1000)  # task agent turns (None: the agent's default)
+    # nats the task agent adds to the listed actions the advice names (a model's habits it can outweigh)
+    advice_weight: float = Field(ADVICE_WEIGHT, ge=0.0, le=100.0)
     smoke_episodes: int = Field(2, ge=1, le=100)
     baselines: list[str] | None = None  # library baselines seeded into the archive (None: all)
     # The environment's hand-written seed design joins the archive; False tests discovery: the search
