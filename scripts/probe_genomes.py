@@ -40,6 +40,11 @@ def logged_collection(run: Path, design_id: str) -> dict[str, list[str]] | None:
     return actions_by_task(r for r in read_jsonl(log) if r.get("phase") == "collection") or None
 
 
+def _name(path: Path) -> str:
+    """A genome file's name, with its folder where the file name alone says nothing (``genome.json``)."""
+    return f"{path.parent.name}/{path.name}" if path.name == "genome.json" else path.name
+
+
 async def _main(run: Path, genomes: list[str], collections: str | None) -> None:
     if collections:
         step.PROBE_COLLECTIONS = step.LOGGED_COLLECTIONS = tuple(  # type: ignore[misc]
@@ -51,7 +56,7 @@ async def _main(run: Path, genomes: list[str], collections: str | None) -> None:
     collection, deployment = run_tasks(cfg, env)
     pool, embedder = WorkerPool(), default_embedder()
     try:
-        print(f"{'genome':40s} {'memory from':>12s} {'probe':>6s} {'steered':>7s} {'solved':>9s}")
+        print(f"{'genome':48s} {'memory from':>12s} {'probe':>6s} {'steered':>7s} {'solved':>9s}")
         for arg in genomes:
             path, _, design_id = arg.partition("=")
             own = logged_collection(run, design_id) if design_id else None
@@ -73,7 +78,7 @@ async def _main(run: Path, genomes: list[str], collections: str | None) -> None:
                 )
                 solved = f"{r['solved']}/{r['played']}"
                 print(
-                    f"{Path(path).name:40s} {label:>12s} {r['probe_score']:6.3f} {r['steered']:7.3f} {solved:>9s}",
+                    f"{_name(Path(path)):48s} {label:>12s} {r['probe_score']:6.3f} {r['steered']:7.3f} {solved:>9s}",
                     end="",
                 )
                 print(f"  error: {r['error']}" if r["error"] else "")
