@@ -184,10 +184,9 @@ class Visits:
     def fewest(self, observation: Any, choices: dict[str, str]) -> list[str]:
         """The labels of ``choices`` (label: action text) whose action was taken least often from this
         state in the episode; all of them where the observation has no state."""
-        key = _state_key(observation)
-        if not key or not choices:
-            return list(choices)
-        times = {label: self.taken.count((key, text)) for label, text in choices.items()}
+        if not choices:
+            return []
+        times = {label: self.times(observation, text) for label, text in choices.items()}
         least = min(times.values())
         return [label for label, n in times.items() if n == least]
 
