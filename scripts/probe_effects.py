@@ -35,6 +35,15 @@ def genomes(state_key: str, list_key: str) -> dict[str, dict]:
             "retrieve": [{"part": "advances"}, {"part": "recipe"}],
         },
         "roles": {"encode": [{"part": "roles"}], "retrieve": [{"part": "roles"}]},
+        "settings": {"encode": [{"part": "settings"}], "retrieve": [{"part": "settings"}]},
+        "settings+untried": {
+            "encode": [{"part": "settings"}, {"part": "effects"}],
+            "retrieve": [{"part": "settings"}, {"part": "untried"}],
+        },
+        "settings+rises+effects+untried": {
+            "encode": [{"part": "settings"}, {"part": "effects"}, {"part": "rises"}],
+            "retrieve": [{"part": "settings"}, {"part": "rises"}, {"part": "advances"}, {"part": "untried"}],
+        },
         "roles+effects": {
             "encode": [{"part": "roles"}, {"part": "effects"}],
             "retrieve": [{"part": "roles"}, {"part": "advances"}, {"part": "recipe"}],

@@ -244,6 +244,33 @@ def test_avoid_lines_are_never_plan_steps_and_do_not_hide_the_plan_below_them():
     }
 
 
+def test_a_plan_step_names_the_one_listed_action_that_begins_with_its_words():
+    """'ride the belt' is the listed 'ride the belt with the red crate' (the list says what is held); done,
+    it counts as that step. Two listed actions beginning so, or a one-word step, name none."""
+    plan = "Steps in order: press switch 3, ride the belt, put down."
+    obs = "You are at the dock, holding the red crate. Switches on: 3."
+    listed = ["press switch 1", "press switch 3", "ride the belt with the red crate", "put down"]
+    assert advised_actions(plan, obs, listed, done=["press switch 3"]) == {
+        "ride the belt with the red crate": 1.0
+    }
+    done = ["press switch 3", "ride the belt with the red crate"]
+    assert advised_actions(plan, obs, listed, done=done) == {"put down": 1.0}
+    two = [*listed, "ride the belt empty"]
+    assert advised_actions(plan, obs, two, done=["press switch 3"]) == {"put down": 1.0}
+    assert advised_actions("Steps in order: ride, press switch 1, put down.", obs, ["ride fast"]) == {}
+
+
+def test_a_titled_plan_line_is_never_read_as_a_rule():
+    """Its steps not listed now are no situation: words of an untaken step that the observation said once
+    made the whole line a rule, advising every listed step at once."""
+    plan = (
+        "Steps in order: press switch 3, stand at the dock by the belt, press switch 2, ride the belt empty."
+    )
+    obs = "You stand at the dock by the belt. Switches on: 3. Steps left: 9."
+    listed = ["press switch 2", "press switch 3", "ride the belt empty"]
+    assert advised_actions(plan, obs, listed, done=["press switch 3"]) == {"press switch 2": 1.0}
+
+
 def test_a_titled_plan_is_a_plan_from_one_step_and_an_untitled_two_step_line_is_not():
     assert advised_actions("Steps in order: gather sand, combine flax salt.", CRAFT_OBS, CRAFT) == {
         "gather sand": 1.0

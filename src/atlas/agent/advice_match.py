@@ -197,12 +197,14 @@ def _by_description(raw: str, phrases: dict[str, str], observation: str) -> list
 
 
 def _named(
-    raw: str, phrases: dict[str, str], *, unique: bool = True, observation: str = ""
+    raw: str, phrases: dict[str, str], *, unique: bool = True, observation: str = "", begun: bool = False
 ) -> tuple[list[str], bool]:
     """The listed action ``raw`` (advice text) names by what its thing is called (``_by_description``), and
     True; else the labels whose phrase it names whole, and False; else, re-bound, the labels it names with
     other instance numbers ('take key 2 from shelf 1' for the listed 'take key 1 from shelf 3') and True:
-    with ``unique``, only where exactly one listed action fits."""
+    with ``unique``, only where exactly one listed action fits. With ``begun`` (a plan's step), last, the one
+    listed action that begins with all of ``raw``'s words ('drive down the yard' for the listed 'drive down
+    the yard with the coal truck'), and False."""
     described = _by_description(raw, phrases, observation)
     if described is not None:
         return described, bool(described)
@@ -212,7 +214,15 @@ def _named(
         return hits, False
     blind = _blind(text)
     loose = [label for label, p in phrases.items() if _blind(p) != p and _blind(p) in blind]
-    return (loose, True) if len(loose) == 1 or (loose and not unique) else ([], False)
+    if len(loose) == 1 or (loose and not unique):
+        return loose, True
+    started = [label for label, p in phrases.items() if begun and _begins(p, text)]
+    return (started, False) if len(started) == 1 else ([], False)
+
+
+def _begins(phrase: str, step: str) -> bool:
+    """Whether ``phrase`` begins with every word of the plan step ``step``, two words or more."""
+    return len(step.split()) >= 2 and phrase.startswith(step)
 
 
 def _label_pattern(label: str, rebound: bool) -> str:
@@ -283,7 +293,7 @@ def _plan_step(
             fits = [
                 j + 1
                 for j in range(at, len(steps))
-                if _blind(phrase) in _blind(_phrase(steps[j]))
+                if (_blind(phrase) in _blind(_phrase(steps[j])) or _begins(phrase, _phrase(steps[j])))
                 and not _a_setting(steps[j], action, phrases, called)
             ]
             alike = [j for j in fits if said & _description(steps[j - 1])]
@@ -297,7 +307,7 @@ def _plan_step(
             taken = [_phrase(action) for action in done]
             steps, at = [s for s in steps if not any(t in _phrase(s) for t in taken)], 0
         for step in steps[at:]:
-            named, _ = _named(step, phrases, observation=observation)
+            named, _ = _named(step, phrases, observation=observation, begun=True)
             if named:  # the longest: 'take key 2' names 'take key' too
                 label = max(named, key=lambda label: len(_tokens(label)))
                 if not (tries and label in avoided):
@@ -393,8 +403,8 @@ def match_advice(
     ] = {}  # lowered unless the advice names them ('Avoid: focus on … unless advised')
     avoid_lines: list[str] = []
     for line in advice_lines(advice):
-        if _is_avoid(line) or _is_once(line) or _is_try_list(line):
-            continue  # a try list is a plan: its untaken steps are no situation that holds
+        if _is_avoid(line) or _is_once(line) or _is_try_list(line) or line.lower().startswith(ORDERED):
+            continue  # a plan's (or a try list's) untaken steps are no situation that holds
         hits, rebound = _named(line, phrases, observation=observation)
         if not hits:
             continue

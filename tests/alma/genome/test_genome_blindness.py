@@ -46,6 +46,10 @@ WORDS = (
     "mount",
     "gadget",
     "lever",
+    "railyard",
+    "siding",
+    "wagon",
+    "headshunt",
 )
 # letters around a word make another word (broom, roomy); digits, "_" and punctuation do not (room_A)
 ENV_WORD = re.compile(r"(?<![A-Za-z])(" + "|".join(WORDS) + r")(?![A-Za-z])", re.IGNORECASE)
@@ -79,6 +83,7 @@ def test_part_files_are_all_scanned():
         "effects",
         "roles",
         "setters",
+        "settings",
         "rises",
         "reveals",
         "kinds",

@@ -25,12 +25,13 @@ ENCODE = [
     "effects",
     "roles",
     "setters",
+    "settings",
     "rises",
     "reveals",
 ]
 RETRIEVE = [
     "route", "explore", "goal_rules", "where_seen", "replay", "similar_episodes", "advances", "recipe",
-    "untried", "roles", "setters", "kinds", "rises", "reveals",
+    "untried", "roles", "setters", "settings", "kinds", "rises", "reveals",
 ]  # fmt: skip
 ENVS = ["graphworld", "alfworld", "textworld", "textworld-fetch"]
 
@@ -63,6 +64,7 @@ def all_parts_genome(state_key: str, list_key: str):
                 {"part": "effects"},
                 {"part": "roles"},
                 {"part": "setters"},
+                {"part": "settings"},
                 {"part": "rises"},
                 {"part": "reveals"},
             ],
@@ -96,6 +98,7 @@ def test_every_generic_part_runs_on_real_episodes(env_name, make_env, smoke):
             and "sightings:" in shown
             and "effects:" in shown
             and "setters:" in shown
+            and "settings:" in shown
             and "rises:" in shown
             and "reveals:" in shown
         ), shown

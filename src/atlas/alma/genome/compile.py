@@ -29,6 +29,7 @@ _FILES = (
     "effects",
     "roles",
     "setters",
+    "settings",
     "kinds",
     "rises",
     "reveals",

@@ -86,6 +86,13 @@ ENCODE_PARTS: tuple[Part, ...] = (
         "the value each action left it at, and whether that value was the action's own number",
     ),
     Part(
+        "settings",
+        "encode",
+        "where a panel's setting leads (a list field of short items: levers pulled, switches on): per thing a "
+        "step's new sentences named, the settings it was named under and the action that reached it there; per "
+        "item the actions that put it on and off; the kinds that take a thing and put it down",
+    ),
+    Part(
         "rises",
         "encode",
         "what raised the environment's own score, and where: per action, how often its step raised the score or "

@@ -172,6 +172,15 @@ RETRIEVE_PARTS: tuple[Part, ...] = (
         requires=("setters",),
     ),
     Part(
+        "settings",
+        "retrieve",
+        "a plan: the toggles to the setting that leads to where the goal's thing is, the action that went there "
+        "and the one that takes it; then back, the toggles to the setting that leads to the place the goal "
+        "names, the action that goes there and the one that puts the thing down",
+        (Param("max_steps", "int", 20, (12, 20, 30)),),
+        requires=("settings",),
+    ),
+    Part(
         "rises",
         "retrieve",
         "rules: each action that raised the score, after the sentence that named what it acted on ('You hold "
