@@ -144,3 +144,26 @@ def test_settings_run_clean_and_plan_only_actions_the_agent_was_shown(env_name, 
     advice = design["recall"](memory, view, None)
     for step in advice.removeprefix("Steps in order: ").rstrip(".").split(", ") if advice else []:
         assert any(a == step.lower() or a.startswith(step.lower() + " ") for a in shown), (step, advice)
+
+
+def test_no_plan_where_no_known_setting_leads_to_the_goals_thing():
+    """Going to the goal's bin alone carries nothing there: without a way to the crate's bin, no plan."""
+    env, design, memory = _learned(2)
+    task = env.generate_family_tasks(1, 2, 500)[0]
+    assert _advice(env, design, memory, task).startswith("Steps in order: ")
+    del memory["settings"]["led"][task.metadata["source"]]
+    assert _advice(env, design, memory, task) == ""
+
+
+def test_the_way_to_a_bin_no_ride_reached_is_the_ride_not_the_walk_back():
+    """Where no ride reached the bin, the action that went anywhere most is the way to it, leaving out the
+    walks back to the dock (where tasks start), however often they were taken."""
+    _, design, memory = _learned(4)
+    table = memory["settings"]
+    bins = [n for n in table["led"] if n in belt_env.BINS]
+    for name in bins:
+        table["led"][name] = {k: {**s, "go": ""} for k, s in table["led"][name].items()}
+    walks = sum(1 for s in table["led"]["dock"].values() if s["go"] == "walk back")
+    assert walks >= 1
+    want, go = design["_spot_for"](table, bins[0], set(), {"dock"})
+    assert want is not None and go.startswith("ride the belt"), go

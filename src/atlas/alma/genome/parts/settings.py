@@ -254,21 +254,21 @@ def _needs(table, go):
     return {x for x in set.intersection(*reached) if any(x not in e for e in ended)}
 
 
-def _goes(table):
-    """``{go action: count}`` of every action that reached a name."""
+def _goes(table, home):
+    """``{go action: count}`` of every action that reached a name, none of ``home`` (where tasks start)."""
     out = {}
-    for spots in table["led"].values():
+    for name, spots in table["led"].items():
         for s in spots.values():
-            if s["go"]:
+            if s["go"] and name not in home:
                 bump(out, s["go"])
     return out
 
 
-def _spot_for(table, name, now):
+def _spot_for(table, name, now, home=()):
     """The setting to reach ``name`` from the items ``now`` and the action that goes there: of the settings
     a go action reached it under and no step there ended an episode, the nearest (fewest toggles), then the
     most said; else the one it was said under most, with what going needs (``_needs``) and the action
-    that went anywhere most. ``(None, '')`` when it was never said under a setting."""
+    that went anywhere but ``home`` most. ``(None, '')`` when it was never said under a setting."""
     spots = {k: s for k, s in (table["led"].get(name) or {}).items() if not s["end"] and k in table["panels"]}
     gone = [k for k, s in spots.items() if s["go"]]
     if gone:
@@ -276,7 +276,7 @@ def _spot_for(table, name, now):
         return _items(table, key), spots[key]["go"]
     if not spots:
         return None, ""
-    go = _most(_goes(table)) or _most({a: 1 for a in (table.get("ended") or {}).values()})
+    go = _most(_goes(table, home)) or _most({a: 1 for a in (table.get("ended") or {}).values()})
     key = max(spots, key=lambda k: spots[k]["n"])
     want = _items(table, key) | (_needs(table, go) if go else set())
     for item in _guards(table, go) if go else ():
@@ -318,7 +318,7 @@ def _most(counts):
     return max(counts, key=lambda a: counts[a]) if counts else ""
 
 
-def _home(table, obs):
+def _home(table, obs, holding):
     """The kind of action that went back to where a task starts (a name of the start's short fields that a
     go action reached): where the goes set out from."""
     goes = [
@@ -327,7 +327,7 @@ def _home(table, obs):
         for s in (table["led"].get(name) or {}).values()
         if s["go"] and not s["end"]
     ]
-    return _kind(table, max(goes, key=lambda s: s["n"])["go"]) if goes else ""
+    return _kind(table, max(goes, key=lambda s: s["n"])["go"], holding) if goes else ""
 
 
 def _places(table, goal, obs):
@@ -353,10 +353,13 @@ def retrieve_settings(memory, task, tools, p):
         return []
     obs = task.get("observation") or {}
     thing, places = _places(table, task.get("goal", ""), obs)
+    if thing and _mapped(obs)[thing] not in table["led"]:
+        return []  # no known way to where the goal's thing is: the goal's place alone carries nothing there
     now = {f"{f}={x}" for f, xs in panel_of(obs).items() for x in xs}
-    home, plan = _home(table, obs), []
+    holding = bool(thing and table.get("take"))
+    home, plan = _home(table, obs, holding), []
     for i, place in enumerate(places):
-        want, go = _spot_for(table, place, now)
+        want, go = _spot_for(table, place, now, _field_names(obs))
         if want is None:
             continue
         if i and home:
@@ -364,7 +367,7 @@ def retrieve_settings(memory, task, tools, p):
         plan += _toggle_steps(table, now, want)
         now = want
         if go:
-            plan.append(_kind(table, go, holding=bool(i and thing and table.get("take"))))
+            plan.append(_kind(table, go, holding=bool(i) and holding))
         if thing and not i and len(places) > 1 and table.get("take"):
             plan.append(_most(table["take"]))
     if thing and plan and table.get("put"):
