@@ -347,7 +347,7 @@ def retrieve_settings(memory, task, tools, p):
     (``_spot_for``) and the kind of action that goes there (``_kind``); after the first, the action that
     takes a thing, and before the second, the one that went back where the goes set out from (``_home``);
     last, the action that puts a thing down, where the goal has a mapped thing. [] when no name the goal
-    says is tied to a setting."""
+    says is tied to a setting, or where the goal's thing is leads nowhere known."""
     table = memory.get("settings") or {}
     if not table.get("led"):
         return []
