@@ -59,12 +59,8 @@ def _mapped(obs):
 
 
 def _field_names(obs):
-    """The names the observation's short text fields hold (a place, what is held)."""
-    return {
-        _phrase(v)
-        for v in (obs.values() if isinstance(obs, dict) else [])
-        if isinstance(v, str) and _short(v) and not v.strip().isdigit()
-    }
+    """The names the observation's short text fields hold (a place, what is held): their readings, numbers aside."""
+    return {v for v in _readings(obs).values() if not v.isdigit()}
 
 
 def names_of(obs):
@@ -124,12 +120,11 @@ def _toggles(table, step, before, after):
                 flips[f"{k}={v}"] = f"{field}={item}" if side == "on" else f"-{field}={item}"
 
 
-def _take_or_put(table, step, things):
-    """Count the action that took a thing into a short field (``take``) or put one back (``put``)."""
+def _take_or_put(table, step, came, went, things):
+    """Count the action that took a thing into a short field (``take``, the names that ``came``) or put one
+    back (``put``, the names that ``went``)."""
     if step["error"]:
         return
-    came = _field_names(step["obs_after"]) - _field_names(step["obs_before"])
-    went = _field_names(step["obs_before"]) - _field_names(step["obs_after"])
     for side, moved in (("take", came), ("put", went)):
         if moved & things:
             bump(table.setdefault(side, {}), step["action"])
@@ -177,7 +172,8 @@ def encode_settings(memory, episode, tools, p, store):
         if not after:
             continue
         _toggles(table, step, before, after)
-        _take_or_put(table, step, things)
+        held, holds = _field_names(step["obs_before"]), _field_names(step["obs_after"])
+        _take_or_put(table, step, holds - held, held - holds, things)
         key = panel_key(after)
         panels[key] = after
         ended = step["ended"] and not solved
@@ -187,7 +183,7 @@ def encode_settings(memory, episode, tools, p, store):
             ended_at[panel_key(before)] = step["action"]
         if before == after and not step["error"]:
             _outcome(table, step, "ended" if ended else "went")
-        reached = (_field_names(step["obs_after"]) - _field_names(step["obs_before"])) - things
+        reached = (holds - held) - things
         said = _named_in(step, names)
         went = before == after and not step["error"] and not ended
         for name in set(said) | (reached & names if went else set()):
