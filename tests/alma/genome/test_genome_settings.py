@@ -167,3 +167,26 @@ def test_the_way_to_a_bin_no_ride_reached_is_the_ride_not_the_walk_back():
     assert walks >= 1
     want, go = design["_spot_for"](table, bins[0], set(), {"dock"})
     assert want is not None and go.startswith("ride the belt"), go
+
+
+def test_a_list_of_every_bin_said_under_one_setting_does_not_tie_them_all_to_it():
+    """A sentence naming every bin, rewritten at each step under one setting (a list of where each crate
+    lies), is said there more often than the switch texts said any bin: the bin still goes to the setting
+    whose texts named it alone."""
+    _, design, memory = _learned(4)
+    table = memory["settings"]
+    table["led"] = {n: {k: {**s, "go": ""} for k, s in spots.items()} for n, spots in table["led"].items()}
+    noisy = "switches_on=1"
+    assert noisy in table["panels"]
+    before = {name: design["_spot_for"](table, name, set())[0] for name in belt_env.BINS}
+    for name in belt_env.BINS:
+        spot = table["led"][name].setdefault(noisy, {"n": 0, "go": "", "end": 0})
+        spot["n"] += 30 * 0.25
+    routed = 0
+    for name in belt_env.BINS:
+        want, _ = design["_spot_for"](table, name, set())
+        if before[name] is None or _route(4, {int(i.split("=")[1]) for i in before[name]}) != name:
+            continue
+        routed += 1
+        assert want == before[name], (name, want, before[name])
+    assert routed >= 2

@@ -263,7 +263,8 @@ def _goes(table, home):
 def _spot_for(table, name, now, home=()):
     """The setting to reach ``name`` from the items ``now`` and the action that goes there: of the settings
     a go action reached it under and no step there ended an episode, the nearest (fewest toggles), then the
-    most said; else the one it was said under most, with what going needs (``_needs``) and the action
+    most said; else the one it was said under most for what was said there (its count squared over
+    ``_said_under``: said there often, and more than the rest), with what going needs (``_needs``) and the action
     that went anywhere but ``home`` most. ``(None, '')`` when it was never said under a setting."""
     spots = {k: s for k, s in (table["led"].get(name) or {}).items() if not s["end"] and k in table["panels"]}
     gone = [k for k, s in spots.items() if s["go"]]
@@ -273,11 +274,23 @@ def _spot_for(table, name, now, home=()):
     if not spots:
         return None, ""
     go = _most(_goes(table, home)) or _most({a: 1 for a in (table.get("ended") or {}).values()})
-    key = max(spots, key=lambda k: spots[k]["n"])
+    said = _said_under(table)
+    key = max(spots, key=lambda k: spots[k]["n"] ** 2 / max(said.get(k, 0), 1e-9))
     want = _items(table, key) | (_needs(table, go) if go else set())
     for item in _guards(table, go) if go else ():
         want = want - {item[1:]} if item.startswith("-") else want | {item}
     return want, go
+
+
+def _said_under(table):
+    """``{setting: count}`` of everything said under each setting: a name said there as often as every
+    other (a list of them all, rewritten at each step) tells less of where the setting leads than one said
+    there alone."""
+    out = {}
+    for spots in table["led"].values():
+        for key, spot in spots.items():
+            bump(out, key, spot["n"])
+    return out
 
 
 def _toggle_steps(table, now, want):
