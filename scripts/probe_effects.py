@@ -35,6 +35,15 @@ def genomes(state_key: str, list_key: str) -> dict[str, dict]:
             "retrieve": [{"part": "advances"}, {"part": "recipe"}],
         },
         "roles": {"encode": [{"part": "roles"}], "retrieve": [{"part": "roles"}]},
+        "preludes": {"encode": [{"part": "preludes"}], "retrieve": [{"part": "preludes"}]},
+        "preludes+untried": {
+            "encode": [{"part": "preludes"}, {"part": "effects"}],
+            "retrieve": [{"part": "preludes"}, {"part": "untried"}],
+        },
+        "preludes+advances+untried": {
+            "encode": [{"part": "preludes"}, {"part": "effects"}],
+            "retrieve": [{"part": "preludes"}, {"part": "advances"}, {"part": "untried"}],
+        },
         "settings": {"encode": [{"part": "settings"}], "retrieve": [{"part": "settings"}]},
         "settings+untried": {
             "encode": [{"part": "settings"}, {"part": "effects"}],

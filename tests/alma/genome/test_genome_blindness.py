@@ -50,6 +50,12 @@ WORDS = (
     "siding",
     "wagon",
     "headshunt",
+    "kiln",
+    "clay",
+    "greenhouse",
+    "bureau",
+    "licence",
+    "permit",
 )
 # letters around a word make another word (broom, roomy); digits, "_" and punctuation do not (room_A)
 ENV_WORD = re.compile(r"(?<![A-Za-z])(" + "|".join(WORDS) + r")(?![A-Za-z])", re.IGNORECASE)
@@ -84,6 +90,7 @@ def test_part_files_are_all_scanned():
         "roles",
         "setters",
         "settings",
+        "preludes",
         "rises",
         "reveals",
         "kinds",

@@ -98,7 +98,7 @@ def test_only_generic_parts_without_a_model_are_drawn(walk):
     drawn = {u.part for _, g, _ in walk for u in g.retrieve}
     assert drawn == {
         "route", "explore", "goal_rules", "where_seen", "replay", "similar_episodes", "advances", "recipe",
-        "untried", "roles", "setters", "settings", "kinds", "rises", "reveals",
+        "untried", "roles", "setters", "settings", "preludes", "kinds", "rises", "reveals",
     }  # fmt: skip
 
 

@@ -26,12 +26,13 @@ ENCODE = [
     "roles",
     "setters",
     "settings",
+    "preludes",
     "rises",
     "reveals",
 ]
 RETRIEVE = [
     "route", "explore", "goal_rules", "where_seen", "replay", "similar_episodes", "advances", "recipe",
-    "untried", "roles", "setters", "settings", "kinds", "rises", "reveals",
+    "untried", "roles", "setters", "settings", "preludes", "kinds", "rises", "reveals",
 ]  # fmt: skip
 ENVS = ["graphworld", "alfworld", "textworld", "textworld-fetch"]
 
@@ -65,6 +66,7 @@ def all_parts_genome(state_key: str, list_key: str):
                 {"part": "roles"},
                 {"part": "setters"},
                 {"part": "settings"},
+                {"part": "preludes"},
                 {"part": "rises"},
                 {"part": "reveals"},
             ],
@@ -99,6 +101,7 @@ def test_every_generic_part_runs_on_real_episodes(env_name, make_env, smoke):
             and "effects:" in shown
             and "setters:" in shown
             and "settings:" in shown
+            and "preludes:" in shown
             and "rises:" in shown
             and "reveals:" in shown
         ), shown

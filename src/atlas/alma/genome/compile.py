@@ -30,6 +30,7 @@ _FILES = (
     "roles",
     "setters",
     "settings",
+    "preludes",
     "kinds",
     "rises",
     "reveals",

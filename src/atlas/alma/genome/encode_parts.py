@@ -93,6 +93,13 @@ ENCODE_PARTS: tuple[Part, ...] = (
         "item the actions that put it on and off; the kinds that take a thing and put it down",
     ),
     Part(
+        "preludes",
+        "encode",
+        "what was done before an action that raised the score, stage by stage: per word of the goal and score "
+        "reached, each action's rises and tries there and the actions taken before each (since the last try "
+        "of an action that rose)",
+    ),
+    Part(
         "rises",
         "encode",
         "what raised the environment's own score, and where: per action, how often its step raised the score or "

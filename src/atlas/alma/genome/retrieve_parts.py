@@ -181,6 +181,17 @@ RETRIEVE_PARTS: tuple[Part, ...] = (
         requires=("settings",),
     ),
     Part(
+        "preludes",
+        "retrieve",
+        "a plan stitched from every game's stages: per score reached, lowest first, the actions that came "
+        "before the riser's rises and not before its tries that failed, then the riser",
+        (
+            Param("min_support", "int", 1, (1, 2), doc="rises an action must have come before"),
+            Param("max_steps", "int", 20, (12, 20, 30)),
+        ),
+        requires=("preludes",),
+    ),
+    Part(
         "rises",
         "retrieve",
         "rules: each action that raised the score, after the sentence that named what it acted on ('You hold "

@@ -1,0 +1,163 @@
+"""What was done before an action that raised the score (``parts/preludes.py``), learned from games of the
+``kiln`` plug-in in ``tests/envs/`` (a firing takes only after the clay's preparation for that stage, hidden
+per family), played through the real environment and read through the compiled genome's real update and
+recall, the real advice matcher and the LLM-free advice follower."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parents[2] / "envs"))
+
+import kiln_env
+import pytest
+
+from atlas.alma.author.advice_probe import follow_advice
+from atlas.alma.genome import compile_genome, genome_design, parse_genome
+from atlas.core.types import Task
+from atlas.envs.base import EpisodeRecorder
+from atlas.envs.policies import WALKS
+from atlas.envs.registry import get_env
+from atlas.envs.views import episode_view, task_view
+from atlas.protocols.env import Action
+
+BUILT_IN = ["graphworld", "alfworld", "textworld", "textworld-fetch"]
+PLUG_INS = ["crafting", "workbench", "depot", "console", "belt", "kiln"]
+PRELUDES = parse_genome(
+    {"name": "preludes", "encode": [{"part": "preludes"}], "retrieve": [{"part": "preludes"}]}
+)
+FAMILY = 4
+
+
+def _design() -> dict:
+    namespace: dict = {}
+    exec(compile(compile_genome(PRELUDES), "design", "exec"), namespace)
+    return namespace
+
+
+def _task(clay: str, i: int = 0) -> Task:
+    return Task(
+        id=f"kiln-test-{i}",
+        description=f"Fire the {clay} pot to stoneware.",
+        domain="kiln",
+        metadata={"family": FAMILY, "clay": clay},
+    )
+
+
+def _played(env, task: Task, commands: list[str]) -> dict:
+    """The episode view of ``commands`` played through the real environment."""
+    recorder = EpisodeRecorder(env, task, env.reset(task))
+    for command in commands:
+        result = env.step(Action("act", {"command": command}))
+        recorder.record("act", {"command": command}, result)
+        if result.done:
+            break
+    return episode_view(env, recorder.finish())
+
+
+def _advice(env, design, memory, task) -> str:
+    probe = env.clone()
+    return design["recall"](memory, task_view(probe, task, probe.reset(task)), None)
+
+
+def _steps(advice: str) -> list[str]:
+    return advice.removeprefix("Steps in order: ").rstrip(".").split(", ") if advice else []
+
+
+def _clay(name: str) -> tuple[tuple[str, ...], str, list[str]]:
+    """The clay's needs, the preparation that cracks it and one that does neither."""
+    wants, spoiler = kiln_env.needs(FAMILY)[name]
+    idle = [p.format(name) for p in kiln_env.PREPS if p.format(name) not in (*wants, spoiler)]
+    return wants, spoiler, idle
+
+
+def test_the_prelude_is_what_came_before_every_rise_and_not_before_the_tries_that_failed():
+    """A firing that changed nothing after an idle preparation, one that took after the stage's need, and
+    one that took after both: the plan's first stage is the need alone, then the firing."""
+    env, design, memory = get_env("kiln"), _design(), {}
+    wants, _, idle = _clay("red clay")
+    fire = kiln_env.FIRE
+    for i, commands in enumerate([[idle[0], fire, wants[0], fire], [wants[0], idle[0], fire]]):
+        design["update"](memory, _played(env, _task("red clay", i), commands), None)
+    assert _steps(_advice(env, design, memory, _task("red clay", 9)))[:2] == [wants[0], fire]
+
+
+def test_each_stage_keeps_what_came_before_its_rises_across_games():
+    """Three games rose at the first stage, two at the second, one at the third, each with an idle
+    preparation before a firing that changed nothing. The plan walks the stages in order, each need then
+    the firing (repeated once per stage: a game saw it rise twice), and solves a new task."""
+    env, design, memory = get_env("kiln"), _design(), {}
+    wants, _, idle = _clay("grey clay")
+    fire = kiln_env.FIRE
+    games = [
+        [idle[0], fire, wants[0], fire, fire],
+        [wants[0], fire, idle[0], fire, wants[1], fire],
+        [wants[0], fire, wants[1], fire, idle[0], fire, wants[2], fire],
+    ]
+    for i, commands in enumerate(games):
+        design["update"](memory, _played(env, _task("grey clay", i), commands), None)
+    task = _task("grey clay", 10)
+    advice = _advice(env, design, memory, task)
+    assert _steps(advice) == [wants[0], fire, wants[1], fire, wants[2], fire]
+    assert follow_advice(env.clone(), task, advice).success
+
+
+def test_no_plan_for_a_thing_no_game_acted_on():
+    """A clay no game fired gets no other clay's plan."""
+    env, design, memory = get_env("kiln"), _design(), {}
+    wants, _, _ = _clay("red clay")
+    design["update"](memory, _played(env, _task("red clay"), [wants[0], kiln_env.FIRE]), None)
+    assert _advice(env, design, memory, _task("red clay", 5)).startswith("Steps in order: ")
+    assert _advice(env, design, memory, _task("white clay", 5)) == ""
+
+
+def test_random_games_teach_the_first_stage_of_each_clay_they_fired():
+    """From random games of a family: for each clay whose first firing took in some game, the plan's first
+    stage holds the clay's first need, and following it takes the pot past the first stage."""
+    env, design, memory = get_env("kiln"), _design(), {}
+    for i, task in enumerate(env.generate_family_tasks(40, FAMILY, 0)):
+        design["update"](memory, episode_view(env, WALKS["random"](i).run(env.clone(), task)), None)
+    planned = 0
+    for clay in kiln_env.CLAYS:
+        task = _task(clay, 20)
+        steps = _steps(_advice(env, design, memory, task))
+        if not steps:
+            continue
+        planned += 1
+        wants, spoiler, _ = _clay(clay)
+        first = steps[: steps.index(kiln_env.FIRE) + 1]
+        assert wants[0] in first and spoiler not in steps, (clay, steps)
+        assert follow_advice(env.clone(), task, _advice(env, design, memory, task)).score >= 1 / 3
+    assert planned >= 2
+
+
+@pytest.mark.parametrize(
+    "env_name", [*BUILT_IN, *PLUG_INS, pytest.param("scienceworld", marks=pytest.mark.scienceworld)]
+)
+def test_preludes_run_clean_and_plan_only_actions_the_agent_was_shown(env_name, make_env, smoke):
+    """On every environment: the part runs clean in the sandbox, and each step of its plan is an action
+    some game took."""
+    if env_name in PLUG_INS:
+        __import__(f"{env_name}_env")
+    env = get_env(env_name) if env_name in PLUG_INS else make_env(env_name)
+    report = smoke(genome_design(PRELUDES), env)
+    assert report.ran_clean, report.to_feedback()
+    assert not [p for c in report.calls for p in c.prints if " failed:" in p]
+    tasks = env.generate_tasks(7, seed=3)
+    design, memory, taken = _design(), {}, set()
+    play = env.clone()
+    try:
+        for i, t in enumerate(tasks[:6]):
+            episode = episode_view(play, WALKS["random"](i).run(play, t))
+            taken |= {s["action"]["text"] for s in episode["steps"]}
+            design["update"](memory, episode, None)
+    finally:
+        getattr(play, "close", lambda: None)()
+    probe = env.clone()
+    try:
+        view = task_view(probe, tasks[6], probe.reset(tasks[6]))
+    finally:
+        getattr(probe, "close", lambda: None)()
+    for step in _steps(design["recall"](memory, view, None)):
+        assert step in taken, step
