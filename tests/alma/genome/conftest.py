@@ -72,3 +72,32 @@ def smoke(pool, embedder):
         return smoke_run(design, env, episodes, recall_tasks=recall_tasks, pool=pool, embedder=embedder)
 
     return run
+
+
+@pytest.fixture
+def random_games():
+    """``random_games(env, design)``: the design's memory from six random games of ``env`` (seed 3's tasks),
+    the actions those games took (lower case), and the task view of a seventh task."""
+    from atlas.envs.policies import WALKS
+    from atlas.envs.views import episode_view, task_view
+
+    def run(env, design, games=6):
+        tasks = env.generate_tasks(games + 1, seed=3)
+        memory: dict = {}
+        taken: set[str] = set()
+        play = env.clone()
+        try:
+            for i, t in enumerate(tasks[:games]):
+                episode = episode_view(play, WALKS["random"](i).run(play, t))
+                taken |= {s["action"]["text"].lower() for s in episode["steps"]}
+                design["update"](memory, episode, None)
+        finally:
+            getattr(play, "close", lambda: None)()
+        probe = env.clone()
+        try:
+            view = task_view(probe, tasks[games], probe.reset(tasks[games]))
+        finally:
+            getattr(probe, "close", lambda: None)()
+        return memory, taken, view
+
+    return run

@@ -118,7 +118,9 @@ def test_where_no_ride_reached_a_bin_the_reading_every_crash_had_is_turned_first
 @pytest.mark.parametrize(
     "env_name", [*BUILT_IN, *PLUG_INS, pytest.param("scienceworld", marks=pytest.mark.scienceworld)]
 )
-def test_settings_run_clean_and_plan_only_actions_the_agent_was_shown(env_name, make_env, smoke):
+def test_settings_run_clean_and_plan_only_actions_the_agent_was_shown(
+    env_name, make_env, smoke, random_games
+):
     """On every environment, a panel or none: the part runs clean in the sandbox, and each step of its plan
     is an action some list showed, or the words one began with."""
     if env_name in ("crafting", "workbench", "depot", "console"):
@@ -127,19 +129,8 @@ def test_settings_run_clean_and_plan_only_actions_the_agent_was_shown(env_name, 
     report = smoke(genome_design(SETTINGS), env)
     assert report.ran_clean, report.to_feedback()
     assert not [p for c in report.calls for p in c.prints if " failed:" in p]
-    tasks = env.generate_tasks(7, seed=3)
-    design, memory = _design(), {}
-    play = env.clone()
-    try:
-        for i, t in enumerate(tasks[:6]):
-            design["update"](memory, episode_view(play, WALKS["random"](i).run(play, t)), None)
-    finally:
-        getattr(play, "close", lambda: None)()
-    probe = env.clone()
-    try:
-        view = task_view(probe, tasks[6], probe.reset(tasks[6]))
-    finally:
-        getattr(probe, "close", lambda: None)()
+    design = _design()
+    memory, _, view = random_games(env, design)
     shown = [a.lower() for a in [*view["actions"], *memory["settings"]["listed"]]]
     advice = design["recall"](memory, view, None)
     for step in advice.removeprefix("Steps in order: ").rstrip(".").split(", ") if advice else []:
