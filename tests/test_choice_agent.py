@@ -10,7 +10,7 @@ import re
 import pytest
 
 from atlas.agent import TaskAgent
-from atlas.agent.advice_match import next_planned
+from atlas.agent.advice_match import ADVICE_WEIGHT, next_planned
 from atlas.agent.choice import fold, render_action
 from atlas.envs.base import words
 from atlas.envs.graphworld import GraphWorldEnv
@@ -79,7 +79,7 @@ async def test_advice_matching_the_observation_biases_its_action(env, task):
     llm = ScriptedLLM([move])
     await TaskAgent(llm, max_turns=1).run(env.clone(), task, advice=advice)
     bias = llm.history[0].kwargs["choice_bias"]
-    assert list(bias) == [move] and 0 < bias[move] <= 3.0
+    assert list(bias) == [move] and 0 < bias[move] <= ADVICE_WEIGHT
     await TaskAgent(llm := ScriptedLLM([move]), max_turns=1, advice_weight=0).run(
         env.clone(), task, advice=advice
     )
@@ -113,7 +113,7 @@ async def test_where_a_plan_yields_to_the_goal_the_agent_decides_without_the_adv
     llm = ScriptedLLM([step])
     await TaskAgent(llm, max_turns=1, contrast_weight=1.0).run(env.clone(), task, advice=plan)
     call = llm.history[0]
-    assert call.kwargs["choice_bias"] == {step: 3.0} and "Search plan" in str(call.messages)
+    assert call.kwargs["choice_bias"] == {step: ADVICE_WEIGHT} and "Search plan" in str(call.messages)
 
 
 async def test_each_turn_repeats_only_the_advice_lines_that_apply_now(env, task):

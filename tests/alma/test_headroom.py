@@ -205,8 +205,8 @@ def test_the_advice_weight_setting_reaches_the_agent():
     """``advice_weight`` (``--advice-weight``) is the most the agent adds to an advised action, times how
     well its line matches: more than the default's whole weight here."""
     llm = ScriptedLLM(task_policy)
-    headroom(env="graphworld", tasks=1, llm=llm, conditions=("full",), advice_weight=7.5)
+    headroom(env="graphworld", tasks=1, llm=llm, conditions=("full",), advice_weight=20.0)
     biases = [v for call in llm.history for v in (call.kwargs.get("choice_bias") or {}).values()]
-    assert biases and ADVICE_WEIGHT < max(biases) <= 7.5
+    assert biases and ADVICE_WEIGHT < max(biases) <= 20.0
     with pytest.raises(ConfigError, match="advice_weight"):
         headroom(env="graphworld", tasks=1, llm=llm, conditions=("full",), advice_weight=-1)

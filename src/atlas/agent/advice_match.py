@@ -112,7 +112,11 @@ ONCE = "once only"
 # (3 nats for the agent) left the 0.5B model flipping a mains switch back off on most tasks of a wiring.
 SPENT = 10.0
 # Nats the task agent adds to each action the advice names, times its match (``TaskAgent(advice_weight=)``).
-ADVICE_WEIGHT = 3.0
+# With 3 the 0.5B model followed none of a full answer where its habits were surer (log-probabilities -0.6
+# against -5.5); 10 did no worse than 3 wherever both were played (docs/results/eval-*-advice-weight).
+ADVICE_WEIGHT = 10.0
+# What the agent added before: a run folder whose settings do not record the weight resumes with it.
+ADVICE_WEIGHT_BEFORE = 3.0
 _NUMBER = re.compile(r"(?<![a-z0-9_])\d+(?![a-z0-9_])")
 
 

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from atlas.agent.advice_match import ADVICE_WEIGHT
+from atlas.agent.advice_match import ADVICE_WEIGHT, ADVICE_WEIGHT_BEFORE
 from atlas.core import jsonsafe
 from atlas.envs.registry import DEFAULT_ENV
 from atlas.errors import ConfigError, InvalidInputError
@@ -263,6 +263,8 @@ class AlmaConfig(BaseModel):
             raise ConfigError(f"{p} must hold a JSON object of settings, not {type(data).__name__}; {fix}")
         # A run started before genome search existed searched code: resume it the same way.
         data.setdefault("representation", "code")
+        # A run started before the weight was a setting was played with the weight of then.
+        data.setdefault("advice_weight", ADVICE_WEIGHT_BEFORE)
         data = _with_earlier_params(data, _format(data))
         # config.json carries a few run facts beside the settings (resolved model names, ...).
         return cls.build(
