@@ -8,7 +8,17 @@ from typing import ClassVar
 import pytest
 
 from atlas.agent import TaskAgent
-from atlas.agent.loops import Advances, Futile, Ticking, Visits, changed_nothing, loop_nudge, outcome
+from atlas.agent.loops import (
+    Advances,
+    Futile,
+    Guard,
+    Ticking,
+    Visits,
+    _state_key,
+    changed_nothing,
+    loop_nudge,
+    outcome,
+)
 from atlas.core.types import Task
 from atlas.envs.graphworld import GraphWorldEnv
 from atlas.infra.llm import ScriptedLLM
@@ -605,3 +615,28 @@ def test_how_often_an_action_was_taken_from_a_state():
     visits.took({**bathroom, "inventory": ["key"]}, "go north")  # carrying more: another state
     assert visits.times(bathroom, "go north") == 2 and visits.times(bathroom, "go south") == 0
     assert visits.times({"text": "Only prose, no state."}, "go north") == 0
+
+
+def test_a_record_of_the_agents_own_steps_is_no_new_state():
+    """A plant moved between benches, each move added to the day's record: the record grows at every step
+    of the loop, so the states would all differ. Left aside, the moves back and forth are counted from the
+    same two states, as where no record is shown; a record in other words (not the commands) is state."""
+
+    def walk(record):
+        guard, done = Guard({"bench": "warm bench", "done_today": []}), []
+        for bench in ["cool", "warm", "cool", "warm"]:
+            before = {"bench": f"{'warm' if bench == 'cool' else 'cool'} bench", "done_today": list(done)}
+            command = f"move the fern to the {bench} bench"
+            done.append(record(command))
+            after = {"bench": f"{bench} bench", "done_today": list(done)}
+            guard.after(f'act(action="{command}")', before, StepResult(after))
+        return guard, {"bench": "warm bench", "done_today": list(done)}
+
+    cool = 'act(action="move the fern to the cool bench")'
+    guard, now = walk(lambda command: command)
+    assert guard.visits.times(now, cool) == 2
+    assert "from exactly this situation" in (guard._taken_here(cool, now) or "")
+    other, now = walk(lambda command: command.replace("move", "moved"))
+    assert other.visits.times(now, cool) == 0 and other._taken_here(cool, now) is None
+    offered = {"bench": "cool bench", "commands": ["move the fern to the warm bench", "wait a day"]}
+    assert _state_key(offered, guard.own) != _state_key({"bench": "cool bench"}, guard.own)

@@ -12,6 +12,7 @@ first.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Collection
 from typing import Any
 
@@ -24,6 +25,8 @@ WINDOW = 6  # turns within which a repeat goes round a cycle
 # went round one for 30 steps while the way on from the third room was never taken.
 HERE = 2
 _ENDS = (".", "!", "?")
+_CALL = re.compile(r"^(\w+)\((.*)\)$", re.DOTALL)
+_ARGUMENT = re.compile(r'="((?:[^"\\]|\\.)*)"')
 
 
 def _short(value: Any) -> bool:
@@ -127,17 +130,18 @@ class Futile:
     none to compare, and nothing is futile there. ``after`` is told each step: its action, the
     observation before it and whether it did not work."""
 
-    def __init__(self) -> None:
+    def __init__(self, own: set[str] | None = None) -> None:
         self.failed: dict[str, str] = {}
+        self.own = own if own is not None else set()
 
     def after(self, action: str, before: Any, failed: bool) -> None:
-        key = _state_key(before)
+        key = _state_key(before, self.own)
         if failed and key:
             self.failed[action] = key
 
     def nudge(self, proposed: str, now: Any) -> str | None:
         key = self.failed.get(proposed)
-        if key and key == _state_key(now):
+        if key and key == _state_key(now, self.own):
             return (
                 f"{proposed} did not work when things were as they are now; it will not work now either. "
                 "Choose a different action."
@@ -145,9 +149,33 @@ class Futile:
         return None
 
 
-def _state_key(observation: Any) -> str:
-    state = {k: v for k, v in state_of(observation).items() if not isinstance(v, int | float)}
+def _state_key(observation: Any, own: Collection[str] = ()) -> str:
+    """The state to compare (``state_of``'s, numbers aside, and a list whose every item is the command of
+    an action the episode took, ``own``, aside, or none: a list of what was done today is the agent's own
+    record, and it grows at every step of a loop; a list of the commands offered is not one)."""
+    state = {
+        k: v
+        for k, v in state_of(observation).items()
+        if not isinstance(v, int | float) and not _own_record(v, own)
+    }
     return json.dumps(state, sort_keys=True, default=str) if state else ""
+
+
+def _own_record(value: Any, own: Collection[str]) -> bool:
+    """An empty list, or one of the commands taken only: the same state whatever the record holds."""
+    return isinstance(value, list | tuple) and all(isinstance(x, str) and x.lower() in own for x in value)
+
+
+def commands_of(action: str) -> set[str]:
+    """An action's canonical text and its label as the agent's list writes it (``act(command="go east")``
+    → ``go east``; ``move_to(room="room_B")`` → ``move_to room_B``), lower case: what a record of the
+    agent's own steps would list. Not an argument alone: a list of exits names the rooms moved to."""
+    call = _CALL.match(action)
+    if not call:
+        return {action.lower()}
+    values = _ARGUMENT.findall(call.group(2))
+    label = values[0] if call.group(1) == "act" and len(values) == 1 else " ".join([call.group(1), *values])
+    return {action.lower(), label.lower()}
 
 
 class Visits:
@@ -161,24 +189,25 @@ class Visits:
     those least taken from this state are left (``fewest``): between two rooms the way back was taken
     from here, the way on never."""
 
-    def __init__(self) -> None:
+    def __init__(self, own: set[str] | None = None) -> None:
         self.count: dict[str, int] = {}
         self.taken: list[tuple[str, str]] = []  # (state key, action text) of each step, in order
+        self.own = own if own is not None else set()
 
     def took(self, observation: Any, action: str) -> None:
-        self.taken.append((_state_key(observation), action))
+        self.taken.append((_state_key(observation, self.own), action))
 
     def again(self, observation: Any, action: str, window: int = WINDOW) -> bool | None:
         """Whether ``action`` was taken from this very state within the last ``window`` steps; None where
         the observation has no state to compare (then only the action's own repeats can tell)."""
-        key = _state_key(observation)
+        key = _state_key(observation, self.own)
         if not key:
             return None
         return (key, action) in self.taken[-window:] if window else False
 
     def times(self, observation: Any, action: str) -> int:
         """How often ``action`` was taken from this very state in the episode (0 where it has no state)."""
-        key = _state_key(observation)
+        key = _state_key(observation, self.own)
         return self.taken.count((key, action)) if key else 0
 
     def fewest(self, observation: Any, choices: dict[str, str]) -> list[str]:
@@ -208,8 +237,9 @@ class Guard:
 
     def __init__(self, observation: Any) -> None:
         self.past: Past = []
-        self.futile = Futile()
-        self.visits = Visits()
+        self.own: set[str] = set()  # the commands taken, as a record of them in the observation lists them
+        self.futile = Futile(self.own)
+        self.visits = Visits(self.own)
         self.ticking = Ticking()
         self.visits.arrive(observation)
 
@@ -242,6 +272,7 @@ class Guard:
         self.past.append(outcome(action, before, result, self.ticking))
         self.futile.after(action, before, self.past[-1][1])
         self.visits.took(before, action)
+        self.own |= commands_of(action)
         self.visits.arrive(result.observation)
 
 
