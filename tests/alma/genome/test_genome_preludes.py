@@ -150,3 +150,22 @@ def test_preludes_run_clean_and_plan_only_actions_the_agent_was_shown(
     memory, taken, view = random_games(env, design)
     for step in _steps(design["recall"](memory, view, None)):
         assert step.lower() in taken, step
+
+
+def test_malformed_episodes_and_tasks_teach_nothing_and_break_nothing():
+    """Episodes without a task, steps, action texts or numeric scores, and tasks without a goal: no error,
+    no stage from them, no plan."""
+    design, memory = _design(), {}
+    for episode in [
+        {},
+        {"task": None, "steps": None},
+        {"task": {"goal": ""}, "steps": [{}]},
+        {
+            "task": {"goal": "Fire 3 pots."},
+            "steps": [{"action": None}, {"action": {"text": "fire"}, "score": "x"}],
+        },
+    ]:
+        design["update"](memory, episode, None)
+    assert not memory["preludes"]
+    for task in [{}, {"goal": None}, {"goal": "Fire 3 pots."}]:
+        assert design["recall"](memory, task, None) == ""

@@ -91,6 +91,8 @@ def _learn(memory, table, key, steps, cap):
         if sum(1 for _, a, rose, _ in tries if rose and a == action) >= 2:
             again[action] = 1
     memory["prelude_again"] = dict(list(again.items())[-100:])
+    if not tries:
+        return
     stages = table.setdefault(key, {})
     for stage, action, rose, prelude in tries:
         rec = stages.setdefault(stage, {"rose": {}, "tried": {}, "with": {}, "tried_with": {}, "order": {}})
