@@ -40,6 +40,10 @@ def genomes(state_key: str, list_key: str) -> dict[str, dict]:
             "encode": [{"part": "preludes"}, {"part": "effects"}],
             "retrieve": [{"part": "preludes"}, {"part": "untried"}],
         },
+        "preludes+untried-no-trigger": {
+            "encode": [{"part": "preludes"}, {"part": "effects"}],
+            "retrieve": [{"part": "preludes"}, {"part": "untried", "params": {"trigger": False}}],
+        },
         "preludes+advances+untried": {
             "encode": [{"part": "preludes"}, {"part": "effects"}],
             "retrieve": [{"part": "preludes"}, {"part": "advances"}, {"part": "untried"}],

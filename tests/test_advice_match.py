@@ -421,6 +421,30 @@ def test_a_try_the_advice_also_avoids_here_is_passed_over_for_the_next():
     assert set(advised_actions(ordered, "The sample is cloudy.", labels, [])) == {"add dye"}
 
 
+def test_a_try_list_of_long_actions_is_still_tries():
+    """Its title says what the list is, so steps of seven words and more are tries too (a list whose steps
+    were mostly long was read as rules once, and the agent took whichever step it named best)."""
+    labels = ["feed the ember lily with fish emulsion", "move the ember lily to the warm bench", "wait a day"]
+    tries = "Not tried yet: " + ", ".join(labels[:2]) + ", mist the ember lily."
+    assert advised_actions(tries, "The lily is a seedling.", labels, []) == {labels[0]: 1.0}
+    assert advised_actions(tries, "The lily is a seedling.", labels, labels[:1]) == {labels[1]: 1.0}
+
+
+def test_a_try_list_each_then_an_action_takes_that_action_after_every_try():
+    """'Not tried yet, each then wait a day: …': after a try of the list, the day's end; after that (or
+    after anything else), the next try not yet taken. The action the title names is no try: its rise
+    does not spend it."""
+    labels = ["water the fern", "mist the fern", "prune the fern", "wait a day"]
+    tries = "Not tried yet, each then wait a day: water the fern, mist the fern, prune the fern."
+    seen = "The fern is a seedling."
+    assert advised_actions(tries, seen, labels, []) == {"water the fern": 1.0}
+    assert advised_actions(tries, seen, labels, ["water the fern"]) == {"wait a day": 1.0}
+    assert advised_actions(tries, seen, labels, ["water the fern", "wait a day"]) == {"mist the fern": 1.0}
+    assert advised_actions(tries, seen, labels, ["wait a day"]) == {"water the fern": 1.0}
+    done = ["water the fern", "wait a day", "mist the fern"]
+    assert advised_actions(tries, seen, labels, done, advanced=["wait a day"]) == {"wait a day": 1.0}
+
+
 def test_a_try_passed_over_until_its_first_step_is_taken_once_that_step_is_done():
     """'Avoid: add dye before add salt.' lowers the dye until the salt is among the actions done; the try
     list then comes back to the dye, passed over before, instead of going on after the salt."""

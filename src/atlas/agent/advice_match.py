@@ -105,6 +105,9 @@ ORDERED = "steps in order"
 # that already reacted, the second dose ruined the sample (a small model copies the list again once it has
 # walked it). A move that only changed where the agent is raises no score, so it may be taken again.
 TRY_ONCE = "not tried yet"
+# "Not tried yet, each then wait a day: water x, mist x." (tries whose effect shows only once another action
+# is taken: a night, a firing): after a try of the list, that action; then the next try.
+_EACH_THEN = re.compile(r"^\W*not tried yet\W+each then\s+([^:]+):", re.IGNORECASE)
 # "Once only: flip …." (a memory that saw a switch flipped back undo what it did): each listed action so begun
 # is passed over, like a try, once its step raised the score.
 ONCE = "once only"
@@ -250,14 +253,15 @@ def _a_choice(line: str, hits: list[str]) -> bool:
 def _plans(advice: str) -> list[tuple[list[str], str]]:
     """``(steps, line)`` for each plan in the advice: every line that lists three or more short steps
     separated by commas or semicolons ("Search plan: move_to room_B, move_to room_D, move_to room_C."),
-    or any number under the title ``ORDERED``, else the whole advice when its lines are a plan (a
+    or any number under the title ``ORDERED`` or ``TRY_ONCE`` (however long each step: 'feed the ember lily
+    with fish emulsion' is one), else the whole advice when its lines are a plan (a
     walkthrough, one command per line). A line that is a plan itself is never one step of another: short
     rules above a search plan ("candle: take candle.") made the advice look like a plan whose last step
     named every move of the search at once. What to avoid is never a step."""
     lines = [line for line in advice_lines(advice) if not _is_avoid(line) and not _is_once(line)]
     out = []
     for before, line in zip(["", *lines], lines, strict=False):
-        if line.lower().startswith(ORDERED):
+        if line.lower().startswith(ORDERED) or _is_try_list(line):  # titled: its steps are commands
             steps = _titled_steps(line)
             if steps:
                 out.append((steps, line))
@@ -285,7 +289,8 @@ def _plan_step(
     the plan (a step done with other instance numbers counts where no step names it exactly: the one
     describing the same thing, else the first that fits; not where its number is a setting, ``_a_setting``).
     A ``TRY_ONCE`` list's steps are tries in any order: the first not yet taken, one that an avoid line
-    lowers now (``avoided``) passed over for the next and taken once it is no longer lowered."""
+    lowers now (``avoided``) passed over for the next and taken once it is no longer lowered; where its
+    title says 'each then <action>', that action right after each try."""
     phrases = {label: _phrase(label) for label in labels if _tokens(label)}
     called = _called(observation) if observation else {}
     for steps, line in _plans(advice):
@@ -305,6 +310,11 @@ def _plan_step(
                 (j + 1 for j in range(at, len(steps)) if phrase in _phrase(steps[j]) and not alike), None
             )
             at = exact if exact is not None else next(iter(alike or fits), at)
+        then = _EACH_THEN.match(line)
+        if then and done and any(_phrase(done[-1]) in _phrase(s) for s in steps):  # a try: then its trigger
+            named, _ = _named(then.group(1), phrases, observation=observation, begun=True)
+            if named:
+                return max(named, key=lambda label: len(_tokens(label))), then.group(1)
         if (
             tries
         ):  # a try list's steps in any order: each not yet taken (one passed over while avoided comes back)

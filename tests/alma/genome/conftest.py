@@ -75,6 +75,25 @@ def smoke(pool, embedder):
 
 
 @pytest.fixture
+def ran_clean(make_env, smoke):
+    """``ran_clean(name, genome, plug_ins)``: the environment ``name`` (a plug-in of ``tests/envs/`` when in
+    ``plug_ins``), after the genome's design ran clean on it in the real smoke run with no part failing."""
+    from atlas.alma.genome import genome_design
+    from atlas.envs.registry import get_env
+
+    def run(name, genome, plug_ins):
+        if name in plug_ins:
+            __import__(f"{name}_env")
+        env = get_env(name) if name in plug_ins else make_env(name)
+        report = smoke(genome_design(genome), env)
+        assert report.ran_clean, report.to_feedback()
+        assert not [p for c in report.calls for p in c.prints if " failed:" in p]
+        return env
+
+    return run
+
+
+@pytest.fixture
 def random_games():
     """``random_games(env, design)``: the design's memory from six random games of ``env`` (seed 3's tasks),
     the actions those games took (lower case), and the task view of a seventh task."""

@@ -14,7 +14,7 @@ import kiln_env
 import pytest
 
 from atlas.alma.author.advice_probe import follow_advice
-from atlas.alma.genome import compile_genome, genome_design, parse_genome
+from atlas.alma.genome import compile_genome, parse_genome
 from atlas.core.types import Task
 from atlas.envs.base import EpisodeRecorder
 from atlas.envs.policies import WALKS
@@ -30,9 +30,20 @@ PRELUDES = parse_genome(
 FAMILY = 4
 
 
-def _design() -> dict:
+def _with_tries(trigger: bool):
+    """``preludes`` with ``untried`` (its ``trigger`` on or off) for what no game tried yet."""
+    return parse_genome(
+        {
+            "name": "preludes-untried",
+            "encode": [{"part": "effects"}, {"part": "preludes"}],
+            "retrieve": [{"part": "preludes"}, {"part": "untried", "params": {"trigger": trigger}}],
+        }
+    )
+
+
+def _design(genome=PRELUDES) -> dict:
     namespace: dict = {}
-    exec(compile(compile_genome(PRELUDES), "design", "exec"), namespace)
+    exec(compile(compile_genome(genome), "design", "exec"), namespace)
     return namespace
 
 
@@ -132,20 +143,74 @@ def test_random_games_teach_the_first_stage_of_each_clay_they_fired():
     assert planned >= 2
 
 
+def _first_stage_after_trying(trigger: bool) -> tuple[list[str], list[str], tuple[str, ...]]:
+    """The advice after a game with no rise (an idle preparation, a firing, the cracking one), then the
+    first stage of the plan learned from one game that followed that advice."""
+    env, design = get_env("kiln"), _design(_with_tries(trigger))
+    memory: dict = {}
+    wants, spoiler, idle = _clay("white clay")
+    game = [idle[0], kiln_env.FIRE, idle[0], kiln_env.FIRE, spoiler]
+    design["update"](memory, _played(env, _task("white clay", 0), game), None)
+    task = _task("white clay", 1)
+    advice = _advice(env, design, memory, task).splitlines()[0]
+    followed = follow_advice(env.clone(), task, advice)
+    design["update"](memory, _played(env, task, followed.actions), None)
+    steps = _steps(_advice(env, design, memory, _task("white clay", 2)).partition("\n")[0])
+    first = steps[: steps.index(kiln_env.FIRE) + 1] if kiln_env.FIRE in steps else []
+    return advice, followed.actions, first, wants
+
+
+def test_tries_each_followed_by_the_trigger_name_the_one_that_made_the_rise():
+    """Where no game raised the score, ``untried`` with ``trigger`` lists the untried preparations, each
+    then the firing (the action that emptied the list of what was done): the game that follows it fires
+    after each try, rises on the firing after the first need, and ``preludes`` then plans that need
+    alone. Without ``trigger`` the list holds the preparations alone (the firing was tried), and a game
+    that follows it never raises the score: nothing to learn a stage from."""
+    advice, played, first, wants = _first_stage_after_trying(trigger=True)
+    assert advice.startswith(f"Not tried yet, each then {kiln_env.FIRE}: ")
+    assert played[1::2] == [kiln_env.FIRE] * (len(played) // 2) and wants[0] in played[::2], played
+    assert first == [wants[0], kiln_env.FIRE]
+    advice, played, first, _ = _first_stage_after_trying(trigger=False)
+    assert advice.startswith("Not tried yet: ") and kiln_env.FIRE not in played and first == [], played
+
+
+def test_the_trigger_is_the_action_that_emptied_the_list_of_what_was_done():
+    """The trigger is the action after which the observation's list of the actions done so far was empty;
+    an action that answered differently each time but emptied nothing (a move answers with each place it
+    reaches) is none, and the list is plain tries."""
+    design = _design(_with_tries(trigger=True))
+    listed = ["rest", "chant", "water the fern", "shade the fern", "mist the fern"]
+    task = {"goal": "Grow the fern.", "actions": listed}
+
+    def first_line(rest_empties: bool) -> str:
+        memory: dict = {}
+        done: list[str] = []
+        steps = []
+        for action, reply in [
+            ("chant", "You chant."),
+            ("rest", "The fern wilts."),
+            ("rest", "It looks pale."),
+        ]:
+            done = [] if action == "rest" and rest_empties else [*done, action]
+            steps.append(
+                {"action": {"text": action}, "observation_text": reply, "observation": {"done": done}}
+            )
+        design["update"](memory, {"task": {**task, "observation": {"done": []}}, "steps": steps}, None)
+        return design["recall"](memory, task, None).partition("\n")[0]
+
+    assert first_line(rest_empties=True) == (
+        "Not tried yet, each then rest: water the fern, shade the fern, mist the fern."
+    )
+    assert first_line(rest_empties=False) == "Not tried yet: water the fern, shade the fern, mist the fern."
+
+
 @pytest.mark.parametrize(
     "env_name", [*BUILT_IN, *PLUG_INS, pytest.param("scienceworld", marks=pytest.mark.scienceworld)]
 )
-def test_preludes_run_clean_and_plan_only_actions_the_agent_was_shown(
-    env_name, make_env, smoke, random_games
-):
+def test_preludes_run_clean_and_plan_only_actions_the_agent_was_shown(env_name, ran_clean, random_games):
     """On every environment: the part runs clean in the sandbox, and each step of its plan is an action
     some game took."""
-    if env_name in PLUG_INS:
-        __import__(f"{env_name}_env")
-    env = get_env(env_name) if env_name in PLUG_INS else make_env(env_name)
-    report = smoke(genome_design(PRELUDES), env)
-    assert report.ran_clean, report.to_feedback()
-    assert not [p for c in report.calls for p in c.prints if " failed:" in p]
+    env = ran_clean(env_name, PRELUDES, PLUG_INS)
     design = _design()
     memory, taken, view = random_games(env, design)
     for step in _steps(design["recall"](memory, view, None)):

@@ -92,16 +92,31 @@ def test_untried_runs_clean_and_names_only_listed_actions_never_taken_under_the_
     }
     steps = _untried_steps(_recall(env, design, memory, task))
     listed = set(memory["effect_listed"].values())
-    kinds = {unnumbered(a) for a in listed}
     now = {action_label(a.tool, a.args) for a in env.candidate_actions(env.clone().reset(task))}
-    for step in steps:  # a kind listed before, as learned or as this task lists it
-        assert step in listed or (unnumbered(step) in kinds and step in now), step
+    for step in steps:  # listed before, or by this task
+        assert step in listed or step in now, step
         assert unnumbered(step.split(" (")[0]) not in taken, step
     probe = env.clone()
     view = {**task_view(probe, task, probe.reset(task)), "goal": "Reach the unnamed place."}
     fresh = _untried_steps(design["recall"](memory, view, None))  # a goal no game pursued: all listed
-    assert {unnumbered(s) for s in fresh} == set(sorted(kinds, key=list(map(unnumbered, listed)).index)[:12])
+    order = [*view["actions"], *memory["effect_listed"].values()]  # this task's own first
+    assert {unnumbered(s) for s in fresh} == set(list(dict.fromkeys(map(unnumbered, order)))[:12])
     assert 24 >= len(fresh) >= min(12, len(listed)) >= 3, (fresh, listed)
+
+
+def test_a_task_about_another_thing_tries_its_own_things_first():
+    """Games on the fern listed and tried the fern's actions; a task on the moss lists the moss's own
+    untried actions first (those naming the fern name no thing of this goal, and this task does not list
+    them), then what earlier tasks listed."""
+    design, memory = _design(), {}
+    fern = ["water the fern", "prune the fern", "mist the fern", "rest"]
+    steps = [
+        {"action": {"text": a}, "observation_text": "Done.", "observation": {"note": a}} for a in fern[:2]
+    ]
+    design["update"](memory, {"task": {"goal": "Grow the fern.", "actions": fern}, "steps": steps}, None)
+    moss = ["water the moss", "prune the moss", "mist the moss", "rest"]
+    planned = _untried_steps(design["recall"](memory, {"goal": "Grow the moss.", "actions": moss}, None))
+    assert planned[:3] == moss[:3], planned
 
 
 def test_the_untried_plan_comes_after_every_other_plan_and_is_walked_in_order():

@@ -240,6 +240,14 @@ RETRIEVE_PARTS: tuple[Part, ...] = (
                 False,
                 doc="then those listed at a start tried under this goal, fewest tries first",
             ),
+            Param(
+                "trigger",
+                "bool",
+                True,
+                doc="each try followed by the action that emptied the observation's list of what was done (a "
+                "firing, a night: 'Not tried yet, each then wait: ...'), so a rise on it names the try that "
+                "made it; nothing where no action empties such a list",
+            ),
         ),
         requires=("effects",),
     ),

@@ -189,6 +189,30 @@ def ends_tasks(rec):
     return c.get("fatal", 0) > 0 and c["fatal"] >= c.get("n", 0) - 1e-6 and not c.get("up", 0)
 
 
+def clears_record(step, taken):
+    """Whether the step emptied a list of the observation that held only actions taken before it (a record
+    of what was done, kept until this action consumed it: a firing, a night)."""
+    before, after = step["obs_before"], step["obs_after"]
+    for key, value in before.items() if isinstance(before, dict) and isinstance(after, dict) else []:
+        items = [str(v).lower() for v in value] if isinstance(value, list) else []
+        if items and all(v in taken for v in items) and after.get(key) == []:
+            return True
+    return False
+
+
+def trigger_of(effects, listed):
+    """Of ``listed`` (key: action as shown), the action whose answer depends on what came before it: the
+    one that most often emptied a record of what was done (``clears_record``: a firing, a night), none
+    that ended a task. '' when none did. An action that only answered in many ways is none: a move
+    answers with each place it reaches."""
+    best, out = 0, ""
+    for key, shown in listed.items():
+        rec = effects.get(key) or {}
+        if not ends_tasks(rec) and rec.get("clears", 0) > best:
+            best, out = rec["clears"], shown
+    return out
+
+
 def leaves(obs, path=""):
     """An observation's short values by where they sit ('switches green': 'on'), mappings walked into."""
     out = {}

@@ -44,6 +44,7 @@ from common import (
     words,
 )
 from conditions import (
+    clears_record,
     ending_when,
     ends_tasks,
     fatal_heads,
@@ -228,6 +229,7 @@ def encode_effects(memory, episode, tools, p, store):
             bump(c, name, 1 if hit else 0)
         bump(c, "gain", max(step["gain"], 0.0))
         bump(c, "pos", i / max(len(steps) - 1, 1))
+        rec["clears"] = rec.get("clears", 0) + clears_record(step, {s["action"].lower() for s in steps[:i]})
         for w, f in eff["made"].items():
             bump(rec["made"], w)
             rec["frames"][w] = f or rec["frames"].get(w, "")

@@ -17,6 +17,7 @@ from conditions import (
     says_nothing_new,
     seen_everywhere,
     tried_as_far,
+    trigger_of,
 )
 from kinds import stem
 
@@ -66,6 +67,11 @@ def retrieve_untried(memory, task, tools, p):
     (``every_instance``), up to twice ``max_steps``. After them, up to three actions tried before that
     never advanced a task and answered otherwise than their kind does when nothing happens (they reacted
     to something: a condition met by then may let them work).
+    With ``trigger``, each try is to be followed by the action whose answer depends on what came before it
+    (``trigger_of``: it emptied the observation's list of what was done): 'Not tried yet, each then wait:
+    water x, mist x'. Where the score rises only on that action, after the right try, a
+    game that follows it shows which try made the rise (what ``preludes`` learns from), where all tries
+    before one trigger would bury the right one among wrong ones that undo it.
     A plan the agent's matcher reads after every other plan: where nothing learned names a step, the next
     action not yet tried and listed now, not the first listed (a small model's habit). Collection that
     follows it covers what the listings offer; a deployment task whose goal no collection reached starts
@@ -77,7 +83,10 @@ def retrieve_untried(memory, task, tools, p):
     ending = ending_words(effects)
     furthest = (memory.get("effect_reached") or {}).get(this, 0)
     advanced = set((memory.get("effect_goal_ups") or {}).get(this, []))
-    listed = dict(memory.get("effect_listed") or {})
+    learned = memory.get("effect_listed") or {}
+    own = [a for a in task.get("actions") or [] if isinstance(a, str) and learned]  # this task's first
+    listed = {unnumbered(a): learned.get(unnumbered(a), a) for a in own}
+    listed.update((k, a) for k, a in learned.items() if k not in listed)
     starts = len(listed)  # those listed at a task's start come before those a step brought in
     for key, shown in (memory.get("effect_later") or {} if p.get("later") else {}).items():
         listed.setdefault(key, shown)
@@ -115,6 +124,9 @@ def retrieve_untried(memory, task, tools, p):
     steps += [eg for eg in retry if eg not in steps]
     if len(steps) < 3:
         return []
-    return [{"kind": "untried", "title": "Not tried yet", "steps": steps}] + [
+    trigger = trigger_of(effects, listed) if p.get("trigger") else ""
+    steps = [s for s in steps if s != trigger]  # one try, then the action that shows what it did
+    title = "Not tried yet, each then " + trigger if trigger else "Not tried yet"
+    return [{"kind": "untried", "title": title, "steps": steps}] + [
         {"kind": "avoid", "action": shown + " before " + first[shown]} for shown in steps if first.get(shown)
     ]
