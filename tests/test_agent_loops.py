@@ -640,3 +640,17 @@ def test_a_record_of_the_agents_own_steps_is_no_new_state():
     assert other.visits.times(now, cool) == 0 and other._taken_here(cool, now) is None
     offered = {"bench": "cool bench", "commands": ["move the fern to the warm bench", "wait a day"]}
     assert _state_key(offered, guard.own) != _state_key({"bench": "cool bench"}, guard.own)
+
+
+def test_an_action_that_did_nothing_may_work_once_another_was_done():
+    """A night that grew nothing is futile again only while nothing was done since; once a feed was added
+    to the day's record, the night may work (the record is left aside for loops, not for futility)."""
+    guard = Guard({"stage": "seedling", "done_today": []})
+    wait = 'act(action="wait a day")'
+    night = {"stage": "seedling", "done_today": []}
+    guard.after(wait, night, StepResult(night))
+    assert "did not work" in (guard.futile.nudge(wait, night) or "")
+    feed = 'act(action="feed the fern")'
+    fed = {"stage": "seedling", "done_today": ["feed the fern"]}
+    guard.after(feed, night, StepResult(fed))
+    assert guard.note(wait, fed) is None

@@ -238,7 +238,7 @@ class Guard:
     def __init__(self, observation: Any) -> None:
         self.past: Past = []
         self.own: set[str] = set()  # the commands taken, as a record of them in the observation lists them
-        self.futile = Futile(self.own)
+        self.futile = Futile()  # sees the record: an action that did nothing may work once another was done
         self.visits = Visits(self.own)
         self.ticking = Ticking()
         self.visits.arrive(observation)
