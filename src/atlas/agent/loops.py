@@ -127,21 +127,21 @@ class Futile:
     state gets the same answer, trying it again can only fail again (a small model cycles through four
     refused actions, which no repeat or bounce check catches). A state is what ``state_of`` keeps, its
     numbers aside (a step counter moves every step); an observation with no short field, list or dict has
-    none to compare, and nothing is futile there. ``after`` is told each step: its action, the
+    none to compare, and nothing is futile there. A record of what was done is state here (unlike for
+    loops): an action that did nothing may work once another was done. ``after`` is told each step: its action, the
     observation before it and whether it did not work."""
 
-    def __init__(self, own: set[str] | None = None) -> None:
+    def __init__(self) -> None:
         self.failed: dict[str, str] = {}
-        self.own = own if own is not None else set()
 
     def after(self, action: str, before: Any, failed: bool) -> None:
-        key = _state_key(before, self.own)
+        key = _state_key(before)
         if failed and key:
             self.failed[action] = key
 
     def nudge(self, proposed: str, now: Any) -> str | None:
         key = self.failed.get(proposed)
-        if key and key == _state_key(now, self.own):
+        if key and key == _state_key(now):
             return (
                 f"{proposed} did not work when things were as they are now; it will not work now either. "
                 "Choose a different action."
@@ -238,7 +238,7 @@ class Guard:
     def __init__(self, observation: Any) -> None:
         self.past: Past = []
         self.own: set[str] = set()  # the commands taken, as a record of them in the observation lists them
-        self.futile = Futile()  # sees the record: an action that did nothing may work once another was done
+        self.futile = Futile()
         self.visits = Visits(self.own)
         self.ticking = Ticking()
         self.visits.arrive(observation)

@@ -200,6 +200,7 @@ def encode_effects(memory, episode, tools, p, store):
         later[unnumbered(shown)] = shown
     counted, stage, moving = set(), 0, volatile(steps)  # stage: how often the score rose before a step
     quiet, done, risen = [], [], []  # in this episode: what did nothing; all taken; whose rise still holds
+    taken = set()  # the actions before this step, as the text wrote them
     for i, step in enumerate(steps):
         here = sorted(here_words(step["obs_before"]))  # the situation it was taken in
         places += [w for w in here if w not in places]
@@ -229,7 +230,8 @@ def encode_effects(memory, episode, tools, p, store):
             bump(c, name, 1 if hit else 0)
         bump(c, "gain", max(step["gain"], 0.0))
         bump(c, "pos", i / max(len(steps) - 1, 1))
-        rec["clears"] = rec.get("clears", 0) + clears_record(step, {s["action"].lower() for s in steps[:i]})
+        rec["clears"] = rec.get("clears", 0) + clears_record(step, taken)
+        taken.add(step["action"].lower())
         for w, f in eff["made"].items():
             bump(rec["made"], w)
             rec["frames"][w] = f or rec["frames"].get(w, "")

@@ -84,7 +84,7 @@ def retrieve_untried(memory, task, tools, p):
     furthest = (memory.get("effect_reached") or {}).get(this, 0)
     advanced = set((memory.get("effect_goal_ups") or {}).get(this, []))
     learned = memory.get("effect_listed") or {}
-    own = [a for a in task.get("actions") or [] if isinstance(a, str) and learned]  # this task's first
+    own = [a for a in task.get("actions") or [] if isinstance(a, str)] if learned else []  # this task's first
     listed = {unnumbered(a): learned.get(unnumbered(a), a) for a in own}
     listed.update((k, a) for k, a in learned.items() if k not in listed)
     starts = len(listed)  # those listed at a task's start come before those a step brought in
