@@ -21,6 +21,7 @@ import json
 import statistics
 from pathlib import Path
 
+from atlas.alma.author.advice_probe import progress_of
 from atlas.alma.author.smoke import asmoke_run
 from atlas.alma.genome import genome_design, parse_genome
 from atlas.alma.genome.operators import env_observation_keys
@@ -244,7 +245,7 @@ def main() -> None:
     explorer = args.collect if args.walks == "explorer" else 0
     walks = "goal_words" if args.walks == "explorer" else args.walks
     results: dict[str, list[float]] = {}
-    reached: dict[str, list[float]] = {}
+    played: dict[str, list[dict]] = {}
     print(
         f"env {args.env}: {args.collect} collection tasks ({args.walks}), {args.deploy} probe tasks, "
         f"unadvised={args.unadvised}; state_key={state!r} list_key={lists!r}"
@@ -253,7 +254,9 @@ def main() -> None:
         if args.only and name.split(" ")[0] not in args.only.split(","):
             continue
         genome = parse_genome({"name": name.split(" ")[0], **spec})
-        scores, progress, solved = [], [], 0
+        scores: list[float] = []
+        progress: list[dict] = []
+        solved = 0
         for seed in [int(s) for s in args.seeds.split(",")]:
             report = asyncio.run(
                 asmoke_run(
@@ -269,13 +272,16 @@ def main() -> None:
             if not report.ran_clean:
                 print(report.to_feedback()[:2000])
             scores += [p["score"] for p in report.probes]
-            progress += [p.get("progress", 0.0) for p in report.probes]
+            progress += report.probes
             solved += sum(p["success"] for p in report.probes)
-        results[name], reached[name] = scores, progress
-        print(
-            f"  {name}: solved {solved} of {len(scores)}, mean score {statistics.mean(scores):.3f}, "
-            f"mean progress {statistics.mean(progress):.3f} (the highest score reached)"
-        )
+        results[name], played[name] = scores, progress
+        print(f"  {name}: solved {solved} of {len(scores)}, mean score {statistics.mean(scores):.3f}")
+    # progress is read one way for the whole environment: by the score where any episode rose unsolved
+    partial = any(not p["success"] and p.get("reached", 0.0) > 0 for ps in played.values() for p in ps)
+    reached = {name: [progress_of(p, partial) for p in ps] for name, ps in played.items()}
+    how = "the highest score reached" if partial else "goal words shown, the score where it rose"
+    for name, values in reached.items():
+        print(f"  {name}: mean progress {statistics.mean(values):.3f} ({how})")
     if args.dump:
         Path(args.dump).write_text(json.dumps({"score": results, "progress": reached}))
     names = list(results)

@@ -9,11 +9,19 @@ from pathlib import Path
 import pytest
 from alma_doubles import GIVE_UP_DESIGN, INVALID_DESIGN, fenced
 
-from atlas.alma.author.advice_probe import ProbeResult, follow_advice, goal_progress, unscored_progress
+from atlas.alma.author.advice_probe import (
+    ProbeResult,
+    follow_advice,
+    goal_progress,
+    progress_of,
+    unscored_progress,
+)
 from atlas.alma.author.meta_agent import MetaAgent
 from atlas.alma.author.smoke import smoke_run
 from atlas.alma.baselines import get_baseline
 from atlas.alma.sandbox.pool import WorkerPool
+from atlas.alma.state.archive import TaskResult
+from atlas.alma.state.highest import gives_partial_score, highest_score
 from atlas.envs.graphworld.oracle import oracle_advice
 from atlas.envs.policies import RandomPolicy
 from atlas.envs.registry import get_env
@@ -118,6 +126,38 @@ def test_the_screening_says_when_no_unsolved_episode_showed_a_partial_score(env)
     assert "if this environment gives no partial score" in unscored_progress(graphworld)
     assert unscored_progress(walks(get_env("crafting"))) == ""
     assert unscored_progress(graphworld[:3]) == ""  # too few episodes to say
+
+
+def test_where_the_environment_gives_a_partial_score_the_probe_reads_progress_from_it_alone(env):
+    """Decided once per environment from no memory's episodes: on the crafting plug-in (its score rises
+    with each part made) an unsolved episode's progress is the score it reached, so one that rose nowhere
+    counts 0 whatever goal words it showed; on GraphWorld (scored only when delivered) the goal words."""
+    sys.path.insert(0, str(Path(__file__).parents[1] / "envs"))
+    import crafting_env
+
+    def no_memory(e) -> list[TaskResult]:
+        walks = [RandomPolicy(2).run(e, task) for task in e.generate_tasks(8, seed=5)]
+        return [
+            TaskResult(task_id=t.task.id, success=t.success, score=t.score, highest=highest_score(t))
+            for t in walks
+        ]
+
+    crafting = get_env("crafting")
+    assert gives_partial_score(no_memory(crafting))
+    assert not gives_partial_score(no_memory(env))
+    task = crafting.generate_family_tasks(1, 0, 100)[0]
+    first_step = crafting_env.oracle(crafting, task, "full").split(", ")[0] + "."
+    rose = follow_advice(crafting.clone(), task, first_step).to_dict()
+    nowhere = follow_advice(crafting.clone(), task, "Think first.").to_dict()
+    assert not rose["success"] and rose["reached"] > 0 and nowhere["reached"] == 0
+    assert progress_of(rose, True) == rose["reached"] > progress_of(nowhere, True) == 0.0
+    # what the goal's words showed no longer counts where the score measures progress
+    named = {**nowhere, "progress": 0.75}
+    assert progress_of(named, True) == 0.0 and progress_of(named, False) == 0.75
+    assert progress_of({**rose, "success": True}, True) == 1.0
+    # a GraphWorld episode reads the goal's words, as before
+    walk = follow_advice(env.clone(), env.generate_tasks(1, 7)[0], "Explore.", unadvised="goal_words")
+    assert progress_of(walk.to_dict(), False) == walk.progress
 
 
 def test_advice_that_loops_runs_out_of_steps_without_an_endless_loop(env):

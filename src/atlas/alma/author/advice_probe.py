@@ -45,6 +45,7 @@ class ProbeResult:
     stopped: str = ""
     actions: list[str] = field(default_factory=list)
     progress: float = 0.0  # see episode_progress
+    reached: float = 0.0  # the highest score the episode reached (0 where it never rose)
     # the score the advice handed to the probe's own rule (above the score at reset; 0 if the rule never
     # chose): what the advice alone did, kept where the rule then lost it (ScienceWorld scores a wrong
     # "focus on" 0)
@@ -86,6 +87,17 @@ def episode_progress(goal: str, texts: list[str], best_score: float) -> float:
     """How far an unsolved episode got: the environment's own partial score (the best it reached) where
     it gives one, else what its text shows of the goal (``goal_progress``)."""
     return min(1.0, best_score) if best_score > 0 else goal_progress(goal, texts)
+
+
+def progress_of(played: dict[str, Any], partial: bool) -> float:
+    """A probe episode's progress (a ``ProbeResult`` as a dict), decided per environment: where it gives a
+    partial score (``partial``, see ``state.highest.gives_partial_score``), the highest score the episode
+    reached, so an episode that rose nowhere counts 0 however many goal words it showed; else
+    ``episode_progress``. Per episode instead, an episode that rose to 0.2 could rank below one that only
+    named the goal's things (0.2 against up to 1.0 of goal words)."""
+    if played.get("success"):
+        return 1.0
+    return min(1.0, float(played.get("reached", 0.0))) if partial else float(played.get("progress", 0.0))
 
 
 def unscored_progress(results: Sequence[tuple[bool, float]], at_least: int = 6) -> str:
@@ -220,6 +232,7 @@ def follow_advice(
                 f"sees ({where!r}; listed: {_listed(labels)})",
                 actions=chosen,
                 progress=episode_progress(goal, texts, best),
+                reached=best,
                 advised_score=handed,
                 unadvised=fallbacks,
             )
@@ -244,6 +257,7 @@ def follow_advice(
         stopped=stopped,
         actions=chosen,
         progress=1.0 if success else episode_progress(goal, texts, best),
+        reached=best,
         advised_score=handed,
         unadvised=fallbacks,
     )
@@ -257,5 +271,6 @@ __all__ = [
     "episode_progress",
     "follow_advice",
     "goal_progress",
+    "progress_of",
     "unscored_progress",
 ]

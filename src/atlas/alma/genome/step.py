@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from atlas.alma.author.advice_probe import progress_of
 from atlas.alma.design import Design
 from atlas.alma.genome.catalog import ObsKeys
 from atlas.alma.genome.compile import compile_genome, genome_design, genome_of
@@ -211,6 +212,7 @@ async def probe(
     collections: tuple[tuple[Any, ...], ...] | None = None,
     first: int | None = None,
     checked: Mapping[str, Sequence[str]] | None = None,
+    partial: bool = False,
 ) -> dict[str, Any]:
     """A design's advice probe: memory from ``collection`` played by each of ``collections`` (default
     ``probe_collections(logged)``; each a walk, and how many episodes the explorer plays first;
@@ -218,7 +220,8 @@ async def probe(
     games of the task agent's, one more collection replayed alone, see ``CHECKED_GAMES``), then
     ``probe_tasks`` played doing what its recall says (no LLM anywhere; see ``PROBE_UNADVISED``). Returns
     ``{probe_score, steered, solved, played, error}``, means over the collections; ``steered`` gives
-    unsolved tasks partial credit for how far the advice took them (see ``STEER_CREDIT``). A design that
+    unsolved tasks partial credit for how far the advice took them (see ``STEER_CREDIT``; ``partial``:
+    the environment gives a partial score, which then measures that progress, ``progress_of``). A design that
     is a genome compiled as is (the parts' own code) shares sandbox workers across its runs and recalls
     (``isolated=False``) instead of a fresh one per recall: that isolation guards against state stashed
     in a worker, which the parts never keep, and a process start per recall was most of the screening's
@@ -267,7 +270,7 @@ async def probe(
                 _credited(p),  # a partial score counts as it is
                 STEER_CREDIT
                 * (
-                    PROGRESS_SHARE * float(p.get("progress", 0.0))
+                    PROGRESS_SHARE * progress_of(p, partial)
                     + (1 - PROGRESS_SHARE) * min(1.0, p.get("steps", 0) / limit)
                 ),
             )
@@ -309,6 +312,7 @@ async def screen(
     logged: Mapping[str, Sequence[str]] | None = None,
     first: int | None = None,
     checked: Mapping[str, Sequence[str]] | None = None,
+    partial: bool = False,
 ) -> list[Candidate]:
     """Each genome's advice probe (see ``probe``; ``first``: the probe tasks each plays before the rest)."""
     out = []
@@ -323,6 +327,7 @@ async def screen(
             logged=logged,
             first=first,
             checked=checked,
+            partial=partial,
         )
         out.append(
             Candidate(
@@ -374,6 +379,7 @@ async def evolve_candidates(
     anchors: Sequence[Genome] = (),
     on_round: Callable[[str], None] | None = None,
     time_box_s: float | None = None,
+    partial: bool = False,
 ) -> tuple[list[Candidate], list[str]]:
     """Up to ``budget`` candidates, screened with no LLM: a first round by ``operator``, then rounds of
     mutations of the best so far (by how far their advice steered the probe) — half of them random
@@ -384,7 +390,8 @@ async def evolve_candidates(
     made from one, directly or through the climb, names it (``Candidate.anchor``). ``on_round`` hears
     a line after a round that ends ``ROUND_LINE_S`` or more after the last (a screening takes seconds on
     GraphWorld, many minutes on ScienceWorld). ``time_box_s``: no new round starts after that many
-    seconds (the first round is always screened), and a note says where it stopped."""
+    seconds (the first round is always screened), and a note says where it stopped. ``partial``: see
+    ``probe``."""
     started = time.monotonic()  # the time box counts the operator (an LLM edit takes minutes) too
     size = max(1, min(budget, ROUND_SIZE))
     lineage = {a.key: a.key for a in anchors}
@@ -393,7 +400,13 @@ async def evolve_candidates(
     )
     every = len(probe_tasks) if PROBE_ALL_WHILE_FLAT else None
 
-    same: dict[str, Any] = {"embedder": embedder, "pool": pool, "logged": logged, "checked": checked}
+    same: dict[str, Any] = {
+        "embedder": embedder,
+        "pool": pool,
+        "logged": logged,
+        "checked": checked,
+        "partial": partial,
+    }
 
     async def probed(genomes: list[Genome], first: int | None) -> list[Candidate]:
         return await screen(genomes, env, collection, probe_tasks, first=first, **same)

@@ -44,7 +44,7 @@ from atlas.alma.search.progress import showing
 from atlas.alma.search.record import Recorder, beats
 from atlas.alma.search.seeds import NO_MEMORY_NAME
 from atlas.alma.state.archive import Archive, ArchiveEntry
-from atlas.alma.state.highest import collection_reached
+from atlas.alma.state.highest import collection_reached, gives_partial_score
 from atlas.alma.state.search_record import (
     OperatorStatsRow,
     ProbeKind,
@@ -129,6 +129,12 @@ class GenomeStep:
             (e for e in self.rec.archive if e.origin == "baseline" and e.name == NO_MEMORY_NAME), None
         )
 
+    def partial_score(self) -> bool:
+        """Whether the environment gives a partial score, as no memory's episodes show it
+        (``gives_partial_score``): the probe then measures progress by the score alone."""
+        base = self._no_memory()
+        return gives_partial_score(base.per_task) if base else False
+
     def probe_kind(self) -> ProbeKind:
         """Which collections the screening learns from (``probe_collections``), as recorded."""
         return "logged" if self.logged_collection() else "walks"
@@ -175,6 +181,7 @@ class GenomeStep:
             pool=self.pool,
             logged=logged,
             collections=collections,
+            partial=self.partial_score(),
         )
 
     async def _own_probe(self, design: Design, own: dict[str, list[str]]) -> dict[str, Any]:
@@ -299,6 +306,7 @@ class GenomeStep:
             anchors=anchors,
             on_round=rec.progress.line,
             time_box_s=screening_s(cfg),
+            partial=self.partial_score(),
         )
         checked = (
             await self.agent_check(screened, child_id, name, anchors) if probing and cfg.agent_checks else []

@@ -29,6 +29,13 @@ def collection_reached(results: Iterable[Any]) -> float | None:
     return round(sum(reached) / len(reached), 6) if reached else None
 
 
+def gives_partial_score(results: Iterable[Any]) -> bool:
+    """Whether an environment gives a partial score, as its episodes (``TaskResult``s) show it: one of
+    them reached a score above 0 without being solved. Decided once per environment, from no memory's
+    episodes, so that every design's probe reads progress the same way (``advice_probe.progress_of``)."""
+    return any(not r.success and float(r.highest if r.highest is not None else r.score) > 0 for r in results)
+
+
 def highest_reached(design: Iterable[Any], no_memory: Iterable[Mapping[str, Any]]) -> dict[str, Any] | None:
     """The mean highest score of a design's deployment episodes (``TaskResult``) and of no memory's
     (the baseline's rows), and their paired difference, over the tasks both recorded it for; None when
