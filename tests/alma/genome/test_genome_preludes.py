@@ -234,3 +234,28 @@ def test_malformed_episodes_and_tasks_teach_nothing_and_break_nothing():
     assert not memory["preludes"]
     for task in [{}, {"goal": None}, {"goal": "Fire 3 pots."}]:
         assert design["recall"](memory, task, None) == ""
+
+
+def test_observations_of_any_shape_give_no_trigger_and_break_nothing():
+    """``effects`` + ``preludes`` + ``untried`` (trigger on) fed observations that are no mapping (text, a
+    list mixing text and numbers, None) or that nest lists inside mappings: no error, the plain list of
+    tries, no trigger read from them. The same steps with a mapping whose list of what was done empties give the trigger."""
+    design = _design(_with_tries(trigger=True))
+    listed = ["rest", "chant", "water the fern", "shade the fern", "mist the fern"]
+    task = {"goal": "Grow the fern.", "actions": listed}
+    for shape in ["done: chant", ["chant", 3, None], None, {"done": {"list": ["chant"]}}, {"done": "chant"}]:
+        memory: dict = {}
+        steps = [
+            {"action": {"text": a}, "observation_text": reply, "observation": shape}
+            for a, reply in (("chant", "You chant."), ("rest", "The fern wilts."))
+        ]
+        design["update"](memory, {"task": {**task, "observation": shape}, "steps": steps}, None)
+        advice = design["recall"](memory, {**task, "observation": shape}, None)
+        assert advice.startswith("Not tried yet: water the fern"), (shape, advice)
+    memory = {}
+    steps = [
+        {"action": {"text": "chant"}, "observation_text": "You chant.", "observation": {"done": ["chant"]}},
+        {"action": {"text": "rest"}, "observation_text": "The fern wilts.", "observation": {"done": []}},
+    ]
+    design["update"](memory, {"task": {**task, "observation": {"done": []}}, "steps": steps}, None)
+    assert design["recall"](memory, task, None).startswith("Not tried yet, each then rest: ")
