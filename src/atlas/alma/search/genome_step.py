@@ -130,10 +130,10 @@ class GenomeStep:
         )
 
     def partial_score(self) -> bool:
-        """Whether the environment gives a partial score, as no memory's episodes show it
-        (``gives_partial_score``): the probe then measures progress by the score alone."""
-        base = self._no_memory()
-        return gives_partial_score(base.per_task) if base else False
+        """Whether the environment gives a partial score, as the task agent's episodes so far show it
+        (``gives_partial_score`` over every played design's, the baselines' first): the probe then
+        measures progress by the score alone. Once shown, it stays so for the rest of the run."""
+        return gives_partial_score(t for e in self.rec.archive for t in e.per_task)
 
     def probe_kind(self) -> ProbeKind:
         """Which collections the screening learns from (``probe_collections``), as recorded."""

@@ -31,8 +31,9 @@ def collection_reached(results: Iterable[Any]) -> float | None:
 
 def gives_partial_score(results: Iterable[Any]) -> bool:
     """Whether an environment gives a partial score, as its episodes (``TaskResult``s) show it: one of
-    them reached a score above 0 without being solved. Decided once per environment, from no memory's
-    episodes, so that every design's probe reads progress the same way (``advice_probe.progress_of``)."""
+    them reached a score above 0 without being solved. Decided per environment from the task agent's
+    episodes, not per probe episode, so that every design's probe reads progress the same way
+    (``advice_probe.progress_of``)."""
     return any(not r.success and float(r.highest if r.highest is not None else r.score) > 0 for r in results)
 
 
