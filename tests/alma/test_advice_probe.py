@@ -15,6 +15,7 @@ from atlas.alma.author.advice_probe import (
     goal_progress,
     progress_of,
     unscored_progress,
+    walks_rise,
 )
 from atlas.alma.author.meta_agent import MetaAgent
 from atlas.alma.author.smoke import smoke_run
@@ -145,6 +146,9 @@ def test_where_the_environment_gives_a_partial_score_the_probe_reads_progress_fr
     crafting = get_env("crafting")
     assert gives_partial_score(no_memory(crafting))
     assert not gives_partial_score(no_memory(env))
+    # where the agent's episodes never rose, walks with no model ask the environment itself
+    assert walks_rise(crafting, crafting.generate_tasks(4, seed=5))
+    assert not walks_rise(env, env.generate_tasks(4, seed=5))
     task = crafting.generate_family_tasks(1, 0, 100)[0]
     first_step = crafting_env.oracle(crafting, task, "full").split(", ")[0] + "."
     rose = follow_advice(crafting.clone(), task, first_step).to_dict()

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from random import Random
 from typing import Any
 
-from atlas.alma.author.advice_probe import can_probe, unscored_progress
+from atlas.alma.author.advice_probe import can_probe, unscored_progress, walks_rise
 from atlas.alma.author.analysis import parent_analysis
 from atlas.alma.author.debug_log import DesignLogs
 from atlas.alma.baselines import get_baseline
@@ -96,6 +96,7 @@ class GenomeStep:
         self.representation = representation
         self.operators = operators
         self._logged: dict[str, list[str]] | None = None
+        self._walks_rise: bool | None = None
 
     def collection_of(self, entry: ArchiveEntry) -> dict[str, list[str]]:
         """The task agent's actions in each collection task as ``entry``'s logs hold them ({} if none)."""
@@ -130,10 +131,19 @@ class GenomeStep:
         )
 
     def partial_score(self) -> bool:
-        """Whether the environment gives a partial score, as the task agent's episodes so far show it
-        (``gives_partial_score`` over every played design's, the baselines' first): the probe then
-        measures progress by the score alone. Once shown, it stays so for the rest of the run."""
-        return gives_partial_score(t for e in self.rec.archive for t in e.per_task)
+        """Whether the environment gives a partial score, asked at each generation's start: the task
+        agent's episodes so far show it (``gives_partial_score`` over every played design's, the
+        baselines' first), an earlier generation's screening did (its best candidate scored on the probe
+        and solved nothing), or walks with no model do (``walks_rise``, played once). The probe then
+        measures progress by the score alone."""
+        archive = self.rec.archive
+        if gives_partial_score(t for e in archive for t in e.per_task) or any(
+            (r.probe_score or 0) > 0 and r.probe_solved == 0 for r in (e.search for e in archive) if r
+        ):
+            return True
+        if self._walks_rise is None:
+            self._walks_rise = walks_rise(self.env, self.rec.collection_tasks)
+        return self._walks_rise
 
     def probe_kind(self) -> ProbeKind:
         """Which collections the screening learns from (``probe_collections``), as recorded."""
@@ -364,6 +374,7 @@ class GenomeStep:
         if best is not None:
             record.genome = best.genome.model_dump()
             record.probe_score, record.steered = round(best.probe_score, 4), round(best.steered, 4)
+            record.probe_solved = best.solved
             if best.agent_probe is not None:
                 record.agent_probe = round(best.agent_probe, 4)
         record.beat_parent = False
