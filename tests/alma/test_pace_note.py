@@ -158,8 +158,9 @@ def test_a_cached_baseline_sets_the_pace_only_until_this_run_plays_something():
 
 def test_the_hand_built_designs_get_a_quarter_of_the_cap():
     """They are the comparison, not the search: once those played took a quarter of --max-minutes the next
-    is left out (two that learn with the 0.5B took 28 minutes each for 8 GraphWorld tasks), whatever it
-    would cost; a baseline read from the cache and no memory itself do not count."""
+    is left out (two that learn with the 0.5B took 28 minutes each for 8 GraphWorld tasks), and so is one
+    whose first stage at the latest pace would take them past it; a baseline read from the cache and no
+    memory itself do not count."""
     from atlas.alma.search.budget import SEED_SHARE, over_seed_share
     from atlas.alma.search.seeds import seeds_spent_s
     from atlas.alma.state.archive import Archive, ArchiveEntry
@@ -185,6 +186,10 @@ def test_the_hand_built_designs_get_a_quarter_of_the_cap():
     assert seeds_spent_s(archive) == pytest.approx(1750.0)
     cfg = _config(max_minutes=120)
     assert SEED_SHARE == 0.25 and over_seed_share(1750.0, cfg) is None  # 29 of 30 minutes
-    why = over_seed_share(1800.0, cfg)
+    why = over_seed_share(1801.0, cfg)
     assert why is not None and "30 minutes" in why and "--max-minutes 120" in why
     assert over_seed_share(10**6, _config(max_minutes=None)) is None
+    # the next one counts at the latest pace: 24 minutes spent, its first stage 11 episodes of 63 s
+    assert over_seed_share(1440.0, cfg, 0.0) is None
+    why = over_seed_share(1440.0, cfg, 11 * 63.0)
+    assert why is not None and "took 24 minutes and the next would take about 12 more" in why

@@ -20,7 +20,7 @@ from atlas.alma.search.baseline_stages import (
     first_batch_only,
     played_s,
 )
-from atlas.alma.search.budget import no_room, over_seed_share, pace_note
+from atlas.alma.search.budget import no_room, over_seed_share, pace_note, staged_s
 from atlas.alma.search.progress import showing
 from atlas.alma.search.record import Recorder, paired_vs_baseline
 from atlas.alma.state.archive import Archive
@@ -202,7 +202,8 @@ async def play_seeds(rec: Recorder, designs: list[Design], *, skip_costly: bool 
             continue
         per = per_episode_s(rec.archive)  # the latest pace: each design played updates it
         why = no_room(per, rec.config, len(rec.deployment_tasks), rec.archive.clock.run_time_s())
-        if why := why or over_seed_share(seeds_spent_s(rec.archive), rec.config):
+        next_s = staged_s(per, rec.config, len(rec.deployment_tasks))
+        if why := why or over_seed_share(seeds_spent_s(rec.archive), rec.config, next_s):
             rec.seeds_skipped.add(design.name)
             rec.emit("seed.skipped", name=design.name, reason=why)
             rec.progress.line(f"seed      {design.name:14s} {why}")
