@@ -230,6 +230,12 @@ def main() -> None:
         default="",
         help="the observation field naming where the agent is (default: the likeliest)",
     )
+    ap.add_argument(
+        "--genome",
+        action="append",
+        default=[],
+        help="a genome JSON file to probe too (a search's pick: the archive entry's search.genome)",
+    )
     ap.add_argument("--dump", default="", help="write each genome's per-episode scores to this JSON file")
     ap.add_argument(
         "--against",
@@ -254,10 +260,11 @@ def main() -> None:
         f"env {args.env}: {args.collect} collection tasks ({args.walks}), {args.deploy} probe tasks, "
         f"unadvised={args.unadvised}; state_key={state!r} list_key={lists!r}"
     )
-    for name, spec in genomes(state, lists).items():
+    files = {Path(f).stem: json.loads(Path(f).read_text(encoding="utf-8")) for f in args.genome}
+    for name, spec in {**genomes(state, lists), **files}.items():
         if args.only and name.split(" ")[0] not in args.only.split(","):
             continue
-        genome = parse_genome({"name": name.split(" ")[0], **spec})
+        genome = parse_genome({**spec, "name": name.split(" ")[0]})
         scores: list[float] = []
         progress: list[dict] = []
         solved = 0
