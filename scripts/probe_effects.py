@@ -41,10 +41,6 @@ def genomes(state_key: str, list_key: str) -> dict[str, dict]:
             "encode": [{"part": "preludes"}, {"part": "effects"}],
             "retrieve": [{"part": "preludes"}, {"part": "untried"}],
         },
-        "preludes+untried-first-game": {
-            "encode": [{"part": "preludes"}, {"part": "effects"}],
-            "retrieve": [{"part": "preludes"}, {"part": "untried", "params": {"first_game": True}}],
-        },
         "preludes+untried-no-trigger": {
             "encode": [{"part": "preludes"}, {"part": "effects"}],
             "retrieve": [{"part": "preludes"}, {"part": "untried", "params": {"trigger": False}}],

@@ -431,31 +431,3 @@ def test_a_sweep_looks_again_where_games_of_the_goal_looked():
         "go to desk 1",
     ]
     assert _untried_steps(plain["recall"](memory_a, view, None)) == []  # two steps are no plan
-
-
-def test_with_first_game_an_empty_memory_lists_every_action_this_task_lists():
-    """Nothing learned yet: without ``first_game`` untried says nothing; with it, every action the task
-    lists (up to twice ``max_steps``), the goal's things first, so the first game tries each once. Once a
-    game was learned, both read memory alike."""
-    listed = [f"feed the fern with {x}" for x in ("ash", "bone", "kelp", "silt", "tea")]
-    listed += ["go to the shed", "wait a day", "mist the fern", "water the moss"]
-    task = {"goal": "Grow the fern.", "actions": listed, "observation": {"done": []}}
-    first = parse_genome(
-        {
-            "name": "untried-first-game",
-            "encode": [{"part": "effects"}],
-            "retrieve": [{"part": "untried", "params": {"first_game": True, "max_steps": 6}}],
-        }
-    )
-    assert _design()["recall"]({}, task, None) == ""
-    design = _design(first)
-    naming = [a for a in listed if "fern" in a]
-    assert _untried_steps(design["recall"]({}, task, None)) == naming + [a for a in listed if a not in naming]
-    steps = [
-        {"action": {"text": a}, "observation_text": "Done.", "observation": {"done": [a]}} for a in naming
-    ]
-    memory: dict = {}
-    design["update"](memory, {"task": task, "steps": steps}, None)
-    later = _untried_steps(design["recall"](memory, task, None))
-    assert later[:3] == ["go to the shed", "wait a day", "water the moss"], later
-    assert later == _untried_steps(_design()["recall"](memory, task, None))[: len(later)]

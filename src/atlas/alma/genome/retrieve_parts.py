@@ -248,13 +248,6 @@ RETRIEVE_PARTS: tuple[Part, ...] = (
                 "firing, a night: 'Not tried yet, each then wait: ...'), so a rise on it names the try that "
                 "made it; nothing where no action empties such a list",
             ),
-            Param(
-                "first_game",
-                "bool",
-                False,
-                doc="with nothing learned yet (the first collection game), every action this task lists, the "
-                "goal's things first: the first game tries each once instead of what a small model does",
-            ),
         ),
         requires=("effects",),
     ),

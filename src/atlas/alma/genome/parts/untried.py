@@ -84,8 +84,7 @@ def retrieve_untried(memory, task, tools, p):
     furthest = (memory.get("effect_reached") or {}).get(this, 0)
     advanced = set((memory.get("effect_goal_ups") or {}).get(this, []))
     learned = memory.get("effect_listed") or {}
-    blank = not learned and p.get("first_game")  # nothing learned yet: every action this task lists
-    own = [a for a in task.get("actions") or [] if isinstance(a, str)] if learned or blank else []
+    own = [a for a in task.get("actions") or [] if isinstance(a, str)] if learned else []  # this task's first
     listed = {unnumbered(a): learned.get(unnumbered(a), a) for a in own}
     listed.update((k, a) for k, a in learned.items() if k not in listed)
     starts = len(listed)  # those listed at a task's start come before those a step brought in
@@ -112,7 +111,7 @@ def retrieve_untried(memory, task, tools, p):
         ranked.append(
             (-1 if first[shown] else 0, not names_thing(shown, things), i >= starts, tries, i, shown)
         )
-    steps = [r[-1] for r in sorted(ranked)][: (2 if blank else 1) * p.get("max_steps", 12)]
+    steps = [r[-1] for r in sorted(ranked)][: p.get("max_steps", 12)]
     if p.get("sweep"):
         steps += [t[-1] for t in sorted(tried)][: p.get("max_steps", 12) - len(steps)]
     steps = every_instance(steps, task.get("actions"))[: 2 * p.get("max_steps", 12)]
