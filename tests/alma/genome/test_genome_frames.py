@@ -654,3 +654,50 @@ def test_a_wandering_success_is_kept_straight(pool, embedder):
     assert advice_after([wander], "fetch the gem to the attic", pool, embedder, kept) == [
         "What worked before: " + ", ".join(a for a, _ in steps) + "."
     ]
+
+
+def tended(plant: str, stage: str, bench: str) -> tuple[dict, str]:
+    """A world without places: the state is the plant's stage, and every observation names the plant."""
+    moves = [f"move the {plant} to the {b} bench" for b in ("warm", "cool", "shady") if b != bench]
+    o = {"plant": plant, "stage": stage, "bench": f"{bench} bench", "actions": [*moves, "wait a day"]}
+    return o, f"The {plant} is a {stage} on the {bench} bench."
+
+
+def grown(plant: str) -> dict:
+    """Moved to the warm bench while a seedling, then it grew: nothing went anywhere with the agent."""
+    return episode(
+        f"grow the {plant} to flower",
+        tended(plant, "seedling", "cool"),
+        [
+            (f"move the {plant} to the warm bench", tended(plant, "seedling", "warm")),
+            ("wait a day", tended(plant, "sprout", "warm")),
+        ],
+        False,
+    )
+
+
+def test_a_thing_every_observation_names_is_not_carried_by_an_action_that_lists_another(pool, embedder):
+    # in the first state, 'move the fern to the cool bench' newly listed is no sign the fern was carried
+    stages = {
+        "name": "stages",
+        "encode": [{"part": "goal_actions", "params": {"state_key": "stage", "any_item": True}}],
+        "retrieve": [{"part": "goal_rules"}],
+    }
+    lines = advice_after([grown("fern"), grown("moss")], "grow the ivy to flower", pool, embedder, stages)
+    assert lines == [], lines
+    # where the thing changes field (lying here, then held), the first state's take still teaches
+    lamp = episode(
+        "grow the fern to flower",
+        obs("hall", ["cellar"], ["lamp"], []),
+        [
+            ("take lamp", obs("hall", ["cellar"], [], ["lamp"])),
+            ("go cellar", obs("cellar", ["hall"], [], ["lamp"])),
+        ],
+        False,
+    )
+    keyed = {
+        **stages,
+        "encode": [{"part": "goal_actions", "params": {"state_key": "place", "any_item": True}}],
+    }
+    lines = advice_after([grown("moss"), lamp], "grow the ivy to flower", pool, embedder, keyed)
+    assert "Lying here ivy: take ivy." in lines, lines

@@ -96,7 +96,9 @@ def _carry_forms(episode, gw, key, names, everywhere=None, form=frozenset()):
     it before ('objects here'). In the episode's first state, which has no previous one, the word must
     not be one that ``everywhere`` (past episodes) always had. A word of the task's ``form`` (every goal
     has it: 'take') is never the thing: listed beside other things after the move, 'take' of 'take key'
-    looked carried."""
+    looked carried. In the first state the item must also appear in a field that did not name the word
+    (``_offers_more``): with no previous state to show the thing was not always there, a thing every
+    observation names (what the task is about) would look carried by any action that lists another."""
     steps, texts = steps_of(episode), texts_of(episode)
     out = []
     for i, (before, action, after, error) in enumerate(steps):
@@ -114,7 +116,7 @@ def _carry_forms(episode, gw, key, names, everywhere=None, form=frozenset()):
                 continue
             pieces = re.split(r"([A-Za-z0-9_]+)", action)
             template = "".join("{item}" if t.lower() == w else slotted(t, gw) or t for t in pieces)
-            if not _offers_more(before, after, w, action):
+            if not _offers_more(before, after, w, action, elsewhere=not earlier):
                 continue  # it did nothing to the thing ('examine orb' before the take that carried it)
             if (w not in moved) if moved is not None else not _spelled(template):
                 continue  # the episode ended here: nothing shows whether the thing went along
@@ -142,10 +144,15 @@ def _naming(obs, word):
     return out
 
 
-def _offers_more(before, after, word, action):
+def _offers_more(before, after, word, action, elsewhere=False):
     """Whether an action made a listed item naming ``word`` appear, other than the action itself
-    ('drop key' listed after 'take key', or 'key' in a list of things held)."""
-    return any(item != action for _, item in _naming(after, word) - _naming(before, word))
+    ('drop key' listed after 'take key', or 'key' in a list of things held); with ``elsewhere``, only
+    in a field that named no such item before (held, no longer lying here): another action offered for
+    the same thing ('turn dial to 3' listed after 'turn dial to 2') is no sign that it went anywhere
+    with the agent."""
+    was = {field for field, _ in _naming(before, word)} if elsewhere else set()
+    new = _naming(after, word) - _naming(before, word)
+    return any(item != action and field not in was for field, item in new)
 
 
 def encode_goal_actions(memory, episode, tools, p, store):
