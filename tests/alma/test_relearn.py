@@ -79,3 +79,34 @@ def test_parse_action_inverts_action_text():
     assert parse_action('fly(to="moon")', tools) is None
     assert parse_action("(no action)", tools) is None
     assert parse_action('move_to("room_B")', tools) is None
+
+
+def test_readvise_replays_the_recorded_games_through_another_design(scripted_run, tmp_path):
+    route = Archive.load(scripted_run).find(name="route_map")[0]
+    calls = [json.loads(x) for x in (scripted_run / route.logs_dir / "calls.jsonl").read_text().splitlines()]
+    recorded = {c["episode"]: c["return_value"] for c in calls if c["phase"] == "recall"}
+    assert recorded["D1"], recorded  # the route map says something once it has learned the rooms
+
+    def readvise(design: str, using: str) -> object:
+        args = ["archive", "readvise", str(scripted_run), "--design", design, "--with", using, "--tasks", "1"]
+        return CliRunner().invoke(app, args, env={"COLUMNS": "300"})
+
+    # the same design over its own games says what the run recorded; no memory over them says nothing
+    res = readvise(route.id, str(scripted_run / route.source_path))
+    assert res.exit_code == 0, res.output
+    assert recorded["D1"] in res.output, res.output
+    res = readvise(route.id, "no_memory")
+    assert res.exit_code == 0 and "(no advice)" in res.output and recorded["D1"] not in res.output, res.output
+    res = readvise("d-9999", "no_memory")
+    assert res.exit_code == 2 and "has no design 'd-9999'" in res.output, res.output
+    # a log whose game no longer replays as recorded is a clear error, not advice from other games
+    episodes = scripted_run / route.logs_dir / "episodes.jsonl"
+    saved = episodes.read_text()
+    rows = [json.loads(x) for x in saved.splitlines()]
+    rows[0]["score"] = 0.5 if rows[0]["score"] != 0.5 else 0.25
+    try:
+        episodes.write_text("".join(json.dumps(r) + "\n" for r in rows))
+        res = readvise(route.id, "no_memory")
+        assert res.exit_code == 2 and "the replay differs from the run" in res.output, res.output
+    finally:
+        episodes.write_text(saved)

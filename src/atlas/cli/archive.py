@@ -224,4 +224,42 @@ def relearn_cmd(
         c.print("nothing to rebuild: every design that ran already has its learned memory")
 
 
+@app.command("readvise")
+def readvise_cmd(
+    run_dir: Path = typer.Argument(..., help="Run folder whose recorded games are replayed."),
+    design: str = typer.Option(..., "--design", help="The design id whose collection games are replayed."),
+    using: str = typer.Option(
+        ...,
+        "--with",
+        help="The design that learns from them: a .py file (`atlas design compile` makes one from a genome).",
+    ),
+    tasks: int = typer.Option(3, "--tasks", min=1, help="How many of the run's deployment tasks to advise."),
+) -> None:
+    """Print what a design advises on a run's deployment tasks after learning from the collection games
+    another design played there, replayed exactly from the logs (no model plays): how a change to the
+    parts changes the advice the agent read.
+
+        atlas design compile genome.json --out design.py
+        atlas archive readvise runs/my-run --design d-0003 --with design.py
+    """
+    from atlas.alma.api import load_design
+    from atlas.alma.deploy.relearn import Replayer
+    from atlas.errors import AtlasError
+
+    try:
+        archive = _load(run_dir)
+        if design not in archive:
+            raise AtlasError(
+                f"{run_dir} has no design {design!r} (`atlas archive show {run_dir}` lists them)"
+            )
+        replayer = Replayer(run_dir)
+        entry = archive.get(design)
+        advised = replayer.advice_with(entry, load_design(using), tasks=tasks)
+    except AtlasError as exc:
+        fail(str(exc))
+        raise
+    for task, advice in advised:
+        typer.echo(f"== {task.id}: {task.description}\n{advice or '(no advice)'}\n")
+
+
 __all__ = ["app"]

@@ -8,6 +8,9 @@ the run's embedder) rebuilds its memory. The rebuilt memory is kept only if it i
 returned, and every replayed episode ends with the recorded outcome. A design whose calls depended
 on an LLM (``summarize``/``analyze``, host adapters that extract tips) cannot be proved this way
 and is left without learned memory, with the reason in ``metadata['learned_memory']``.
+
+The same replay feeds another design (``Replayer.advice_with``, ``atlas archive readvise``): what it
+would have advised after the games the run played.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from atlas.alma.design import Design
 from atlas.alma.state.archive import Archive, ArchiveEntry
 from atlas.alma.state.run_dir import RunDir, atomic_write_text, read_jsonl
 from atlas.core.types import Task, Trajectory
@@ -217,6 +221,45 @@ class Replayer:
             if runner is not None:
                 runner.close()
         return out, None
+
+    def advice_with(
+        self, entry: ArchiveEntry, design: Design, *, tasks: int = 3, pool: WorkerPool | None = None
+    ) -> list[tuple[Task, str]]:
+        """What ``design`` advises on the run's first ``tasks`` deployment tasks once it has learned
+        from the collection games ``entry`` played in the run, replayed exactly (the recorded actions;
+        no model plays). Another design over the same games: a genome compiled with other parts, a
+        mended design. ``ArchiveError`` if the logs do not hold those games or a replay differs."""
+        from atlas.alma.baselines import make_host_design
+        from atlas.alma.evaluate.runner import DesignRunner
+        from atlas.envs.views import episode_view, task_view
+
+        rows = read_jsonl(self.run.entry_log_file(entry.logs_dir, entry.id, "episodes.jsonl"))
+        episodes = {e.get("label"): e for e in rows}
+        runner = DesignRunner(
+            design, embedder=self.embedder, llm=None, pool=pool, host_executor=make_host_design
+        )
+        try:
+            for i, task in enumerate(self.collection, 1):
+                ep = episodes.get(f"C{i}")
+                if ep is None or ep.get("task_id") != task.id:
+                    raise ArchiveError(
+                        f"{entry.id}: the run's logs do not record collection game C{i} ({task.id})"
+                    )
+                env = self.env.clone()
+                try:
+                    traj = self._trajectory(env, task, env.reset(task), ep)
+                except _Mismatch as exc:
+                    raise ArchiveError(f"{entry.id}: the replay differs from the run: {exc}") from exc
+                runner.update_sync(episode_view(env, traj), label=f"C{i}")
+            runner.freeze()
+            out = []
+            for i, task in enumerate(self.deployment[:tasks], 1):
+                env = self.env.clone()
+                advice, log = runner.recall_sync(task_view(env, task, env.reset(task)), label=f"D{i}")
+                out.append((task, advice if log.error is None else f"(recall failed: {log.error})"))
+            return out
+        finally:
+            runner.close()
 
 
 def _check_stores(path: Path, learned: dict[str, Any]) -> None:
