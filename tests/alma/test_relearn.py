@@ -99,6 +99,14 @@ def test_readvise_replays_the_recorded_games_through_another_design(scripted_run
     assert res.exit_code == 0 and "(no advice)" in res.output and recorded["D1"] not in res.output, res.output
     res = readvise("d-9999", "no_memory")
     assert res.exit_code == 2 and "has no design 'd-9999'" in res.output, res.output
+    crashing = tmp_path / "crashing.py"
+    crashing.write_text(
+        "def update(memory, episode, tools):\n    raise ValueError('no room for it')\n\n\n"
+        "def recall(memory, task, tools):\n    return 'never reached'\n"
+    )
+    res = readvise(route.id, str(crashing))
+    assert res.exit_code == 2 and "update failed on collection game C1" in res.output, res.output
+    assert "no room for it" in res.output, res.output
     # a log whose game no longer replays as recorded is a clear error, not advice from other games
     episodes = scripted_run / route.logs_dir / "episodes.jsonl"
     saved = episodes.read_text()

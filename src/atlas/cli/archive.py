@@ -231,7 +231,7 @@ def readvise_cmd(
     using: str = typer.Option(
         ...,
         "--with",
-        help="The design that learns from them: a .py file (`atlas design compile` makes one from a genome).",
+        help="The design that learns from them: a .py file (`atlas design compile` makes one from a genome) or a baseline name.",
     ),
     tasks: int = typer.Option(3, "--tasks", min=1, help="How many of the run's deployment tasks to advise."),
 ) -> None:

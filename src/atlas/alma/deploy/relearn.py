@@ -25,7 +25,7 @@ from atlas.alma.design import Design
 from atlas.alma.state.archive import Archive, ArchiveEntry
 from atlas.alma.state.run_dir import RunDir, atomic_write_text, read_jsonl
 from atlas.core.types import Task, Trajectory
-from atlas.errors import ArchiveError, AtlasError
+from atlas.errors import ArchiveError, AtlasError, DesignError
 from atlas.protocols.embed import Embedder
 from atlas.protocols.env import Environment
 
@@ -228,7 +228,8 @@ class Replayer:
         """What ``design`` advises on the run's first ``tasks`` deployment tasks once it has learned
         from the collection games ``entry`` played in the run, replayed exactly (the recorded actions;
         no model plays). Another design over the same games: a genome compiled with other parts, a
-        mended design. ``ArchiveError`` if the logs do not hold those games or a replay differs."""
+        mended design. ``ArchiveError`` if the logs do not hold those games or a replay differs,
+        ``DesignError`` if the design's ``update`` fails on one."""
         from atlas.alma.baselines import make_host_design
         from atlas.alma.evaluate.runner import DesignRunner
         from atlas.envs.views import episode_view, task_view
@@ -250,7 +251,9 @@ class Replayer:
                     traj = self._trajectory(env, task, env.reset(task), ep)
                 except _Mismatch as exc:
                     raise ArchiveError(f"{entry.id}: the replay differs from the run: {exc}") from exc
-                runner.update_sync(episode_view(env, traj), label=f"C{i}")
+                log = runner.update_sync(episode_view(env, traj), label=f"C{i}")
+                if log.error is not None:
+                    raise DesignError(f"{design.name}: update failed on collection game C{i}: {log.error}")
             runner.freeze()
             out = []
             for i, task in enumerate(self.deployment[:tasks], 1):
