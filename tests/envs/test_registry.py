@@ -18,9 +18,11 @@ def test_builtins_registered_and_aliases():
     assert get_env("GraphWorld", rooms=5).params.rooms == 5
 
 
-def test_unknown_env_lists_known_ones():
-    with pytest.raises(ConfigError, match="graphworld"):
+def test_unknown_env_lists_known_ones_and_says_how_a_plug_in_registers():
+    with pytest.raises(ConfigError, match="graphworld") as err:
         get_env("minecraft")
+    assert "$ATLAS_PLUGINS (ATLAS_PLUGINS=my_env" in str(err.value)
+    assert "'atlas.plugins' entry point" in str(err.value)
 
 
 def test_plugins_register_through_the_same_door():

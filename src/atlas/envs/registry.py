@@ -221,13 +221,16 @@ def env_spec(name: str) -> EnvSpec:
     key = _key(name)
     key = _ALIASES.get(key, key)
     if key not in _REGISTRY:
-        from atlas.infra.plugins import failure_note, load_plugins_or_warn
+        from atlas.infra.plugins import ENTRY_POINT_GROUP, ENV_VAR, failure_note, load_plugins_or_warn
 
         load_plugins_or_warn()  # a plug-in may register it (a broken one is warned about)
         key = _ALIASES.get(_key(name), key)
         if key not in _REGISTRY:
             raise ConfigError(
-                f"unknown environment {name!r}; known: {', '.join(list_envs())}{failure_note()}"
+                f"unknown environment {name!r}; known: {', '.join(list_envs())}{failure_note()}. An "
+                f"environment written elsewhere registers itself when its module is imported: name the "
+                f"module in ${ENV_VAR} ({ENV_VAR}=my_env, with its folder on PYTHONPATH) or declare it as "
+                f"an '{ENTRY_POINT_GROUP}' entry point of an installed package"
             )
     return _REGISTRY[key]
 
