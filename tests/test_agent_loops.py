@@ -654,3 +654,28 @@ def test_an_action_that_did_nothing_may_work_once_another_was_done():
     fed = {"stage": "seedling", "done_today": ["feed the fern"]}
     guard.after(feed, night, StepResult(fed))
     assert guard.note(wait, fed) is None
+
+
+def test_an_action_that_emptied_the_record_is_no_repeat_after_another_action():
+    """'Each then wait a day': a night after watering, one after pruning, then one after feeding. A night
+    empties the day's record, so what it does depends on what the record holds: after another action it
+    is no repeat, though with the record aside the state is the same each time. After the same action
+    again, it is one."""
+    guard, empty = Guard({"stage": "seedling", "done_today": []}), {"stage": "seedling", "done_today": []}
+    wait = 'act(action="wait a day")'
+
+    def tried(command: str) -> dict:
+        done = {"stage": "seedling", "done_today": [command]}
+        guard.after(f'act(action="{command}")', empty, StepResult(done))
+        return done
+
+    for command in ["water the fern", "prune the fern"]:
+        guard.after(wait, tried(command), StepResult(empty))
+    fed = tried("feed the fern")
+    assert guard.note(wait, fed) is None
+    assert guard.closers == {wait}
+    guard.after(wait, fed, StepResult(empty))
+    watered = tried("water the fern")
+    assert "going in circles" in (guard.note(wait, watered) or "")
+    # an action that never emptied a record is compared with the record aside, as before
+    assert guard.visits.times(watered, 'act(action="water the fern")') == 2

@@ -189,25 +189,32 @@ class Visits:
     those least taken from this state are left (``fewest``): between two rooms the way back was taken
     from here, the way on never."""
 
-    def __init__(self, own: set[str] | None = None) -> None:
+    def __init__(self, own: set[str] | None = None, closers: set[str] | None = None) -> None:
         self.count: dict[str, int] = {}
         self.taken: list[tuple[str, str]] = []  # (state key, action text) of each step, in order
         self.own = own if own is not None else set()
+        self.closers = closers if closers is not None else set()
+
+    def _key(self, observation: Any, action: str) -> str:
+        """The state ``action`` is compared in: the agent's own record aside, except for an action that
+        emptied that record (``closers``: 'wait a day' after 'water x'), whose answer depends on what the
+        record holds: taken after another action, it is no repeat."""
+        return _state_key(observation, () if action in self.closers else self.own)
 
     def took(self, observation: Any, action: str) -> None:
-        self.taken.append((_state_key(observation, self.own), action))
+        self.taken.append((self._key(observation, action), action))
 
     def again(self, observation: Any, action: str, window: int = WINDOW) -> bool | None:
         """Whether ``action`` was taken from this very state within the last ``window`` steps; None where
         the observation has no state to compare (then only the action's own repeats can tell)."""
-        key = _state_key(observation, self.own)
+        key = self._key(observation, action)
         if not key:
             return None
         return (key, action) in self.taken[-window:] if window else False
 
     def times(self, observation: Any, action: str) -> int:
         """How often ``action`` was taken from this very state in the episode (0 where it has no state)."""
-        key = _state_key(observation, self.own)
+        key = self._key(observation, action)
         return self.taken.count((key, action)) if key else 0
 
     def fewest(self, observation: Any, choices: dict[str, str]) -> list[str]:
@@ -238,8 +245,9 @@ class Guard:
     def __init__(self, observation: Any) -> None:
         self.past: Past = []
         self.own: set[str] = set()  # the commands taken, as a record of them in the observation lists them
+        self.closers: set[str] = set()  # the actions that emptied that record (``Visits``)
         self.futile = Futile()
-        self.visits = Visits(self.own)
+        self.visits = Visits(self.own, self.closers)
         self.ticking = Ticking()
         self.visits.arrive(observation)
 
@@ -271,9 +279,21 @@ class Guard:
         """Told each step: the action's text, the observation before it and the step's ``StepResult``."""
         self.past.append(outcome(action, before, result, self.ticking))
         self.futile.after(action, before, self.past[-1][1])
+        if _emptied_record(before, result.observation, self.own):
+            self.closers.add(action)
         self.visits.took(before, action)
         self.own |= commands_of(action)
         self.visits.arrive(result.observation)
+
+
+def _emptied_record(before: Any, after: Any, own: Collection[str]) -> bool:
+    """Whether a list of ``before`` that held only commands the agent took (its own record) is empty in
+    ``after``."""
+    old, new = state_of(before), state_of(after)
+    return any(
+        isinstance(v, list | tuple) and v and _own_record(v, own) and new.get(k) in ([], ())
+        for k, v in old.items()
+    )
 
 
 def _place(observation: Any) -> str:

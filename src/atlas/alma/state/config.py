@@ -30,6 +30,8 @@ TEST_SEED_START = 1_001  # held-out test seeds start past the largest deploy_see
 
 # Part of the no-memory baseline cache key: bump it whenever how an episode is played or scored
 # changes (task agent, prompts, environment rules), so no run compares against a stale baseline.
+# 14: the loop guard compares an action that emptied the agent's own record with the record kept (a
+# night after a feed is no repeat of a night after watering);
 # 13: an action that did not work is held futile only while the record of what was done is unchanged;
 # 12: a "Not tried yet" list is read as tries however long its steps, and "…, each then <action>:" takes
 # that action after each try;
@@ -41,7 +43,7 @@ TEST_SEED_START = 1_001  # held-out test seeds start past the largest deploy_see
 # 8: a "Not tried yet" list is never read as a rule (its untaken steps are no situation);
 # 7: the loop guard holds an action that did not work against it while the state is unchanged (Futile);
 # 6: designs see the observation text (observation_text); 5: ALFWorld location, inventory.
-EVALUATION_VERSION = 13
+EVALUATION_VERSION = 14
 # What a run's config.json records, so parameters whose default changed are read as they were played
 # (``EnvParam.since``): 0 before ``task_digest``, 1 with it, 2 TextWorld fetch's ``habit`` 1.0.
 CONFIG_FORMAT = 2
