@@ -14,6 +14,8 @@ guard of the agent that played the episodes). It prints:
 - **in reach**: at turns where a listed action names the goal's thing (a word of the goal that not every
   goal of the run has: `compass`, not `take`) and the advice named nothing there, how often the agent
   took one — for a design without advice (no memory) too, so the two can be set side by side;
+- **held off**: in how many advised episodes the loop guard, at some turn, took every action the advice
+  ranked first off the choices (the advice and the guard disagreed);
 - **agent / probe / agree**: how many of the tasks the agent solved, how many the advice probe solves
   following the *same* advice text (``follow_advice``), and on how many the two agree — whether the
   probe's deployment half predicts the agent once both have the same memory.
@@ -46,6 +48,9 @@ class Tally:
     agree: int = 0
     reach: int = 0  # unadvised turns at which a listed action named the goal's thing
     reached: int = 0  # of those, the turns the agent took it
+    held: int = (
+        0  # advised episodes in which the guard took the action the advice ranked first off the choices
+    )
 
     def add(self, other: Tally) -> None:
         for f in fields(self):
@@ -80,6 +85,10 @@ def tally(
         )
         matched = match_advice(advice, turn.seen, options, turn.chosen, goal, turn.advanced).actions
         named = {label: v for label, v in matched.items() if v > 0}  # avoid lines lower, never advise
+        if advice and not t.held and set(options) != set(turn.labels):
+            listed = match_advice(advice, turn.seen, turn.labels, turn.chosen, goal, turn.advanced).actions
+            best = max(listed.values(), default=0.0)
+            t.held = best > 0 and not any(listed.get(label, 0.0) >= best - 1e-9 for label in options)
         if named:
             t.advised += 1
             t.followed += named.get(turn.taken, -1.0) >= max(named.values()) - 1e-9
@@ -112,7 +121,7 @@ def main() -> None:
     print(
         f"{'design':10s} {'episodes':>8s} {'advised':>8s} {'followed':>8s} {'agent':>6s} {'probe':>6s} {'agree':>6s}"
     )
-    total, reaches = Tally(), []
+    total, reaches, held = Tally(), [], []
     form = form_words([env.format_goal(task) for task in tasks.values()])
     for design in designs:
         t, unadvised = Tally(), Tally()
@@ -128,6 +137,10 @@ def main() -> None:
         if not t.episodes:
             print(f"{design:10s} no deployment episode was given advice")
             continue
+        held.append(
+            f"{design}: the guard took the action the advice ranked first off the choices in {t.held} of "
+            f"{t.episodes} advised episodes"
+        )
         total.add(t)
         rate = f"{t.followed / t.advised:.2f}" if t.advised else "-"
         print(
@@ -140,6 +153,8 @@ def main() -> None:
         )
     for line in reaches:
         print("in reach, " + line)
+    for line in held:
+        print("held off, " + line)
 
 
 if __name__ == "__main__":

@@ -68,3 +68,14 @@ def test_the_guard_of_the_agent_that_played(tmp_path):
     assert "at 239 of 240 advised turns" in onward.stdout
     assert "in reach, d-0002: took an action naming the goal's thing at 15 of 24 turns" in onward.stdout
     assert "at 216 of 233 advised turns" in plain.stdout
+
+
+def test_the_episodes_in_which_the_guard_held_the_advised_action_off():
+    """With the agent's own guard, the discovered GraphWorld design's advice named an action the guard
+    took off the choices in 2 of its 24 episodes (a move that would have gone round again)."""
+    out = run(str(RUNS / "graphworld-genome"), "d-0004")
+    assert out.returncode == 0, out.stderr
+    assert (
+        "held off, d-0004: the guard took the action the advice ranked first off the choices in 2 of 24"
+        in (out.stdout)
+    )
