@@ -48,9 +48,7 @@ class Tally:
     agree: int = 0
     reach: int = 0  # unadvised turns at which a listed action named the goal's thing
     reached: int = 0  # of those, the turns the agent took it
-    held: int = (
-        0  # advised episodes in which the guard took the action the advice ranked first off the choices
-    )
+    held: int = 0  # advised episodes in which the guard took the advice's first choice off the choices
 
     def add(self, other: Tally) -> None:
         for f in fields(self):
