@@ -204,6 +204,30 @@ def test_the_trigger_is_the_action_that_emptied_the_list_of_what_was_done():
     assert first_line(rest_empties=False) == "Not tried yet: water the fern, shade the fern, mist the fern."
 
 
+def test_a_try_the_trigger_never_followed_is_still_untried():
+    """With ``trigger``, an action counts as tried only once the trigger followed it: a game that watered
+    and shaded the fern and ended before the next rest showed nothing of either, so both stay on the list
+    (chant, which a rest followed, does not). Without ``trigger`` every taken action is tried."""
+    listed = ["rest", "chant", "water the fern", "shade the fern", "mist the fern"]
+    task = {"goal": "Grow the fern.", "actions": listed}
+    game = [("chant", ["chant"]), ("rest", []), ("water the fern", ["water the fern"])]
+    game += [("shade the fern", ["water the fern", "shade the fern"])]
+    steps = [
+        {"action": {"text": action}, "observation_text": f"You {action}.", "observation": {"done": done}}
+        for action, done in game
+    ]
+
+    def first_line(trigger: bool) -> str:
+        design, memory = _design(_with_tries(trigger=trigger)), {}
+        design["update"](memory, {"task": {**task, "observation": {"done": []}}, "steps": steps}, None)
+        return design["recall"](memory, {**task, "observation": {"done": []}}, None).partition("\n")[0]
+
+    assert first_line(trigger=True) == (
+        "Not tried yet, each then rest: water the fern, shade the fern, mist the fern."
+    )
+    assert first_line(trigger=False) == ""  # all taken are tried: one left is no plan
+
+
 @pytest.mark.parametrize(
     "env_name", [*BUILT_IN, *PLUG_INS, pytest.param("scienceworld", marks=pytest.mark.scienceworld)]
 )

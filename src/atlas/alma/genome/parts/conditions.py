@@ -397,14 +397,32 @@ def refused(rec):
     return c.get("n", 0) > 0 and c.get("refused", 0) >= c["n"] - 1e-6
 
 
-def tried_as_far(rec, goal, furthest):
+def tried_as_far(rec, goal, furthest, at_key="tried_at"):
     """Whether an action was tried under ``goal`` as far on as that goal's games ever got: one tried only
     before a stage its goal reached later may be the next stage's step (a switch that refused before its
-    turn). Kept before stages were: tried under the goal at all; before goals were: tried."""
-    at = rec.get("tried_at")
+    turn). Kept before stages were: tried under the goal at all; before goals were: tried. ``at_key``
+    "judged_at": only tries whose effect had shown count (``note_judged``)."""
+    at = rec.get(at_key)
     if at is None:
         return goal in rec.get("tried_goals", [goal])
     return goal in at and at[goal] >= furthest
+
+
+def note_judged(effects, pending, goal, key, stage, cleared, refused):
+    """Which tries showed what they did. An action whose effect shows only when a later action empties the
+    record of what was done (a night, a firing) was not tried until then: ``pending`` holds the actions
+    taken since the last such action (key: the stage each was taken at). When this step emptied the
+    record, they and it are judged (per goal the furthest stage, ``judged_at``; count ``judged``); a
+    refused step is judged at once; any other waits in ``pending``."""
+    pending[key] = max(pending.get(key, 0), stage)
+    for k in list(pending) if cleared else [key] if refused else []:
+        rec = effects.get(k)
+        if rec is not None:
+            at = rec.setdefault("judged_at", {})
+            at[goal] = max(at.get(goal, 0), pending[k])
+            rec["judged_at"] = dict(list(at.items())[-8:])
+            bump(rec["counts"], "judged")
+        del pending[k]
 
 
 def undoers(effects):

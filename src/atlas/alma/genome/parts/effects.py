@@ -56,6 +56,7 @@ from conditions import (
     needs_first,
     needs_of,
     note_done,
+    note_judged,
     note_order,
     plain_replies,
     primers_of,
@@ -200,7 +201,7 @@ def encode_effects(memory, episode, tools, p, store):
         later[unnumbered(shown)] = shown
     counted, stage, moving = set(), 0, volatile(steps)  # stage: how often the score rose before a step
     quiet, done, risen = [], [], []  # in this episode: what did nothing; all taken; whose rise still holds
-    taken = set()  # the actions before this step, as the text wrote them
+    taken, pending = set(), {}  # the actions before this step, as the text wrote them; those not judged yet
     for i, step in enumerate(steps):
         here = sorted(here_words(step["obs_before"]))  # the situation it was taken in
         places += [w for w in here if w not in places]
@@ -212,7 +213,7 @@ def encode_effects(memory, episode, tools, p, store):
             eff = {**eff, "made": {}, "moved": set(), "advanced": step["gain"] > 0}
         action = called(step["action"], names_of)  # 'open valve 3 (coolant)': one per thing so called
         key = unnumbered(action)
-        rec = m.setdefault(key, {"eg": "", "counts": {}, "made": {}, "frames": {}})
+        rec = m.setdefault(key, {"eg": "", "counts": {}, "made": {}, "frames": {}, "judged_at": {}})
         rec["eg"] = action
         rec["tried_goals"] = sorted(set(rec.get("tried_goals", [])) | {this_goal})[:8]
         at = rec.setdefault("tried_at", {})  # per goal, the furthest stage it was tried at
@@ -230,7 +231,9 @@ def encode_effects(memory, episode, tools, p, store):
             bump(c, name, 1 if hit else 0)
         bump(c, "gain", max(step["gain"], 0.0))
         bump(c, "pos", i / max(len(steps) - 1, 1))
-        rec["clears"] = rec.get("clears", 0) + clears_record(step, taken)
+        cleared = clears_record(step, taken)
+        rec["clears"] = rec.get("clears", 0) + cleared
+        note_judged(m, pending, this_goal, key, stage, cleared, refused)
         taken.add(step["action"].lower())
         for w, f in eff["made"].items():
             bump(rec["made"], w)

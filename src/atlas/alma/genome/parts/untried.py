@@ -69,7 +69,8 @@ def retrieve_untried(memory, task, tools, p):
     to something: a condition met by then may let them work).
     With ``trigger``, each try is to be followed by the action whose answer depends on what came before it
     (``trigger_of``: it emptied the observation's list of what was done): 'Not tried yet, each then wait:
-    water x, mist x'. Where the score rises only on that action, after the right try, a
+    water x, mist x'; and a try counts only once that action followed it (``note_judged``: till then its
+    effect had not shown; a plant moved and never left overnight was not tried). Where the score rises only on that action, after the right try, a
     game that follows it shows which try made the rise (what ``preludes`` learns from), where all tries
     before one trigger would bury the right one among wrong ones that undo it.
     A plan the agent's matcher reads after every other plan: where nothing learned names a step, the next
@@ -92,6 +93,8 @@ def retrieve_untried(memory, task, tools, p):
         listed.setdefault(key, shown)
     things = goal_things(memory, gw) if p.get("goal_first", True) else set()
     everywhere, now = seen_everywhere(effects), here_words(task.get("observation") or {})
+    trigger = trigger_of(effects, listed) if p.get("trigger") else ""
+    at_key, n_key = ("judged_at", "judged") if trigger else ("tried_at", "n")  # tried: its effect shown
     ranked, first, tried = [], {}, []  # first: what an action that ended tasks may need first
     for i, (key, shown) in enumerate(listed.items()):
         rec = effects.get(key)
@@ -103,8 +106,8 @@ def retrieve_untried(memory, task, tools, p):
             or (rec and ends_tasks(rec) and not first[shown])  # avoided (``advances``) under any goal
         ):
             continue
-        tries = 0 if elsewhere else (rec or {}).get("counts", {}).get("n", 0)
-        if rec and not elsewhere and tried_as_far(rec, this, furthest):
+        tries = 0 if elsewhere else (rec or {}).get("counts", {}).get(n_key, 0)
+        if rec and not elsewhere and tried_as_far(rec, this, furthest, at_key):
             if i < starts:  # tried under this goal: where a sweep looks again, fewest tries first
                 tried.append((tries, i, shown))
             continue
@@ -124,7 +127,6 @@ def retrieve_untried(memory, task, tools, p):
     steps += [eg for eg in retry if eg not in steps]
     if len(steps) < 3:
         return []
-    trigger = trigger_of(effects, listed) if p.get("trigger") else ""
     steps = [s for s in steps if s != trigger]  # one try, then the action that shows what it did
     title = "Not tried yet, each then " + trigger if trigger else "Not tried yet"
     return [{"kind": "untried", "title": title, "steps": steps}] + [
