@@ -70,9 +70,9 @@ def retrieve_untried(memory, task, tools, p):
     With ``trigger``, each try is to be followed by the action whose answer depends on what came before it
     (``trigger_of``: it emptied the observation's list of what was done): 'Not tried yet, each then wait:
     water x, mist x'; and a try counts only once that action followed it (``note_judged``: till then its
-    effect had not shown; a plant moved and never left overnight was not tried). Where the score rises only on that action, after the right try, a
-    game that follows it shows which try made the rise (what ``preludes`` learns from), where all tries
-    before one trigger would bury the right one among wrong ones that undo it.
+    effect had not shown). Where the score rises only on that action, after the right try, a game that
+    follows it shows which try made the rise (what ``preludes`` learns from), where all tries before one
+    trigger would bury the right one among wrong ones that undo it.
     A plan the agent's matcher reads after every other plan: where nothing learned names a step, the next
     action not yet tried and listed now, not the first listed (a small model's habit). Collection that
     follows it covers what the listings offer; a deployment task whose goal no collection reached starts
