@@ -401,13 +401,10 @@ class Search:
                 if g in done:
                     self.progress.iteration_done()
                     continue
-                await self._stop_on_budget(g)
-                if deferred and costly_seeds_due(
-                    self.archive, g, generations, self.archive.clock.run_time_s(), cfg.max_minutes
-                ):
+                await self._stop_on_budget(g, seeds_waiting=deferred)
+                if deferred and costly_seeds_due(self.archive, g, generations, cfg.max_minutes):
                     await self._seeds()
                     deferred = False
-                    await self._stop_on_budget(g)  # the hand-built designs took some of the time
                 entry = await self.iteration(g)
                 error = f"generation {g} ({entry.id}): {(entry.errors or ['?'])[-1]}"
                 failed = [*failed, error] if entry.status == "error" else []
@@ -451,11 +448,14 @@ class Search:
     async def _held_out(self) -> None:
         await measure_held_out(self.recorder, cast("Environment", self.env), self.tasks)
 
-    async def _stop_on_budget(self, generation: int) -> None:
-        """Stop at the cost cap, or when ``generation`` would end in the time the test phase keeps."""
+    async def _stop_on_budget(self, generation: int, *, seeds_waiting: bool = False) -> None:
+        """Stop at the cost cap, or when ``generation`` would end in the time the test phase keeps; the
+        hand-built designs still ``seeds_waiting`` then play first, each while time is left for it."""
         cfg, where = self.config, self.run_dir.path
         self._stop(over_cost(generation, archive_usage(self.archive)["cost_usd"], cfg.max_cost_usd, where))
         if late := too_late(self.archive, cfg, generation, len(self.deployment_tasks), where):
+            if seeds_waiting:
+                await self._seeds()
             await self._held_out()  # the time cap keeps room for the run's result
         self._stop(late)
 

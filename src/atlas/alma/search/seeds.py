@@ -174,19 +174,21 @@ def learns_with_model(design: Design) -> bool:
     return design.name in BASELINE_GENOMES and baseline_genome(design.name).uses_llm()
 
 
-def costly_seeds_due(
-    archive: Archive, generation: int, generations: int, elapsed_s: float, max_minutes: float | None
-) -> bool:
-    """Whether a genome search plays the hand-built designs that learn with the model now: once a
-    design it found beats no memory over every deployment task (they are staged against it and stop
-    early when they cannot win), or half-way through its generations or its time, so they are played
-    in any run. Earlier they would take the time the search needs (an hour of two on TextWorld fetch)."""
+def costly_seeds_due(archive: Archive, generation: int, generations: int, max_minutes: float | None) -> bool:
+    """Whether a genome search plays the hand-built designs that learn with the model before
+    ``generation``. Under ``--max-minutes``, never: they are the comparison, not the search, and play in
+    the time the search cannot use (when the next generation would not end in time, or after the last;
+    on ``greenhouse``, played once a found design beat no memory, four took 20 of 120 minutes and left
+    one generation). Without a time cap, once a design the search found beats no memory over every
+    deployment task (they are staged against it and stop early when they cannot win), or half-way
+    through the generations."""
+    if max_minutes is not None:
+        return False
     found = any(
         e.origin == "meta" and e.scored and e.stage == "full" and (e.normalized_score or 0.0) > 0
         for e in archive
     )
-    half_time = max_minutes is not None and elapsed_s >= max_minutes * 60 / 2
-    return found or generation > generations // 2 or half_time
+    return found or generation > generations // 2
 
 
 async def play_seeds(rec: Recorder, designs: list[Design], *, skip_costly: bool = False) -> None:
