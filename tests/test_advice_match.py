@@ -158,6 +158,21 @@ def test_a_search_plan_does_not_lead_away_from_what_the_goal_names():
     assert list(advised_actions(rule, obs, labels, goal=goal)) == ["go north"]
 
 
+def test_a_search_does_not_yield_to_a_goal_named_action_memory_lowers():
+    """A goal that ends in its own last step ('... and leave the office with it'): leaving first ended
+    every collection game unsolved, so memory lowers it; the search it offers must lead, not yield to the
+    one action it says to avoid (the agent then stood at the door with nothing advised)."""
+    obs = "You enter the bureau. You are at the entrance hall. Number: none. You carry: identity card."
+    goal = "Obtain a fishing licence and leave the office with it."
+    labels = ["take a number", "go to window 1", "leave the office"]
+    search = "Not tried yet: take a number, go to window 1."
+    assert advice_now(search, obs, labels, goal=goal) == ({}, [])  # leaving names the goal: it yields
+    assert advice_now(search + "\nAvoid: leave the office.", obs, labels, goal=goal) == (
+        {"take a number": 1.0, "leave the office": -1.0},
+        ["take a number", "Avoid: leave the office."],
+    )
+
+
 def test_the_match_is_the_same_in_every_process():
     """Replay: the match goes into the model call's cache key, so it must not
     depend on the per-process order of a set of strings (PYTHONHASHSEED)."""

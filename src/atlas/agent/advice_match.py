@@ -340,14 +340,16 @@ def _a_setting(step: str, action: str, phrases: dict[str, str], called: dict[str
     return bool(hits) and not rebound and not {*_things(step), *_things(action)} & set(called)
 
 
-def _search_yields(advice: str, goal: str, labels: list[str]) -> bool:
+def _search_yields(advice: str, goal: str, labels: list[str], avoided: Collection[str] = ()) -> bool:
     """Whether the advice's plans are a search (no step names a word of the goal) and a listed action
-    names one: the thing the goal names is in reach, so the search's next move would walk away from
-    it. A plan that acts on the goal itself (a walkthrough, a replayed success) never yields."""
+    the advice does not lower (``avoided``) names one: the thing the goal names is in reach, so the
+    search's next move would walk away from it. A plan that acts on the goal itself (a walkthrough, a
+    replayed success) never yields, nor does one where memory lowers every goal-named action (a goal
+    ending in 'leave the office with it', where leaving first ended every game unsolved)."""
     wanted = goal_words(goal)
     if any(wanted & set(_tokens(step)) for plan, _ in _plans(advice) for step in plan):
         return False
-    return any(wanted & set(_tokens(label)) for label in labels)
+    return any(wanted & set(_tokens(label)) for label in labels if label not in avoided)
 
 
 def next_planned(advice: str, done: list[str], labels: list[str]) -> dict[str, float]:
@@ -454,7 +456,7 @@ def match_advice(
         step = _plan_step(advice, done or [], labels, observation, avoided)
         if step is None:
             return Match(_with(avoided, {}, unadvised), avoid_lines)
-        if goal and _search_yields(advice, goal, labels):
+        if goal and _search_yields(advice, goal, labels, {a for a, v in avoided.items() if v < 0}):
             lowered = _with(avoided, {}, unadvised)
             return Match(lowered, avoid_lines, yielded=not lowered)
         return Match(_with(avoided, {step[0]: 1.0}, unadvised), [step[1], *avoid_lines])
