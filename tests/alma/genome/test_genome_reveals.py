@@ -153,6 +153,14 @@ def test_every_rule_names_an_action_that_showed_new_things_in_half_its_tries(env
         assert table[key]["shown"] * 2 >= table[key]["n"] > 0, (line, table[key])
 
 
+def test_a_situation_cut_to_eight_words_ends_on_a_word_that_says_something():
+    step = {
+        "before": "You are at bench 2. The pebble cactus is a seedling in a cold pot by the door.",
+        "action": "water the pebble cactus",
+    }
+    assert _design()["how_it_was"](step) == "The pebble cactus is a seedling"
+
+
 def test_malformed_episodes_are_read_without_error():
     design, memory = _design(), {}
     for episode in (

@@ -48,7 +48,10 @@ def how_it_was(step):
     kinds = [m.group(1).lower() for m in MENTION.finditer(step["action"])]
     if state and kinds:
         return " ".join([*dict.fromkeys(kinds), *state])
-    return " ".join(said_before(step).split()[:8])
+    said = said_before(step).split()[:8]
+    while said and said[-1].lower() in STOP:  # a cut sentence ends on a word, not on 'in a'
+        said.pop()
+    return " ".join(said)
 
 
 def encode_reveals(memory, episode, tools, p, store):
