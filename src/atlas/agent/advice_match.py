@@ -456,7 +456,7 @@ def match_advice(
         step = _plan_step(advice, done or [], labels, observation, avoided)
         if step is None:
             return Match(_with(avoided, {}, unadvised), avoid_lines)
-        if goal and _search_yields(advice, goal, labels, {a for a, v in avoided.items() if v < 0}):
+        if goal and _search_yields(advice, goal, labels, avoided):
             lowered = _with(avoided, {}, unadvised)
             return Match(lowered, avoid_lines, yielded=not lowered)
         return Match(_with(avoided, {step[0]: 1.0}, unadvised), [step[1], *avoid_lines])
