@@ -177,6 +177,29 @@ def test_a_provider_whose_factory_raises_is_one_line_naming_it(tmp_path, command
     assert "Traceback" not in res.output
 
 
+@pytest.mark.parametrize("command", ["headroom", "run", "eval"])
+def test_an_unknown_environment_is_refused_before_a_model_is_made(tmp_path, command):
+    """The registry's message (known names, how a plug-in registers), before any model or game: the
+    provider named here would raise if it were asked for a client."""
+    from typer.testing import CliRunner
+
+    from atlas.cli import app
+
+    register_provider("nogateway", _no_gateway)
+    args = {
+        "headroom": ["headroom", "--tasks", "1", "--conditions", "none"],
+        "run": ["run", "--run-dir", str(tmp_path / "r"), "--quiet"],
+        "eval": ["eval", "no_memory", "--run-dir", str(tmp_path / "r")],
+    }[command]
+    res = CliRunner().invoke(
+        app, [*args, "--env", "nosuchenv", "--model", "nogateway:x"], env={"COLUMNS": "200"}
+    )
+    assert res.exit_code == 2 and isinstance(res.exception, SystemExit), res.output
+    (line,) = [x for x in res.output.splitlines() if x.startswith("error:")]
+    assert "unknown environment 'nosuchenv'" in line and "graphworld" in line and "ATLAS_PLUGINS" in line
+    assert "no gateway" not in res.output and not (tmp_path / "r").exists()
+
+
 def test_a_plugin_environment_is_listed_in_the_env_option_s_help():
     from scripted_provider import subprocess_env
 

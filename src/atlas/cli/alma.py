@@ -33,7 +33,7 @@ from atlas.cli.output import (
     results_table,
     usage_line,
 )
-from atlas.envs.registry import DEFAULT_ENV, EnvParam, env_specs
+from atlas.envs.registry import DEFAULT_ENV, EnvParam, env_spec, env_specs
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -309,11 +309,24 @@ def with_env_options(func: Callable[..., None]) -> Callable[..., None]:
     @functools.wraps(func)
     def command(**kwargs: Any) -> None:
         given = {p.key: kwargs.pop(p.key) for p, _ in params}
+        if isinstance(name := kwargs.get("env"), str):
+            _known_env(name)  # before a model is loaded or a game played
         return func(env_settings={k: v for k, v in given.items() if v is not None}, **kwargs)
 
     command.__signature__ = sig.replace(parameters=ordered)  # type: ignore[attr-defined]
     command.__annotations__ = {**func.__annotations__, **{q.name: q.annotation for q in extra}}
     return command
+
+
+def _known_env(name: str) -> None:
+    """Fail with the registry's message (the known names, how a plug-in registers) when ``name`` is no
+    environment."""
+    from atlas.errors import ConfigError
+
+    try:
+        env_spec(name)
+    except ConfigError as exc:
+        fail(str(exc))
 
 
 def register(app: typer.Typer) -> None:
