@@ -225,3 +225,22 @@ def test_view_and_mcp_do_not_share_a_default_port():
     from atlas.viewer.server import VIEW_PORT as SERVER_PORT
 
     assert VIEW_PORT == SERVER_PORT != inspect.signature(serve).parameters["port"].default
+
+
+def test_every_command_lists_with_its_first_paragraph_on_one_line() -> None:
+    """The command lists of `atlas --help` and each group rewrap a summary to the terminal; a docstring's
+    line breaks kept there gave ragged lines at 80 columns."""
+    import inspect
+
+    from atlas.cli import app
+
+    def commands(group):
+        yield from group.registered_commands
+        for sub in group.registered_groups:
+            yield from commands(sub.typer_instance)
+
+    listed = list(commands(app))
+    assert len(listed) > 20
+    for info in listed:
+        doc = info.help or inspect.getdoc(info.callback)
+        assert info.short_help == " ".join(inspect.cleandoc(doc).split("\n\n")[0].split()), info.name

@@ -33,6 +33,24 @@ mcp.register(app)  # mcp
 view.register(app)  # view, report
 
 
+def _summaries(group: typer.Typer) -> None:
+    """Give every command of ``group`` and its subgroups a one-paragraph summary for the command list,
+    rewrapped to the terminal: typer keeps a docstring's line breaks there, and its lines came out
+    ragged at 80 columns."""
+    import inspect
+
+    for info in group.registered_commands:
+        doc = info.help or (info.callback.__doc__ if info.callback else None)
+        if info.short_help is None and doc:
+            info.short_help = " ".join(inspect.cleandoc(doc).split("\n\n")[0].split())
+    for sub in group.registered_groups:
+        if sub.typer_instance is not None:
+            _summaries(sub.typer_instance)
+
+
+_summaries(app)
+
+
 def main() -> None:
     """Run ``atlas``; an error no command caught still ends with one clear line and its exit code
     (see ``atlas.cli.exits``), never a traceback."""

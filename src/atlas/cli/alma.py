@@ -718,7 +718,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """The main job, small: a genome search on GraphWorld (8 rooms, 3 collection episodes, 6 deployment
         tasks) started without GraphWorld's hand-written design, with the default model and the local
-        embedder, stopping at the first design that beats no memory (``--until-found``); then its pick
+        embedder, stopping at the first design that beats no memory (`--until-found`); then its pick
         and no memory on 6 held-out test tasks, the results table and what its numbers can show."""
         import time
 
