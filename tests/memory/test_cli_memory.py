@@ -53,6 +53,27 @@ def test_bad_file_stores_nothing(tmp_path, traj):
     assert not (tmp_path / "mem").exists()
 
 
+def test_a_json_lines_file_stores_a_trajectory_per_line(tmp_path, traj):
+    store_dir = str(tmp_path / "mem")
+    rows = [
+        traj("find the key").model_dump(mode="json"),
+        traj("bring the lamp", success=False).model_dump(mode="json"),
+    ]
+    file = tmp_path / "t.jsonl"
+    file.write_text(json.dumps(rows[0]) + "\n\n" + json.dumps(rows[1]) + "\n")
+    res = runner.invoke(app, ["memory", "store", str(file), "--path", store_dir, "--no-embed"])
+    assert res.exit_code == 0, res.output
+    assert [json.loads(x)["success"] for x in res.stdout.strip().splitlines()] == [True, False]
+
+
+def test_a_bad_json_line_is_named_and_nothing_is_stored(tmp_path, traj):
+    file = tmp_path / "t.jsonl"
+    file.write_text(json.dumps(traj("fine").model_dump(mode="json")) + "\n{not json\n")
+    res = runner.invoke(app, ["memory", "store", str(file), "--path", str(tmp_path / "mem"), "--no-embed"])
+    assert res.exit_code == 2 and "line 2: not valid JSON" in res.output
+    assert not (tmp_path / "mem").exists()
+
+
 def test_query_without_memory_is_an_error(tmp_path):
     res = runner.invoke(app, ["memory", "query", "x", "--path", str(tmp_path / "none")])
     assert res.exit_code == 2 and "no memory" in res.output

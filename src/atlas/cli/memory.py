@@ -51,13 +51,27 @@ def _open(path: Path, no_embed: bool, primitives: str | None = None) -> Any:
 MAX_FILE_BYTES = 256_000_000  # a trajectories file; each trajectory is also capped (MAX_TRAJECTORY_CHARS)
 
 
+def _json_lines(raw: bytes, file: Path) -> list[Any]:
+    """A JSON Lines file: one trajectory per line (blank lines skipped); the first bad line is named."""
+    from atlas.core import jsonsafe
+    from atlas.errors import InvalidInputError
+
+    if len(raw) > MAX_FILE_BYTES:
+        raise InvalidInputError(f"{file}: {len(raw)} bytes, over the limit of {MAX_FILE_BYTES}")
+    lines = enumerate(raw.splitlines(), start=1)
+    return [jsonsafe.loads(line, what=f"{file}, line {n}") for n, line in lines if line.strip()]
+
+
 def _load_trajectories(file: Path) -> list[Any]:
     from atlas.core import jsonsafe
     from atlas.errors import InvalidInputError
 
     try:
-        raw = file.read_bytes()
-        data = jsonsafe.loads(raw.removeprefix(b"\xef\xbb\xbf"), what=str(file), max_bytes=MAX_FILE_BYTES)
+        raw = file.read_bytes().removeprefix(b"\xef\xbb\xbf")
+        if file.suffix.lower() == ".jsonl":
+            data = _json_lines(raw, file)
+        else:
+            data = jsonsafe.loads(raw, what=str(file), max_bytes=MAX_FILE_BYTES)
     except (OSError, InvalidInputError) as exc:
         fail(f"cannot read {file}: {exc}")
     if isinstance(data, dict) and "trajectories" in data:
@@ -77,7 +91,9 @@ def _load_trajectories(file: Path) -> list[Any]:
 @app.command("store")
 def store(
     file: Path = typer.Argument(
-        ..., help='A trajectory as JSON, a JSON list of them, or {"trajectories": [...]}.'
+        ...,
+        help='A trajectory as JSON, a JSON list of them, {"trajectories": [...]}, or a .jsonl file of '
+        "one trajectory per line.",
     ),
     path: Path = PathOpt,
     no_embed: bool = NoEmbedOpt,
