@@ -173,6 +173,26 @@ def test_a_search_does_not_yield_to_a_goal_named_action_memory_lowers():
     )
 
 
+def test_where_no_try_is_listed_the_agent_takes_the_way_to_one():
+    """A try listed before only after its way ('go to the cashier then pay the fee'): where no untaken try
+    is listed, the way to the first whose way is; a listed try comes first; the way is taken at most
+    twice, never where memory lowers it, and taking it does not count as taking the try."""
+    tries = "Not tried yet: go to the cashier then pay the fee, go to window 2 then hand in the form, wait."
+    window = ["go to the cashier", "go to window 2", "go to window 3"]
+    assert advised_actions(tries, "At window 3.", window) == {"go to the cashier": 1.0}
+    assert advised_actions(tries, "At window 3.", [*window, "wait"]) == {"wait": 1.0}  # a listed try first
+    cashier = ["pay the fee", "go to window 2"]
+    assert advised_actions(tries, "At the cashier.", cashier, done=["go to the cashier"]) == {
+        "pay the fee": 1.0
+    }
+    done = ["go to the cashier", "pay the fee"]
+    assert advised_actions(tries, "At the cashier.", cashier, done=done) == {"go to window 2": 1.0}
+    walked = ["go to the cashier", "go to window 3", "go to the cashier", "go to window 3"]
+    assert advised_actions(tries, "At window 3.", window, done=walked) == {"go to window 2": 1.0}
+    lowered = advice_now(tries + "\nAvoid: go to the cashier.", "At window 3.", window)[0]
+    assert lowered == {"go to window 2": 1.0, "go to the cashier": -1.0}
+
+
 def test_the_match_is_the_same_in_every_process():
     """Replay: the match goes into the model call's cache key, so it must not
     depend on the per-process order of a set of strings (PYTHONHASHSEED)."""

@@ -108,6 +108,12 @@ TRY_ONCE = "not tried yet"
 # "Not tried yet, each then wait a day: water x, mist x." (tries whose effect shows only once another action
 # is taken: a night, a firing): after a try of the list, that action; then the next try.
 _EACH_THEN = re.compile(r"^\W*not tried yet\W+each then\s+([^:]+):", re.IGNORECASE)
+# "Not tried yet: go to the cashier then pay the fee, ...": a try listed before only after its way was taken.
+# Where no try not yet taken is listed here, the agent takes the way to the first whose way is listed, at
+# most this many times in an episode: on a permit-office plug-in the 0.5B spent 11 to 22 of its 25 steps
+# walking between windows once no try was listed where it stood.
+_WAY = re.compile(r"\s+then\s+", re.IGNORECASE)
+WAY_TRIES = 2
 # "Once only: flip …." (a memory that saw a switch flipped back undo what it did): each listed action so begun
 # is passed over, like a try, once its step raised the score.
 ONCE = "once only"
@@ -277,8 +283,42 @@ def _plans(advice: str) -> list[tuple[list[str], str]]:
 
 
 def _titled_steps(line: str) -> list[str]:
-    """The steps of a titled list ("Steps in order: a, b; c."): what follows the title, cut at commas."""
-    return [part.strip(" .") for part in re.split(r"[;,]", line.partition(":")[2]) if part.strip(" .")]
+    """The steps of a titled list ("Steps in order: a, b; c."): what follows the title, cut at commas; of a
+    ``TRY_ONCE`` list, the tries without their ways (``_ways``)."""
+    steps = [part.strip(" .") for part in re.split(r"[;,]", line.partition(":")[2]) if part.strip(" .")]
+    return [_WAY.split(s, maxsplit=1)[-1] for s in steps] if _is_try_list(line) else steps
+
+
+def _ways(line: str) -> dict[str, str]:
+    """``{try: way}`` for each try of a ``TRY_ONCE`` line written with its way ('go to the cashier then pay
+    the fee': the action whose step listed the try before)."""
+    parts = [_WAY.split(part.strip(" ."), maxsplit=1) for part in re.split(r"[;,]", line.partition(":")[2])]
+    return {p[1]: p[0] for p in parts if len(p) == 2}
+
+
+def _way_to_a_try(
+    line: str,
+    tries: list[str],
+    done: list[str],
+    phrases: dict[str, str],
+    observation: str,
+    avoided: Collection[str],
+) -> tuple[str, str] | None:
+    """Where no try of ``line`` not yet taken (``tries``) is listed here, the way to the first whose way is
+    (``_ways``): that listed action and its text. None for a way lowered now or taken ``WAY_TRIES`` times
+    already (one that did not list its try here is not walked back and forth)."""
+    ways = _ways(line)
+    for attempt in tries:
+        way = ways.get(attempt)
+        if not way or _named(attempt, phrases, observation=observation, begun=True)[0]:
+            continue  # no way known, or listed here and lowered now
+        named, _ = _named(way, phrases, observation=observation, begun=True)
+        if named:
+            label = max(named, key=lambda label: len(_tokens(label)))
+            walked = sum(_phrase(action) == _phrase(label) for action in done)
+            if label not in avoided and walked < WAY_TRIES:
+                return label, way
+    return None
 
 
 def _plan_step(
@@ -290,7 +330,8 @@ def _plan_step(
     describing the same thing, else the first that fits; not where its number is a setting, ``_a_setting``).
     A ``TRY_ONCE`` list's steps are tries in any order: the first not yet taken, one that an avoid line
     lowers now (``avoided``) passed over for the next and taken once it is no longer lowered; where its
-    title says 'each then <action>', that action right after each try."""
+    title says 'each then <action>', that action right after each try; where none not yet taken is listed,
+    the way to one (``_way_to_a_try``)."""
     phrases = {label: _phrase(label) for label in labels if _tokens(label)}
     called = _called(observation) if observation else {}
     for steps, line in _plans(advice):
@@ -326,6 +367,8 @@ def _plan_step(
                 label = max(named, key=lambda label: len(_tokens(label)))
                 if not (tries and label in avoided):
                     return label, step
+        if tries and (way := _way_to_a_try(line, steps, done, phrases, observation, avoided)):
+            return way
     return None
 
 

@@ -311,7 +311,7 @@ def test_an_action_listed_only_after_a_step_is_offered_where_it_is_listed():
         {
             "name": "untried-later",
             "encode": [{"part": "effects"}],
-            "retrieve": [{"part": "untried", "params": {"later": True}}],
+            "retrieve": [{"part": "untried", "params": {"later": True, "ways": True}}],
         }
     )
     design, memory = _design(later), {}
@@ -320,10 +320,23 @@ def test_an_action_listed_only_after_a_step_is_offered_where_it_is_listed():
     nxt = {"goal": "Serve glazed carrots.", "observation": {"pantry": "carrot 9, leek 1"}}
     view = {**nxt, "observation_text": "Pantry: carrot 9, leek 1."}
     steps = _untried_steps(design["recall"](memory, view, None))
-    assert steps[:3] == ["chop carrot 4", "wash carrot 4", "put carrot 4 in pot"], steps
+    plain = {**later.retrieve[0].params, "ways": False}
+    bare = parse_genome(
+        {"name": "bare", "encode": [{"part": "effects"}], "retrieve": [{"part": "untried", "params": plain}]}
+    )
+    assert _untried_steps(_design(bare)["recall"](memory, view, None))[:2] == [
+        "chop carrot 4",
+        "wash carrot 4",
+    ]
+    ways = ["take carrot 4 then chop carrot 4", "take carrot 4 then wash carrot 4"]
+    assert steps[:3] == [*ways, "take carrot 4 then put carrot 4 in pot"], steps
     held = "You hold: carrot 9 (whole)."
     labels = ["wash carrot 9", "chop carrot 9", "put carrot 9 in pot", "take leek 1"]
     assert match_advice(f"{TITLE}{', '.join(steps)}.", held, labels).actions == {"chop carrot 9": 1.0}
+    pantry = ["take carrot 9", "look"]  # before the carrot is held, no try listed: the way to one
+    assert match_advice(f"{TITLE}{', '.join(steps)}.", view["observation_text"], pantry).actions == {
+        "take carrot 9": 1.0
+    }
     assert not {"chop carrot 4", "wash carrot 4"} & set(
         _untried_steps(_design()["recall"](memory, view, None))
     )

@@ -241,6 +241,14 @@ RETRIEVE_PARTS: tuple[Part, ...] = (
                 doc="then those listed at a start tried under this goal, fewest tries first",
             ),
             Param(
+                "ways",
+                "bool",
+                False,
+                doc="a try not listed at this task's start written after the action whose step listed it "
+                "before ('go to the cashier then pay the fee'): where no untried action is listed, the agent "
+                "takes the way to one",
+            ),
+            Param(
                 "trigger",
                 "bool",
                 True,

@@ -194,11 +194,14 @@ def encode_effects(memory, episode, tools, p, store):
         shown = called(label, names_of)
         listed[unnumbered(shown)] = shown
     later = memory.setdefault("effect_later", {})  # what a step of it brought into the list
-    for label in [
-        a for s in episode.get("steps") or [] for a in s.get("new_actions") or [] if isinstance(a, str)
-    ]:
-        shown = called(label, names_of)
-        later[unnumbered(shown)] = shown
+    ways = memory.setdefault("effect_way", {})  # and that step's action: the way to where it is listed
+    for raw in episode.get("steps") or []:
+        way = str((raw.get("action") or {}).get("text") or "")
+        for label in [a for a in raw.get("new_actions") or [] if isinstance(a, str)]:
+            shown = called(label, names_of)
+            later[unnumbered(shown)] = shown
+            if way:
+                ways[unnumbered(shown)] = called(way, names_of)
     counted, stage, moving = set(), 0, volatile(steps)  # stage: how often the score rose before a step
     quiet, done, risen = [], [], []  # in this episode: what did nothing; all taken; whose rise still holds
     taken, pending = set(), {}  # the actions before this step, as the text wrote them; those not judged yet
@@ -302,6 +305,7 @@ def encode_effects(memory, episode, tools, p, store):
     memory["effect_places"] = places[-cap:]
     memory["effect_listed"] = dict(list(listed.items())[-cap:])
     memory["effect_later"] = dict(list(later.items())[-cap:])
+    memory["effect_way"] = dict(list(ways.items())[-cap:])
     memory["effect_makers"] = capped_by(makers, cap, lambda v: sum(v.values()))
     memory["effect_forms"] = capped_by(forms, cap, lambda v: v["n"])
     ups = memory.get("effect_goal_ups") or {}

@@ -51,6 +51,18 @@ def every_instance(steps, listed):
     return [a if a is not None else next(rounds) for a in out]
 
 
+def _with_ways(steps, ways, here):
+    """Each try not listed at this task's start (``here``: its actions, numbers as '#') written after its way,
+    the action whose step listed it before ('go to the cashier then pay the fee'; ``effect_way``), unless
+    that way is one of the tries."""
+    out = []
+    for step in steps:
+        way = ways.get(unnumbered(step), "")
+        listed_here = unnumbered(step) in here
+        out.append(step if listed_here or not way or way in steps else way + " then " + step)
+    return out
+
+
 def retrieve_untried(memory, task, tools, p):
     """From ``effects``: the actions the agent was shown at the start of earlier tasks (with ``later``,
     then those a step of them brought into the list), never taken under this goal at the furthest stage
@@ -76,7 +88,9 @@ def retrieve_untried(memory, task, tools, p):
     A plan the agent's matcher reads after every other plan: where nothing learned names a step, the next
     action not yet tried and listed now, not the first listed (a small model's habit). Collection that
     follows it covers what the listings offer; a deployment task whose goal no collection reached starts
-    where earlier tasks did not look. Needs an environment that lists its actions (the task view's
+    where earlier tasks did not look. With ``ways``, a try not listed at this task's start is written after
+    the action whose step listed it before (``_with_ways``): where no try is listed where the agent stands,
+    the matcher takes the way to one. Needs an environment that lists its actions (the task view's
     ``actions``); three or more actions, or nothing (a shorter list is not read as a plan)."""
     gw = goal_words(task.get("goal", ""))
     this = unnumbered(goal_key(gw))
@@ -128,6 +142,8 @@ def retrieve_untried(memory, task, tools, p):
     if len(steps) < 3:
         return []
     steps = [s for s in steps if s != trigger]  # one try, then the action that shows what it did
+    if p.get("ways"):
+        steps = _with_ways(steps, memory.get("effect_way") or {}, {unnumbered(a) for a in own})
     title = "Not tried yet, each then " + trigger if trigger else "Not tried yet"
     return [{"kind": "untried", "title": title, "steps": steps}] + [
         {"kind": "avoid", "action": shown + " before " + first[shown]} for shown in steps if first.get(shown)
