@@ -175,18 +175,3 @@ def test_a_list_of_every_bin_said_under_one_setting_does_not_tie_them_all_to_it(
         assert want == before[name], (name, want, before[name])
     assert routed >= 2
 
-
-def test_a_kind_of_move_keeps_the_place_it_names():
-    """'ride the belt' stands for 'ride the belt empty' and 'ride the belt with the red crate' (one listed
-    at a time); 'go to' of 'go to the entrance hall' and 'go to window 2' names no place, so the plan keeps
-    the move as it was taken (a bare 'go to' step named nothing the matcher could take)."""
-    ns = _design()
-    listed = [
-        "go to the entrance hall",
-        "go to window 1",
-        "ride the belt empty",
-        "ride the belt with the red crate",
-    ]
-    table = {"listed": listed}
-    assert ns["_kind"](table, "go to the entrance hall") == "go to the entrance hall"
-    assert ns["_kind"](table, "ride the belt empty") == "ride the belt"

@@ -308,10 +308,11 @@ def _toggle_steps(table, now, want):
 def _kind(table, action, holding=False):
     """The words every listed action that begins like ``action`` (its first two words) shares from the start
     ('ride the belt' of 'ride the belt empty' and 'ride the belt with the red crate'): the agent's matcher
-    takes the one listed action that begins so. The action itself when no other begins so, or where the
-    shared words name nothing after the first ('go to' of 'go to the hall' and 'go to window 2'); its first
-    two words where it is taken ``holding`` a thing, as no game showed it (its last words may say what is
-    held)."""
+    takes the one listed action that begins so. The action itself when no other begins so; its first two
+    words where it is taken ``holding`` a thing, as no game showed it (its last words may say what is held).
+    'go to' of 'go to the hall' and 'go to window 2' names no listed action: the step is passed over (kept
+    as taken, 'go to the hall', the way back to where a permit office's tasks start cost its LLM-free probe
+    0.03 to 0.05 on three families, and changed nothing on five other environments)."""
     said = words(action)
     common = said
     for other in [words(a) for a in table.get("listed") or [] if _head(a) == _head(action)]:
@@ -322,8 +323,7 @@ def _kind(table, action, holding=False):
     content = [i for i, w in enumerate(said) if w.lower() not in STOP]
     if holding and common == said and len(content) > 2:
         common = said[: content[1] + 1]
-    named = sum(w.lower() not in STOP for w in common)  # 'go to' of 'go to the hall' names no place
-    return " ".join(common) if len(common) >= 2 and named >= 2 else action
+    return " ".join(common) if len(common) >= 2 else action
 
 
 def _most(counts):
