@@ -158,8 +158,8 @@ def _no_gateway(rest: str) -> ScriptedLLM:
     raise RuntimeError(f"no gateway configured for {rest}")
 
 
-@pytest.mark.parametrize("command", ["headroom", "run", "eval"])
-def test_a_provider_whose_factory_raises_is_one_line_naming_it(tmp_path, command):
+def _invoke_with_a_failing_provider(tmp_path, command: str, *extra: str):
+    """``atlas <command>`` with a provider whose factory raises, and ``extra`` options."""
     from typer.testing import CliRunner
 
     from atlas.cli import app
@@ -170,9 +170,15 @@ def test_a_provider_whose_factory_raises_is_one_line_naming_it(tmp_path, command
         "run": ["run", "--run-dir", str(tmp_path / "r"), "--quiet"],
         "eval": ["eval", "no_memory", "--run-dir", str(tmp_path / "r")],
     }[command]
-    res = CliRunner().invoke(app, [*args, "--model", "nogateway:x"], env={"COLUMNS": "200"})
+    res = CliRunner().invoke(app, [*args, *extra, "--model", "nogateway:x"], env={"COLUMNS": "200"})
     assert res.exit_code == 2 and isinstance(res.exception, SystemExit), res.output
     (line,) = [x for x in res.output.splitlines() if x.startswith("error:")]
+    return res, line
+
+
+@pytest.mark.parametrize("command", ["headroom", "run", "eval"])
+def test_a_provider_whose_factory_raises_is_one_line_naming_it(tmp_path, command):
+    res, line = _invoke_with_a_failing_provider(tmp_path, command)
     assert "'nogateway'" in line and "no gateway configured for x" in line and __name__ in line
     assert "Traceback" not in res.output
 
@@ -181,21 +187,7 @@ def test_a_provider_whose_factory_raises_is_one_line_naming_it(tmp_path, command
 def test_an_unknown_environment_is_refused_before_a_model_is_made(tmp_path, command):
     """The registry's message (known names, how a plug-in registers), before any model or game: the
     provider named here would raise if it were asked for a client."""
-    from typer.testing import CliRunner
-
-    from atlas.cli import app
-
-    register_provider("nogateway", _no_gateway)
-    args = {
-        "headroom": ["headroom", "--tasks", "1", "--conditions", "none"],
-        "run": ["run", "--run-dir", str(tmp_path / "r"), "--quiet"],
-        "eval": ["eval", "no_memory", "--run-dir", str(tmp_path / "r")],
-    }[command]
-    res = CliRunner().invoke(
-        app, [*args, "--env", "nosuchenv", "--model", "nogateway:x"], env={"COLUMNS": "200"}
-    )
-    assert res.exit_code == 2 and isinstance(res.exception, SystemExit), res.output
-    (line,) = [x for x in res.output.splitlines() if x.startswith("error:")]
+    res, line = _invoke_with_a_failing_provider(tmp_path, command, "--env", "nosuchenv")
     assert "unknown environment 'nosuchenv'" in line and "graphworld" in line and "ATLAS_PLUGINS" in line
     assert "no gateway" not in res.output and not (tmp_path / "r").exists()
 
