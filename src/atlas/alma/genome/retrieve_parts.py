@@ -245,7 +245,7 @@ RETRIEVE_PARTS: tuple[Part, ...] = (
                 "bool",
                 False,
                 doc="a try not listed at this task's start written after the action whose step listed it "
-                "before ('go to the cashier then pay the fee'): where no untried action is listed, the agent "
+                "before ('go to the shed then take the rake'): where no untried action is listed, the agent "
                 "takes the way to one",
             ),
             Param(

@@ -311,7 +311,7 @@ def _kind(table, action, holding=False):
     takes the one listed action that begins so. The action itself when no other begins so; its first two
     words where it is taken ``holding`` a thing, as no game showed it (its last words may say what is held).
     'go to' of 'go to the hall' and 'go to window 2' names no listed action: the step is passed over (kept
-    as taken, 'go to the hall', the way back to where a permit office's tasks start cost its LLM-free probe
+    as taken, 'go to the hall', the way back to where an office plug-in's tasks start cost its LLM-free probe
     0.03 to 0.05 on three families, and changed nothing on five other environments)."""
     said = words(action)
     common = said

@@ -53,7 +53,7 @@ def every_instance(steps, listed):
 
 def _with_ways(steps, ways, here):
     """Each try not listed at this task's start (``here``: its actions, numbers as '#') written after its way,
-    the action whose step listed it before ('go to the cashier then pay the fee'; ``effect_way``), unless
+    the action whose step listed it before ('go to the shed then take the rake'; ``effect_way``), unless
     that way is one of the tries."""
     out = []
     for step in steps:
