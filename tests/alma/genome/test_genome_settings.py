@@ -174,4 +174,3 @@ def test_a_list_of_every_bin_said_under_one_setting_does_not_tie_them_all_to_it(
         routed += 1
         assert want == before[name], (name, want, before[name])
     assert routed >= 2
-
