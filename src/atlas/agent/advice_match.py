@@ -285,14 +285,19 @@ def _plans(advice: str) -> list[tuple[list[str], str]]:
 def _titled_steps(line: str) -> list[str]:
     """The steps of a titled list ("Steps in order: a, b; c."): what follows the title, cut at commas; of a
     ``TRY_ONCE`` list, the tries without their ways (``_ways``)."""
-    steps = [part.strip(" .") for part in re.split(r"[;,]", line.partition(":")[2]) if part.strip(" .")]
+    steps = _written_steps(line)
     return [_WAY.split(s, maxsplit=1)[-1] for s in steps] if _is_try_list(line) else steps
+
+
+def _written_steps(line: str) -> list[str]:
+    """What follows a titled list's title, cut at commas and semicolons, as written."""
+    return [part.strip(" .") for part in re.split(r"[;,]", line.partition(":")[2]) if part.strip(" .")]
 
 
 def _ways(line: str) -> dict[str, str]:
     """``{try: way}`` for each try of a ``TRY_ONCE`` line written with its way ('go to the cashier then pay
     the fee': the action whose step listed the try before)."""
-    parts = [_WAY.split(part.strip(" ."), maxsplit=1) for part in re.split(r"[;,]", line.partition(":")[2])]
+    parts = [_WAY.split(step, maxsplit=1) for step in _written_steps(line)]
     return {p[1]: p[0] for p in parts if len(p) == 2}
 
 
