@@ -303,6 +303,26 @@ def test_a_simulator_that_hangs_twice_ends_the_episode_as_failed(env):
     assert env.failure is None and env.observe()["actions"]
 
 
+@pytest.mark.scienceworld
+@pytest.mark.skipif(MISSING is not None, reason=str(MISSING))
+def test_java_objects_freed_after_a_kill_log_nothing(caplog):
+    """A Java object collected after its simulator was killed (at the end of a run, say) must not
+    make py4j dial the dead JVM and log a "Connection refused" traceback."""
+    import gc
+    import logging
+
+    from atlas.envs.scienceworld.simulator import Simulator
+
+    sim = Simulator()
+    names = sim.call(lambda server: server.getTaskNames())
+    assert len(names) > 10
+    with caplog.at_level(logging.DEBUG, logger="py4j"):
+        sim.kill("test")
+        del names
+        gc.collect()
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING], caplog.text
+
+
 def _java_children() -> set[int]:
     """Process ids of this process's child processes that run ``java`` (Linux ``/proc``)."""
     import os

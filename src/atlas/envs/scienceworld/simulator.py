@@ -126,9 +126,8 @@ class Simulator:
                 proc.wait(timeout=10)
         env = getattr(self, "_env", None)
         if env is not None:
-            gateway = env._gateway
             env.close = lambda: None  # its __del__ would talk to the dead JVM
-            threading.Thread(target=_quiet_shutdown, args=(gateway,), daemon=True).start()
+            _disconnect(env._gateway._gateway_client)
         self._pool.shutdown(wait=False, cancel_futures=True)
 
 
@@ -138,9 +137,13 @@ def _java_error() -> type[BaseException]:
     return Py4JJavaError
 
 
-def _quiet_shutdown(gateway: Any) -> None:
+def _disconnect(client: Any) -> None:
+    """Mark py4j's client of a killed JVM as disconnected and close its sockets. Without this the
+    finalizer of every Java object still held would dial the dead JVM and log a "Connection
+    refused" traceback at ERROR (py4j skips the call once the client is not connected)."""
+    client.is_connected = False
     with contextlib.suppress(Exception):
-        gateway.shutdown()
+        client.close()
 
 
 class SimulatorPool:
