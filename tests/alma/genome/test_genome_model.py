@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import json
+import re
 
 import pytest
 
@@ -194,6 +195,26 @@ def test_unknown_part_message_lists_the_known_parts():
         parse_genome(
             {"encode": [{"part": "transitions"}], "retrieve": [{"part": "route", "params": {"k": 1}}]}
         )
+
+
+@pytest.mark.parametrize(
+    ("data", "said"),
+    [
+        (
+            {"parts": []},
+            "parts: not a field here; the fields are version, name, encode, store, retrieve, render",
+        ),
+        (
+            {"encode": [{"part": "effects", "param": {}}]},
+            "encode[0].param: not a field here; the fields are part, params",
+        ),
+        ({"render": {"part": "lines", "x": 1}}, "render.x: not a field here; the fields are part, params"),
+        ({"store": {"size": 3}}, "store.size: not a field here; the fields are recent, cap, decay"),
+    ],
+)
+def test_a_field_of_no_genome_names_the_fields_there_are(data, said):
+    with pytest.raises(InvalidInputError, match=re.escape(said)):
+        parse_genome(data)
 
 
 def test_unreadable_genome_files(tmp_path):
