@@ -23,3 +23,12 @@ def test_a_config_written_before_the_setting_resumes_with_the_weight_of_then(tmp
     data.pop("advice_weight")
     path.write_text(json.dumps(data))
     assert AlmaConfig.load(path).advice_weight == ADVICE_WEIGHT_BEFORE == 3.0
+
+
+def test_a_setting_of_no_name_says_the_closest():
+    import pytest
+
+    from atlas.errors import ConfigError
+
+    with pytest.raises(ConfigError, match=r"max_minute: not a field here \(did you mean max_minutes\?\)"):
+        AlmaConfig.build(max_minute=3)

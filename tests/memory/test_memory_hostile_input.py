@@ -62,6 +62,11 @@ def _clean_exit(res, code: int = 2) -> str:
             "task.description: contains a lone surrogate",
         ),
         (json.dumps({**GOOD, "metadata": {"r": float("nan")}}), "metadata.r: nan is not a finite number"),
+        (
+            json.dumps({**GOOD, "steps": [{"action": "go", "observation": "ok", "reward": 1}]}),
+            "steps.0.reward: not a field here; the fields are action, observation,",
+        ),
+        (json.dumps({**GOOD, "task": {**GOOD["task"], "colour": 1}}), "task.colour: not a field here"),
     ],
 )
 def test_store_rejects_bad_files_and_writes_nothing(tmp_path, content, expected):

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from atlas.core import jsonsafe
+from atlas.core.fields import not_a_field
 from atlas.core.types import Step, Task, Trajectory
 from atlas.errors import InvalidInputError, LLMResponseError
 
@@ -21,6 +22,12 @@ M = TypeVar("M", bound=BaseModel)
 
 def _field_path(loc: tuple[Any, ...]) -> str:
     return ".".join(str(p) for p in loc) or "<root>"
+
+
+def _problem(root: type[BaseModel], err: Any) -> str:
+    loc = tuple(err["loc"])
+    said = not_a_field(root, loc) if err["type"] == "extra_forbidden" else err["msg"]
+    return f"{_field_path(loc)}: {said}"
 
 
 def _unstorable(value: Any, path: str) -> str | None:
@@ -124,7 +131,7 @@ def validate_trajectory(value: Any) -> Trajectory:
             check_score_field(value)
             return check_storable(Trajectory.model_validate(value))
     except ValidationError as exc:
-        problems = "; ".join(f"{_field_path(tuple(e['loc']))}: {e['msg']}" for e in exc.errors()[:5])
+        problems = "; ".join(_problem(Trajectory, e) for e in exc.errors()[:5])
         raise InvalidInputError(f"invalid trajectory: {problems}") from exc
     raise InvalidInputError(
         f"invalid trajectory: expected Trajectory, dict or JSON, got {type(value).__name__}"
@@ -141,7 +148,7 @@ def validate_task(value: Any) -> Task:
         if isinstance(value, dict):
             return Task.model_validate(value)
     except ValidationError as exc:
-        problems = "; ".join(f"{_field_path(tuple(e['loc']))}: {e['msg']}" for e in exc.errors()[:5])
+        problems = "; ".join(_problem(Task, e) for e in exc.errors()[:5])
         raise InvalidInputError(f"invalid task: {problems}") from exc
     raise InvalidInputError(f"invalid task: expected Task, dict or str, got {type(value).__name__}")
 

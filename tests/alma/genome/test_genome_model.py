@@ -206,7 +206,7 @@ def test_unknown_part_message_lists_the_known_parts():
         ),
         (
             {"encode": [{"part": "effects", "param": {}}]},
-            "encode[0].param: not a field here; the fields are part, params",
+            "encode[0].param: not a field here (did you mean params?); the fields are part, params",
         ),
         ({"render": {"part": "lines", "x": 1}}, "render.x: not a field here; the fields are part, params"),
         ({"store": {"size": 3}}, "store.size: not a field here; the fields are recent, cap, decay"),

@@ -21,6 +21,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from atlas.alma.genome.catalog import ROLES, STORE_DEFAULTS, STORE_PARAMS, Param, Part, part
+from atlas.core.fields import not_a_field
 from atlas.errors import InvalidInputError
 
 GENOME_VERSION = 1
@@ -177,18 +178,13 @@ def _check_value(param: Param, value: Any) -> str:
     return "" if len(value) <= MAX_TEXT else f"longer than {MAX_TEXT} characters"
 
 
-#: Which model a field's path lies in, by the path's length ('encode[0].x': 3): 0 for the store's.
-_MODEL_OF: dict[int, type[BaseModel]] = {0: Store, 1: Genome, 2: PartUse, 3: PartUse}
-
-
 def _problem(err: dict[str, Any]) -> str:
     field = "".join(f"[{x}]" if isinstance(x, int) else f".{x}" for x in err["loc"]).lstrip(".") or "genome"
     msg = str(err["msg"]).removeprefix("Value error, ")
     if msg.startswith(("encode[", "retrieve[", "render")):
         return msg
     if err["type"] == "extra_forbidden":
-        model = _MODEL_OF.get(len(err["loc"]) if err["loc"][0] != "store" else 0, Genome)
-        return f"{field}: not a field here; the fields are {', '.join(model.model_fields)} (docs/genome.md)"
+        return f"{field}: {not_a_field(Genome, tuple(err['loc']))} (docs/genome.md)"
     got = "" if err["type"] == "missing" else f" (got {err['input']!r})"
     return f"{field}: {msg}{got}"
 

@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from atlas.agent.advice_match import ADVICE_WEIGHT, ADVICE_WEIGHT_BEFORE
 from atlas.core import jsonsafe
+from atlas.core.fields import not_a_field
 from atlas.envs.registry import DEFAULT_ENV
 from atlas.errors import ConfigError, InvalidInputError
 from atlas.infra.safe_read import read_limited
@@ -326,7 +327,11 @@ def _env_settings() -> set[str]:
 def _problem(err: Any) -> str:
     """One pydantic error as ``field: message (got value)``."""
     field = ".".join(str(x) for x in err["loc"]) or "settings"
-    got = "" if err["type"] in ("extra_forbidden", "value_error") else f" (got {err['input']!r})"
+    if err["type"] == "extra_forbidden":
+        return (
+            f"{field}: {not_a_field(AlmaConfig, tuple(err['loc']))} (`atlas run --help` lists the settings)"
+        )
+    got = "" if err["type"] == "value_error" else f" (got {err['input']!r})"
     return f"{field}: {err['msg']}{got}"
 
 
