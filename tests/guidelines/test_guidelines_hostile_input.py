@@ -62,6 +62,10 @@ def _call(tid: str, name: str = "look", args: str = "{}") -> dict:
             ],
             "args.x",
         ),
+        (
+            {**GOOD, "steps": [{"action": "look", "observation": "a room", "reward": 1}]},
+            "steps[0].reward: not a field here; the fields are action, observation,",
+        ),
     ],
 )
 def test_bad_values_are_refused_naming_the_field(data, field):

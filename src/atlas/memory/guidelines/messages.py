@@ -10,6 +10,7 @@ from pydantic import ValidationError
 from pydantic_core import ErrorDetails
 
 from atlas.core import jsonsafe
+from atlas.core.fields import not_a_field
 from atlas.core.types import Step, Task, Trajectory
 from atlas.errors import InvalidInputError
 from atlas.memory.common import check_score_field, check_size, check_storable, check_success_field
@@ -30,7 +31,12 @@ def _validation_error(exc: ValidationError, prefix: str = "") -> InvalidInputErr
     field = _loc(first)
     field = f"{prefix}.{field}" if prefix and field != "trajectory" else (prefix or field)
     more = f" (+{len(exc.errors()) - 1} more)" if len(exc.errors()) > 1 else ""
-    return InvalidInputError(f"{field}: {first.get('msg', 'invalid')}{more}")
+    said = (
+        not_a_field(Trajectory, tuple(first["loc"]))
+        if first.get("type") == "extra_forbidden"
+        else first.get("msg", "invalid")
+    )
+    return InvalidInputError(f"{field}: {said}{more}")
 
 
 def looks_like_error(text: str) -> bool:
