@@ -255,3 +255,32 @@ def test_text_after_the_genome_object_is_ignored(tmp_path, embedder):
     child = next(c for c in evolved(archive) if c.search.operator == "llm_edit")
     assert child.search.operator_notes == []
     assert child.search.candidates[0].key == parse_genome({"name": "x", **EDIT}).key
+
+
+def test_once_the_agent_check_refuted_two_generations_a_refuted_candidate_is_played(
+    tmp_path, embedder, monkeypatch
+):
+    """Where the probe with memory from the task agent's own games refutes every candidate (made to here:
+    it probes 0), the first generation it refutes is screened out; the second plays a refuted candidate
+    whose screening beat the bar, the one whose own collection went furthest; then the count starts
+    again. Generations the screening itself screened out do not count."""
+    from atlas.alma.search import genome_step
+
+    async def refutes(self, design, own):
+        return {"probe_score": 0.0, "steered": 0.0, "solved": 0}
+
+    monkeypatch.setattr(genome_step.GenomeStep, "_own_probe", refutes)
+    children = evolved(search(tmp_path, embedder, json.dumps(EDIT), iterations=7))
+    refuted = [c for c in children if c.search.agent_probe is not None or c.search.played_refuted]
+    assert len(refuted) >= 3, [c.errors for c in children]
+    first, second, third = refuted[:3]
+    assert first.status == "invalid" and "with the task agent's own collection" in first.errors[0]
+    assert not first.search.played_refuted
+    assert second.status != "invalid" and second.search.played_refuted, second.errors
+    eligible = [r for r in second.search.checked if r.screen_score > second.search.probe_bar]
+    furthest = max(r.collection_reached or 0.0 for r in eligible)
+    chosen = next(r for r in eligible if parse_genome(r.genome).key == entry_genome(second).key)
+    assert chosen.collection_reached == furthest
+    assert chosen.screen_score == max(r.screen_score for r in eligible if r.collection_reached == furthest)
+    assert third.status == "invalid" and not third.search.played_refuted
+    assert all(c.search.played_refuted is None for c in children if c not in refuted)

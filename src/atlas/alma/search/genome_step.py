@@ -72,6 +72,35 @@ def probe_bar(archive: Archive, probes: dict[str, float]) -> float:
     return max(probes.get(e.id, 0.0) for e in ties)
 
 
+#: Generations whose best candidate moved the screening and that the agent check refuted, since the last
+#: design played, after which the next such candidate is played anyway. The check probes with memory from
+#: the task agent's own collection games, and the probe stops where the advice names nothing; the agent
+#: plays on. On ScienceWorld every check probed 0.000 (docs/results/search-scienceworld-own-collection),
+#: though the 0.5B with a genome of the same parts, from its own games, beat no memory on the test
+#: variations (docs/results/eval-scienceworld-effects-route).
+REFUTED_TO_PLAY = 2
+
+
+def refuted_since_played(archive: Archive) -> int:
+    """How many generations since the last design played were screened out by the agent check (an
+    ``invalid`` entry whose record holds the check's probe); those the screening itself screened out do
+    not count."""
+    count = 0
+    for entry in reversed(list(archive)):
+        if entry.origin != "meta":
+            continue
+        if entry.status != "invalid":
+            break
+        count += entry.search is not None and entry.search.agent_probe is not None
+    return count
+
+
+def played_refuted(c: Candidate) -> tuple[float, float, float, int]:
+    """The order of the refuted candidates to play: how far the task agent's own games with its advice
+    reached, then the screening's order."""
+    return (c.collection_reached or 0.0, *screening_rank(c))
+
+
 class GenomeStep:
     """Makes the child of a genome generation (screening included) and records probe scores."""
 
@@ -243,7 +272,9 @@ class GenomeStep:
     ) -> tuple[ArchiveEntry, str]:
         """A genome generation: candidates by ``operator``, screened by the advice probe (no LLM), the
         best few checked with the task agent's own collection; the best of those is played by the task
-        agent when its probe beats the best played design's (``probe_bar``)."""
+        agent when its probe beats the best played design's (``probe_bar``). Once the check has refuted the
+        best of ``REFUTED_TO_PLAY`` generations since a design was played, a refuted one whose screening
+        beat the bar is played anyway (``played_refuted``): the task agent, not the probe, then decides."""
         rec, archive, cfg = self.rec, self.rec.archive, self.rec.config
         child_id = archive.next_id()
         with_genome = [(p, entry_genome(p)) for p in parents]
@@ -328,7 +359,20 @@ class GenomeStep:
         record.probe_bar, record.probe_kind = bar, self.probe_kind()
         for note in notes:
             rec.emit("operator.fallback", generation=generation, note=note)
-        if best is None or not good_enough(best):
+        refuted = [c for c in checked if not c.error and c.probe_score > bar]
+        if (
+            best is not None
+            and not good_enough(best)
+            and refuted
+            and refuted_since_played(archive) + 1 >= REFUTED_TO_PLAY
+        ):
+            best = max(refuted, key=played_refuted)  # the probe cannot tell them apart: the task agent will
+            record.played_refuted = True
+            rec.progress.line(
+                f"{'play':9} {name}: the agent check refuted the best of {REFUTED_TO_PLAY} generations since a design "
+                "was played; the task agent plays the refuted one whose own collection went furthest"
+            )
+        elif best is None or not good_enough(best):
             return self._screened_out(generation, parents, child_id, name, best, bar, len(screened), record)
         design = genome_design(
             best.genome, name=name, id=child_id, parent_ids=[p.id for p in parents], origin="meta"

@@ -107,6 +107,8 @@ class SearchRecord(_Record):
     probe_kind: ProbeKind | None = None  # how ``probe_score`` was measured (None: not recorded)
     agent_probe: float | None = None  # a screened-out child's best probe with the agent's games
     probe_bar: float | None = None  # the probe a candidate had to beat to be played
+    # played though the agent check refuted it (``REFUTED_TO_PLAY`` generations refuted since one was played)
+    played_refuted: bool | None = None
 
     @property
     def screened_with(self) -> ProbeKind:
