@@ -173,3 +173,18 @@ def test_a_run_from_before_genomes_still_gets_its_report(tmp_path: Path):
     _png_size(paths.operators_png)
     assert paths.operators_svg.stat().st_size > 0
     assert not (OLD_RUN / "report" / "operators.png").exists()  # the committed folder is left alone
+
+
+def test_a_best_design_played_though_the_agent_check_refuted_it_says_so(
+    genome_best_run: Path, tmp_path: Path
+):
+    before = _section(write_report(genome_best_run, tmp_path / "before").markdown.read_text(), "Best design")
+    assert "refuted" not in before
+
+    def refuted(data: dict) -> None:
+        child = next(e for e in data["entries"] if (e.get("search") or {}).get("operator") == "llm_edit")
+        child["search"]["played_refuted"] = True
+
+    edit_archive(genome_best_run, refuted)
+    md = write_report(genome_best_run, tmp_path / "out").markdown.read_text()
+    assert "(played though the agent check refuted it)" in _section(md, "Best design")

@@ -143,6 +143,22 @@ def test_a_run_from_before_genomes_is_served_without_errors(old_url: str):
         assert d["operator"] in (None, "write", "edit", "crossover")
 
 
+def test_a_design_played_though_the_agent_check_refuted_it_says_so(genome_run: Path, tmp_path: Path):
+    run_dir = tmp_path / "run"
+    shutil.copytree(genome_run, run_dir)
+    child = _by_operator(genome_run, "llm_edit")
+
+    def refuted(data: dict[str, Any]) -> None:
+        for e in data["entries"]:
+            if e["id"] == child.id:
+                e["search"]["played_refuted"] = True
+
+    edit_archive(run_dir, refuted)
+    with ViewerThread(run_dir) as url:
+        views = {e.id: get(url + f"api/design/{e.id}")[1] for e in Archive.load(run_dir).entries}
+    assert {i for i, d in views.items() if d["played_refuted"]} == {child.id}
+
+
 def test_a_damaged_genome_and_metadata_are_shown_not_fatal(genome_run: Path, tmp_path: Path):
     run_dir = tmp_path / "run"
     shutil.copytree(genome_run, run_dir)

@@ -395,6 +395,8 @@ def _genome_block(entry: dict[str, Any]) -> list[str]:
         ]
     how = f", made by `{entry['operator']}`" if entry["operator"] else ""
     probe = f", advice probe {_f(entry['probe_score'])}" if entry["probe_score"] is not None else ""
+    if entry.get("played_refuted"):
+        probe += " (played though the agent check refuted it)"
     return [f"Its genome{how}{probe}, one line per part:", "", *_fenced(entry["genome_lines"]), ""]
 
 

@@ -489,6 +489,8 @@ def _normalize_entry(raw: dict[str, Any], root: Path, warnings: list[str]) -> di
         "probe_score": _num(search.get("probe_score")),
         "steered": _num(search.get("steered")),
         "probe_bar": _num(search.get("probe_bar")),
+        # played though the agent check refuted it (``genome_step.REFUTED_TO_PLAY``)
+        "played_refuted": search.get("played_refuted") is True,
         "candidates": [safe_data(c) for c in candidates if isinstance(c, dict)]
         if isinstance(candidates, list)
         else [],

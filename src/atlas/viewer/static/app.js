@@ -529,6 +529,7 @@ function renderDesign(changed) {
   if (d.probe_score !== null) meta.push(el("span", { class: "chip", "data-testid": "probe" }, el("b", { text: "advice probe" }), " " + fmt(d.probe_score, 3)));
   if (d.candidates.length) meta.push(el("span", { class: "chip" }, el("b", { text: "screened" }), ` ${d.candidates.length} candidate${d.candidates.length === 1 ? "" : "s"}`));
   if (d.beat_parent !== null) meta.push(el("span", { class: "chip" }, el("b", { text: "beat parent" }), d.beat_parent ? " yes" : " no"));
+  if (d.played_refuted) meta.push(el("span", { class: "chip", "data-testid": "played-refuted", title: "The agent check refuted every candidate of two generations since a design was played; this one was played anyway." }, el("b", { text: "played" }), " though the agent check refuted it"));
   $("design-meta").replaceChildren(...meta);
   renderGenome(d);
   const sc = (label, v, signed) => el("div", { class: "score" }, el("div", { class: "score-label", text: label }), el("div", { class: "score-value " + (signed && v !== null ? (v >= 0 ? "pos" : "neg") : ""), text: signed ? fmtSigned(v) : fmt(v) }));
