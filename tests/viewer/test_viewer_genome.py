@@ -9,6 +9,7 @@ import json
 import shutil
 import urllib.error
 import urllib.request
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -143,46 +144,49 @@ def test_a_run_from_before_genomes_is_served_without_errors(old_url: str):
         assert d["operator"] in (None, "write", "edit", "crossover")
 
 
-def test_a_design_played_though_the_agent_check_refuted_it_says_so(genome_run: Path, tmp_path: Path):
+def _edit_child_search(
+    genome_run: Path, tmp_path: Path, change: Callable[[dict[str, Any]], None]
+) -> tuple[Path, Any]:
+    """A copy of the run whose ``llm_edit`` child's search record is edited by ``change``; every other
+    entry is left as it was."""
     run_dir = tmp_path / "run"
     shutil.copytree(genome_run, run_dir)
     child = _by_operator(genome_run, "llm_edit")
 
-    def refuted(data: dict[str, Any]) -> None:
+    def edit(data: dict[str, Any]) -> None:
         for e in data["entries"]:
             if e["id"] == child.id:
-                e["search"]["played_refuted"] = True
+                change(e["search"])
 
-    edit_archive(run_dir, refuted)
+    edit_archive(run_dir, edit)
+    return run_dir, child
+
+
+def test_a_design_played_though_the_agent_check_refuted_it_says_so(genome_run: Path, tmp_path: Path):
+    run_dir, child = _edit_child_search(genome_run, tmp_path, lambda s: s.update(played_refuted=True))
     with ViewerThread(run_dir) as url:
         views = {e.id: get(url + f"api/design/{e.id}")[1] for e in Archive.load(run_dir).entries}
     assert {i for i, d in views.items() if d["played_refuted"]} == {child.id}
 
 
 def test_a_damaged_genome_and_metadata_are_shown_not_fatal(genome_run: Path, tmp_path: Path):
-    run_dir = tmp_path / "run"
-    shutil.copytree(genome_run, run_dir)
-    child = _by_operator(genome_run, "llm_edit")
+    def damage(search: dict[str, Any]) -> None:
+        search["genome"]["render"] = {"part": "lines", "params": {"no_such": 1}}
+        search["probe_score"] = "high"
+        search["candidates"] = [1, {"key": "\ud800x"}]
+        search["checked"] = [  # a logs path out of the run folder is not served
+            "x",
+            {"genome": "?", "logs": "logs/../../outside", "agent_probe": "?"},
+            {"genome": {"retrieve": [{"part": "route"}, 3]}, "logs": "logs/x-check1", "agent_probe": 0.5},
+        ]
 
-    def damage(data: dict[str, Any]) -> None:
+    def spoil_mutate(data: dict[str, Any]) -> None:
         for e in data["entries"]:
-            if e["id"] == child.id:
-                e["search"]["genome"]["render"] = {"part": "lines", "params": {"no_such": 1}}
-                e["search"]["probe_score"] = "high"
-                e["search"]["candidates"] = [1, {"key": "\ud800x"}]
-                e["search"]["checked"] = [  # a logs path out of the run folder is not served
-                    "x",
-                    {"genome": "?", "logs": "logs/../../outside", "agent_probe": "?"},
-                    {
-                        "genome": {"retrieve": [{"part": "route"}, 3]},
-                        "logs": "logs/x-check1",
-                        "agent_probe": 0.5,
-                    },
-                ]
-            elif (e["search"] or {}).get("operator") == "mutate":
+            if (e["search"] or {}).get("operator") == "mutate":
                 e["search"] = e["metadata"] = "not a dict"
 
-    edit_archive(run_dir, damage)
+    run_dir, child = _edit_child_search(genome_run, tmp_path, damage)
+    edit_archive(run_dir, spoil_mutate)
     with ViewerThread(run_dir) as url:
         status, run = get(url + "api/run")
         assert status == 200
