@@ -36,7 +36,7 @@ if TYPE_CHECKING:
 PROBE_FIRST = 2  # probe tasks every candidate plays; the rest only after it solved or scored one
 # While no candidate of a screening has scored, every candidate plays every probe task: where memory
 # helps only tasks that start where its collection looked, two tasks see nothing. Evidence: on the
-# ScienceWorld run's tasks (docs/results/search-scienceworld-longest-0.5b), 32 mutations of
+# ScienceWorld run's tasks (docs/results/history/search-scienceworld-longest-0.5b.tar.xz), 32 mutations of
 # trajectory_retrieval, 8 probed above 0 playing every task and none two first (2.4x the time;
 # ``benchmarks/bench_screening.py --compare probe-first``).
 PROBE_ALL_WHILE_FLAT = True
