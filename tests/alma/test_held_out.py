@@ -14,6 +14,7 @@ from atlas.alma.evaluate.harness import held_out_tasks, run_tasks
 from atlas.alma.search.held_out import HeldOut, estimate_s, reserve_s, to_test
 from atlas.alma.state.archive import Archive
 from atlas.alma.state.config import AlmaConfig
+from atlas.alma.state.run_dir import read_jsonl
 from atlas.core.types import Task
 from atlas.envs.graphworld.env import GraphWorldEnv
 from atlas.errors import ConfigError
@@ -97,6 +98,12 @@ def test_the_search_ends_with_its_result_on_held_out_test_tasks(searched):
         assert d.vs_no_memory is not None and d.vs_no_memory["n"] == len(held.tasks)
         diff = sum(d.per_task[t] - held.no_memory[t] for t in held.tasks) / len(held.tasks)
         assert d.vs_no_memory["mean"] == pytest.approx(diff)
+    # what each played on the test tasks is kept, as for the tasks it was chosen on
+    for logs in [held.no_memory_logs, *(d.logs for d in held.designs)]:
+        assert logs is not None
+        rows = read_jsonl(run / logs / "episodes.jsonl")
+        assert sorted(r["task_id"] for r in rows if r["phase"] == "deployment") == sorted(held.tasks)
+        assert (run / logs / "debug_log.txt").read_text().strip()
     # saved with the archive, read back, and in the report
     again = Archive.load(run / "archive.json")
     assert again.held_out == archive.held_out

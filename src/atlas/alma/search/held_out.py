@@ -48,6 +48,7 @@ class TestedDesign(BaseModel):
     per_task: dict[str, float] = Field(default_factory=dict)
     status: str = "ok"
     errors: list[str] = Field(default_factory=list)
+    logs: str | None = None  # its games on the test tasks, under the run folder (``logs/<id>-test``)
 
 
 class HeldOut(BaseModel):
@@ -59,6 +60,7 @@ class HeldOut(BaseModel):
     designs: list[TestedDesign]
     archive_size: int  # the archive it was measured on: a resumed run that adds designs measures again
     duration_s: float = 0.0
+    no_memory_logs: str | None = None  # no memory's games on the test tasks (``logs/no-memory-test``)
 
     @property
     def no_memory_score(self) -> float:
@@ -186,6 +188,13 @@ def _scores(ev: Evaluation) -> dict[str, float]:
     return {r.task_id: float(r.score) for r in ev.deployment}
 
 
+def _write_test_logs(rec: Recorder, logs_id: str, name: str, origin: str, ev: Evaluation) -> str:
+    """A design's games on the test tasks, kept like those it was chosen on (``logs/<logs_id>/``), so
+    what the agent did there can be read back."""
+    entry = {"id": logs_id, "name": name, "origin": origin, "phase": "test tasks"}
+    return rec.write_evaluation_logs(logs_id, entry, ev)
+
+
 async def score_on_test(rec: Recorder, tasks: list[Task], source: str, n: int) -> HeldOut:
     """Play no memory and ``to_test(rec.archive, n)`` on ``tasks`` (each design's memory learned from
     the run's collection tasks, replayed from the model's cache where the run played them) and compare."""
@@ -199,13 +208,19 @@ async def score_on_test(rec: Recorder, tasks: list[Task], source: str, n: int) -
     with showing(rec.progress, "no memory (test tasks)", len(tasks)):
         base_ev = await rec.executor.evaluate(no_memory_design(rec.archive), [], tasks)
     base = _scores(base_ev)
+    no_memory_logs = _write_test_logs(rec, "no-memory-test", "no_memory", "no memory", base_ev)
     chosen = entries[0].id if entries else None
     tested = []
     for e in entries:
         with showing(rec.progress, f"{e.name} (test tasks)", len(rec.collection_tasks) + len(tasks)):
             ev = await rec.executor.evaluate(design_of(e), rec.collection_tasks, tasks)
         row = TestedDesign(
-            id=e.id, name=e.name, origin=e.origin, chosen=e.id == chosen, validation=e.vs_no_memory
+            id=e.id,
+            name=e.name,
+            origin=e.origin,
+            chosen=e.id == chosen,
+            validation=e.vs_no_memory,
+            logs=_write_test_logs(rec, f"{e.id}-test", e.name, e.origin, ev),
         )
         if ev.status == "ok":
             got = _scores(ev)
@@ -226,6 +241,7 @@ async def score_on_test(rec: Recorder, tasks: list[Task], source: str, n: int) -
         designs=tested,
         archive_size=len(rec.archive),
         duration_s=round(time.perf_counter() - t0, 3),
+        no_memory_logs=no_memory_logs,
     )
     rec.emit(
         "held_out.stop",

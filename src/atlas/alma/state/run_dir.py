@@ -7,6 +7,7 @@ runs/<name>/run_clock.json     the run's time, ticked while it runs (a killed ru
 runs/<name>/designs/<id>.py    each design's source
 runs/<name>/logs/<id>/         debug_log.txt, calls.jsonl, episodes.jsonl
 runs/<name>/logs/<id>-check<n>/  the same for a genome the agent check measured: its collection games
+runs/<name>/logs/<id>-test/    the same for a design's games on the held-out test tasks (no-memory-test: no memory's)
 """
 
 from __future__ import annotations
