@@ -260,6 +260,51 @@ def test_a_command_the_environment_refused_does_not_clear_a_kind_that_ends_tasks
     )
 
 
+def test_a_kind_no_game_took_is_offered_last():
+    """Real ScienceWorld texts (a lifespan task, seed 9173): the collection games opened, picked up and
+    looked in things but never focused, and a wrong focus ends the task. In another room, the untried plan
+    offers the kinds games took first and those none took last (the focuses, then a wait, past the six
+    steps kept); with ``unseen_last`` off, in the order they were listed (a focus first)."""
+    goal = "Your task is to find the animal with the longest life span. Focus on the animal."
+    bedroom = "This room is called the bedroom. In it, you see: a bed, a closet (closed), a pillow."
+    listed = ["look around", "open door to hallway", "focus on bed", "pick up pillow", "open closet"]
+    listed += ["look in bed", "wait"]
+    played = [
+        _step("open closet", "The closet is now open.", 0.0),
+        _step("pick up pillow", "You move the pillow to the inventory.", 0.0),
+        _step("look in bed", "Inside the bed is: a pillow.", 0.0),
+    ]
+    task = {"goal": goal, "observation": {"text": bedroom}}
+    design, memory = _design(), {}
+    design["update"](memory, _episode(task, bedroom, listed, played, 0.0), None)
+    bathroom = "This room is called the bathroom. In it, you see: a bathtub, a glass cup, a door."
+    view = {
+        "goal": goal,
+        "observation": {"text": bathroom},
+        "observation_text": bathroom,
+        "actions": ["focus on bathtub", "open door to kitchen", "focus on glass cup", "pick up glass cup"],
+    }
+    genome = parse_genome(
+        {
+            "name": "untried-six",
+            "encode": [{"part": "effects"}],
+            "retrieve": [{"part": "untried", "params": {"max_steps": 6}}],
+        }
+    )
+    steps = _untried_steps(_design(genome)["recall"](memory, view, None))
+    assert steps == [
+        "open door to kitchen",
+        "pick up glass cup",
+        "look around",
+        "open door to hallway",
+        "focus on bathtub",
+        "focus on glass cup",
+    ], steps
+    genome.retrieve[0].params["unseen_last"] = False
+    listed_order = _untried_steps(_design(genome)["recall"](memory, view, None))
+    assert listed_order[:3] == ["focus on bathtub", "open door to kitchen", "focus on glass cup"]
+
+
 def test_what_was_tried_only_before_a_later_stage_is_offered_again():
     """Stages must come in order: the blue switch refused before the red one raised the score, so it is
     offered again (it may be the next stage's); the red one raised the score (the learned plans name it),
@@ -344,7 +389,8 @@ def test_an_action_listed_only_after_a_step_is_offered_where_it_is_listed():
 
 def test_the_goals_things_come_first():
     """Of the actions never tried, those on what the goal names come first (a word of every goal is its
-    form, not a thing); without ``goal_first``, in the order they were listed."""
+    form, not a thing), a kind a game took ('go') before one no game took ('take'); without
+    ``goal_first``, in the order they were listed."""
     listed = ["take lamp", "take rope", "take box", "go to cellar", "go to attic", "go to hall"]
     view = {"observation": {"location": "hall", "items": ["lamp", "rope", "box"]}}
     first = {"goal": "Bring the box to the cellar.", **view}
@@ -353,12 +399,12 @@ def test_the_goals_things_come_first():
     design["update"](memory, _episode(first, "You are in the hall.", listed, walked, 0.0), None)
     task = {"goal": "Bring the rope to the attic.", **view, "observation_text": "You are in the hall."}
     steps = _untried_steps(design["recall"](memory, task, None))
-    assert steps[:3] == ["take rope", "go to attic", "take lamp"], steps
+    assert steps[:3] == ["go to attic", "take rope", "go to cellar"], steps
     blind = parse_genome(
         {
             "name": "untried-in-order",
             "encode": [{"part": "effects"}],
-            "retrieve": [{"part": "untried", "params": {"goal_first": False}}],
+            "retrieve": [{"part": "untried", "params": {"goal_first": False, "unseen_last": False}}],
         }
     )
     assert _untried_steps(_design(blind)["recall"](memory, task, None))[:2] == ["take lamp", "take rope"]
@@ -384,7 +430,7 @@ def test_each_kind_is_offered_as_every_instance_this_task_lists():
     listed = ["go to shelf 3", "go to desk 1", "look"]
     task = {"goal": "Find the key.", "observation": {"location": "hall"}}
     design, memory = _design(), {}
-    design["update"](memory, _episode(task, room, listed, [_step("look", room, 0.0)], 0.0), None)
+    design["update"](memory, _episode(task, room, listed, [_step("wait", room, 0.0)], 0.0), None)
     view = {
         "goal": "Find the mug.",
         "observation": {"location": "hall"},

@@ -228,6 +228,14 @@ RETRIEVE_PARTS: tuple[Part, ...] = (
                 "goal_first", "bool", True, doc="actions naming a word of the goal (not of every goal) first"
             ),
             Param(
+                "unseen_last",
+                "bool",
+                True,
+                doc="of those on the goal's things and of the rest, actions of a kind no game took (their first "
+                "word) last: what one does is unknown, and where a wrong one ends the task (a focus, a "
+                "submit) it is no safe try",
+            ),
+            Param(
                 "later",
                 "bool",
                 False,

@@ -8,6 +8,7 @@ that not every goal has.
 
 from common import NUMBER, first_word, goal_key, goal_words, in_every_goal, unnumbered, words
 from conditions import (
+    by_kind,
     ending_words,
     ends_tasks,
     here_words,
@@ -72,7 +73,10 @@ def retrieve_untried(memory, task, tools, p):
     (under any goal; none for those untried here), then in the order they were listed. None that ended a
     task, nor one that begins with the first word of actions that end a task (``ending_words``): what
     ends a task is not explored, unless it may only need another action first (``needs_first``): then it
-    is offered first, with 'Avoid: A before B.', which passes it over until B is done.
+    is offered first, with 'Avoid: A before B.', which passes it over until B is done. With
+    ``unseen_last``, of those naming the goal's things and of the rest, those of a kind no game took (their
+    first word) come last: what such an action does is unknown, and where a wrong one ends the task (a
+    focus, a submit) it is no safe try.
     With ``sweep``, the actions listed at a start that were tried under this goal follow, fewest tries
     first, up to ``max_steps`` in all: a search whose thing lies elsewhere in each task looks everywhere
     once. Each kind is then offered as every instance of it listed at this task's start
@@ -106,6 +110,7 @@ def retrieve_untried(memory, task, tools, p):
     for key, shown in (memory.get("effect_later") or {} if p.get("later") else {}).items():
         listed.setdefault(key, shown)
     things = goal_things(memory, gw) if p.get("goal_first", True) else set()
+    played = set(by_kind(effects)) if p.get("unseen_last", True) else None
     everywhere, now = seen_everywhere(effects), here_words(task.get("observation") or {})
     trigger = trigger_of(effects, listed) if p.get("trigger") else ""
     at_key, n_key = ("judged_at", "judged") if trigger else ("tried_at", "n")  # tried: its effect shown
@@ -125,8 +130,9 @@ def retrieve_untried(memory, task, tools, p):
             if i < starts:  # tried under this goal: where a sweep looks again, fewest tries first
                 tried.append((tries, i, shown))
             continue
+        unseen = played is not None and first_word(shown) not in played
         ranked.append(
-            (-1 if first[shown] else 0, not names_thing(shown, things), i >= starts, tries, i, shown)
+            (-1 if first[shown] else 0, not names_thing(shown, things), unseen, i >= starts, tries, i, shown)
         )
     steps = [r[-1] for r in sorted(ranked)][: p.get("max_steps", 12)]
     if p.get("sweep"):
