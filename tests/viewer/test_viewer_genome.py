@@ -108,6 +108,19 @@ def test_the_agent_checks_games_are_listed_and_served_as_logs(genome_run: Path, 
     assert get(genome_url + f"api/design/{child.id}-check99/logs")[0] == 404
 
 
+def test_the_test_phase_games_are_served_as_logs(genome_run: Path, genome_url: str):
+    """Each tested design's and no memory's games on the held-out test tasks are served like a design's
+    logs, a block per test task (after a design's collection games); a folder it does not name is not."""
+    held = json.loads((genome_run / "archive.json").read_text())["held_out"]
+    named = [d["logs"] for d in held["designs"]] + [held["no_memory_logs"]]
+    assert len(named) >= 2 and all(n and n.endswith("-test") for n in named), named
+    for path in named:
+        status, logs = get(genome_url + f"api/design/{path.removeprefix('logs/')}/logs")
+        played = [e["label"] for e in logs["episodes"] if e["label"].startswith("D")]
+        assert status == 200 and len(played) == len(held["tasks"]), (path, logs)
+    assert get(genome_url + "api/design/d-0099-test/logs")[0] == 404
+
+
 def test_run_summary_has_the_operator_table_of_the_report(genome_run: Path, genome_url: str, tmp_path: Path):
     status, run = get(genome_url + "api/run")
     assert status == 200
@@ -293,6 +306,22 @@ def test_an_agent_checks_games_open_in_the_logs_tab(page, genome_run: Path, geno
     expect_text(page, "#logs", "EPISODE C1")
     assert page.locator("#log-episode").input_value() == "all"
     shot(page, "viewer_agent_check_games")
+
+
+@needs_chromium
+@pytest.mark.browser
+def test_the_test_tasks_table_opens_each_designs_games_there(page, genome_run: Path, genome_url: str):
+    held = json.loads((genome_run / "archive.json").read_text())["held_out"]
+    open_run(page, genome_url)
+    page.wait_for_selector("#test-tasks:not([hidden])")
+    assert page.locator("#test-table tbody tr").count() == len(held["designs"]) + 1
+    pick = next(d["id"] for d in held["designs"] if d["chosen"])
+    assert "pick" in page.locator(f'#test-table tr[data-test="{pick}"]').inner_text()
+    page.click('#test-table tr[data-test="no-memory"] button')
+    page.wait_for_selector('.tabpanel[data-panel="logs"]:not([hidden])')
+    expect_text(page, "#logs", "EPISODE")
+    assert "no-memory-test" in page.locator("#log-episode").inner_text()
+    shot(page, "viewer_test_tasks_games")
 
 
 @needs_chromium

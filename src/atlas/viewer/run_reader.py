@@ -646,7 +646,7 @@ def read_logs(run: RunSnapshot, design_id: str) -> dict[str, Any] | None:
     """A design's runtime logs: one block of lines per episode (``episodes.jsonl`` for outcomes and
     actions, ``calls.jsonl`` for the design's calls, in episode order) and the DebugLog text
     (``debug_log.txt``). None if no such design; empty lists while nothing is written yet."""
-    entry = run.entry(design_id) or _check_of(run, design_id)
+    entry = run.entry(design_id) or _check_of(run, design_id) or _test_of(run, design_id)
     if entry is None:
         return None
     files = _log_files(run, entry)
@@ -695,6 +695,15 @@ def _check_of(run: RunSnapshot, logs_id: str) -> dict[str, Any] | None:
     """The logs folder of a genome the agent check measured (``logs/<id>-check<n>``), as an entry's."""
     named = any(c["logs_id"] == logs_id for e in run.entries for c in e.get("checked") or [])
     return {"logs_dir": f"logs/{logs_id}"} if named else None
+
+
+def _test_of(run: RunSnapshot, logs_id: str) -> dict[str, Any] | None:
+    """The logs folder of games on the held-out test tasks (``logs/<id>-test``, ``logs/no-memory-test``)
+    that the run's test phase names, as an entry's."""
+    held = run.held_out or {}
+    named = [d.get("logs") for d in held.get("designs") or [] if isinstance(d, dict)]
+    named.append(held.get("no_memory_logs"))
+    return {"logs_dir": f"logs/{logs_id}"} if f"logs/{logs_id}" in named else None
 
 
 def valid_design_id(design_id: str) -> bool:

@@ -12,7 +12,8 @@ API (all GET, JSON):
   /api/design/<id>[?parent=<id>]  one design: source, diff against a parent, critique, per-task;
                                   its genome (JSON and describe() lines), operator and probe score
   /api/design/<id>/logs           its runtime logs, per episode, and its DebugLog text (<id> may also
-                                  name an agent check's collection games: <id>-check<n>)
+                                  name an agent check's collection games, <id>-check<n>, or
+                                  games on the test tasks, <id>-test and no-memory-test)
 An unreadable run answers ``{"error": ...}`` with status 503 (404 for an unknown design), never
 a traceback.
 """

@@ -179,6 +179,7 @@ function renderRun() {
   $("warnings-list").replaceChildren(...run.warnings.map((w) => el("li", { text: w })));
 
   renderKpis();
+  renderTestTasks(run.held_out);
   renderScores();
   renderLineage();
   renderTable();
@@ -193,6 +194,37 @@ function heldOutCard(card, held) {
   const v = pick.vs_no_memory;
   const sub = [`${pick.id} on ${held.tasks.length} test tasks (${held.source}) · 95% interval [${fmtSigned(v.ci95[0])}, ${fmtSigned(v.ci95[1])}]`];
   return card("Result on test tasks", el("span", { class: v.mean >= 0 ? "pos" : "neg", text: fmtSigned(v.mean) + " vs no memory" }), sub, "held-out");
+}
+
+// Each tested design's and no memory's result on the held-out test tasks, with their games there.
+function renderTestTasks(held) {
+  const box = $("test-tasks");
+  const designs = held && Array.isArray(held.designs) ? held.designs : [];
+  box.hidden = !designs.length;
+  if (!designs.length) return $("test-table").replaceChildren();
+  const logsButton = (path) => {
+    const id = typeof path === "string" ? path.split("/").pop() : "";
+    const open = () => showCheckLogs(id).then(() => $("design").scrollIntoView({ behavior: "smooth" }));
+    return id ? el("button", { type: "button", class: "check-logs", text: "games", onclick: open }) : "";
+  };
+  const gain = (v) => (v ? `${fmtSigned(v.mean)} [${fmtSigned(v.ci95[0])}, ${fmtSigned(v.ci95[1])}]` : "—");
+  const head = ["design", "", "chosen on (vs no memory)", "test score", "test (vs no memory) [95%]", ""];
+  const row = (d) => el("tr", { "data-test": d.id },
+    el("td", { class: "mono", text: d.id }),
+    el("td", { text: (d.chosen ? "pick · " : "") + d.name }),
+    el("td", { class: "num", text: gain(d.validation) }),
+    el("td", { class: "num", text: fmt(d.test_score, 3) }),
+    el("td", { class: "num", text: d.status === "ok" ? gain(d.vs_no_memory) : d.status }),
+    el("td", {}, logsButton(d.logs)));
+  const base = held.no_memory ? Object.values(held.no_memory) : [];
+  const baseScore = base.length ? base.reduce((a, b) => a + b, 0) / base.length : null;
+  const baseRow = el("tr", { "data-test": "no-memory" },
+    el("td", { class: "mono", text: "—" }), el("td", { text: "no memory" }), el("td", { class: "num", text: "" }),
+    el("td", { class: "num", text: fmt(baseScore, 3) }), el("td", { class: "num", text: "" }), el("td", {}, logsButton(held.no_memory_logs)));
+  $("test-table").replaceChildren(
+    el("thead", {}, el("tr", {}, head.map((h) => el("th", { text: h })))),
+    el("tbody", {}, [...designs.map(row), baseRow]),
+  );
 }
 
 function renderKpis() {
