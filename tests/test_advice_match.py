@@ -158,6 +158,22 @@ def test_a_search_plan_does_not_lead_away_from_what_the_goal_names():
     assert list(advised_actions(rule, obs, labels, goal=goal)) == ["go north"]
 
 
+def test_a_search_does_not_yield_to_an_action_whose_kind_the_goal_names():
+    """ScienceWorld (a lifespan task, seed 9173): the goal says 'Focus on the animal ...' and every room
+    lists 'focus on <thing>'. The goal's verb is no thing in reach: the untried plan leads ('look around'
+    first); where a listed action names what the goal names ('open door to outside'), the search yields."""
+    goal = (
+        "Your task is to find the animal with the longest life span. The animals are in the 'outside' "
+        "location. Focus on the animal with the longest life span."
+    )
+    obs = "This room is called the bedroom. In it, you see: a bed, a closet, a painting."
+    labels = ["look around", "open closet", "open door to hallway", "pick up bed", "focus on bed"]
+    search = "Not tried yet: look around, open door to hallway, pick up bed, pick up closet."
+    assert advice_now(search, obs, labels, goal=goal)[0] == {"look around": 1.0}
+    kitchen = [*labels, "open door to outside"]
+    assert advice_now(search, obs, kitchen, goal=goal) == ({}, [])
+
+
 def test_a_search_does_not_yield_to_a_goal_named_action_memory_lowers():
     """A goal that ends in its own last step ('... and leave the office with it'): leaving first ended
     every collection game unsolved, so memory lowers it; the search it offers must lead, not yield to the

@@ -390,14 +390,17 @@ def _a_setting(step: str, action: str, phrases: dict[str, str], called: dict[str
 
 def _search_yields(advice: str, goal: str, labels: list[str], avoided: Collection[str] = ()) -> bool:
     """Whether the advice's plans are a search (no step names a word of the goal) and a listed action
-    the advice does not lower (``avoided``) names one: the thing the goal names is in reach, so the
-    search's next move would walk away from it. A plan that acts on the goal itself (a walkthrough, a
-    replayed success) never yields, nor does one where memory lowers every goal-named action (a goal
-    ending in 'leave the office with it', where leaving first ended every game unsolved)."""
+    the advice does not lower (``avoided``) names one on what it acts on (after its first word, its
+    kind): the thing the goal names is in reach, so the search's next move would walk away from it. A
+    goal's verb is no thing in reach: 'focus on bed' does not make a search yield to a goal that says
+    'focus on the animal' (on ScienceWorld every listed focus did, and the advice went unread in every
+    room). A plan that acts on the goal itself (a walkthrough, a replayed success) never yields, nor does
+    one where memory lowers every goal-named action (a goal ending in 'leave the office with it', where
+    leaving first ended every game unsolved)."""
     wanted = goal_words(goal)
     if any(wanted & set(_tokens(step)) for plan, _ in _plans(advice) for step in plan):
         return False
-    return any(wanted & set(_tokens(label)) for label in labels if label not in avoided)
+    return any(wanted & set(_tokens(label)[1:]) for label in labels if label not in avoided)
 
 
 def next_planned(advice: str, done: list[str], labels: list[str]) -> dict[str, float]:
