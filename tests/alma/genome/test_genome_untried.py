@@ -305,6 +305,56 @@ def test_a_kind_no_game_took_is_offered_last():
     assert listed_order[:3] == ["focus on bathtub", "open door to kitchen", "focus on glass cup"]
 
 
+def test_what_a_step_listed_before_is_expected_again_for_this_tasks_things():
+    """Real ScienceWorld texts (a lifespan task, seed 9173): opening the door to the hallway listed 'go to
+    hallway'. In the greenhouse, whose goal names the outside, the plan offers opening the door to outside
+    and then going there (re-bound: no game went outside), and the matcher walks both in turn; without
+    ``later``, only the door."""
+    goal = "Your task is to find the animal with the longest life span. The animals are in the 'outside' location."
+    bedroom = (
+        "This room is called the bedroom. In it, you see: a bed, a closet. A door to the hallway (closed)."
+    )
+    listed = ["look around", "open door to hallway", "open closet", "pick up pillow", "look in bed"]
+    opened = {
+        **_step("open door to hallway", "The door is now open.", 0.0),
+        "new_actions": ["go to hallway"],
+    }
+    played = [opened, _step("open closet", "The closet is now open.", 0.0)]
+    task = {"goal": goal, "observation": {"text": bedroom}}
+    greenhouse = (
+        "This room is called the greenhouse. You see a bee hive, a jug. A door to the outside (closed)."
+    )
+    here = ["open door to outside", "open bee hive", "pick up jug", "look around", "close door to outside"]
+    view = {
+        "goal": goal,
+        "observation": {"text": greenhouse},
+        "observation_text": greenhouse,
+        "actions": here,
+    }
+
+    def plan(later: bool) -> list[str]:
+        genome = parse_genome(
+            {
+                "name": "untried-later",
+                "encode": [{"part": "effects"}],
+                "retrieve": [{"part": "untried", "params": {"later": later, "ways": True}}],
+            }
+        )
+        design, memory = _design(genome), {}
+        design["update"](memory, _episode(task, bedroom, listed, played, 0.0), None)
+        return _untried_steps(design["recall"](memory, view, None))
+
+    steps = plan(later=True)
+    assert steps[:2] == ["open door to outside", "go to outside"], steps
+    assert "go to hallway" not in steps[:2]
+    advice = TITLE + ", ".join(steps) + "."
+    assert match_advice(advice, greenhouse, here).actions == {"open door to outside": 1.0}
+    out = ["go to outside", "open bee hive", "pick up jug", "close door to outside"]
+    opened_now = match_advice(advice, greenhouse, out, done=["open door to outside"])
+    assert opened_now.actions == {"go to outside": 1.0}
+    assert "go to outside" not in plan(later=False)
+
+
 def test_what_was_tried_only_before_a_later_stage_is_offered_again():
     """Stages must come in order: the blue switch refused before the red one raised the score, so it is
     offered again (it may be the next stage's); the red one raised the score (the learned plans name it),

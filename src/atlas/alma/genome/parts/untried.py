@@ -52,6 +52,37 @@ def every_instance(steps, listed):
     return [a if a is not None else next(rounds) for a in out]
 
 
+def swapped(way, here):
+    """``(old, new)``: the words ``way`` and ``here`` (two actions of one kind) differ in, a span of one or
+    two words in the same place ('hallway', 'outside' for 'open door to hallway', 'open door to outside');
+    None where they differ otherwise."""
+    a, b = way.split(), here.split()
+    if not a or len(a) != len(b) or a[0].lower() != b[0].lower():
+        return None
+    diff = [i for i, (x, y) in enumerate(zip(a, b, strict=True)) if x.lower() != y.lower()]
+    if not diff or diff[-1] - diff[0] + 1 > 2:
+        return None
+    return " ".join(a[diff[0] : diff[-1] + 1]), " ".join(b[diff[0] : diff[-1] + 1])
+
+
+def rebound_later(ways, later, own):
+    """``{action: way}``: what a step is expected to bring into the list at this task's start, re-bound to
+    its things: 'open door to hallway' listed 'go to hallway' before, so 'open door to outside', listed
+    here, will list 'go to outside'. Learned from ``effect_way`` (each action a step listed, by that step's
+    action); none already listed here."""
+    here = {unnumbered(a) for a in own}
+    out = {}
+    for later, way in ways.items():
+        for action in own:
+            pair = swapped(way, action)
+            if not pair or (" " + pair[0] + " ") not in (" " + later + " "):
+                continue
+            made = (" " + later + " ").replace(" " + pair[0] + " ", " " + pair[1] + " ").strip()
+            if unnumbered(made) not in here:
+                out.setdefault(made, action)
+    return out
+
+
 def _with_ways(steps, ways, here):
     """Each try not listed at this task's start (``here``: its actions, numbers as '#') written after its way,
     the action whose step listed it before ('go to the shed then take the rake'; ``effect_way``), unless
@@ -77,6 +108,9 @@ def retrieve_untried(memory, task, tools, p):
     ``unseen_last``, of those naming the goal's things and of the rest, those of a kind no game took (their
     first word) come last: what such an action does is unknown, and where a wrong one ends the task (a
     focus, a submit) it is no safe try.
+    With ``later``, also what a step of this task's start is expected to list, re-bound from what one of
+    its kind listed before (``rebound_later``: 'go to outside' after 'open door to outside', as 'go to
+    hallway' after 'open door to hallway'), right after that step.
     With ``sweep``, the actions listed at a start that were tried under this goal follow, fewest tries
     first, up to ``max_steps`` in all: a search whose thing lies elsewhere in each task looks everywhere
     once. Each kind is then offered as every instance of it listed at this task's start
@@ -107,6 +141,8 @@ def retrieve_untried(memory, task, tools, p):
     listed = {unnumbered(a): learned.get(unnumbered(a), a) for a in own}
     listed.update((k, a) for k, a in learned.items() if k not in listed)
     starts = len(listed)  # those listed at a task's start come before those a step brought in
+    ways = memory.get("effect_way") or {}
+    rebound = rebound_later(ways, memory.get("effect_later") or {}, own) if p.get("later") else {}
     for key, shown in (memory.get("effect_later") or {} if p.get("later") else {}).items():
         listed.setdefault(key, shown)
     things = goal_things(memory, gw) if p.get("goal_first", True) else set()
@@ -138,6 +174,8 @@ def retrieve_untried(memory, task, tools, p):
     if p.get("sweep"):
         steps += [t[-1] for t in sorted(tried)][: p.get("max_steps", 12) - len(steps)]
     steps = every_instance(steps, task.get("actions"))[: 2 * p.get("max_steps", 12)]
+    steps = [s for step in steps for s in [step, *(m for m, w in rebound.items() if w == step)]]
+    steps = list(dict.fromkeys(steps))
     plain = plain_replies(effects)
     retry = [  # what answered otherwise than doing nothing: again, after the others (a condition met since)
         rec["eg"]
