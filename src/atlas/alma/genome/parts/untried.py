@@ -54,7 +54,7 @@ def every_instance(steps, listed):
 
 def swapped(way, here):
     """``(old, new)``: the words ``way`` and ``here`` (two actions of one kind) differ in, a span of one or
-    two words in the same place ('hallway', 'outside' for 'open door to hallway', 'open door to outside');
+    two words in the same place ('yard', 'field' for 'open gate to yard', 'open gate to field');
     None where they differ otherwise."""
     a, b = way.split(), here.split()
     if not a or len(a) != len(b) or a[0].lower() != b[0].lower():
@@ -67,8 +67,8 @@ def swapped(way, here):
 
 def rebound_later(ways, later, own):
     """``{action: way}``: what a step is expected to bring into the list at this task's start, re-bound to
-    its things: 'open door to hallway' listed 'go to hallway' before, so 'open door to outside', listed
-    here, will list 'go to outside'. Learned from ``effect_way`` (each action a step listed, by that step's
+    its things: 'open gate to yard' listed 'go to yard' before, so 'open gate to field', listed
+    here, will list 'go to field'. Learned from ``effect_way`` (each action a step listed, by that step's
     action); none already listed here."""
     here = {unnumbered(a) for a in own}
     out = {}
@@ -109,8 +109,8 @@ def retrieve_untried(memory, task, tools, p):
     first word) come last: what such an action does is unknown, and where a wrong one ends the task (a
     focus, a submit) it is no safe try.
     With ``later``, also what a step of this task's start is expected to list, re-bound from what one of
-    its kind listed before (``rebound_later``: 'go to outside' after 'open door to outside', as 'go to
-    hallway' after 'open door to hallway'), right after that step.
+    its kind listed before (``rebound_later``: 'go to field' after 'open gate to field', as 'go to
+    yard' after 'open gate to yard'), right after that step.
     With ``sweep``, the actions listed at a start that were tried under this goal follow, fewest tries
     first, up to ``max_steps`` in all: a search whose thing lies elsewhere in each task looks everywhere
     once. Each kind is then offered as every instance of it listed at this task's start
