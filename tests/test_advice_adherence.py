@@ -52,9 +52,12 @@ def test_a_design_without_episodes_is_named():
 
 def test_the_guard_of_the_agent_that_played(tmp_path):
     """Episodes the agent played with the loop guard that lets a walk onward go on (fetch, seed 2024):
-    replayed with that guard, the agent took the advised action at all but one advised turn; replayed
-    with the guard before it, the third step up a corridor reads as a loop, and the agent seems to have
-    passed the advice over at 17 turns."""
+    replayed with that guard, the agent took the advised action at all but one advised turn it was played
+    with; replayed with the guard before it, the third step up a corridor reads as a loop, and the agent
+    seems to have passed the advice over at 22 turns. Six turns more are advised than were played: a
+    listed 'take <another thing>' made the search plan yield to the goal 'Find the key and take it.' then
+    (the agent chose as without memory); the goal's verb is no thing in reach now, so the plan's step is
+    advised there, and the agent had taken it at one."""
     folder = ROOT / "docs" / "results" / "eval-fetch-sighted-route-seeds" / "seed2024-off-map"
     with tarfile.open(folder / "raw.tar.xz") as raw:
         logs = [m for m in raw.getmembers() if m.name.startswith("logs/d-0002")]
@@ -64,10 +67,10 @@ def test_the_guard_of_the_agent_that_played(tmp_path):
     plain = run(str(tmp_path), "d-0002", "--guard", "plain")
     assert onward.returncode == 0 and plain.returncode == 0, onward.stderr + plain.stderr
     # the probe plays with today's loop guard, which lets a repeat never taken from this state walk on
-    assert rows(onward.stdout)["d-0002"] == ["24", "240", "1.00", "13", "15", "20"]
-    assert "at 239 of 240 advised turns" in onward.stdout
+    assert rows(onward.stdout)["d-0002"] == ["24", "246", "0.98", "13", "15", "20"]
+    assert "at 240 of 246 advised turns" in onward.stdout
     assert "in reach, d-0002: took an action naming the goal's thing at 15 of 24 turns" in onward.stdout
-    assert "at 216 of 233 advised turns" in plain.stdout
+    assert "at 217 of 239 advised turns" in plain.stdout
 
 
 def test_the_episodes_in_which_the_guard_held_the_advised_action_off():
