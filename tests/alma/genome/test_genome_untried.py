@@ -355,6 +355,33 @@ def test_what_a_step_listed_before_is_expected_again_for_this_tasks_things():
     assert "go to outside" not in plan(later=False)
 
 
+def test_a_re_bound_step_keeps_the_numbers_it_was_listed_with():
+    """'open locker 3' listed 'take key 2 from locker 3'; a task of another goal whose start lists 'open
+    locker 5' is offered 'take key 2 from locker 5' right after it: the instance the step named,
+    re-bound, the rest as it was listed (not the memory's '#' for numbers)."""
+    hall = "A hall with locker 3 and locker 4."
+    listed = ["open locker 3", "open locker 4", "wait", "look"]
+    opened = {**_step("open locker 3", "You open locker 3. In it: key 2.", 0.0)}
+    opened["new_actions"] = ["take key 2 from locker 3"]
+    task = {"goal": "Find the key.", "observation": {"text": hall}}
+    genome = parse_genome(
+        {
+            "name": "untried-later",
+            "encode": [{"part": "effects"}],
+            "retrieve": [{"part": "untried", "params": {"later": True}}],
+        }
+    )
+    design, memory = _design(genome), {}
+    design["update"](memory, _episode(task, hall, listed, [opened], 0.0), None)
+    other = "A hall with locker 5 and locker 6."
+    view = {"goal": "Find the coin.", "observation": {"text": other}, "observation_text": other}
+    view["actions"] = ["open locker 5", "open locker 6", "wait", "look"]
+    steps = _untried_steps(design["recall"](memory, view, None))
+    assert "take key 2 from locker 5" in steps, steps
+    assert steps[steps.index("take key 2 from locker 5") - 1] == "open locker 5"
+    assert not [s for s in steps if "#" in s], steps
+
+
 def test_what_was_tried_only_before_a_later_stage_is_offered_again():
     """Stages must come in order: the blue switch refused before the red one raised the score, so it is
     offered again (it may be the next stage's); the red one raised the score (the learned plans name it),

@@ -69,15 +69,16 @@ def rebound_later(ways, later, own):
     """``{action: way}``: what a step is expected to bring into the list at this task's start, re-bound to
     its things: 'open gate to yard' listed 'go to yard' before, so 'open gate to field', listed
     here, will list 'go to field'. Learned from ``effect_way`` (each action a step listed, by that step's
-    action); none already listed here."""
+    action) and ``effect_later`` (those actions as listed); none already listed here."""
     here = {unnumbered(a) for a in own}
     out = {}
-    for later, way in ways.items():
+    for key, way in ways.items():
+        shown = " " + later.get(key, key) + " "
         for action in own:
             pair = swapped(way, action)
-            if not pair or (" " + pair[0] + " ") not in (" " + later + " "):
+            if not pair or " " + pair[0] + " " not in shown:
                 continue
-            made = (" " + later + " ").replace(" " + pair[0] + " ", " " + pair[1] + " ").strip()
+            made = shown.replace(" " + pair[0] + " ", " " + pair[1] + " ").strip()
             if unnumbered(made) not in here:
                 out.setdefault(made, action)
     return out
