@@ -188,7 +188,7 @@ def retrieve_untried(memory, task, tools, p):
         return []
     steps = [s for s in steps if s != trigger]  # one try, then the action that shows what it did
     if p.get("ways"):
-        steps = _with_ways(steps, memory.get("effect_way") or {}, {unnumbered(a) for a in own})
+        steps = _with_ways(steps, ways, {unnumbered(a) for a in own})
     title = "Not tried yet, each then " + trigger if trigger else "Not tried yet"
     return [{"kind": "untried", "title": title, "steps": steps}] + [
         {"kind": "avoid", "action": shown + " before " + first[shown]} for shown in steps if first.get(shown)
