@@ -72,7 +72,8 @@ def _unpacked(args: list[str], into: Path) -> list[str]:
         if arg.startswith("/tmp/") and packed.exists():
             if not (into / name).exists():
                 with tarfile.open(packed) as tar:
-                    tar.extractall(into, filter="data")
+                    safe = {"filter": "data"} if hasattr(tarfile, "data_filter") else {}  # Python < 3.11.4
+                    tar.extractall(into, **safe)
             arg = str(into / arg.removeprefix("/tmp/"))
         out.append(arg)
     return out
