@@ -143,8 +143,9 @@ def retrieve_untried(memory, task, tools, p):
     listed.update((k, a) for k, a in learned.items() if k not in listed)
     starts = len(listed)  # those listed at a task's start come before those a step brought in
     ways = memory.get("effect_way") or {}
-    rebound = rebound_later(ways, memory.get("effect_later") or {}, own) if p.get("later") else {}
-    for key, shown in (memory.get("effect_later") or {} if p.get("later") else {}).items():
+    later = (memory.get("effect_later") or {}) if p.get("later") else {}
+    rebound = rebound_later(ways, later, own) if p.get("later") else {}
+    for key, shown in later.items():
         listed.setdefault(key, shown)
     things = goal_things(memory, gw) if p.get("goal_first", True) else set()
     played = set(by_kind(effects)) if p.get("unseen_last", True) else None
