@@ -480,7 +480,7 @@ def _held_out_section(held: dict[str, Any] | None) -> list[str]:
             ci(d.get("validation")),
             _f(d.get("test_score"))
             if d.get("status") == "ok"
-            else f"failed: {_cell('; '.join(d.get('errors') or []))}",
+            else f"{'skipped' if d.get('status') == 'skipped' else 'failed'}: {_cell('; '.join(d.get('errors') or []))}",
             ci(d.get("vs_no_memory")),
         ]
         for d in held["designs"]

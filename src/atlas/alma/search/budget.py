@@ -102,6 +102,39 @@ def no_room(per_episode_s: float, cfg: AlmaConfig, deployment: int, elapsed_s: f
     )
 
 
+OUT_OF_TIME = "out of time"  # how a hand-built design's stop under --max-minutes reads
+
+
+def seed_out_of_time(
+    cfg: AlmaConfig, elapsed_s: float, per_episode_s: float, left_episodes: int, test_s: float
+) -> str | None:
+    """Why a hand-built design stops after a batch under ``--max-minutes`` (None: it goes on): its
+    ``left_episodes`` at its own pace so far, then the test phase (``test_s``), would end past the cap.
+    A hand-built design is the comparison, not the search, and is staged only against the best so far:
+    on ScienceWorld two of them that tied the leader played all 24 tasks, 33 minutes of the 57 the
+    search had left, and the test phase ended past the cap."""
+    if not cfg.max_minutes or per_episode_s <= 0 or left_episodes <= 0:
+        return None
+    if elapsed_s + per_episode_s * left_episodes + test_s <= cfg.max_minutes * 60:
+        return None
+    return (
+        f"{OUT_OF_TIME}: at {per_episode_s:.0f} s per episode its {left_episodes} other tasks and the test "
+        f"phase would end past --max-minutes {cfg.max_minutes:g} ({elapsed_s / 60:.0f} minutes run)"
+    )
+
+
+def no_time_to_test(cfg: AlmaConfig, elapsed_s: float, design_s: float) -> str | None:
+    """Why a design after the pick is not played on the test tasks (None: it is): at the pick's time
+    there (``design_s``) it would end past ``--max-minutes``. The pick and no memory are the run's
+    result and always play; the others only show how much the choice was luck."""
+    if not cfg.max_minutes or elapsed_s + design_s <= cfg.max_minutes * 60:
+        return None
+    return (
+        f"not played on the test tasks: at the pick's {design_s / 60:.0f} minutes there it would end past "
+        f"--max-minutes {cfg.max_minutes:g} ({elapsed_s / 60:.0f} minutes run)"
+    )
+
+
 SEED_SHARE = 0.25  # of --max-minutes, what the hand-built designs may take before the next is left out
 
 
@@ -190,11 +223,14 @@ class SpendCap:
 
 __all__ = [
     "MAX_FAILED_ITERATIONS",
+    "OUT_OF_TIME",
     "SCREEN_SHARE",
     "SpendCap",
     "generation_s",
+    "no_time_to_test",
     "over_cost",
     "over_time",
     "screening_s",
+    "seed_out_of_time",
     "too_many_failures",
 ]

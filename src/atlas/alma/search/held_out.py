@@ -21,7 +21,7 @@ from atlas.alma.baselines import get_baseline
 from atlas.alma.design import Design
 from atlas.alma.evaluate.harness import Evaluation, held_out_tasks
 from atlas.alma.search.baseline_stages import played_s
-from atlas.alma.search.budget import generation_s, over_time
+from atlas.alma.search.budget import generation_s, no_time_to_test, over_time
 from atlas.alma.search.progress import showing
 from atlas.alma.search.record import Recorder
 from atlas.alma.search.seeds import NO_MEMORY_NAME, no_memory_design
@@ -46,7 +46,7 @@ class TestedDesign(BaseModel):
     test_score: float | None = None
     vs_no_memory: dict[str, Any] | None = None
     per_task: dict[str, float] = Field(default_factory=dict)
-    status: str = "ok"
+    status: str = "ok"  # "skipped": not played under --max-minutes (``errors`` says why)
     errors: list[str] = Field(default_factory=list)
     logs: str | None = None  # its games on the test tasks, under the run folder (``logs/<id>-test``)
 
@@ -89,6 +89,8 @@ def _ci(v: dict[str, Any] | None) -> str:
 
 
 def _vs(d: TestedDesign) -> str:
+    if d.status == "skipped":
+        return "; ".join(d.errors)
     if d.status != "ok":
         return f"failed: {'; '.join(d.errors)[:120]}"
     return f"test {d.test_score:.3f}, vs no memory {_ci(d.vs_no_memory)}"
@@ -210,10 +212,25 @@ async def score_on_test(rec: Recorder, tasks: list[Task], source: str, n: int) -
     base = _scores(base_ev)
     no_memory_logs = _write_test_logs(rec, "no-memory-test", "no_memory", "no memory", base_ev)
     chosen = entries[0].id if entries else None
-    tested = []
+    tested: list[TestedDesign] = []
+    pick_s = 0.0
     for e in entries:
+        if tested and (why := no_time_to_test(rec.config, rec.archive.clock.run_time_s(), pick_s)):
+            row = TestedDesign(
+                id=e.id,
+                name=e.name,
+                origin=e.origin,
+                validation=e.vs_no_memory,
+                status="skipped",
+                errors=[why],
+            )
+            tested.append(row)
+            rec.progress.line(f"held-out  {e.id} {e.name}: {why}")
+            continue
+        t_design = time.perf_counter()
         with showing(rec.progress, f"{e.name} (test tasks)", len(rec.collection_tasks) + len(tasks)):
             ev = await rec.executor.evaluate(design_of(e), rec.collection_tasks, tasks)
+        pick_s = pick_s or time.perf_counter() - t_design
         row = TestedDesign(
             id=e.id,
             name=e.name,

@@ -13,6 +13,7 @@ from atlas.alma.design import Design
 from atlas.alma.evaluate.executor import Executor
 from atlas.alma.evaluate.harness import Evaluation
 from atlas.alma.search.baseline_stages import FirstBatch, baseline_entry, complete_baseline
+from atlas.alma.search.budget import OUT_OF_TIME
 from atlas.alma.search.progress import SearchProgress, showing
 from atlas.alma.search.usage import UsageMeter
 from atlas.alma.state.archive import Archive, ArchiveEntry
@@ -23,6 +24,22 @@ from atlas.alma.state.staging import Verdict, can_still_beat
 from atlas.core.types import Task
 
 Emit = Callable[..., None]
+Check = Callable[[list[Any]], Verdict]  # after a batch of deployment episodes: go on or stop, and why
+
+
+def either(first: Check | None, then: Check | None) -> Check | None:
+    """A staged check that stops where ``first`` stops, else where ``then`` does (None: neither given)."""
+    if first is None or then is None:
+        return first or then
+
+    def check(recs: list[Any]) -> Verdict:
+        verdict = first(recs)
+        if not verdict.go_on:
+            return verdict
+        later = then(recs)
+        return verdict if later.go_on else later
+
+    return check
 
 
 def beats(child: ArchiveEntry, parent: ArchiveEntry) -> bool:
@@ -74,12 +91,14 @@ class Recorder:
         self.first_batch: FirstBatch | None = None  # the no-memory baseline while it has played only that
 
     # ---- evaluate ------------------------------------------------------------------------------
-    async def evaluate(self, design: Design, *, staged: bool = False) -> Evaluation:
+    async def evaluate(
+        self, design: Design, *, staged: bool = False, within: Check | None = None
+    ) -> Evaluation:
         """Collection and deployment; ``staged`` (new designs): deployment stops once the design
         can no longer beat the best so far (see ``atlas.alma.state.staging``). A design that played
         every task is compared with no memory on every task: the baseline plays its later tasks
         first, if it has not (see ``baseline_stages``)."""
-        go_on = self.stage_check() if staged else None
+        go_on = either(self.stage_check() if staged else None, within)
         with showing(self.progress, design.name, len(self.collection_tasks) + len(self.deployment_tasks)):
             ev = await self.executor.evaluate(
                 design,
@@ -97,7 +116,7 @@ class Recorder:
         await complete_baseline(self)
         return baseline_entry(self)
 
-    def stage_check(self) -> Callable[[list[Any]], Verdict] | None:
+    def stage_check(self) -> Check | None:
         """The staged-evaluation rule against the best fully evaluated design (None: play everything)."""
         best = self.archive.best()
         if self.config.stage_tasks <= 0 or best is None:
@@ -112,12 +131,14 @@ class Recorder:
         *,
         generation: int,
         staged: bool = False,
+        within: Check | None = None,
         critique: str | None = None,
         metadata: dict[str, Any] | None = None,
         search: SearchRecord | None = None,
     ) -> tuple[Evaluation, ArchiveEntry]:
-        """Evaluate ``design`` and make its entry (not yet kept in the archive)."""
-        ev = await self.evaluate(design, staged=staged)
+        """Evaluate ``design`` and make its entry (not yet kept in the archive); ``within``: a further
+        check after each batch (the time a hand-built design may take)."""
+        ev = await self.evaluate(design, staged=staged, within=within)
         entry = self.entry(
             ev, design=design, generation=generation, critique=critique, metadata=metadata, search=search
         )
@@ -241,7 +262,8 @@ class Recorder:
             )
             if e.stage == "minibatch":
                 staged = e.metadata["staged"]
-                detail += f"  stopped after {staged['played']}/{staged['of']} tasks (cannot win)"
+                why = OUT_OF_TIME if str(staged.get("reason", "")).startswith(OUT_OF_TIME) else "cannot win"
+                detail += f"  stopped after {staged['played']}/{staged['of']} tasks ({why})"
         tail = f"  archive {len(self.archive)}"
         if duration is not None:
             tail += f"  {duration:.1f}s"
@@ -250,4 +272,4 @@ class Recorder:
         return f"{tag:<9} {e.id} {e.name[:24]:<24} {detail}{tail}"
 
 
-__all__ = ["Recorder", "beats", "paired_vs_baseline"]
+__all__ = ["Check", "Recorder", "beats", "either", "paired_vs_baseline"]

@@ -6,6 +6,7 @@ from __future__ import annotations
 import statistics
 import time
 from pathlib import Path
+from typing import Any
 
 from atlas.alma.author.prompts import fmt
 from atlas.alma.baselines import get_baseline, list_baselines
@@ -20,13 +21,21 @@ from atlas.alma.search.baseline_stages import (
     first_batch_only,
     played_s,
 )
-from atlas.alma.search.budget import no_room, over_seed_share, pace_note, staged_s
+from atlas.alma.search.budget import (
+    no_room,
+    over_seed_share,
+    pace_note,
+    seed_out_of_time,
+    staged_s,
+    test_phase_s,
+)
 from atlas.alma.search.progress import showing
-from atlas.alma.search.record import Recorder, paired_vs_baseline
+from atlas.alma.search.record import Check, Recorder, paired_vs_baseline
 from atlas.alma.state.archive import Archive
 from atlas.alma.state.config import AlmaConfig
 from atlas.alma.state.run_dir import atomic_write_text
 from atlas.alma.state.search_record import SearchRecord
+from atlas.alma.state.staging import Verdict
 from atlas.envs.registry import spec_of
 from atlas.errors import ConfigError
 from atlas.infra.fs import cache_dir
@@ -191,6 +200,22 @@ def costly_seeds_due(archive: Archive, generation: int, generations: int, max_mi
     return found or generation > generations // 2
 
 
+def in_time(rec: Recorder, test_s: float) -> Check:
+    """The check that stops a hand-built design after a batch once the rest of its tasks, at its own
+    pace since it started, would leave no time for the test phase (``test_s``) under ``--max-minutes``."""
+    started, run_s = time.perf_counter(), rec.archive.clock.run_time_s()
+    collection = len(rec.collection_tasks)
+
+    def check(recs: list[Any]) -> Verdict:
+        spent = time.perf_counter() - started
+        per = spent / max(1, collection + len(recs))
+        left = len(rec.deployment_tasks) - len(recs)
+        why = seed_out_of_time(rec.config, run_s + spent, per, left, test_s)
+        return Verdict(why is None, why or "")
+
+    return check
+
+
 async def play_seeds(rec: Recorder, designs: list[Design], *, skip_costly: bool = False) -> None:
     """The environment's seed design plays every task; the hand-built baselines are staged against
     the best so far like any new design (a baseline that cannot win stops early, marked minibatch).
@@ -214,7 +239,9 @@ async def play_seeds(rec: Recorder, designs: list[Design], *, skip_costly: bool 
         before = rec.meter.now()
         genome = baseline_genome(design.name) if design.name in BASELINE_GENOMES else None
         search = SearchRecord(genome=genome.model_dump()) if genome is not None else None
-        _, entry = await rec.play(design, generation=0, staged=design.origin != "seed", search=search)
+        staged = design.origin != "seed"
+        within = in_time(rec, test_phase_s(per, rec.config)) if staged else None
+        _, entry = await rec.play(design, generation=0, staged=staged, within=within, search=search)
         rec.keep(entry, design.source, usage=rec.meter.since(before))
         rec.progress.line(rec.design_line("seed", entry))
 
