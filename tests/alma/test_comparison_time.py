@@ -1,28 +1,20 @@
 """Under ``--max-minutes`` the comparisons do not eat the test phase's time: a hand-built design stops
 after a batch once the rest of its tasks and the test phase would end past the cap (``in_time``), and in
-the test phase a design after the pick is played only while the pick's time there still fits."""
+the test phase a design after the pick is played only while the pick's time there still fits (a run
+past its cap: tests/alma/test_held_out.py)."""
 
 from __future__ import annotations
 
-import json
-import shutil
 import time
 from types import SimpleNamespace
 from typing import Any
 
-import pytest
-from alma_doubles import debug_policy, task_policy
-
-import atlas.alma
 from atlas.alma.search.budget import OUT_OF_TIME, no_time_to_test, seed_out_of_time
-from atlas.alma.search.held_out import HeldOut
 from atlas.alma.search.record import either
 from atlas.alma.search.seeds import in_time
 from atlas.alma.state.archive import Archive
 from atlas.alma.state.config import AlmaConfig
 from atlas.alma.state.staging import Verdict
-from atlas.envs.graphworld.env import GraphWorldEnv, GraphWorldParams
-from atlas.infra.llm import ScriptedLLM
 
 
 def _config(**kw: Any) -> AlmaConfig:
@@ -80,67 +72,3 @@ def test_a_design_after_the_pick_is_tested_only_while_the_picks_time_fits():
     why = no_time_to_test(cfg, 110 * 60, 15 * 60)
     assert why is not None and "the pick's 15 minutes" in why and "110 minutes run" in why
     assert no_time_to_test(_config(max_minutes=None), 10**6, 15 * 60) is None
-
-
-SETTINGS: dict[str, Any] = dict(episodes=2, deploy_seeds=2, seed=42, use_family=True)
-
-
-@pytest.fixture(scope="module")
-def searched(tmp_path_factory, embedder):
-    run = tmp_path_factory.mktemp("capped") / "run"
-    archive, _ = atlas.alma.run(
-        run_dir=run,
-        env=GraphWorldEnv(params=GraphWorldParams(rooms=5)),
-        llm=ScriptedLLM(task_policy),
-        debug_llm=ScriptedLLM(debug_policy),
-        embedder=embedder,
-        iterations=1,
-        trace=False,
-        baseline_cache=False,
-        baselines=["trajectory_retrieval", "spatial_graph"],  # the map's routes beat no memory
-        env_seed=False,
-        quiet=True,
-        representation="genome",
-        probe_tasks=2,
-        genome_candidates=4,
-        agent_checks=1,
-        **SETTINGS,
-    )
-    return archive, run
-
-
-def test_a_test_phase_past_the_cap_plays_the_pick_and_says_what_it_left_out(searched, tmp_path, embedder):
-    _, run = searched
-    again = tmp_path / "run"
-    shutil.copytree(run, again)
-    data = json.loads((again / "archive.json").read_text())
-    del data["held_out"]  # measured again on resume, now past a cap of a second
-    full = [e for e in data["entries"] if e["stage"] == "full" and e["name"] != "no_memory"]
-    assert len(full) >= 2, "the run has a design after the pick to leave out"
-    for e in full:  # each above no memory where chosen: the test phase would play them all
-        e["normalized_score"] = max(e["normalized_score"] or 0.0, 0.01)
-    (again / "archive.json").write_text(json.dumps(data))
-    resumed, _ = atlas.alma.run(
-        resume=again,
-        env=GraphWorldEnv(params=GraphWorldParams(rooms=5)),
-        llm=ScriptedLLM(task_policy),
-        debug_llm=ScriptedLLM(debug_policy),
-        embedder=embedder,
-        max_minutes=1 / 60,
-        trace=False,
-        quiet=True,
-        baseline_cache=False,
-    )
-    capped = HeldOut.model_validate(resumed.held_out)
-    pick, *rest = capped.designs
-    assert pick.chosen and pick.status == "ok" and pick.vs_no_memory is not None, (
-        "the run's result is measured"
-    )
-    assert rest, "a design after the pick was due on the test tasks"
-    for d in rest:
-        assert d.status == "skipped" and not d.per_task and "--max-minutes" in d.errors[0]
-    from atlas.cli.output import held_out_lines
-    from atlas.viewer.report import write_report
-
-    assert any("not played on the test tasks" in line for line in held_out_lines(resumed))
-    assert "skipped: not played on the test tasks" in write_report(again).markdown.read_text()

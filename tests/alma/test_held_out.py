@@ -4,6 +4,8 @@ test task ever reaches the screening or the choice of the best design."""
 
 from __future__ import annotations
 
+import json
+import shutil
 from typing import Any
 
 import pytest
@@ -230,3 +232,40 @@ def test_a_genome_search_on_an_environment_without_listed_actions_says_what_it_n
             representation="genome",
             **SETTINGS,
         )
+
+
+def test_a_test_phase_past_the_cap_plays_the_pick_and_says_what_it_left_out(searched, tmp_path, embedder):
+    _, run, _, _, env = searched
+    again = tmp_path / "run"
+    shutil.copytree(run, again)
+    data = json.loads((again / "archive.json").read_text())
+    del data["held_out"]  # measured again on resume, now past a cap of a second
+    full = [e for e in data["entries"] if e["stage"] == "full" and e["name"] != "no_memory"]
+    assert len(full) >= 2, "the run has a design after the pick to leave out"
+    for e in full:  # each above no memory where chosen: the test phase would play them all
+        e["normalized_score"] = max(e["normalized_score"] or 0.0, 0.01)
+    (again / "archive.json").write_text(json.dumps(data))
+    resumed, _ = atlas.alma.run(
+        resume=again,
+        env=env,
+        llm=ScriptedLLM(task_policy),
+        debug_llm=ScriptedLLM(debug_policy),
+        embedder=embedder,
+        max_minutes=1 / 60,
+        trace=False,
+        quiet=True,
+        baseline_cache=False,
+    )
+    capped = HeldOut.model_validate(resumed.held_out)
+    pick, *rest = capped.designs
+    assert pick.chosen and pick.status == "ok" and pick.vs_no_memory is not None, (
+        "the run's result is measured"
+    )
+    assert rest, "a design after the pick was due on the test tasks"
+    for d in rest:
+        assert d.status == "skipped" and not d.per_task and "--max-minutes" in d.errors[0]
+    from atlas.cli.output import held_out_lines
+    from atlas.viewer.report import write_report
+
+    assert any("not played on the test tasks" in line for line in held_out_lines(resumed))
+    assert "skipped: not played on the test tasks" in write_report(again).markdown.read_text()
