@@ -171,8 +171,8 @@ def test_a_search_that_played_no_design_keeps_no_time_for_a_test_and_plays_none(
     ahead = tied.model_copy(update={"id": "d-0003", "name": "ahead", "normalized_score": 0.1})
     archive.add(ahead)
     assert [e.name for e in to_test(archive, 3)] == ["ahead"]
-    # the pick, the design the next generation may add, and no memory, each at no memory's pace
-    assert reserve_s(archive, cfg, 4) == pytest.approx(3 * archive.entries[0].metadata["eval_duration_s"])
+    # the pick and no memory, each at no memory's pace (designs after the pick play in what is left)
+    assert reserve_s(archive, cfg, 4) == pytest.approx(2 * archive.entries[0].metadata["eval_duration_s"])
     first = archive.entries[0].metadata["eval_duration_s"]
     slower = ahead.model_copy(
         update={"id": "d-0004", "name": "slower", "metadata": {"eval_duration_s": 3 * first}}
