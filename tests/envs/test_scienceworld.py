@@ -189,6 +189,26 @@ def test_reset_step_and_score(env):
 
 @pytest.mark.scienceworld
 @pytest.mark.skipif(MISSING is not None, reason=str(MISSING))
+def test_a_task_shows_the_same_actions_whatever_order_the_simulator_lists_them_in(env):
+    import dataclasses
+    import random
+
+    from atlas.envs.scienceworld.actions import short_list
+    from atlas.envs.scienceworld.scene import in_order
+
+    env.reset(env.split_tasks("train", 1, seed=3)[0])
+    scene = env._scene
+    assert scene.combos == in_order(scene.combos), "read in a fixed order"
+    shown = [(c.label, c.command) for c in short_list(scene)]
+    for seed in range(5):  # the simulator's order changes from one start of it to the next
+        shuffled = list(scene.combos)
+        random.Random(seed).shuffle(shuffled)
+        again = dataclasses.replace(scene, combos=in_order(shuffled))
+        assert [(c.label, c.command) for c in short_list(again)] == shown
+
+
+@pytest.mark.scienceworld
+@pytest.mark.skipif(MISSING is not None, reason=str(MISSING))
 def test_gold_paths_through_the_list_reach_full_score(env):
     """One test variation of every supported task type: the gold path, each step taken from the
     short list, scores 1.0; the list holds every gold step the full valid-action list holds but
